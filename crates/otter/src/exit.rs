@@ -1,0 +1,151 @@
+//! Exit reasons: why a process ended.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+/// Why a process exited: Erlang's exit reason, as a typed enum.
+///
+/// `Normal`, `Shutdown` and `ShutdownWith` are "not an error" (`is_normal` /
+/// [`ExitReason::is_shutdown`]), as `normal`, `shutdown` and `{shutdown, _}` are for
+/// OTP's logger and supervisors. Cloning is cheap: payloads are shared.
+///
+/// ```
+/// use otter::ExitReason;
+/// let rt = otter::Runtime::new();
+/// let r = rt.block_on(|_cx: otter::Context<()>| async { panic!("boom") });
+/// assert_eq!(r.unwrap_err(), ExitReason::Panic("boom".into()));
+/// assert!(!ExitReason::Panic("boom".into()).is_normal());
+/// assert!(ExitReason::Normal.is_normal());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExitReason {
+    /// The process's function returned (Erlang `normal`).
+    Normal,
+    /// Ordered shutdown, e.g. by a supervisor (Erlang `shutdown`).
+    Shutdown,
+    /// Ordered shutdown with a detail (Erlang `{shutdown, Term}`).
+    ShutdownWith(Arc<str>),
+    /// The untrappable exit signal (Erlang `kill`); a process it reaches exits `Killed`.
+    Kill,
+    /// The reason of a process ended by `Kill` (Erlang `killed`).
+    Killed,
+    /// The process did not exist (Erlang `noproc`).
+    Noproc,
+    /// The connection to the process's node was lost (Erlang `noconnection`).
+    Noconnection,
+    /// The process panicked; the panic message.
+    Panic(Arc<str>),
+    /// An error the process exited with (`Err(e)` returned from its function).
+    Error(ErrorReason),
+}
+
+impl ExitReason {
+    /// Whether the reason is `Normal`.
+    ///
+    /// ```
+    /// assert!(otter::ExitReason::Normal.is_normal());
+    /// ```
+    pub fn is_normal(&self) -> bool {
+        matches!(self, ExitReason::Normal)
+    }
+
+    /// Whether the reason is `Normal`, `Shutdown` or `ShutdownWith`: the reasons a
+    /// transient child is not restarted for and that are not logged as crashes.
+    ///
+    /// ```
+    /// assert!(otter::ExitReason::ShutdownWith("bye".into()).is_shutdown());
+    /// ```
+    pub fn is_shutdown(&self) -> bool {
+        matches!(
+            self,
+            ExitReason::Normal | ExitReason::Shutdown | ExitReason::ShutdownWith(_)
+        )
+    }
+
+    /// An `Error` reason from any error value.
+    ///
+    /// ```
+    /// let r = otter::ExitReason::error(std::fmt::Error);
+    /// assert_eq!(r.to_string(), "error: an error occurred when formatting an argument");
+    /// ```
+    pub fn error<E: std::error::Error + Send + Sync + 'static>(e: E) -> ExitReason {
+        ExitReason::Error(ErrorReason(Arc::new(e)))
+    }
+
+    /// The reason of a process whose poll panicked with `payload`.
+    pub(crate) fn from_panic(payload: &(dyn Any + Send)) -> ExitReason {
+        let msg: Arc<str> = if let Some(s) = payload.downcast_ref::<&'static str>() {
+            (*s).into()
+        } else if let Some(s) = payload.downcast_ref::<String>() {
+            s.as_str().into()
+        } else {
+            "<non-string panic payload>".into()
+        };
+        ExitReason::Panic(msg)
+    }
+}
+
+impl fmt::Display for ExitReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExitReason::Normal => f.write_str("normal"),
+            ExitReason::Shutdown => f.write_str("shutdown"),
+            ExitReason::ShutdownWith(d) => write!(f, "{{shutdown, {d}}}"),
+            ExitReason::Kill => f.write_str("kill"),
+            ExitReason::Killed => f.write_str("killed"),
+            ExitReason::Noproc => f.write_str("noproc"),
+            ExitReason::Noconnection => f.write_str("noconnection"),
+            ExitReason::Panic(m) => write!(f, "panic: {m}"),
+            ExitReason::Error(e) => write!(f, "error: {}", e.0),
+        }
+    }
+}
+
+/// A shared error value inside [`ExitReason::Error`]. Two are equal when they are the
+/// same error value (pointer equality), since `dyn Error` has no equality of its own.
+#[derive(Clone, Debug)]
+pub struct ErrorReason(pub Arc<dyn std::error::Error + Send + Sync>);
+
+impl PartialEq for ErrorReason {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for ErrorReason {}
+
+/// What a process's function may return: `()` (exit `Normal`), an [`ExitReason`], or a
+/// `Result<(), E>` whose error becomes the reason.
+///
+/// ```
+/// let rt = otter::Runtime::new();
+/// let h = rt.handle();
+/// h.spawn(|_cx: otter::Context<()>| async { otter::ExitReason::Shutdown });
+/// h.spawn(|_cx: otter::Context<()>| async { Ok::<(), otter::ExitReason>(()) });
+/// ```
+pub trait IntoExitReason {
+    /// The reason the process exits with.
+    fn into_exit_reason(self) -> ExitReason;
+}
+
+impl IntoExitReason for () {
+    fn into_exit_reason(self) -> ExitReason {
+        ExitReason::Normal
+    }
+}
+
+impl IntoExitReason for ExitReason {
+    fn into_exit_reason(self) -> ExitReason {
+        self
+    }
+}
+
+impl<E: Into<ExitReason>> IntoExitReason for Result<(), E> {
+    fn into_exit_reason(self) -> ExitReason {
+        match self {
+            Ok(()) => ExitReason::Normal,
+            Err(e) => e.into(),
+        }
+    }
+}

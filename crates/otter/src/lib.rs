@@ -1,0 +1,149 @@
+//! # otter: Erlang's process model for Rust
+//!
+//! Millions of isolated lightweight processes with typed mailboxes and selective
+//! receive, on a multi-core work-stealing scheduler.
+//!
+//! ## Processes
+//!
+//! A process is an `async` function with its own mailbox. [`Runtime::block_on`] runs a
+//! root process and returns its value; [`Context::spawn`] and [`Handle::spawn`] start
+//! more. Each gets a [`Context`]: its pid, its mailbox, its runtime.
+//!
+//! ```
+//! use otter::{Context, Runtime};
+//!
+//! let rt = Runtime::new();
+//! let answer = rt.block_on(|mut cx: Context<u64>| async move {
+//!     let me = cx.pid();
+//!     // A child that doubles what it receives and sends it back.
+//!     let child = cx.spawn(move |mut cx: Context<u64>| async move {
+//!         let n = cx.recv().await;
+//!         me.send(2 * n);
+//!     });
+//!     child.send(21);
+//!     cx.recv().await
+//! });
+//! assert_eq!(answer, Ok(42));
+//! ```
+//!
+//! A process ends when its function returns, with [`ExitReason::Normal`] (or the reason
+//! it returns, see [`IntoExitReason`]). A panic ends only that process, with
+//! [`ExitReason::Panic`] and the message; the runtime and all other processes go on.
+//!
+//! ## Messages and selective receive
+//!
+//! [`Pid::send`] never blocks and never fails: sending to a process that has exited drops
+//! the message, as in Erlang ([`Pid::try_send`] tells). Messages from one sender to one
+//! receiver arrive in the order sent. Messages are moved into the receiver's mailbox
+//! inline: no allocation per message beyond the mailbox's shared blocks.
+//!
+//! Receiving: [`Context::recv`], [`Context::try_recv`], [`Context::recv_timeout`], and
+//! Erlang's selective receive [`Context::recv_match`]: it takes the oldest message that
+//! matches and leaves the rest in order. Beyond Erlang, [`Context::recv_key`] takes the
+//! message with a given key (e.g. a sender's pid) in amortised `O(1)` however many
+//! others wait, where a selective receive costs `O(n)`: see the [`mailbox`] module docs.
+//!
+//! ```
+//! use otter::{Context, Runtime};
+//!
+//! #[derive(Debug, PartialEq)]
+//! enum Msg { Low(u8), High(u8) }
+//!
+//! let rt = Runtime::new();
+//! let got = rt.block_on(|mut cx: Context<Msg>| async move {
+//!     cx.pid().send(Msg::Low(1));
+//!     cx.pid().send(Msg::High(2));
+//!     let first = cx.recv_match(|m| matches!(m, Msg::High(_))).await;
+//!     (first, cx.recv().await)
+//! });
+//! assert_eq!(got.unwrap(), (Msg::High(2), Msg::Low(1)));
+//! ```
+//!
+//! ## Futures inside processes
+//!
+//! A process is an ordinary future: any `Waker`-based future (another library's channel,
+//! a timer) can be awaited in it and wakes it. [`Context::sleep`] is otter's own timer.
+//!
+//! ## Scheduler
+//!
+//! One worker thread per core (see [`Builder::threads`]), each with a local run queue and
+//! a LIFO slot for the process just woken by a message; a global injector for work from
+//! outside; idle workers steal half of a busy worker's queue, and park when there is
+//! nothing (an idle runtime uses no CPU). Each poll of a process may receive a budget of
+//! messages before it yields. Processes are not preempted in the middle of a
+//! computation, as on the BEAM: a process that computes for long holds its worker, but
+//! the processes queued behind it are taken over by the other workers.
+//!
+//! ## Differences from Erlang
+//!
+//! * Mailboxes are typed: a [`Pid<M>`] takes only `M`. Define an enum for a protocol.
+//! * Pids print as `<0.Index.Generation>`; the generation makes a stale pid never reach
+//!   a newer process in the same table slot (for 2^32 reuses of the slot).
+//! * No preemption inside a poll: a process yields at `.await` points (a receive whose
+//!   budget is spent yields by itself).
+//! * A [`Context`] may be moved out of its process (it is `Send`), but receives there are
+//!   not woken by new messages.
+//! * [`Context::recv_key`] has no Erlang counterpart (the BEAM's closest is the
+//!   receive-marker optimisation for fresh references).
+//! * Links, monitors, exit signals, servers, supervisors and the registry are not yet
+//!   part of this release.
+#![cfg_attr(loom, allow(dead_code, unused_imports))]
+
+#[cfg(target_pointer_width = "32")]
+compile_error!("otter packs a pid into a waker's data pointer and needs 64-bit pointers");
+
+pub(crate) mod loom;
+
+#[cfg(not(loom))]
+mod error;
+#[cfg(not(loom))]
+mod exit;
+#[cfg(not(loom))]
+pub mod mailbox;
+#[cfg(loom)]
+pub mod mailbox {
+    //! Only the lock-free queue is built for the loom models.
+    pub(crate) mod queue;
+}
+#[cfg(not(loom))]
+mod pid;
+#[cfg(not(loom))]
+mod process;
+#[cfg(loom)]
+mod process {
+    pub(crate) mod state;
+    pub(crate) mod table;
+}
+#[cfg(not(loom))]
+mod scheduler;
+#[cfg(loom)]
+mod scheduler {
+    pub(crate) mod queue;
+}
+#[cfg(not(loom))]
+mod timer;
+
+#[cfg(not(loom))]
+pub use error::{BuildError, SendError};
+#[cfg(not(loom))]
+pub use exit::{ErrorReason, ExitReason, IntoExitReason};
+#[cfg(not(loom))]
+pub use mailbox::{Keyed, Recv, RecvKey};
+#[cfg(not(loom))]
+pub use pid::Pid;
+#[cfg(not(loom))]
+pub use process::{Context, YieldNow};
+#[cfg(not(loom))]
+pub use scheduler::{Builder, Handle, Runtime};
+#[cfg(not(loom))]
+pub use timer::Sleep;
+
+/// Entry points for the loom models in `tests/loom_*.rs` (built only under `cfg(loom)`).
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod __loom {
+    pub use crate::mailbox::queue::Queue;
+    pub use crate::process::state::{State, TransitionToIdle, TransitionToScheduled};
+    pub use crate::process::table::{SlotWord, TransitionToReleased};
+    pub use crate::scheduler::queue::{Item, Local};
+}

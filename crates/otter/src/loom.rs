@@ -1,0 +1,47 @@
+//! The one place atomics and cells of the lock-free modules come from.
+//!
+//! Under `cfg(loom)` these are loom's instrumented types, so the loom models in
+//! `tests/loom_*.rs` explore every interleaving of the real protocol code; otherwise
+//! they are `std`'s. Only the protocol modules (`mailbox/queue.rs`, `process/state.rs`,
+//! `process/table.rs`'s slot word, `scheduler/queue.rs`) import from here; the rest of
+//! the crate uses `std` directly, because loom cannot model `static`s, threads it did
+//! not start, or `catch_unwind`.
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering, fence};
+
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering, fence};
+
+/// A spin-loop hint that, under loom, yields to the model so a waiting thread lets the
+/// thread it waits for make progress.
+#[inline]
+pub(crate) fn spin_hint() {
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(not(loom))]
+    std::hint::spin_loop();
+}
+
+/// `UnsafeCell` with loom's closure API, so the queue code reads the same under both.
+#[cfg(loom)]
+pub(crate) use loom::cell::UnsafeCell;
+
+/// `UnsafeCell` with loom's closure API, so the queue code reads the same under both.
+#[cfg(not(loom))]
+#[derive(Debug)]
+pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+#[cfg(not(loom))]
+impl<T> UnsafeCell<T> {
+    /// Wraps `value`.
+    pub(crate) const fn new(value: T) -> Self {
+        Self(std::cell::UnsafeCell::new(value))
+    }
+
+    /// Runs `f` with a mutable raw pointer to the contents.
+    #[inline(always)]
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}

@@ -1,0 +1,499 @@
+//! Receiving: plain, with a timeout, selective (Erlang's semantics), and keyed.
+//!
+//! A mailbox has two parts:
+//! * the **queue** (`mailbox/queue.rs`), where senders append, lock-free;
+//! * the **save area**, private to the receiving process: messages a selective receive
+//!   looked at and skipped, in arrival order. Every message in the save area arrived
+//!   before every message still in the queue.
+//!
+//! A plain [`Context::recv`] takes the save area's oldest message, else the queue's.
+//! A selective receive ([`Context::recv_match`]) scans the save area, then moves queue
+//! messages into it one by one until one matches: unmatched messages keep their order,
+//! and a receive that has to wait resumes its scan where it stopped, so one receive never
+//! examines the same message twice. This is Erlang's `receive` with its save pointer;
+//! like Erlang's, a receive for a message behind `n` others costs `O(n)`.
+//!
+//! # Keyed receive: beyond Erlang
+//!
+//! For messages that carry a key ([`Keyed`]: a sender's pid, a request id), the save
+//! area keeps an index from key to the sequence numbers of the saved messages with that
+//! key. [`Context::recv_key`] looks the key up (`O(1)` expected), and otherwise drains
+//! the queue into the save area, indexing as it goes, until the key shows up. Each
+//! message is moved into the save area and indexed at most once, and taken at most once,
+//! so taking `k` messages in any order costs `O(k)` in all: the seed's reverse-order
+//! mailbox is linear where the BEAM is quadratic.
+//!
+//! The index is built on the first keyed receive (one pass over what is saved then) and
+//! kept up to date from then on; taking a message another way leaves a stale entry that
+//! the next lookup of that key skips. When stale entries outnumber live ones the index
+//! is rebuilt, and when holes outnumber saved messages the save area is compacted; both
+//! are paid for by the operations that made the garbage, so the costs above are
+//! amortised bounds.
+
+pub(crate) mod queue;
+
+use std::any::Any;
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::hash::Hash;
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
+use std::time::{Duration, Instant};
+
+use crate::process::Context;
+use crate::scheduler::worker::consume_budget;
+use crate::timer::Sleep;
+
+/// A message type with a key for [`Context::recv_key`].
+///
+/// ```
+/// use otter::{Keyed, Pid};
+/// enum Msg { Done(Pid<Msg>), Other }
+/// impl Keyed for Msg {
+///     type Key = Pid<Msg>;
+///     fn key(&self) -> Option<Pid<Msg>> {
+///         match self { Msg::Done(p) => Some(*p), Msg::Other => None }
+///     }
+/// }
+/// ```
+pub trait Keyed {
+    /// The key type.
+    type Key: Hash + Eq + Send + 'static;
+    /// The message's key, if it has one. Must return the same key every time.
+    fn key(&self) -> Option<Self::Key>;
+}
+
+type Seq = u64;
+
+/// The save area. See the module docs.
+pub(crate) struct Saved<M> {
+    /// `slots[i]` holds the message with sequence number `base + i`; `None` is a hole
+    /// left by a message taken out of order.
+    slots: VecDeque<Option<M>>,
+    base: Seq,
+    live: usize,
+    index: Option<Box<dyn Any + Send>>,
+    /// Indexes one message, and clears the index; set together with `index` by the
+    /// first keyed receive, which knows `M: Keyed`.
+    indexer: Option<IndexOps<M>>,
+}
+
+type IndexOps<M> = (fn(&mut (dyn Any + Send), &M, Seq), fn(&mut (dyn Any + Send)));
+
+impl<M> Saved<M> {
+    pub(crate) fn new() -> Saved<M> {
+        Saved {
+            slots: VecDeque::new(),
+            base: 0,
+            live: 0,
+            index: None,
+            indexer: None,
+        }
+    }
+
+    fn end(&self) -> Seq {
+        self.base + self.slots.len() as Seq
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    fn push(&mut self, m: M) -> Seq {
+        let seq = self.end();
+        if let (Some(ix), Some((index, _))) = (self.index.as_deref_mut(), self.indexer) {
+            index(ix, &m, seq);
+        }
+        self.slots.push_back(Some(m));
+        self.live += 1;
+        seq
+    }
+
+    fn pop_front(&mut self) -> Option<M> {
+        while let Some(front) = self.slots.pop_front() {
+            self.base += 1;
+            if let Some(m) = front {
+                self.live -= 1;
+                return Some(m);
+            }
+        }
+        None
+    }
+
+    fn get(&self, seq: Seq) -> Option<&M> {
+        let i = seq.checked_sub(self.base)?;
+        self.slots.get(i as usize)?.as_ref()
+    }
+
+    fn take(&mut self, seq: Seq) -> Option<M> {
+        let i = seq.checked_sub(self.base)? as usize;
+        let m = self.slots.get_mut(i)?.take()?;
+        self.live -= 1;
+        while let Some(None) = self.slots.front() {
+            self.slots.pop_front();
+            self.base += 1;
+        }
+        if self.slots.len() > 2 * self.live + 32 {
+            self.compact();
+        }
+        Some(m)
+    }
+
+    /// Drops the holes; sequence numbers are reassigned, so the index is rebuilt.
+    fn compact(&mut self) {
+        let slots = std::mem::take(&mut self.slots);
+        self.slots = slots.into_iter().filter(Option::is_some).collect();
+        if self.index.is_some() {
+            self.reindex();
+        }
+    }
+
+    fn reindex(&mut self) {
+        if let (Some(ix), Some((index, clear))) = (self.index.as_deref_mut(), self.indexer) {
+            clear(ix);
+            for (i, m) in self.slots.iter().enumerate() {
+                if let Some(m) = m {
+                    index(ix, m, self.base + i as Seq);
+                }
+            }
+        }
+    }
+}
+
+impl<M> std::fmt::Debug for Saved<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Saved").field("live", &self.live).finish_non_exhaustive()
+    }
+}
+
+/// The key index: key → sequence numbers (oldest first), and the number of entries.
+struct Index<K> {
+    map: HashMap<K, VecDeque<Seq>>,
+    entries: usize,
+}
+
+fn clear_index<K: 'static + Send>(ix: &mut (dyn Any + Send)) {
+    let ix = ix
+        .downcast_mut::<Index<K>>()
+        .expect("index type matches the mailbox's message type");
+    ix.map.clear();
+    ix.entries = 0;
+}
+
+fn index_one<M: Keyed>(ix: &mut (dyn Any + Send), m: &M, seq: Seq) {
+    let ix = ix
+        .downcast_mut::<Index<M::Key>>()
+        .expect("index type matches the mailbox's message type");
+    if let Some(k) = m.key() {
+        ix.map.entry(k).or_default().push_back(seq);
+        ix.entries += 1;
+    }
+}
+
+// ===== receive operations =====
+
+impl<M: Send + 'static> Context<M> {
+    /// Takes the next message, in arrival order: Erlang's `receive Msg -> Msg end`.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let r = rt.block_on(|mut cx: otter::Context<u32>| async move {
+    ///     cx.pid().send(1);
+    ///     cx.pid().send(2);
+    ///     (cx.recv().await, cx.recv().await)
+    /// });
+    /// assert_eq!(r.unwrap(), (1, 2));
+    /// ```
+    pub fn recv(&mut self) -> Recv<'_, M> {
+        Recv { cx: self }
+    }
+
+    /// Takes the next message if one is there now, without waiting.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let r = rt.block_on(|mut cx: otter::Context<u32>| async move {
+    ///     let none = cx.try_recv();
+    ///     cx.pid().send(3);
+    ///     (none, cx.try_recv())
+    /// });
+    /// assert_eq!(r.unwrap(), (None, Some(3)));
+    /// ```
+    pub fn try_recv(&mut self) -> Option<M> {
+        self.saved.pop_front().or_else(|| self.owner.pop())
+    }
+
+    /// Takes the next message, or `None` once `timeout` has passed without one:
+    /// `receive Msg -> Msg after Timeout -> timeout end`. Never returns `None` before
+    /// the timeout; a zero timeout polls once.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = otter::Runtime::new();
+    /// let r = rt.block_on(|mut cx: otter::Context<u32>| async move {
+    ///     cx.recv_timeout(Duration::from_millis(2)).await
+    /// });
+    /// assert_eq!(r.unwrap(), None);
+    /// ```
+    pub async fn recv_timeout(&mut self, timeout: Duration) -> Option<M> {
+        let deadline = Instant::now() + timeout;
+        self.recv_match_until(|_| true, Some(deadline)).await
+    }
+
+    /// Takes the oldest message for which `pred` is true, leaving the others in the
+    /// mailbox in their order: Erlang's selective receive. See the module docs for the
+    /// cost model.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let r = rt.block_on(|mut cx: otter::Context<u32>| async move {
+    ///     for i in [1, 2, 3, 4] { cx.pid().send(i); }
+    ///     let even = cx.recv_match(|m| m % 2 == 0).await;
+    ///     (even, cx.recv().await, cx.recv().await)
+    /// });
+    /// assert_eq!(r.unwrap(), (2, 1, 3));
+    /// ```
+    pub async fn recv_match(&mut self, pred: impl FnMut(&M) -> bool) -> M {
+        match self.recv_match_until(pred, None).await {
+            Some(m) => m,
+            None => unreachable!("no deadline"),
+        }
+    }
+
+    /// [`Context::recv_match`] with a timeout.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = otter::Runtime::new();
+    /// let r = rt.block_on(|mut cx: otter::Context<u32>| async move {
+    ///     cx.pid().send(1);
+    ///     let none = cx.recv_match_timeout(|m| *m == 2, Duration::from_millis(1)).await;
+    ///     (none, cx.recv().await)
+    /// });
+    /// assert_eq!(r.unwrap(), (None, 1));
+    /// ```
+    pub async fn recv_match_timeout(
+        &mut self,
+        pred: impl FnMut(&M) -> bool,
+        timeout: Duration,
+    ) -> Option<M> {
+        let deadline = Instant::now() + timeout;
+        self.recv_match_until(pred, Some(deadline)).await
+    }
+
+    async fn recv_match_until(
+        &mut self,
+        pred: impl FnMut(&M) -> bool,
+        deadline: Option<Instant>,
+    ) -> Option<M> {
+        let sleep = match deadline {
+            Some(d) => Some(Sleep::new(self.timer(), d)),
+            None => None,
+        };
+        RecvMatch {
+            cursor: self.saved.base,
+            cx: self,
+            pred,
+            sleep,
+        }
+        .await
+    }
+
+    /// Takes the oldest message whose [`Keyed::key`] is `key`, in `O(1)` amortised
+    /// whatever else waits in the mailbox (see the module docs).
+    ///
+    /// ```
+    /// use otter::{Context, Keyed, Pid};
+    /// struct Done(Pid<()>);
+    /// impl Keyed for Done {
+    ///     type Key = Pid<()>;
+    ///     fn key(&self) -> Option<Pid<()>> { Some(self.0) }
+    /// }
+    /// let rt = otter::Runtime::new();
+    /// let n = rt.block_on(|mut cx: Context<Done>| async move {
+    ///     let me = cx.pid();
+    ///     let kids: Vec<Pid<()>> = (0..100)
+    ///         .map(|_| cx.spawn(move |c: Context<()>| async move { me.send(Done(c.pid())) }))
+    ///         .collect();
+    ///     for k in kids.iter().rev() {
+    ///         let Done(p) = cx.recv_key(k).await;
+    ///         assert_eq!(p, *k);
+    ///     }
+    ///     kids.len()
+    /// });
+    /// assert_eq!(n.unwrap(), 100);
+    /// ```
+    pub fn recv_key<'a>(&'a mut self, key: &'a M::Key) -> RecvKey<'a, M>
+    where
+        M: Keyed,
+    {
+        if self.saved.index.is_none() {
+            self.saved.index = Some(Box::new(Index::<M::Key> {
+                map: HashMap::new(),
+                entries: 0,
+            }));
+            self.saved.indexer = Some((index_one::<M>, clear_index::<M::Key>));
+            self.saved.reindex();
+        }
+        RecvKey { cx: self, key }
+    }
+}
+
+/// The future of [`Context::recv`].
+#[must_use = "futures do nothing unless awaited"]
+pub struct Recv<'a, M: Send + 'static> {
+    cx: &'a mut Context<M>,
+}
+
+impl<M: Send + 'static> std::fmt::Debug for Recv<'_, M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recv").finish_non_exhaustive()
+    }
+}
+
+impl<M: Keyed + Send + 'static> std::fmt::Debug for RecvKey<'_, M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecvKey").finish_non_exhaustive()
+    }
+}
+
+impl<M: Send + 'static> Future for Recv<'_, M> {
+    type Output = M;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, _: &mut TaskContext<'_>) -> Poll<M> {
+        let cx = &mut *self.get_mut().cx;
+        if !consume_budget() {
+            cx.owner.schedule_self();
+            return Poll::Pending;
+        }
+        match cx.try_recv() {
+            Some(m) => Poll::Ready(m),
+            None => Poll::Pending,
+        }
+    }
+}
+
+struct RecvMatch<'a, M: Send + 'static, P> {
+    cx: &'a mut Context<M>,
+    pred: P,
+    /// The first sequence number this receive has not examined yet.
+    cursor: Seq,
+    sleep: Option<Sleep>,
+}
+
+impl<M: Send + 'static, P: FnMut(&M) -> bool> Future for RecvMatch<'_, M, P> {
+    type Output = Option<M>;
+
+    fn poll(self: Pin<&mut Self>, task: &mut TaskContext<'_>) -> Poll<Option<M>> {
+        let this = self.get_mut();
+        if !consume_budget() {
+            this.cx.owner.schedule_self();
+            return Poll::Pending;
+        }
+        let saved = &mut this.cx.saved;
+        let mut seq = this.cursor.max(saved.base);
+        while seq < saved.end() {
+            if saved.get(seq).is_some_and(|m| (this.pred)(m)) {
+                return Poll::Ready(saved.take(seq));
+            }
+            seq += 1;
+        }
+        this.cursor = seq;
+        let mut examined = 0u32;
+        while let Some(m) = this.cx.owner.pop() {
+            if (this.pred)(&m) {
+                return Poll::Ready(Some(m));
+            }
+            this.cursor = this.cx.saved.push(m) + 1;
+            examined += 1;
+            if examined == crate::scheduler::worker::BUDGET * 8 {
+                // A long scan yields like a long run of receives does.
+                this.cx.owner.schedule_self();
+                return Poll::Pending;
+            }
+        }
+        match this.sleep.as_mut() {
+            Some(s) => {
+                if s.poll_elapsed(task) {
+                    Poll::Ready(None)
+                } else {
+                    Poll::Pending
+                }
+            }
+            None => Poll::Pending,
+        }
+    }
+}
+
+// Nothing in a `RecvMatch` is pinned: the predicate is only called through `&mut`.
+impl<M: Send + 'static, P> Unpin for RecvMatch<'_, M, P> {}
+
+/// The future of [`Context::recv_key`].
+#[must_use = "futures do nothing unless awaited"]
+pub struct RecvKey<'a, M: Keyed + Send + 'static> {
+    cx: &'a mut Context<M>,
+    key: &'a M::Key,
+}
+
+impl<M: Keyed + Send + 'static> Future for RecvKey<'_, M> {
+    type Output = M;
+
+    fn poll(self: Pin<&mut Self>, _: &mut TaskContext<'_>) -> Poll<M> {
+        let this = self.get_mut();
+        if !consume_budget() {
+            this.cx.owner.schedule_self();
+            return Poll::Pending;
+        }
+        let saved = &mut this.cx.saved;
+        if let Some(m) = take_indexed::<M>(saved, this.key) {
+            return Poll::Ready(m);
+        }
+        while let Some(m) = this.cx.owner.pop() {
+            if m.key().as_ref() == Some(this.key) {
+                return Poll::Ready(m);
+            }
+            this.cx.saved.push(m);
+        }
+        Poll::Pending
+    }
+}
+
+fn take_indexed<M: Keyed>(saved: &mut Saved<M>, key: &M::Key) -> Option<M> {
+    let mut boxed = saved.index.take()?;
+    let found = lookup::<M>(saved, &mut boxed, key);
+    saved.index = Some(boxed);
+    let ix = saved
+        .index
+        .as_deref_mut()
+        .and_then(|i| i.downcast_mut::<Index<M::Key>>())
+        .expect("index type matches");
+    let stale = ix.entries > 2 * saved.live + 64;
+    let m = found.and_then(|seq| saved.take(seq));
+    if stale {
+        saved.reindex();
+    }
+    m
+}
+
+/// Pops `key`'s sequence numbers until one names a message still saved.
+fn lookup<M: Keyed>(saved: &Saved<M>, boxed: &mut Box<dyn Any + Send>, key: &M::Key) -> Option<Seq> {
+    let ix = boxed
+        .downcast_mut::<Index<M::Key>>()
+        .expect("index type matches");
+    let seqs = ix.map.get_mut(key)?;
+    let mut found = None;
+    let mut used = 0;
+    while let Some(seq) = seqs.pop_front() {
+        used += 1;
+        if saved.get(seq).is_some() {
+            found = Some(seq);
+            break;
+        }
+    }
+    if seqs.is_empty() {
+        ix.map.remove(key);
+    }
+    ix.entries -= used;
+    found
+}

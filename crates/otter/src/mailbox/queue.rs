@@ -1,0 +1,366 @@
+//! The mailbox's signal queue: unbounded, many producers, one consumer, messages inline.
+//!
+//! # Shape
+//!
+//! A linked list of blocks of [`BLOCK_CAP`] slots (the design of crossbeam-channel's
+//! `list` flavour, reduced to a single consumer). Every message is moved into a slot of
+//! the current block: nothing is boxed per message, and one block allocation is shared
+//! by `BLOCK_CAP` messages. The first block is allocated by the first push, so an idle
+//! process that was never sent anything owns no block at all (the `memory` workload).
+//!
+//! Positions are counted in *laps* of `LAP = BLOCK_CAP + 1`: offsets `0..BLOCK_CAP` name
+//! slots, and the extra offset `BLOCK_CAP` means "the next block is being installed;
+//! wait". Position `p` lives in block number `p / LAP` at slot `p % LAP`.
+//!
+//! # Protocol and invariants
+//!
+//! 1. A producer reserves position `p` by a compare-and-swap of `tail_index` from `p`
+//!    to `p + 1`. It dereferences the block only after that CAS succeeds: a failed CAS
+//!    means its `tail_block` read may be stale, and nothing was touched.
+//! 2. The producer that reserves the last slot of a block (offset `BLOCK_CAP - 1`)
+//!    installs the next block before writing its message: it stores `tail_block`, then
+//!    moves `tail_index` past the marker offset, then stores the old block's `next`.
+//!    Producers that meanwhile read the marker offset spin until the install is visible.
+//! 3. A producer writes the value and then sets the slot's `ready` flag (`Release`).
+//!    That store is its last access to the block.
+//! 4. The consumer reads slots in position order and only after seeing `ready`
+//!    (`Acquire`). A slot reserved but not yet ready reads as "empty for now": the
+//!    producer schedules the receiver after its `ready` store, so nothing is lost and
+//!    FIFO order per queue holds.
+//! 5. The consumer frees a block after taking its last slot. By (3) every producer that
+//!    reserved a slot in it has finished with it, and by (2) `next` was stored before
+//!    the last slot's `ready`, so the consumer can follow it without waiting.
+//! 6. The very first block is installed by the producer that wins the CAS of
+//!    `tail_block` from null; it also publishes the block in `head_block` for the
+//!    consumer, which is the only other writer of `head_block`.
+//!
+//! `head_index` and `head_block` are the consumer's; they are atomics only so that the
+//! one publication in (6) needs no `unsafe`, and the consumer accesses them `Relaxed`.
+//!
+//! # Safety
+//!
+//! The `unsafe` blocks rely on (1)–(6) and on the single-consumer contract of
+//! [`Queue::pop`], which is `unsafe fn` for that reason. The loom model in
+//! `tests/loom_mailbox.rs` checks the protocol with `BLOCK_CAP = 2`, and Miri runs the
+//! unit tests at the bottom of this file.
+#![allow(unsafe_code)]
+
+use std::marker::PhantomData;
+use std::mem::MaybeUninit;
+use std::ptr;
+
+use crate::loom::{AtomicPtr, AtomicUsize, Ordering, UnsafeCell, spin_hint};
+
+/// Slots per block. 31 keeps a block of 16-byte messages under 1 KiB (crossbeam uses the
+/// same figure); under loom it shrinks to 2 so the models cross block boundaries.
+#[cfg(not(loom))]
+pub(crate) const BLOCK_CAP: usize = 31;
+#[cfg(loom)]
+pub(crate) const BLOCK_CAP: usize = 2;
+
+/// Positions per block: the slots plus the "next block being installed" marker.
+const LAP: usize = BLOCK_CAP + 1;
+
+struct Slot<T> {
+    value: UnsafeCell<MaybeUninit<T>>,
+    /// 0 until the producer has written `value`, then 1. Never reset: a block is used once.
+    ready: AtomicUsize,
+}
+
+struct Block<T> {
+    next: AtomicPtr<Block<T>>,
+    slots: [Slot<T>; BLOCK_CAP],
+}
+
+impl<T> Block<T> {
+    fn alloc() -> *mut Block<T> {
+        Box::into_raw(Box::new(Block {
+            next: AtomicPtr::new(ptr::null_mut()),
+            slots: std::array::from_fn(|_| Slot {
+                value: UnsafeCell::new(MaybeUninit::uninit()),
+                ready: AtomicUsize::new(0),
+            }),
+        }))
+    }
+}
+
+/// An unbounded MPSC queue of `T` stored inline in linked blocks. See the module docs.
+pub(crate) struct Queue<T> {
+    tail_index: AtomicUsize,
+    tail_block: AtomicPtr<Block<T>>,
+    head_index: AtomicUsize,
+    head_block: AtomicPtr<Block<T>>,
+    _owns: PhantomData<T>,
+}
+
+// SAFETY: values of `T` are moved in by producers and out by the one consumer, so `T`
+// crosses threads but is never shared: `T: Send` is all that is needed, as for
+// `std::sync::mpsc::Sender<T>`. The protocol fields are atomics.
+unsafe impl<T: Send> Send for Queue<T> {}
+// SAFETY: as above; `&Queue` only allows `push` (any thread) and the `unsafe` `pop`,
+// whose caller guarantees a single consumer.
+unsafe impl<T: Send> Sync for Queue<T> {}
+
+impl<T> std::fmt::Debug for Queue<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Queue").finish_non_exhaustive()
+    }
+}
+
+impl<T> Queue<T> {
+    /// An empty queue; allocates nothing.
+    pub(crate) fn new() -> Self {
+        Queue {
+            tail_index: AtomicUsize::new(0),
+            tail_block: AtomicPtr::new(ptr::null_mut()),
+            head_index: AtomicUsize::new(0),
+            head_block: AtomicPtr::new(ptr::null_mut()),
+            _owns: PhantomData,
+        }
+    }
+
+    /// Appends `value`. Never blocks (it may spin for the few instructions another
+    /// producer needs to install a block) and allocates one block per `BLOCK_CAP` pushes.
+    pub(crate) fn push(&self, value: T) {
+        let mut spare: *mut Block<T> = ptr::null_mut();
+        let mut tail = self.tail_index.load(Ordering::Acquire);
+        let mut block = self.tail_block.load(Ordering::Acquire);
+        loop {
+            let offset = tail % LAP;
+            if offset == BLOCK_CAP {
+                // Step (2) in progress elsewhere: wait for the new block.
+                spin_hint();
+                tail = self.tail_index.load(Ordering::Acquire);
+                block = self.tail_block.load(Ordering::Acquire);
+                continue;
+            }
+            if offset + 1 == BLOCK_CAP && spare.is_null() {
+                // We may take the last slot: have the next block ready before the CAS so
+                // the window in which others spin on the marker stays short.
+                spare = Block::alloc();
+            }
+            if block.is_null() {
+                // Step (6): the first push ever installs the first block.
+                let first = if spare.is_null() {
+                    Block::alloc()
+                } else {
+                    std::mem::replace(&mut spare, ptr::null_mut())
+                };
+                match self.tail_block.compare_exchange(
+                    ptr::null_mut(),
+                    first,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => {
+                        self.head_block.store(first, Ordering::Release);
+                        block = first;
+                    }
+                    Err(current) => {
+                        spare = first;
+                        block = current;
+                    }
+                }
+                tail = self.tail_index.load(Ordering::Acquire);
+                continue;
+            }
+            match self.tail_index.compare_exchange_weak(
+                tail,
+                tail + 1,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    if offset + 1 == BLOCK_CAP {
+                        // Step (2): we own the last slot, so we install the next block.
+                        let next = std::mem::replace(&mut spare, ptr::null_mut());
+                        debug_assert!(!next.is_null());
+                        self.tail_block.store(next, Ordering::Release);
+                        self.tail_index.store(tail + 2, Ordering::Release);
+                        // SAFETY: our CAS reserved a slot of `block`, so the consumer cannot
+                        // free it before we set that slot's `ready` below (step 5).
+                        unsafe { (*block).next.store(next, Ordering::Release) };
+                    }
+                    // SAFETY: [1] the CAS reserved position `tail`, so no other producer
+                    // writes this slot; [2] the block is live until we set `ready` (step 5);
+                    // [3] the consumer reads `value` only after `ready` (step 4).
+                    let slot = unsafe { &(*block).slots[offset] };
+                    // SAFETY: see [1]–[3] above: we are the slot's only accessor now.
+                    slot.value
+                        .with_mut(|v| unsafe { v.write(MaybeUninit::new(value)) });
+                    slot.ready.store(1, Ordering::Release);
+                    if !spare.is_null() {
+                        // SAFETY: `spare` was allocated by us and never published.
+                        drop(unsafe { Box::from_raw(spare) });
+                    }
+                    return;
+                }
+                Err(current) => {
+                    tail = current;
+                    block = self.tail_block.load(Ordering::Acquire);
+                }
+            }
+        }
+    }
+
+    /// Takes the oldest message, or `None` if there is none ready.
+    ///
+    /// # Safety
+    ///
+    /// Only one thread at a time may call `pop` (single consumer); the caller's exclusive
+    /// ownership of the receiving end (`&mut` on the mailbox owner) ensures it.
+    pub(crate) unsafe fn pop(&self) -> Option<T> {
+        let block = self.head_block.load(Ordering::Acquire);
+        if block.is_null() {
+            return None;
+        }
+        let index = self.head_index.load(Ordering::Relaxed);
+        let offset = index % LAP;
+        debug_assert!(offset < BLOCK_CAP);
+        // SAFETY: the consumer frees a block only after leaving it (step 5), and we are
+        // the only consumer (caller's contract), so `block` is live.
+        let slot = unsafe { &(*block).slots[offset] };
+        if slot.ready.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        // SAFETY: `ready` was set after the value was written (step 3), and nobody else
+        // reads or writes this slot again.
+        let value = slot.value.with_mut(|v| unsafe { v.read().assume_init() });
+        if offset + 1 == BLOCK_CAP {
+            // SAFETY: live as above; `next` was stored before this slot's `ready` (step 2).
+            let next = unsafe { (*block).next.load(Ordering::Acquire) };
+            debug_assert!(!next.is_null());
+            self.head_block.store(next, Ordering::Relaxed);
+            self.head_index.store(index + 2, Ordering::Relaxed);
+            // SAFETY: every slot of `block` was reserved and made ready, so no producer
+            // touches it again (step 5); we leave it now and nobody else frees it.
+            drop(unsafe { Box::from_raw(block) });
+        } else {
+            self.head_index.store(index + 1, Ordering::Relaxed);
+        }
+        Some(value)
+    }
+
+    /// Whether a message is ready to be popped. Single consumer, like [`Queue::pop`].
+    pub(crate) fn is_empty_hint(&self) -> bool {
+        self.tail_index.load(Ordering::Acquire) == self.head_index.load(Ordering::Relaxed)
+    }
+}
+
+impl<T> Drop for Queue<T> {
+    fn drop(&mut self) {
+        // `&mut self`: no producer is running, and every reserved slot is ready.
+        let tail = self.tail_index.load(Ordering::Relaxed);
+        let mut index = self.head_index.load(Ordering::Relaxed);
+        let mut block = self.head_block.load(Ordering::Relaxed);
+        if block.is_null() {
+            block = self.tail_block.load(Ordering::Relaxed);
+        }
+        while index != tail {
+            let offset = index % LAP;
+            if offset == BLOCK_CAP {
+                // SAFETY: `block` is live (never freed before we leave it) and no longer
+                // reachable once we move on.
+                let next = unsafe { (*block).next.load(Ordering::Relaxed) };
+                // SAFETY: as above.
+                drop(unsafe { Box::from_raw(block) });
+                block = next;
+            } else {
+                // SAFETY: positions head..tail were all written (no producer is mid-push
+                // under `&mut self`) and not yet read.
+                let slot = unsafe { &(*block).slots[offset] };
+                // SAFETY: as above: the value is initialised and read exactly once.
+                slot.value
+                    .with_mut(|v| unsafe { ptr::drop_in_place((*v).as_mut_ptr()) });
+            }
+            index += 1;
+        }
+        if !block.is_null() {
+            // SAFETY: the last block, reached and left by nobody else.
+            drop(unsafe { Box::from_raw(block) });
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicUsize as StdAtomicUsize;
+
+    #[test]
+    fn fifo_across_blocks() {
+        let q = Queue::new();
+        for i in 0..(BLOCK_CAP * 3 + 5) {
+            q.push(i);
+        }
+        for i in 0..(BLOCK_CAP * 3 + 5) {
+            // SAFETY: single consumer (this thread).
+            assert_eq!(unsafe { q.pop() }, Some(i));
+        }
+        // SAFETY: single consumer.
+        assert_eq!(unsafe { q.pop() }, None);
+    }
+
+    #[test]
+    fn empty_queue_allocates_nothing_and_drops() {
+        let q: Queue<String> = Queue::new();
+        assert!(q.is_empty_hint());
+        drop(q);
+    }
+
+    #[test]
+    fn drop_releases_unread_messages() {
+        struct Counted(Arc<StdAtomicUsize>);
+        impl Drop for Counted {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let drops = Arc::new(StdAtomicUsize::new(0));
+        let q = Queue::new();
+        let n = BLOCK_CAP * 2 + 3;
+        for _ in 0..n {
+            q.push(Counted(drops.clone()));
+        }
+        // SAFETY: single consumer.
+        drop(unsafe { q.pop() });
+        assert_eq!(drops.load(Ordering::Relaxed), 1);
+        drop(q);
+        assert_eq!(drops.load(Ordering::Relaxed), n);
+    }
+
+    #[test]
+    fn many_producers_keep_per_producer_order() {
+        let producers = if cfg!(miri) { 3 } else { 4 };
+        let per = if cfg!(miri) { 40 } else { 20_000 };
+        let q = Arc::new(Queue::new());
+        let handles: Vec<_> = (0..producers)
+            .map(|p| {
+                let q = q.clone();
+                std::thread::spawn(move || {
+                    for i in 0..per {
+                        q.push((p, i));
+                    }
+                })
+            })
+            .collect();
+        let mut next = vec![0; producers];
+        let mut got = 0;
+        while got < producers * per {
+            // SAFETY: this thread is the only consumer.
+            if let Some((p, i)) = unsafe { q.pop() } {
+                assert_eq!(next[p], i, "producer {p} out of order");
+                next[p] += 1;
+                got += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        for h in handles {
+            h.join().unwrap();
+        }
+        // SAFETY: single consumer.
+        assert!(unsafe { q.pop() }.is_none());
+    }
+}

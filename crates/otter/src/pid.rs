@@ -1,0 +1,194 @@
+//! Process identifiers.
+//!
+//! A pid is an index into the process table and the generation of that slot when the
+//! process was spawned (see `process/table.rs`). It owns nothing, so it is `Copy`, and
+//! it stays safe to use after its process is gone: every use checks the generation.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::marker::PhantomData;
+
+/// A pid without its message type: what links, monitors and wakers hold.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct RawPid {
+    pub(crate) index: u32,
+    pub(crate) generation: u32,
+}
+
+impl RawPid {
+    /// Packs the pid into one word (for a `Waker`'s data pointer).
+    pub(crate) fn to_bits(self) -> u64 {
+        (u64::from(self.index) << 32) | u64::from(self.generation)
+    }
+
+    /// Inverse of [`RawPid::to_bits`].
+    pub(crate) fn from_bits(bits: u64) -> RawPid {
+        RawPid {
+            index: (bits >> 32) as u32,
+            generation: bits as u32,
+        }
+    }
+}
+
+impl fmt::Debug for RawPid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<0.{}.{}>", self.index, self.generation)
+    }
+}
+
+impl fmt::Display for RawPid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// The address of a process whose mailbox takes messages of type `M`.
+///
+/// Cheap to copy, `Send + Sync` whatever `M` is, comparable and hashable, and printed
+/// as Erlang prints pids: `<0.Index.Generation>` (the `0` is the local node). Sending to
+/// the pid of a process that has exited is not an error, as in Erlang: the message is
+/// dropped. [`Pid::try_send`] tells the two cases apart.
+///
+/// ```
+/// let rt = otter::Runtime::new();
+/// let pid = rt.handle().spawn(|mut cx: otter::Context<u32>| async move {
+///     let n = cx.recv().await;
+///     assert_eq!(n, 7);
+/// });
+/// assert!(pid.to_string().starts_with("<0."));
+/// pid.send(7);
+/// ```
+pub struct Pid<M> {
+    pub(crate) raw: RawPid,
+    _type: PhantomData<fn(M)>,
+}
+
+impl<M> Pid<M> {
+    /// Only the process cell constructs typed pids: a `Pid<M>` always names a process
+    /// whose mailbox holds `M`, which `process/cell.rs` relies on.
+    pub(crate) fn from_raw(raw: RawPid) -> Pid<M> {
+        Pid {
+            raw,
+            _type: PhantomData,
+        }
+    }
+
+    /// Sends `message`. Never blocks; if the process has exited the message is dropped,
+    /// as with Erlang's `!`.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let got = rt.block_on(|mut cx: otter::Context<&'static str>| async move {
+    ///     cx.pid().send("hello");
+    ///     cx.recv().await
+    /// });
+    /// assert_eq!(got.unwrap(), "hello");
+    /// ```
+    #[inline]
+    pub fn send(&self, message: M)
+    where
+        M: Send + 'static,
+    {
+        let _ = crate::process::cell::send(*self, message);
+    }
+
+    /// Sends `message`, or hands it back if the process has exited.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let pid = rt.handle().spawn(|_cx: otter::Context<u8>| async {});
+    /// # let watcher = pid;
+    /// // Once the process has exited, `try_send` tells us.
+    /// while watcher.is_alive() { std::thread::yield_now(); }
+    /// assert_eq!(pid.try_send(1), Err(otter::SendError(1)));
+    /// ```
+    #[inline]
+    pub fn try_send(&self, message: M) -> Result<(), crate::SendError<M>>
+    where
+        M: Send + 'static,
+    {
+        crate::process::cell::send(*self, message).map_err(crate::SendError)
+    }
+
+    /// Whether the process is still running (Erlang's `is_process_alive/1`). The answer
+    /// can be stale as soon as it is returned.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let alive = rt.block_on(|cx: otter::Context<()>| async move { cx.pid().is_alive() });
+    /// assert!(alive.unwrap());
+    /// ```
+    pub fn is_alive(&self) -> bool {
+        crate::process::table::slot(self.raw.index)
+            .is_some_and(|s| s.word.is_alive(self.raw.generation))
+    }
+}
+
+impl<M> Clone for Pid<M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<M> Copy for Pid<M> {}
+
+impl<M> PartialEq for Pid<M> {
+    fn eq(&self, other: &Self) -> bool {
+        self.raw == other.raw
+    }
+}
+
+impl<M> Eq for Pid<M> {}
+
+impl<M> Hash for Pid<M> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.raw.hash(state)
+    }
+}
+
+impl<M> PartialOrd for Pid<M> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<M> Ord for Pid<M> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.raw.cmp(&other.raw)
+    }
+}
+
+impl<M> fmt::Debug for Pid<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.raw, f)
+    }
+}
+
+impl<M> fmt::Display for Pid<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.raw, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn _assert_send_sync_copy<T: Send + Sync + Copy + Eq + Hash + Ord>() {}
+
+    #[test]
+    fn pid_is_send_sync_for_any_message() {
+        _assert_send_sync_copy::<Pid<std::rc::Rc<u8>>>();
+    }
+
+    #[test]
+    fn bits_round_trip() {
+        let p = RawPid {
+            index: 42,
+            generation: 7,
+        };
+        assert_eq!(RawPid::from_bits(p.to_bits()), p);
+        assert_eq!(p.to_string(), "<0.42.7>");
+    }
+}

@@ -1,0 +1,154 @@
+//! Processes: spawning, and the context a process runs with.
+//!
+//! A process is a future with a mailbox. Spawning allocates one cell holding its control
+//! block, its mailbox head and its future (`process/cell.rs`), files it in the process
+//! table (`process/table.rs`) and queues it to run. The future gets the process's
+//! [`Context`]: its own pid, its mailbox's receiving end, and the way to spawn more
+//! processes on the same runtime.
+//!
+//! A process ends when its future returns (reason from [`IntoExitReason`]) or panics
+//! (reason [`ExitReason::Panic`] with the message). The panic is caught at the process
+//! boundary: the worker and every other process carry on.
+
+pub(crate) mod cell;
+pub(crate) mod state;
+pub(crate) mod table;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::exit::IntoExitReason;
+use crate::mailbox::Saved;
+use crate::pid::Pid;
+use crate::timer::{Sleep, Timer};
+use cell::Owner;
+
+#[cfg(doc)]
+use crate::ExitReason;
+
+/// What a process runs with: its pid, its mailbox, and its runtime.
+///
+/// A `Context` is handed to the process's function at spawn and belongs to that
+/// process: it moves with the process's future between workers (`Send`), but it is not
+/// `Clone` and not `Sync`, and receiving takes `&mut self`, so there is one receiver.
+/// Moving it out of its process (into another process or thread) is memory-safe, but
+/// receives there are not woken by new messages: wake-ups go to the process.
+pub struct Context<M> {
+    pub(crate) owner: Owner<M>,
+    pid: Pid<M>,
+    pub(crate) saved: Saved<M>,
+}
+
+impl<M> std::fmt::Debug for Context<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context").field("pid", &self.pid).finish_non_exhaustive()
+    }
+}
+
+impl<M: Send + 'static> Context<M> {
+    pub(crate) fn new(owner: Owner<M>, pid: Pid<M>) -> Context<M> {
+        Context {
+            owner,
+            pid,
+            saved: Saved::new(),
+        }
+    }
+
+    /// This process's pid (Erlang's `self()`).
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let ok = rt.block_on(|cx: otter::Context<()>| async move { cx.pid().is_alive() });
+    /// assert!(ok.unwrap());
+    /// ```
+    pub fn pid(&self) -> Pid<M> {
+        self.pid
+    }
+
+    /// Spawns a process on this process's runtime. It is queued on this worker, and
+    /// another worker may steal it.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let r = rt.block_on(|mut cx: otter::Context<u8>| async move {
+    ///     let parent = cx.pid();
+    ///     cx.spawn(move |_: otter::Context<()>| async move { parent.send(9) });
+    ///     cx.recv().await
+    /// });
+    /// assert_eq!(r.unwrap(), 9);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If the runtime is shutting down.
+    pub fn spawn<N, F, Fut>(&self, f: F) -> Pid<N>
+    where
+        N: Send + 'static,
+        F: FnOnce(Context<N>) -> Fut,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoExitReason,
+    {
+        let rt = self
+            .owner
+            .runtime()
+            .expect("otter: spawn from a process whose runtime has shut down");
+        cell::spawn(rt, f)
+    }
+
+    /// A future that completes after `duration` (Erlang's `timer:sleep/1`, but it only
+    /// suspends this process).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = otter::Runtime::new();
+    /// rt.block_on(|cx: otter::Context<()>| async move {
+    ///     cx.sleep(Duration::from_millis(1)).await;
+    /// }).unwrap();
+    /// ```
+    pub fn sleep(&self, duration: Duration) -> Sleep {
+        Sleep::new(self.timer(), Instant::now() + duration)
+    }
+
+    /// Lets the other processes of this worker run before this one continues.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// rt.block_on(|cx: otter::Context<()>| async move { cx.yield_now().await }).unwrap();
+    /// ```
+    pub fn yield_now(&self) -> YieldNow {
+        YieldNow { yielded: false }
+    }
+
+    pub(crate) fn timer(&self) -> Arc<Timer> {
+        self.owner
+            .runtime()
+            .expect("otter: timer used by a process whose runtime has shut down")
+            .timer
+            .clone()
+    }
+}
+
+/// The future of [`Context::yield_now`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless awaited"]
+pub struct YieldNow {
+    yielded: bool,
+}
+
+impl Future for YieldNow {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.yielded {
+            return std::task::Poll::Ready(());
+        }
+        self.yielded = true;
+        // The process's waker: it is running, so this queues it again after this poll.
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}

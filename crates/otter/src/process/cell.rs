@@ -1,0 +1,542 @@
+//! The process cell: control block, mailbox and future in one allocation.
+//!
+//! # Layout
+//!
+//! ```text
+//!  Cell<F, M> (repr(C), one Box per process)
+//!  +------------------------------------------+
+//!  | Header: state, vtable, runtime, pid, refs | <- *const Header is the task pointer
+//!  | mailbox: Queue<M>  (no block until used)  | <- same offset for every F (Prefix<M>)
+//!  | stage:   Running(F) | Finished           |
+//!  +------------------------------------------+
+//! ```
+//!
+//! Everything type-specific goes through the header's `vtable`, so run queues, wakers
+//! and the table handle processes as `*const Header`. A sender knows `M` from its
+//! `Pid<M>` and reaches the mailbox through the `Prefix<M>` view, whose offsets are those
+//! of every `Cell<_, M>` because the struct is `repr(C)` and `Queue<M>`'s layout does not
+//! depend on `M`.
+//!
+//! # Who may touch what
+//!
+//! * `header.state`: any thread (atomic protocol of `process/state.rs`).
+//! * `mailbox`: `push` by any thread holding a reference (below); `pop` only through the
+//!   one [`Owner`], which the process's [`Context`](crate::Context) holds.
+//! * `stage`: only the worker that moved the state to `RUNNING` (poll, and drop at
+//!   exit), or the runtime's shutdown once no worker runs.
+//! * `header.rt`: read by whoever schedules the process. The runtime outlives every
+//!   process that is not `DONE`: shutdown marks each process done, after waiting for
+//!   in-flight lookups, before it frees the runtime.
+//!
+//! # Lifetime
+//!
+//! Two references keep a cell allocated, counted in `header.refs` (initially 2):
+//! 1. the *slot reference*: the process table's word (`process/table.rs`) counts the
+//!    process while it is alive plus every in-flight sender; when that count drains after
+//!    the process retired, the slot reference is released;
+//! 2. the *owner reference*: the [`Owner`] inside the process's `Context`, released when
+//!    the `Context` is dropped (normally with the future, at exit).
+//!
+//! Whoever releases the last one frees the cell: the remaining messages are dropped and
+//! the memory returned. Wakers hold no reference at all: a waker is a pid (see
+//! [`waker`]), and waking a process that has exited finds a retired slot and does nothing.
+//!
+//! # Safety
+//!
+//! Every `unsafe` block below rests on the rules above; each names the one it uses.
+//! Miri runs this module's unit tests and the integration tests that spawn processes.
+#![allow(unsafe_code)]
+
+use std::future::Future;
+use std::mem::MaybeUninit;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context as TaskContext, Poll, RawWaker, RawWakerVTable, Waker};
+
+use crate::exit::{ExitReason, IntoExitReason};
+use crate::mailbox::queue::Queue;
+use crate::pid::{Pid, RawPid};
+use crate::process::state::{State, TransitionToIdle, TransitionToScheduled};
+use crate::process::table::{self, TransitionToReleased};
+use crate::scheduler::Shared;
+
+/// The type-erased part of a process: what run queues and the table point to.
+#[repr(C)]
+pub(crate) struct Header {
+    pub(crate) state: State,
+    vtable: &'static VTable,
+    rt: *const Shared,
+    pub(crate) pid: RawPid,
+    refs: AtomicUsize,
+}
+
+impl std::fmt::Debug for Header {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Header").field("pid", &self.pid).finish_non_exhaustive()
+    }
+}
+
+struct VTable {
+    /// Polls the future. Caller: the worker that set `RUNNING`.
+    poll: unsafe fn(NonNull<Header>, &mut TaskContext<'_>) -> Poll<ExitReason>,
+    /// Drops the future in place. Caller: the worker running the exit, or shutdown.
+    drop_future: unsafe fn(NonNull<Header>),
+    /// Drops the mailbox and frees the cell. Caller: whoever released the last reference.
+    dealloc: unsafe fn(NonNull<Header>),
+}
+
+enum Stage<F> {
+    Running(F),
+    Finished,
+}
+
+#[repr(C)]
+struct Cell<F, M> {
+    header: Header,
+    mailbox: Queue<M>,
+    stage: std::cell::UnsafeCell<Stage<F>>,
+}
+
+/// The part of every `Cell<_, M>` a sender or the owner needs.
+#[repr(C)]
+struct Prefix<M> {
+    header: Header,
+    mailbox: Queue<M>,
+}
+
+impl<F, M> Cell<F, M>
+where
+    F: Future + Send + 'static,
+    F::Output: IntoExitReason,
+    M: Send + 'static,
+{
+    const VTABLE: VTable = VTable {
+        poll: Self::poll,
+        drop_future: Self::drop_future,
+        dealloc: Self::dealloc,
+    };
+
+    /// # Safety
+    ///
+    /// `ptr` is a live `Cell<F, M>` and the caller is the worker that set `RUNNING`.
+    unsafe fn poll(ptr: NonNull<Header>, cx: &mut TaskContext<'_>) -> Poll<ExitReason> {
+        // SAFETY: caller's contract; `stage` is ours while `RUNNING` (module rules).
+        let stage = unsafe { &mut *(*ptr.cast::<Self>().as_ptr()).stage.get() };
+        let Stage::Running(fut) = stage else {
+            return Poll::Ready(ExitReason::Normal);
+        };
+        // SAFETY: the future lives inside a heap cell that never moves until it is
+        // dropped in place by `drop_future`: it is pinned.
+        let fut = unsafe { Pin::new_unchecked(fut) };
+        match catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(out)) => Poll::Ready(out.into_exit_reason()),
+            Err(payload) => Poll::Ready(ExitReason::from_panic(&*payload)),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `ptr` is a live `Cell<F, M>` whose future no worker is polling, and nobody
+    /// drops it concurrently (module rules: the exit's worker, or shutdown).
+    unsafe fn drop_future(ptr: NonNull<Header>) {
+        // SAFETY: caller's contract gives exclusive access to `stage`.
+        let stage = unsafe { &mut *(*ptr.cast::<Self>().as_ptr()).stage.get() };
+        // A panicking destructor must not unwind into the worker; the parts of the
+        // future it did not get to are leaked, as async-task does.
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            *stage = Stage::Finished;
+        }));
+        // If the drop panicked, `stage` may still read `Running` with a half-dropped
+        // future: overwrite it without dropping again.
+        // SAFETY: exclusive access as above; `write` does not drop the old value.
+        unsafe { ptr::write(stage, Stage::Finished) };
+    }
+
+    /// # Safety
+    ///
+    /// `ptr` is a `Cell<F, M>` allocated by [`spawn`] whose last reference the caller
+    /// has just released: nothing else can reach it.
+    unsafe fn dealloc(ptr: NonNull<Header>) {
+        // SAFETY: caller's contract: we own the allocation made by `Box` in `spawn`.
+        let cell = unsafe { Box::from_raw(ptr.cast::<Self>().as_ptr()) };
+        // Undelivered messages are dropped here; a panicking `Drop` of a message must
+        // not take the thread that happened to free the cell with it.
+        let _ = catch_unwind(AssertUnwindSafe(move || drop(cell)));
+    }
+}
+
+// ===== spawning =====
+
+/// Allocates, publishes and schedules a process running `f`'s future.
+pub(crate) fn spawn<M, F, Fut>(rt: &Shared, f: F) -> Pid<M>
+where
+    M: Send + 'static,
+    F: FnOnce(crate::Context<M>) -> Fut,
+    Fut: Future + Send + 'static,
+    Fut::Output: IntoExitReason,
+{
+    let index = table::alloc_index();
+    let slot = table::slot(index).expect("allocated index has a slot");
+    let pid = RawPid {
+        index,
+        generation: slot.word.generation(),
+    };
+    let mut cell: Box<MaybeUninit<Cell<Fut, M>>> = Box::new_uninit();
+    let p = cell.as_mut_ptr();
+    // SAFETY: `p` points to uninitialised memory we own; we initialise the header and
+    // the mailbox field by field before anything reads them.
+    unsafe {
+        ptr::addr_of_mut!((*p).header).write(Header {
+            state: State::new_scheduled(),
+            vtable: &Cell::<Fut, M>::VTABLE,
+            rt,
+            pid,
+            refs: AtomicUsize::new(2),
+        });
+    }
+    // SAFETY: as above.
+    unsafe { ptr::addr_of_mut!((*p).mailbox).write(Queue::new()) };
+    let header = NonNull::new(p.cast::<Header>()).expect("Box is non-null");
+    let owner = Owner {
+        cell: header,
+        _type: std::marker::PhantomData,
+    };
+    // Building the future runs user code (the closure), which may panic: then the
+    // `Owner` is dropped during unwinding (refs 2 -> 1), the uninitialised box is freed
+    // without running any destructor, and the index goes back to the free list.
+    struct Undo(u32);
+    impl Drop for Undo {
+        fn drop(&mut self) {
+            table::free_index(self.0);
+        }
+    }
+    let undo = Undo(index);
+    let fut = f(crate::Context::new(owner, Pid::from_raw(pid)));
+    std::mem::forget(undo);
+    // SAFETY: the stage is the last uninitialised field.
+    unsafe {
+        ptr::addr_of_mut!((*p).stage).write(std::cell::UnsafeCell::new(Stage::Running(fut)))
+    };
+    let raw = Box::into_raw(cell).cast::<Header>();
+    slot.cell.store(raw, Ordering::Relaxed);
+    slot.word.publish();
+    rt.schedule_spawned(Task(header));
+    Pid::from_raw(pid)
+}
+
+// ===== sending and waking =====
+
+/// A counted reference taken through the table; releases on drop.
+struct Lookup {
+    slot: &'static table::Slot,
+    cell: NonNull<Header>,
+}
+
+impl Lookup {
+    #[inline]
+    fn new(pid: RawPid) -> Option<Lookup> {
+        let slot = table::slot(pid.index)?;
+        if !slot.word.acquire(pid.generation) {
+            return None;
+        }
+        let cell = NonNull::new(slot.cell.load(Ordering::Acquire))?;
+        Some(Lookup { slot, cell })
+    }
+
+    fn header(&self) -> &Header {
+        // SAFETY: the slot count we hold keeps the cell allocated (table protocol 2).
+        unsafe { self.cell.as_ref() }
+    }
+}
+
+impl Drop for Lookup {
+    #[inline]
+    fn drop(&mut self) {
+        release_slot(self.slot, self.cell);
+    }
+}
+
+#[inline]
+fn release_slot(slot: &'static table::Slot, cell: NonNull<Header>) {
+    if slot.word.release() == TransitionToReleased::Free {
+        let index = {
+            // SAFETY: the slot reference (lifetime rule 1) is still counted in `refs`,
+            // so the cell is allocated.
+            let h = unsafe { cell.as_ref() };
+            h.pid.index
+        };
+        table::free_index(index);
+        release_ref(cell);
+    }
+}
+
+/// Releases one of the two references of the lifetime rules; frees on the last.
+fn release_ref(cell: NonNull<Header>) {
+    // SAFETY: the caller holds one of the references, so the cell is allocated.
+    let h = unsafe { cell.as_ref() };
+    if h.refs.fetch_sub(1, Ordering::Release) == 1 {
+        std::sync::atomic::fence(Ordering::Acquire);
+        let dealloc = h.vtable.dealloc;
+        // SAFETY: that was the last reference; nobody else can reach the cell.
+        unsafe { dealloc(cell) };
+    }
+}
+
+/// Puts `message` in `pid`'s mailbox and schedules it; hands it back if it exited.
+#[inline]
+pub(crate) fn send<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> {
+    let Some(lookup) = Lookup::new(pid.raw) else {
+        return Err(message);
+    };
+    // SAFETY: a `Pid<M>` only names cells whose mailbox holds `M` (`Pid::from_raw` is
+    // called only by `spawn` with its own `M`), and `Prefix<M>` has the offsets of every
+    // `Cell<_, M>` (module docs). The count we hold keeps it allocated.
+    let prefix = unsafe { lookup.cell.cast::<Prefix<M>>().as_ref() };
+    prefix.mailbox.push(message);
+    schedule(lookup.cell);
+    Ok(())
+}
+
+/// Schedules the process if it was idle. The caller holds a reference.
+#[inline]
+fn schedule(cell: NonNull<Header>) {
+    // SAFETY: the caller holds a reference (lifetime rules), so the cell is allocated.
+    let h = unsafe { cell.as_ref() };
+    if h.state.transition_to_scheduled() == TransitionToScheduled::Push {
+        // SAFETY: the process is not `DONE` (we just moved it idle -> scheduled), so the
+        // runtime is alive (module rules: shutdown marks processes done first).
+        let rt = unsafe { &*h.rt };
+        rt.schedule(Task(cell));
+    }
+}
+
+/// Wakes the process named by `pid`, if it is still alive.
+fn wake_pid(pid: RawPid) {
+    if let Some(lookup) = Lookup::new(pid) {
+        schedule(lookup.cell);
+    }
+}
+
+/// The waker of the process `pid`: the pid itself in the data pointer; no allocation,
+/// no reference count.
+pub(crate) fn waker(pid: RawPid) -> Waker {
+    // SAFETY: `WAKER_VTABLE`'s functions treat the data pointer as plain bits and never
+    // dereference it, so any pointer value satisfies the `RawWaker` contract.
+    unsafe { Waker::from_raw(raw_waker(pid.to_bits())) }
+}
+
+fn raw_waker(bits: u64) -> RawWaker {
+    RawWaker::new(ptr::without_provenance(bits as usize), &WAKER_VTABLE)
+}
+
+static WAKER_VTABLE: RawWakerVTable = RawWakerVTable::new(
+    |data| raw_waker(data as usize as u64),
+    |data| wake_pid(RawPid::from_bits(data as usize as u64)),
+    |data| wake_pid(RawPid::from_bits(data as usize as u64)),
+    |_| {},
+);
+
+// ===== the owner (receiving end) =====
+
+/// The receiving end of a mailbox and the owner reference of its cell (lifetime rule
+/// 2). Held by the process's `Context`; there is exactly one per process.
+pub(crate) struct Owner<M> {
+    cell: NonNull<Header>,
+    _type: std::marker::PhantomData<M>,
+}
+
+// SAFETY: the owner moves with the process's future between workers. It gives access
+// to `Queue<M>::pop` (messages of type `M: Send` move to the owner's thread) and to the
+// header's atomics; the reference it holds keeps the cell alive on any thread. It is not
+// `Sync`: `pop` needs `&mut self`, which keeps the queue single-consumer.
+unsafe impl<M: Send> Send for Owner<M> {}
+
+impl<M> std::fmt::Debug for Owner<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Owner").finish_non_exhaustive()
+    }
+}
+
+impl<M> Owner<M> {
+    fn prefix(&self) -> &Prefix<M> {
+        // SAFETY: the owner reference keeps the cell allocated; it was created by
+        // `spawn` for a `Cell<_, M>`, whose prefix is `Prefix<M>`.
+        unsafe { self.cell.cast::<Prefix<M>>().as_ref() }
+    }
+
+    /// Takes the oldest message that is ready.
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<M> {
+        // SAFETY: `&mut self` on the one `Owner` of this mailbox makes us its only
+        // consumer.
+        unsafe { self.prefix().mailbox.pop() }
+    }
+
+    /// Schedules this process again (a yield: the budget ran out).
+    pub(crate) fn schedule_self(&self) {
+        schedule(self.cell);
+    }
+
+    /// The runtime this process runs on, if it has not been shut down.
+    pub(crate) fn runtime(&self) -> Option<&Shared> {
+        let h = &self.prefix().header;
+        if h.state.is_done() {
+            return None;
+        }
+        // SAFETY: not done, so the runtime is alive (module rules). The reference is
+        // used only while the process runs, i.e. before shutdown can mark it done.
+        Some(unsafe { &*h.rt })
+    }
+}
+
+impl<M> Drop for Owner<M> {
+    fn drop(&mut self) {
+        release_ref(self.cell);
+    }
+}
+
+// ===== running =====
+
+/// A process in a run queue. Not a reference: a queued process is alive (it exits
+/// only while running), and the table's `ALIVE` count keeps it allocated.
+pub(crate) struct Task(NonNull<Header>);
+
+// SAFETY: a task is a pointer to a cell whose future and messages are `Send` (bounds of
+// `spawn`); the state protocol hands the future to one worker at a time.
+unsafe impl Send for Task {}
+
+impl std::fmt::Debug for Task {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.header().fmt(f)
+    }
+}
+
+/// What the worker does after running a task.
+#[must_use]
+#[derive(Debug)]
+pub(crate) enum RunOutcome {
+    /// It waits for a wake-up.
+    Idle,
+    /// It was woken while running or yielded: queue it again.
+    Reschedule(Task),
+    /// It exited.
+    Exited,
+}
+
+impl Task {
+    pub(crate) fn into_raw(self) -> *mut Header {
+        self.0.as_ptr()
+    }
+
+    /// # Safety
+    ///
+    /// `ptr` came from [`Task::into_raw`] and is consumed once.
+    pub(crate) unsafe fn from_raw(ptr: *mut Header) -> Task {
+        // SAFETY: caller's contract: a non-null pointer from `into_raw`.
+        Task(unsafe { NonNull::new_unchecked(ptr) })
+    }
+
+    pub(crate) fn header(&self) -> &Header {
+        // SAFETY: a queued process is alive and allocated (see `Task`'s docs).
+        unsafe { self.0.as_ref() }
+    }
+
+    /// Whether this task belongs to runtime `rt`.
+    pub(crate) fn runs_on(&self, rt: &Shared) -> bool {
+        ptr::eq(self.header().rt, rt)
+    }
+
+    /// Polls the process once and, if it finished, runs its exit.
+    pub(crate) fn run(self) -> RunOutcome {
+        let h = self.header();
+        h.state.transition_to_running();
+        let waker = waker(h.pid);
+        let mut cx = TaskContext::from_waker(&waker);
+        // SAFETY: we set `RUNNING`, so the stage is ours; the cell is live (`Task`).
+        let poll = unsafe { (h.vtable.poll)(self.0, &mut cx) };
+        match poll {
+            Poll::Pending => match h.state.transition_to_idle() {
+                TransitionToIdle::Idle => RunOutcome::Idle,
+                TransitionToIdle::Reschedule => RunOutcome::Reschedule(self),
+            },
+            Poll::Ready(reason) => {
+                self.exit(reason);
+                RunOutcome::Exited
+            }
+        }
+    }
+
+    /// The exit sequence, in this order:
+    /// 1. retire the slot: the pid stops resolving, so no new message or wake-up can
+    ///    reach the process (we keep a count for ourselves);
+    /// 2. mark the state `DONE`, so in-flight wake-ups do nothing;
+    /// 3. drop the future (its locals, its `Context`: the owner reference);
+    /// 4. release our count; the last reference frees the cell and its mailbox.
+    fn exit(self, _reason: ExitReason) {
+        let h = self.header();
+        let slot = table::slot(h.pid.index).expect("live process has a slot");
+        slot.word.retire();
+        h.state.transition_to_done();
+        let drop_future = h.vtable.drop_future;
+        // SAFETY: we were the running worker and the process is now done: nobody else
+        // polls or drops the future.
+        unsafe { drop_future(self.0) };
+        release_slot(slot, self.0);
+    }
+
+    /// Shutdown's end for a process that never finished: as [`Task::exit`], but the
+    /// caller (the runtime's drop, with every worker joined) has retired the slot and
+    /// waited for in-flight lookups.
+    fn discard(cell: NonNull<Header>, slot: &'static table::Slot) {
+        // SAFETY: the caller holds the retire count, so the cell is allocated.
+        let h = unsafe { cell.as_ref() };
+        h.state.transition_to_done();
+        let drop_future = h.vtable.drop_future;
+        // SAFETY: no worker runs (they are joined) and the state is done: no one else
+        // polls or drops this future.
+        unsafe { drop_future(cell) };
+        release_slot(slot, cell);
+    }
+}
+
+/// Ends every process of runtime `rt` that is still alive. Called by the runtime's
+/// shutdown after every worker has been joined.
+///
+/// 1. Find the runtime's live processes in the table and retire each one, so no new
+///    message or wake-up can reach it.
+/// 2. Wait until in-flight lookups (senders on other threads) have released their
+///    counts: after that nobody schedules these processes, so `rt` is no longer used.
+/// 3. Drop each future and release the process.
+pub(crate) fn shutdown_processes(rt: &Shared) {
+    let mut mine = Vec::new();
+    for index in 0..table::high_water() {
+        let Some(slot) = table::slot(index) else {
+            continue;
+        };
+        let generation = slot.word.generation();
+        if !slot.word.acquire(generation) {
+            continue;
+        }
+        let cell = NonNull::new(slot.cell.load(Ordering::Acquire)).expect("published");
+        // SAFETY: our count keeps the cell allocated.
+        let belongs = ptr::eq(unsafe { cell.as_ref() }.rt, rt);
+        if belongs {
+            slot.word.retire();
+            mine.push((slot, cell));
+        }
+        release_slot(slot, cell);
+    }
+    for (slot, _) in &mine {
+        // Only our retire count and senders already inside `send` remain.
+        while slot.word.count() > 1 {
+            std::thread::yield_now();
+        }
+    }
+    for (slot, cell) in mine {
+        Task::discard(cell, slot);
+    }
+}
+

@@ -1,0 +1,134 @@
+//! The process's schedule state: one atomic word (ERTS keeps process state in one atomic
+//! flag word for the same reason: every wake-up is a single read-modify-write).
+//!
+//! # Protocol
+//!
+//! * A waker (a sender, a timer, a foreign future's waker) calls
+//!   [`State::transition_to_scheduled`] *after* making its event visible (pushing the
+//!   message). Only the caller that moves the process from idle to scheduled pushes it
+//!   onto a run queue, so a process is in at most one run queue at a time.
+//! * The worker that pops the process calls [`State::transition_to_running`] *before*
+//!   polling. The read-modify-write orders the poll after every event whose waker saw
+//!   the process scheduled-but-not-running, so no event is missed.
+//! * After a poll that returned `Pending`, [`State::transition_to_idle`] clears
+//!   `RUNNING`; if a wake-up arrived during the poll (`SCHEDULED` set while `RUNNING`),
+//!   the worker must queue the process again.
+//! * A process that finished is marked [`DONE`] by the worker that ran it; wake-ups of a
+//!   done process do nothing.
+//!
+//! Between `transition_to_running` and the next transition, the worker has exclusive
+//! access to the process's future: that exclusivity is what `process/cell.rs` relies on.
+
+use crate::loom::{AtomicUsize, Ordering};
+
+/// Set while the process is in a run queue, or will be put back in one when the poll
+/// that is running now returns. Set by wakers, cleared by the worker that starts a poll.
+/// It can be set when `RUNNING` is set (a wake-up during the poll), and is ignored once
+/// `DONE` is set.
+pub(crate) const SCHEDULED: usize = 1 << 0;
+
+/// Set while a worker polls the process's future. Only that worker sets and clears it.
+/// Never set together with `DONE`.
+pub(crate) const RUNNING: usize = 1 << 1;
+
+/// Set once the process has exited; never cleared. Set by the worker that ran the final
+/// poll, or by the runtime's shutdown for a process that never got to finish.
+pub(crate) const DONE: usize = 1 << 2;
+
+/// The schedule state of one process. See the module docs.
+#[derive(Debug)]
+pub(crate) struct State(AtomicUsize);
+
+/// What a waker must do after [`State::transition_to_scheduled`].
+#[must_use]
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub(crate) enum TransitionToScheduled {
+    /// The process was idle: the caller must push it onto a run queue.
+    Push,
+    /// It was already queued, running (it will be queued again) or done.
+    Nothing,
+}
+
+/// What the worker must do after [`State::transition_to_idle`].
+#[must_use]
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub(crate) enum TransitionToIdle {
+    /// Nothing woke it during the poll: it waits.
+    Idle,
+    /// It was woken during the poll: the worker must queue it again.
+    Reschedule,
+}
+
+impl State {
+    /// A new process starts scheduled: its spawner pushes it onto a run queue.
+    pub(crate) fn new_scheduled() -> State {
+        State(AtomicUsize::new(SCHEDULED))
+    }
+
+    /// Marks the process scheduled. `Release` publishes the caller's event to the poll
+    /// that follows; see the module docs.
+    pub(crate) fn transition_to_scheduled(&self) -> TransitionToScheduled {
+        let prev = self.0.fetch_or(SCHEDULED, Ordering::AcqRel);
+        if prev & (SCHEDULED | RUNNING | DONE) == 0 {
+            TransitionToScheduled::Push
+        } else {
+            TransitionToScheduled::Nothing
+        }
+    }
+
+    /// Scheduled → running, by the worker that popped the process. One `xadd`: the state
+    /// is exactly `SCHEDULED` here (a queued process is neither running nor done), and
+    /// `SCHEDULED + 1 == RUNNING`.
+    pub(crate) fn transition_to_running(&self) {
+        let prev = self.0.fetch_add(RUNNING - SCHEDULED, Ordering::AcqRel);
+        debug_assert_eq!(prev & (SCHEDULED | RUNNING | DONE), SCHEDULED);
+    }
+
+    /// Running → idle after a `Pending` poll. One `xadd`.
+    pub(crate) fn transition_to_idle(&self) -> TransitionToIdle {
+        let prev = self.0.fetch_sub(RUNNING, Ordering::AcqRel);
+        debug_assert!(prev & RUNNING != 0 && prev & DONE == 0);
+        if prev & SCHEDULED != 0 {
+            TransitionToIdle::Reschedule
+        } else {
+            TransitionToIdle::Idle
+        }
+    }
+
+    /// Marks the process done; wake-ups from now on do nothing.
+    pub(crate) fn transition_to_done(&self) {
+        self.0.store(DONE, Ordering::Release);
+    }
+
+    /// Whether the process has been marked done.
+    pub(crate) fn is_done(&self) -> bool {
+        self.0.load(Ordering::Acquire) & DONE != 0
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wake_while_running_reschedules_once() {
+        let s = State::new_scheduled();
+        s.transition_to_running();
+        assert_eq!(s.transition_to_scheduled(), TransitionToScheduled::Nothing);
+        assert_eq!(s.transition_to_scheduled(), TransitionToScheduled::Nothing);
+        assert_eq!(s.transition_to_idle(), TransitionToIdle::Reschedule);
+        s.transition_to_running();
+        assert_eq!(s.transition_to_idle(), TransitionToIdle::Idle);
+        assert_eq!(s.transition_to_scheduled(), TransitionToScheduled::Push);
+        assert_eq!(s.transition_to_scheduled(), TransitionToScheduled::Nothing);
+    }
+
+    #[test]
+    fn done_ignores_wakes() {
+        let s = State::new_scheduled();
+        s.transition_to_running();
+        s.transition_to_done();
+        assert_eq!(s.transition_to_scheduled(), TransitionToScheduled::Nothing);
+        assert!(s.is_done());
+    }
+}

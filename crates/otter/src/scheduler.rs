@@ -1,0 +1,430 @@
+//! The runtime: worker threads, run queues, and the ways in from outside.
+//!
+//! M:N scheduling on one worker thread per core (by default). Each worker has a local
+//! run queue and a LIFO slot (`scheduler/queue.rs`); a global injector takes work from
+//! outside the workers; idle workers steal half of a busy worker's queue and otherwise
+//! park (`scheduler/park.rs`). The order in which a worker picks its next process is in
+//! `scheduler/worker.rs`.
+//!
+//! # Where a woken process goes
+//!
+//! * Woken by a message (or any waker) on one of its own runtime's workers: that
+//!   worker's LIFO slot; a process displaced from the slot goes to the local queue.
+//! * Spawned on a worker, or yielding: the back of that worker's local queue.
+//! * From any other thread: the injector, and a parked worker is woken.
+//!
+//! A push onto a local queue wakes a parked worker only if the queue then holds more
+//! than the one process this worker will run next (tokio's rule): a chain of spawns or
+//! a ring of messages stays on one warm worker instead of paying a thread wake-up per hop.
+//!
+//! # Shutdown
+//!
+//! 1. Set the shutdown flag and wake every worker; each returns after its current poll.
+//! 2. Join the workers, then stop the timer thread (dropping pending timers).
+//! 3. End every process that is still alive (`process::cell::shutdown_processes`): their
+//!    futures are dropped, which drops their `Context`s and everything they own.
+//! 4. Drop the queues (which own nothing) and the shared state.
+
+pub(crate) mod park;
+pub(crate) mod queue;
+pub(crate) mod worker;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::task::Poll;
+use std::thread::{JoinHandle, Thread};
+
+use crate::error::BuildError;
+use crate::exit::{ExitReason, IntoExitReason};
+use crate::pid::Pid;
+use crate::process::cell::{self, Task};
+use crate::timer::Timer;
+use crate::Context;
+use park::Idle;
+use queue::{Injector, LifoSlot, Local};
+
+/// The part of a worker other threads may touch. Aligned to two cache lines so that
+/// workers do not false-share their queue counters.
+#[repr(align(128))]
+#[derive(Debug)]
+pub(crate) struct Remote {
+    pub(crate) local: Local,
+    pub(crate) lifo: LifoSlot,
+    /// Processes this worker has started polling; the watchdog reads it.
+    pub(crate) ticks: AtomicU64,
+    thread: OnceLock<Thread>,
+}
+
+/// State shared by a runtime's workers, handles and processes.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) workers: Box<[Remote]>,
+    pub(crate) injector: Injector,
+    pub(crate) idle: Idle,
+    shutdown: AtomicBool,
+    /// Spawns from outside the workers in progress (shutdown waits for them).
+    outside_spawns: AtomicUsize,
+    pub(crate) timer: Arc<Timer>,
+}
+
+impl Shared {
+    pub(crate) fn is_shutdown(&self) -> bool {
+        self.shutdown.load(Ordering::Acquire)
+    }
+
+    /// Schedules a woken process: see the module docs.
+    #[inline]
+    pub(crate) fn schedule(&self, task: Task) {
+        match worker::current_index(self) {
+            Some(i) => {
+                if let Some(prev) = self.workers[i].lifo.replace(task) {
+                    self.push_local(i, prev);
+                }
+            }
+            None => self.inject(task),
+        }
+    }
+
+    /// Schedules a newly spawned process.
+    #[inline]
+    pub(crate) fn schedule_spawned(&self, task: Task) {
+        match worker::current_index(self) {
+            Some(i) => self.push_local(i, task),
+            None => self.inject(task),
+        }
+    }
+
+    /// Pushes onto worker `i`'s local queue; the caller is worker `i`.
+    #[inline]
+    pub(crate) fn push_local(&self, i: usize, task: Task) {
+        let w = &self.workers[i];
+        match w.local.push(task) {
+            Ok(()) => {
+                if w.local.len() + usize::from(!w.lifo.is_empty()) > 1 {
+                    self.wake_one();
+                }
+            }
+            Err(task) => {
+                // Full: move half to the injector, with the new task (tokio's rule).
+                w.local.drain_half(|t| self.injector.push(t));
+                self.injector.push(task);
+                self.wake_one();
+            }
+        }
+    }
+
+    fn inject(&self, task: Task) {
+        self.injector.push(task);
+        self.wake_one();
+    }
+
+    /// Unparks one parked worker, if any.
+    #[inline]
+    pub(crate) fn wake_one(&self) {
+        if let Some(w) = self.idle.pop_sleeper() {
+            if let Some(t) = self.workers[w].thread.get() {
+                t.unpark();
+            }
+        }
+    }
+
+    /// Whether any queue holds work (the parking protocol's last look).
+    pub(crate) fn has_work(&self) -> bool {
+        !self.injector.is_empty() || self.workers.iter().any(|w| w.local.len() > 0)
+    }
+}
+
+/// Configures and starts a [`Runtime`].
+///
+/// ```
+/// let rt = otter::Runtime::builder().threads(2).build().unwrap();
+/// assert_eq!(rt.threads(), 2);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Builder {
+    threads: Option<usize>,
+    name: String,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder {
+            threads: None,
+            name: "otter-worker".into(),
+        }
+    }
+}
+
+impl Builder {
+    /// Worker threads (default: the number of cores, `available_parallelism`).
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = Some(n);
+        self
+    }
+
+    /// The worker threads' name prefix (default `otter-worker`).
+    ///
+    /// ```
+    /// let rt = otter::Runtime::builder().thread_name("bench").build().unwrap();
+    /// # drop(rt);
+    /// ```
+    pub fn thread_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Starts the runtime's worker threads.
+    pub fn build(self) -> Result<Runtime, BuildError> {
+        let n = match self.threads {
+            Some(0) => return Err(BuildError::ZeroThreads),
+            Some(n) => n,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        let shared = Arc::new(Shared {
+            workers: (0..n)
+                .map(|_| Remote {
+                    local: Local::new(),
+                    lifo: LifoSlot::new(),
+                    ticks: AtomicU64::new(0),
+                    thread: OnceLock::new(),
+                })
+                .collect(),
+            injector: Injector::default(),
+            idle: Idle::new(n),
+            shutdown: AtomicBool::new(false),
+            outside_spawns: AtomicUsize::new(0),
+            timer: Timer::new(),
+        });
+        let mut threads = Vec::with_capacity(n);
+        for i in 0..n {
+            let s = shared.clone();
+            let h = std::thread::Builder::new()
+                .name(format!("{}-{i}", self.name))
+                .spawn(move || worker::run(s, i));
+            match h {
+                Ok(h) => {
+                    let _ = shared.workers[i].thread.set(h.thread().clone());
+                    threads.push(h);
+                }
+                Err(e) => {
+                    let rt = Runtime { shared, threads };
+                    drop(rt);
+                    return Err(BuildError::Spawn(e.to_string()));
+                }
+            }
+        }
+        Ok(Runtime { shared, threads })
+    }
+}
+
+/// An otter runtime: worker threads running processes.
+///
+/// Dropping it shuts it down: every worker is stopped and joined, and every process
+/// still alive is ended (its future dropped), so nothing is leaked.
+///
+/// ```
+/// let rt = otter::Runtime::new();
+/// let sum = rt.block_on(|cx: otter::Context<u64>| async move {
+///     let me = cx.pid();
+///     for i in 1..=10 {
+///         cx.spawn(move |_child: otter::Context<()>| async move { me.send(i) });
+///     }
+///     let mut cx = cx;
+///     let mut sum = 0;
+///     for _ in 0..10 {
+///         sum += cx.recv().await;
+///     }
+///     sum
+/// });
+/// assert_eq!(sum.unwrap(), 55);
+/// ```
+#[derive(Debug)]
+pub struct Runtime {
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Default for Runtime {
+    fn default() -> Self {
+        Runtime::new()
+    }
+}
+
+impl Runtime {
+    /// A runtime with one worker per core.
+    ///
+    /// # Panics
+    ///
+    /// If the operating system refuses to start a thread; use [`Runtime::builder`] to
+    /// handle that as an error.
+    pub fn new() -> Runtime {
+        Builder::default()
+            .build()
+            .unwrap_or_else(|e| panic!("otter: {e}"))
+    }
+
+    /// A [`Builder`] to configure a runtime.
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// The number of worker threads.
+    pub fn threads(&self) -> usize {
+        self.shared.workers.len()
+    }
+
+    /// A handle to spawn processes from outside the runtime.
+    pub fn handle(&self) -> Handle {
+        Handle {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// Runs `f`'s future as a root process and waits, on this thread, for it to finish.
+    /// Returns its value, or the reason it exited otherwise (a panic, or being killed).
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// assert_eq!(rt.block_on(|_cx: otter::Context<()>| async { 6 * 7 }), Ok(42));
+    /// let r = rt.block_on(|_cx: otter::Context<()>| async { panic!("oops") });
+    /// assert_eq!(r, Err::<(), _>(otter::ExitReason::Panic("oops".into())));
+    /// ```
+    pub fn block_on<M, T, F, Fut>(&self, f: F) -> Result<T, ExitReason>
+    where
+        M: Send + 'static,
+        T: Send + 'static,
+        F: FnOnce(Context<M>) -> Fut,
+        Fut: Future<Output = T> + Send + 'static,
+    {
+        let slot = Arc::new(RootSlot {
+            value: Mutex::new(None),
+            done: Condvar::new(),
+        });
+        let s2 = slot.clone();
+        self.handle().spawn(move |cx| Root {
+            fut: Box::pin(f(cx)),
+            slot: s2,
+        });
+        let mut g = slot.value.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if let Some(r) = g.take() {
+                return r;
+            }
+            g = slot.done.wait(g).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        let shared = &self.shared;
+        shared.shutdown.store(true, Ordering::SeqCst);
+        while shared.outside_spawns.load(Ordering::SeqCst) != 0 {
+            std::thread::yield_now();
+        }
+        for w in shared.workers.iter() {
+            if let Some(t) = w.thread.get() {
+                t.unpark();
+            }
+        }
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        shared.timer.shutdown();
+        cell::shutdown_processes(shared);
+        while shared.injector.pop_into(&shared.workers[0].local, 0).is_some() {}
+    }
+}
+
+struct RootSlot<T> {
+    value: Mutex<Option<Result<T, ExitReason>>>,
+    done: Condvar,
+}
+
+impl<T> RootSlot<T> {
+    fn set(&self, r: Result<T, ExitReason>) {
+        let mut g = self.value.lock().unwrap_or_else(PoisonError::into_inner);
+        if g.is_none() {
+            *g = Some(r);
+            self.done.notify_all();
+        }
+    }
+}
+
+/// The root process's future: reports its value or its end to `block_on`.
+struct Root<Fut: Future> {
+    fut: Pin<Box<Fut>>,
+    slot: Arc<RootSlot<Fut::Output>>,
+}
+
+impl<Fut: Future> Future for Root<Fut> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        let fut = this.fut.as_mut();
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(v)) => {
+                this.slot.set(Ok(v));
+                Poll::Ready(())
+            }
+            Err(payload) => {
+                this.slot.set(Err(ExitReason::from_panic(&*payload)));
+                std::panic::resume_unwind(payload)
+            }
+        }
+    }
+}
+
+impl<Fut: Future> Drop for Root<Fut> {
+    fn drop(&mut self) {
+        // Dropped without a value: the process was ended from outside (shutdown).
+        self.slot.set(Err(ExitReason::Killed));
+    }
+}
+
+/// A handle to a runtime, to spawn processes from any thread. Cheap to clone.
+///
+/// ```
+/// let rt = otter::Runtime::new();
+/// let h = rt.handle();
+/// let t = std::thread::spawn(move || {
+///     h.spawn(|mut cx: otter::Context<u8>| async move { cx.recv().await; })
+/// });
+/// let pid = t.join().unwrap();
+/// pid.send(1);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Handle {
+    shared: Arc<Shared>,
+}
+
+impl Handle {
+    /// Spawns a process running `f`'s future, with its own mailbox of `M`.
+    ///
+    /// # Panics
+    ///
+    /// If the runtime has been shut down (its [`Runtime`] dropped).
+    pub fn spawn<M, F, Fut>(&self, f: F) -> Pid<M>
+    where
+        M: Send + 'static,
+        F: FnOnce(Context<M>) -> Fut,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoExitReason,
+    {
+        let s = &self.shared;
+        s.outside_spawns.fetch_add(1, Ordering::SeqCst);
+        struct Leave<'a>(&'a AtomicUsize);
+        impl Drop for Leave<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        let _leave = Leave(&s.outside_spawns);
+        assert!(!s.is_shutdown(), "otter: spawn on a runtime that has shut down");
+        cell::spawn(s, f)
+    }
+}

@@ -1,0 +1,295 @@
+//! Run queues: each worker's bounded local queue (one producer, stealing consumers), the
+//! global injector, and the LIFO slot.
+//!
+//! # Local queue protocol
+//!
+//! A ring of [`LOCAL_CAP`] atomic task pointers with two monotonic 64-bit counters:
+//! `tail` (written only by the owner) and `head` (advanced by CAS by the owner's pops
+//! and by thieves). Counters never wrap in practice, so a CAS on `head` cannot suffer
+//! ABA.
+//!
+//! 1. **Push** (owner): if `tail - head < LOCAL_CAP`, store the task at `tail % CAP`
+//!    (`Relaxed`), then `tail + 1` (`Release`). A full queue hands the task back; the
+//!    worker then moves half of its queue to the injector (tokio's overflow rule).
+//! 2. **Pop** (owner) and **steal** (thief): read `head` and `tail` (`Acquire`), read
+//!    the `n` slots from `head`, then CAS `head` from `head` to `head + n`. If the CAS
+//!    succeeds, the values read are the tasks at those positions: while `head` still
+//!    equalled the value read, the owner could not overwrite them, because it only
+//!    writes positions below `head + LOCAL_CAP`, and those positions are below `tail`.
+//!    If the CAS fails, the values are discarded and the operation retried.
+//! 3. A thief takes half of the victim's queue (rounded up) and pushes all but one onto
+//!    its own queue, running the last one: one CAS moves many tasks.
+//!
+//! Slots are `AtomicPtr`, so a racing read of a slot being overwritten is a stale value,
+//! not a data race; the CAS in (2) discards it. The one `unsafe` operation is turning a
+//! pointer taken out of a slot back into a [`Task`]: each pointer put in is taken out
+//! exactly once, by the CAS that moves `head` past it.
+//!
+//! The LIFO slot is one `AtomicPtr` per worker, taken by `swap`, so the owner and a
+//! thief rescuing the task from a stuck worker never both get it.
+#![allow(unsafe_code)]
+
+use std::collections::VecDeque;
+use std::sync::{Mutex, PoisonError};
+
+use crate::loom::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use crate::process::cell::Task;
+
+/// What a run queue holds: an owned value that converts to and from a raw pointer
+/// ([`Task`]; a `Box` in the loom models).
+pub(crate) trait Item: Sized {
+    /// Gives up ownership as a non-null pointer.
+    fn into_raw(self) -> *mut ();
+    /// Takes back ownership.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` came from `into_raw` of the same type and is taken back once.
+    unsafe fn from_raw(ptr: *mut ()) -> Self;
+}
+
+impl Item for Task {
+    fn into_raw(self) -> *mut () {
+        Task::into_raw(self).cast()
+    }
+    unsafe fn from_raw(ptr: *mut ()) -> Self {
+        // SAFETY: forwarded caller's contract.
+        unsafe { Task::from_raw(ptr.cast()) }
+    }
+}
+
+/// Tasks a local queue holds before overflowing to the injector. 256 as in tokio and
+/// Go: enough for bursts of spawns, small enough that moving half is cheap.
+#[cfg(not(loom))]
+pub(crate) const LOCAL_CAP: usize = 256;
+#[cfg(loom)]
+pub(crate) const LOCAL_CAP: usize = 4;
+
+/// One worker's local run queue. See the module docs.
+pub(crate) struct Local<T: Item = Task> {
+    head: AtomicU64,
+    tail: AtomicU64,
+    buf: Box<[AtomicPtr<()>]>,
+    _items: std::marker::PhantomData<T>,
+}
+
+// SAFETY: a `Local` moves owned items between threads (push on the owner, pop or steal
+// on any thread), like a channel: `T: Send` is what that needs. All shared state is
+// atomic.
+unsafe impl<T: Item + Send> Sync for Local<T> {}
+// SAFETY: as above.
+unsafe impl<T: Item + Send> Send for Local<T> {}
+
+impl<T: Item> std::fmt::Debug for Local<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Local").field("len", &self.len()).finish()
+    }
+}
+
+impl<T: Item> Local<T> {
+    pub(crate) fn new() -> Local<T> {
+        Local {
+            head: AtomicU64::new(0),
+            tail: AtomicU64::new(0),
+            buf: (0..LOCAL_CAP)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect(),
+            _items: std::marker::PhantomData,
+        }
+    }
+
+    /// Tasks queued now (a snapshot).
+    pub(crate) fn len(&self) -> usize {
+        let tail = self.tail.load(Ordering::Acquire);
+        let head = self.head.load(Ordering::Acquire);
+        tail.saturating_sub(head) as usize
+    }
+
+    /// Step (1). Owner only.
+    pub(crate) fn push(&self, task: T) -> Result<(), T> {
+        let tail = self.tail.load(Ordering::Relaxed);
+        let head = self.head.load(Ordering::Acquire);
+        if tail - head >= LOCAL_CAP as u64 {
+            return Err(task);
+        }
+        self.buf[(tail % LOCAL_CAP as u64) as usize].store(task.into_raw(), Ordering::Relaxed);
+        self.tail.store(tail + 1, Ordering::Release);
+        Ok(())
+    }
+
+    /// Takes up to `max` tasks from the head in one CAS (step 2); `f` receives each.
+    fn take(&self, max: usize, mut f: impl FnMut(T)) -> usize {
+        let mut grabbed: [*mut (); LOCAL_CAP / 2] = [std::ptr::null_mut(); LOCAL_CAP / 2];
+        let max = max.min(LOCAL_CAP / 2);
+        loop {
+            let head = self.head.load(Ordering::Acquire);
+            let tail = self.tail.load(Ordering::Acquire);
+            let avail = tail.saturating_sub(head) as usize;
+            if avail == 0 {
+                return 0;
+            }
+            let n = avail.min(max);
+            for (i, g) in grabbed.iter_mut().enumerate().take(n) {
+                *g = self.buf[((head + i as u64) % LOCAL_CAP as u64) as usize]
+                    .load(Ordering::Relaxed);
+            }
+            if self
+                .head
+                .compare_exchange(head, head + n as u64, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                for &p in &grabbed[..n] {
+                    // SAFETY: the successful CAS moved `head` past these positions, so
+                    // each pointer is taken out exactly once (module docs, step 2), and
+                    // every pointer in a slot came from `Item::into_raw` in `push`.
+                    f(unsafe { T::from_raw(p) });
+                }
+                return n;
+            }
+        }
+    }
+
+    /// Takes the oldest task. Owner only (thieves use [`Local::steal_into`]).
+    pub(crate) fn pop(&self) -> Option<T> {
+        loop {
+            let head = self.head.load(Ordering::Acquire);
+            let tail = self.tail.load(Ordering::Acquire);
+            if head >= tail {
+                return None;
+            }
+            let p = self.buf[(head % LOCAL_CAP as u64) as usize].load(Ordering::Relaxed);
+            if self
+                .head
+                .compare_exchange(head, head + 1, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                // SAFETY: as in `take`: the CAS hands this position to us alone.
+                return Some(unsafe { T::from_raw(p) });
+            }
+        }
+    }
+
+    /// Step (3): moves half of `self`'s tasks into `dst` (the thief's own queue, of which
+    /// the caller is the owner) and returns one of them to run now.
+    pub(crate) fn steal_into(&self, dst: &Local<T>) -> Option<T> {
+        let want = self.len().div_ceil(2).min(LOCAL_CAP / 2);
+        if want == 0 {
+            return None;
+        }
+        let mut first = None;
+        self.take(want, |t| match first {
+            None => first = Some(t),
+            Some(_) => {
+                if let Err(t) = dst.push(t) {
+                    // `dst` is the thief's queue and holds at most `LOCAL_CAP / 2` stolen
+                    // tasks plus its own; if full, keep order by running it later.
+                    dst_overflow(t);
+                }
+            }
+        });
+        first
+    }
+
+    /// Moves half of the queue out (owner, when full): tokio's overflow rule.
+    pub(crate) fn drain_half(&self, mut f: impl FnMut(T)) {
+        let n = (self.len() / 2).max(1);
+        self.take(n, &mut f);
+    }
+}
+
+/// A thief's own queue is empty when it steals (it steals only when idle), so this is
+/// unreachable; dropping a task would lose a process, so fail loudly instead.
+#[cold]
+fn dst_overflow<T>(_t: T) {
+    unreachable!("a thief's queue overflowed while stealing");
+}
+
+impl<T: Item> Drop for Local<T> {
+    fn drop(&mut self) {
+        // For `Task` this drops nothing (a task is not a reference: the processes are
+        // ended by the runtime's shutdown through the process table); for boxed items in
+        // the models it frees them.
+        while self.pop().is_some() {}
+    }
+}
+
+/// The global queue: spawns and wake-ups from outside the runtime's workers, and
+/// overflow. A mutex, as in tokio and Go: it is off the hot path (a worker's own
+/// spawns and wake-ups go to its local queue), and `len` lets idle workers skip it.
+#[derive(Debug, Default)]
+pub(crate) struct Injector {
+    queue: Mutex<VecDeque<TaskPtr>>,
+    len: AtomicUsize,
+}
+
+/// A task parked in the injector. The pointer is a `Task` that was `into_raw`ed.
+#[derive(Debug)]
+struct TaskPtr(*mut ());
+
+// SAFETY: a `TaskPtr` is a `Task` in raw form, and `Task` is `Send`.
+unsafe impl Send for TaskPtr {}
+
+impl Injector {
+    pub(crate) fn push(&self, task: Task) {
+        let mut q = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        q.push_back(TaskPtr(Item::into_raw(task)));
+        self.len.store(q.len(), Ordering::Release);
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len.load(Ordering::Acquire) == 0
+    }
+
+    /// Takes the oldest task and moves up to `batch` more into `dst`.
+    pub(crate) fn pop_into(&self, dst: &Local, batch: usize) -> Option<Task> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut q = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        let first = q.pop_front();
+        for _ in 0..batch {
+            let Some(p) = q.pop_front() else { break };
+            // SAFETY: every pointer in the injector came from `Task::into_raw` in
+            // `push` and is taken out once, under the lock.
+            if let Err(t) = dst.push(unsafe { <Task as Item>::from_raw(p.0) }) {
+                q.push_front(TaskPtr(Item::into_raw(t)));
+                break;
+            }
+        }
+        self.len.store(q.len(), Ordering::Release);
+        // SAFETY: as above.
+        first.map(|p| unsafe { <Task as Item>::from_raw(p.0) })
+    }
+}
+
+/// A worker's LIFO slot: the process most recently woken by the running process.
+#[derive(Debug)]
+pub(crate) struct LifoSlot(AtomicPtr<()>);
+
+impl LifoSlot {
+    pub(crate) fn new() -> LifoSlot {
+        LifoSlot(AtomicPtr::new(std::ptr::null_mut()))
+    }
+
+    /// Puts `task` in the slot, returning the task it displaces.
+    pub(crate) fn replace(&self, task: Task) -> Option<Task> {
+        let old = self.0.swap(Item::into_raw(task), Ordering::AcqRel);
+        // SAFETY: a non-null value in the slot is a `Task::into_raw`, and `swap` hands it
+        // to exactly one taker.
+        (!old.is_null()).then(|| unsafe { <Task as Item>::from_raw(old) })
+    }
+
+    /// Empties the slot.
+    pub(crate) fn take(&self) -> Option<Task> {
+        if self.0.load(Ordering::Relaxed).is_null() {
+            return None;
+        }
+        let old = self.0.swap(std::ptr::null_mut(), Ordering::AcqRel);
+        // SAFETY: as in `replace`.
+        (!old.is_null()).then(|| unsafe { <Task as Item>::from_raw(old) })
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.load(Ordering::Acquire).is_null()
+    }
+}

@@ -1,0 +1,236 @@
+//! The worker: one OS thread running processes.
+//!
+//! # Which process runs next
+//!
+//! 1. Every [`GLOBAL_INTERVAL`] ticks, the injector first, so spawns and wake-ups from
+//!    outside cannot starve behind a busy local queue.
+//! 2. The LIFO slot: the process most recently woken by a message from the process that
+//!    just ran. Running it next keeps the message hot in cache and makes a request/reply
+//!    pair cost two polls and no queue operation. At most [`MAX_LIFO_POLLS`] in a row;
+//!    then the LIFO process goes to the back of the local queue, so two chatty processes
+//!    cannot starve the rest.
+//! 3. The local queue (FIFO).
+//! 4. The injector, taking a batch into the local queue.
+//! 5. Stealing half of another worker's local queue, from a random victim onwards.
+//! 6. Parking (see `park.rs`).
+//!
+//! Each poll of a process has a budget of [`BUDGET`] messages; a receive that finds the
+//! budget spent yields: the process goes to the back of the local queue.
+
+use std::cell::Cell;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use crate::process::cell::{RunOutcome, Task};
+use crate::scheduler::Shared;
+use crate::scheduler::park::WATCHDOG;
+
+/// Messages one poll of a process may receive before it yields. The figure is tokio's
+/// cooperative budget (128 operations per task poll); ERTS gives a process 4,000
+/// reductions, about the cost of a few hundred receives.
+pub(crate) const BUDGET: u32 = 128;
+
+/// Consecutive LIFO-slot runs before the LIFO process yields to the local queue.
+/// tokio uses 3 for tasks; a ring or ping-pong of processes is exactly the case the
+/// slot exists for, so we allow a few more before the queue gets a turn: with 8, a
+/// queued process waits at most 8 short polls behind a chatty pair.
+pub(crate) const MAX_LIFO_POLLS: u32 = 8;
+
+/// Ticks between forced looks at the injector. 61, as in Go's scheduler and
+/// async-executor's 64: rare enough to cost nothing, often enough to bound the wait.
+pub(crate) const GLOBAL_INTERVAL: u32 = 61;
+
+thread_local! {
+    /// The runtime and index of the worker this thread is, if it is one. The pointer is
+    /// only compared, never dereferenced: it tells `Shared::schedule` whether the task's
+    /// runtime is this thread's.
+    static CURRENT: Cell<(*const Shared, usize)> = const { Cell::new((std::ptr::null(), 0)) };
+    /// What remains of the running process's budget.
+    static BUDGET_LEFT: Cell<u32> = const { Cell::new(BUDGET) };
+}
+
+/// This thread's worker index if it is a worker of `shared`.
+#[inline]
+pub(crate) fn current_index(shared: &Shared) -> Option<usize> {
+    let (rt, index) = CURRENT.with(Cell::get);
+    std::ptr::eq(rt, shared).then_some(index)
+}
+
+/// Consumes one unit of the running process's budget; false when it is spent.
+#[inline]
+pub(crate) fn consume_budget() -> bool {
+    BUDGET_LEFT.with(|b| {
+        let left = b.get();
+        if left == 0 {
+            false
+        } else {
+            b.set(left - 1);
+            true
+        }
+    })
+}
+
+/// The worker loop. Returns when the runtime shuts down.
+pub(crate) fn run(shared: Arc<Shared>, index: usize) {
+    CURRENT.with(|c| c.set((Arc::as_ptr(&shared), index)));
+    let mut w = Worker {
+        seen_ticks: vec![u64::MAX; shared.workers.len()],
+        shared,
+        index,
+        tick: 0,
+        lifo_polls: 0,
+        rng: 0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d),
+    };
+    w.run();
+    CURRENT.with(|c| c.set((std::ptr::null(), 0)));
+}
+
+struct Worker {
+    shared: Arc<Shared>,
+    index: usize,
+    tick: u32,
+    lifo_polls: u32,
+    /// Each other worker's tick counter at our previous watchdog look.
+    seen_ticks: Vec<u64>,
+    rng: u64,
+}
+
+impl Worker {
+    fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    fn run(&mut self) {
+        while !self.shared().is_shutdown() {
+            match self.next_task() {
+                Some(task) => self.run_task(task),
+                None => self.park(),
+            }
+        }
+    }
+
+    fn run_task(&mut self, task: Task) {
+        self.tick = self.tick.wrapping_add(1);
+        let me = &self.shared().workers[self.index];
+        // Only this worker writes its counter: a plain store, no read-modify-write.
+        me.ticks.store(
+            me.ticks.load(Ordering::Relaxed).wrapping_add(1),
+            Ordering::Relaxed,
+        );
+        BUDGET_LEFT.with(|b| b.set(BUDGET));
+        match task.run() {
+            RunOutcome::Reschedule(task) => self.shared().push_local(self.index, task),
+            RunOutcome::Idle | RunOutcome::Exited => {}
+        }
+    }
+
+    fn next_task(&mut self) -> Option<Task> {
+        let shared = &*self.shared;
+        let me = &shared.workers[self.index];
+        if self.tick % GLOBAL_INTERVAL == 0 {
+            if let Some(t) = shared.injector.pop_into(&me.local, 0) {
+                return Some(t);
+            }
+        }
+        if let Some(t) = me.lifo.take() {
+            if self.lifo_polls < MAX_LIFO_POLLS {
+                self.lifo_polls += 1;
+                return Some(t);
+            }
+            shared.push_local(self.index, t);
+        }
+        self.lifo_polls = 0;
+        if let Some(t) = me.local.pop() {
+            return Some(t);
+        }
+        if let Some(t) = shared.injector.pop_into(&me.local, 32) {
+            return Some(t);
+        }
+        self.steal()
+    }
+
+    fn next_rand(&mut self) -> usize {
+        // xorshift64*
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        (self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as usize
+    }
+
+    fn steal(&mut self) -> Option<Task> {
+        let n = self.shared().workers.len();
+        if n == 1 {
+            return None;
+        }
+        let start = self.next_rand() % n;
+        let shared = &*self.shared;
+        let me = &shared.workers[self.index];
+        for i in 0..n {
+            let v = (start + i) % n;
+            if v == self.index {
+                continue;
+            }
+            if let Some(t) = shared.workers[v].local.steal_into(&me.local) {
+                return Some(t);
+            }
+        }
+        shared.injector.pop_into(&me.local, 32)
+    }
+
+    /// Takes over the LIFO slot of workers stuck in one poll since our last look.
+    fn rescue_stuck(&mut self) -> Option<Task> {
+        let shared = &*self.shared;
+        let me = &shared.workers[self.index];
+        let mut found = None;
+        for (v, w) in shared.workers.iter().enumerate() {
+            if v == self.index {
+                continue;
+            }
+            let ticks = w.ticks.load(Ordering::Relaxed);
+            let stuck = ticks == self.seen_ticks[v];
+            self.seen_ticks[v] = ticks;
+            if stuck && !w.lifo.is_empty() {
+                if let Some(t) = w.lifo.take() {
+                    match found {
+                        None => found = Some(t),
+                        Some(_) => shared.push_local(self.index, t),
+                    }
+                }
+            }
+            if stuck && found.is_none() {
+                found = w.local.steal_into(&me.local);
+            }
+        }
+        found
+    }
+
+    fn park(&mut self) {
+        let shared = self.shared.clone();
+        let me = self.index;
+        let all_parked = shared.idle.register(me);
+        // Step (2) of the parking protocol: one more look.
+        if shared.is_shutdown() || shared.has_work() {
+            shared.idle.unregister(me);
+            return;
+        }
+        if all_parked {
+            std::thread::park();
+        } else {
+            std::thread::park_timeout(WATCHDOG);
+        }
+        shared.idle.unregister(me);
+        if shared.is_shutdown() {
+            return;
+        }
+        // Woken into a runtime where everyone else sleeps without a timeout: wake one
+        // to be the watchdog while we are busy.
+        if shared.workers.len() > 1 && shared.idle.all_others_parked() {
+            shared.wake_one();
+        }
+        if shared.idle.someone_busy() {
+            if let Some(t) = self.rescue_stuck() {
+                self.run_task(t);
+            }
+        }
+    }
+}

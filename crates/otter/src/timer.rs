@@ -1,0 +1,249 @@
+//! Timers: receive timeouts, [`Sleep`], and (later) `send_after`.
+//!
+//! One timing wheel per runtime (`timer/wheel.rs`) behind a mutex, driven by one timer
+//! thread that sleeps until the next deadline. The thread is started by the first timer
+//! a runtime is asked for, so a program that never uses a timeout never has one, and a
+//! process that uses none pays nothing: there is no per-process timer state.
+//!
+//! Deadlines are rounded *up* to whole milliseconds since the timer's start, so a timer
+//! never fires early; it fires within about a millisecond of its deadline plus the
+//! wake-up latency of the timer thread.
+
+pub(crate) mod wheel;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::task::{Context as TaskContext, Poll, Waker};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use wheel::{Key, Wheel};
+
+/// What a timer does when it fires.
+pub(crate) enum Action {
+    /// Wake a waiting future.
+    Wake(Waker),
+    /// Run a closure (used to send a message).
+    Run(Box<dyn FnOnce() + Send>),
+}
+
+impl std::fmt::Debug for Action {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Action::Wake(_) => f.write_str("Wake"),
+            Action::Run(_) => f.write_str("Run"),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Inner {
+    wheel: Wheel<Action>,
+    /// The deadline the timer thread sleeps until (ms), `u64::MAX` if none.
+    sleeping_until: u64,
+    shutdown: bool,
+}
+
+/// A runtime's timer service.
+#[derive(Debug)]
+pub(crate) struct Timer {
+    start: Instant,
+    inner: Mutex<Inner>,
+    cv: Condvar,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// A pending timer; cancel it with [`Timer::cancel`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TimerKey(Key);
+
+impl Timer {
+    pub(crate) fn new() -> Arc<Timer> {
+        Arc::new(Timer {
+            start: Instant::now(),
+            inner: Mutex::new(Inner {
+                wheel: Wheel::new(),
+                sleeping_until: u64::MAX,
+                shutdown: false,
+            }),
+            cv: Condvar::new(),
+            thread: Mutex::new(None),
+        })
+    }
+
+    fn to_ms_ceil(&self, at: Instant) -> u64 {
+        let d = at.saturating_duration_since(self.start);
+        let ms = d.as_millis() as u64;
+        if d > Duration::from_millis(ms) {
+            ms + 1
+        } else {
+            ms
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.start.elapsed().as_millis() as u64
+    }
+
+    /// Files `action` to run at `deadline` or later.
+    pub(crate) fn insert(self: &Arc<Self>, deadline: Instant, action: Action) -> TimerKey {
+        let ms = self.to_ms_ceil(deadline);
+        let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = g.wheel.insert(ms, action);
+        if ms < g.sleeping_until {
+            g.sleeping_until = ms;
+            self.cv.notify_one();
+        }
+        drop(g);
+        self.ensure_thread();
+        TimerKey(key)
+    }
+
+    /// Cancels a pending timer; false if it already fired (or was cancelled).
+    pub(crate) fn cancel(&self, key: TimerKey) -> bool {
+        let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let action = g.wheel.cancel(key.0);
+        drop(g);
+        action.is_some()
+    }
+
+    fn ensure_thread(self: &Arc<Self>) {
+        let mut t = self.thread.lock().unwrap_or_else(PoisonError::into_inner);
+        if t.is_some() {
+            return;
+        }
+        let me = Arc::downgrade(self);
+        *t = std::thread::Builder::new()
+            .name("otter-timer".into())
+            .spawn(move || run(me))
+            .ok();
+    }
+
+    /// Stops the thread and drops pending timers. Called by the runtime's shutdown.
+    pub(crate) fn shutdown(&self) {
+        {
+            let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+            g.shutdown = true;
+            self.cv.notify_all();
+        }
+        if let Some(t) = self
+            .thread
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            let _ = t.join();
+        }
+        let wheel = {
+            let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+            std::mem::replace(&mut g.wheel, Wheel::new())
+        };
+        drop(wheel);
+    }
+}
+
+fn run(timer: std::sync::Weak<Timer>) {
+    let mut due = Vec::new();
+    loop {
+        let Some(t) = timer.upgrade() else { return };
+        {
+            let mut g = t.inner.lock().unwrap_or_else(PoisonError::into_inner);
+            loop {
+                if g.shutdown {
+                    return;
+                }
+                let now = t.now_ms();
+                g.wheel.advance(now, |a| due.push(a));
+                if !due.is_empty() {
+                    break;
+                }
+                match g.wheel.next_expiration() {
+                    Some(at) if at <= now => continue,
+                    Some(at) => {
+                        g.sleeping_until = at;
+                        let wait = Duration::from_millis(at - now);
+                        g = t.cv.wait_timeout(g, wait).unwrap_or_else(PoisonError::into_inner).0;
+                    }
+                    None => {
+                        g.sleeping_until = u64::MAX;
+                        g = t.cv.wait(g).unwrap_or_else(PoisonError::into_inner);
+                    }
+                }
+            }
+            g.sleeping_until = 0;
+        }
+        drop(t);
+        for a in due.drain(..) {
+            match a {
+                Action::Wake(w) => w.wake(),
+                Action::Run(f) => {
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+                }
+            }
+        }
+    }
+}
+
+/// A future that completes at a deadline: [`Context::sleep`](crate::Context::sleep).
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// let rt = otter::Runtime::new();
+/// let waited = rt.block_on(|cx: otter::Context<()>| async move {
+///     let t0 = Instant::now();
+///     cx.sleep(Duration::from_millis(5)).await;
+///     t0.elapsed()
+/// });
+/// assert!(waited.unwrap() >= Duration::from_millis(5));
+/// ```
+#[derive(Debug)]
+pub struct Sleep {
+    timer: Arc<Timer>,
+    deadline: Instant,
+    key: Option<TimerKey>,
+}
+
+impl Sleep {
+    pub(crate) fn new(timer: Arc<Timer>, deadline: Instant) -> Sleep {
+        Sleep {
+            timer,
+            deadline,
+            key: None,
+        }
+    }
+
+    /// Whether the deadline has passed; registers `cx`'s waker otherwise (once).
+    pub(crate) fn poll_elapsed(&mut self, cx: &mut TaskContext<'_>) -> bool {
+        if Instant::now() >= self.deadline {
+            return true;
+        }
+        if self.key.is_none() {
+            let key = self
+                .timer
+                .insert(self.deadline, Action::Wake(cx.waker().clone()));
+            self.key = Some(key);
+        }
+        false
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<()> {
+        if self.get_mut().poll_elapsed(cx) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        if let Some(k) = self.key.take() {
+            self.timer.cancel(k);
+        }
+    }
+}
