@@ -1,0 +1,101 @@
+//! Rules of the scheduler: a process that hogs its worker does not stop the others
+//! (their queued work is taken over by other workers); two chatty processes do not
+//! starve the rest of their worker; futures from outside otter wake processes.
+
+#[path = "support/rt.rs"]
+mod support;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Poll, Waker};
+use std::time::{Duration, Instant};
+
+use otter::{Context, Runtime};
+
+#[test]
+fn a_hog_does_not_stop_processes_queued_behind_it() {
+    let rt = Runtime::builder().threads(2).build().unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    let d2 = done.clone();
+    let r = rt.block_on(move |cx: Context<()>| async move {
+        // The worker running this process spawns a helper (queued on its own local
+        // queue) and then computes without yielding until the helper has run.
+        cx.spawn(move |_: Context<()>| async move { d2.store(true, Ordering::SeqCst) });
+        let t0 = Instant::now();
+        while !done.load(Ordering::SeqCst) {
+            assert!(t0.elapsed() < Duration::from_secs(20), "the queued process never ran");
+            std::hint::spin_loop();
+        }
+        t0.elapsed()
+    });
+    assert!(r.unwrap() < Duration::from_secs(20));
+}
+
+rt_test!(chatty_pair_does_not_starve_the_rest, |rt: &Runtime| {
+    let r = rt.block_on(|mut cx: Context<()>| async move {
+        let me = cx.pid();
+        let stop = Arc::new(AtomicBool::new(false));
+        // A ping-pong pair that would run forever.
+        let s2 = stop.clone();
+        let ponger = cx.spawn(move |mut c: Context<otter::Pid<u8>>| async move {
+            while let Some(p) = c.recv_timeout(Duration::from_secs(30)).await {
+                p.send(0);
+            }
+        });
+        let s3 = s2.clone();
+        cx.spawn(move |mut c: Context<u8>| async move {
+            let me2 = c.pid();
+            while !s3.load(Ordering::SeqCst) {
+                ponger.send(me2);
+                c.recv().await;
+            }
+        });
+        // Another process on the same runtime must still get to run.
+        cx.spawn(move |_: Context<()>| async move { me.send(()) });
+        cx.recv().await;
+        s2.store(true, Ordering::SeqCst);
+    });
+    r.unwrap();
+});
+
+/// A one-shot channel that is not otter's: its waker comes from the std `Waker` API.
+#[derive(Default)]
+struct Shot {
+    value: Option<u32>,
+    waker: Option<Waker>,
+}
+
+struct ShotRecv(Arc<Mutex<Shot>>);
+
+impl Future for ShotRecv {
+    type Output = u32;
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<u32> {
+        let mut s = self.0.lock().unwrap();
+        match s.value.take() {
+            Some(v) => Poll::Ready(v),
+            None => {
+                s.waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+rt_test!(a_foreign_future_wakes_its_process, |rt: &Runtime| {
+    let shot = Arc::new(Mutex::new(Shot::default()));
+    let s2 = shot.clone();
+    let t = std::thread::spawn(move || {
+        // Wait until the process is parked on the future, then complete it.
+        support::eventually("process waits", Duration::from_secs(20), || {
+            s2.lock().unwrap().waker.is_some()
+        });
+        let mut s = s2.lock().unwrap();
+        s.value = Some(5);
+        s.waker.take().unwrap().wake();
+    });
+    let r = rt.block_on(move |_: Context<()>| async move { ShotRecv(shot).await });
+    t.join().unwrap();
+    assert_eq!(r.unwrap(), 5);
+});

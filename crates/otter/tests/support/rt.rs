@@ -1,0 +1,46 @@
+//! Shared by the integration tests: run one test body on 1 worker and on N workers
+//! (tokio's `rt_common.rs` idea), and a failure guard for waits.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::time::{Duration, Instant};
+
+/// Workers of the "many" configuration: more than this machine's cores, so that
+/// workers really interleave and steal.
+pub const MANY: usize = 4;
+
+/// Declares `mod $name { one_worker, many_workers }`, each calling `$body(&Runtime)`.
+#[macro_export]
+macro_rules! rt_test {
+    ($(#[$m:meta])* $name:ident, $body:expr) => {
+        $(#[$m])*
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[test]
+            fn one_worker() {
+                let rt = otter::Runtime::builder().threads(1).build().unwrap();
+                ($body)(&rt);
+            }
+            #[test]
+            fn many_workers() {
+                let rt = otter::Runtime::builder()
+                    .threads($crate::support::MANY)
+                    .build()
+                    .unwrap();
+                ($body)(&rt);
+            }
+        }
+    };
+}
+
+/// Spins until `cond` holds; panics (with the label) after `limit`. A failure guard, not
+/// a synchronisation: tests wait on messages, and use this only for "eventually" facts
+/// about other threads.
+pub fn eventually(label: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !cond() {
+        assert!(t0.elapsed() < limit, "timed out waiting for: {label}");
+        std::thread::yield_now();
+    }
+}
