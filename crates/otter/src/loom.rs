@@ -8,7 +8,7 @@
 //! not start, or `catch_unwind`.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering, fence};
+pub(crate) use ::loom::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering, fence};
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering, fence};
@@ -18,14 +18,14 @@ pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering, 
 #[inline]
 pub(crate) fn spin_hint() {
     #[cfg(loom)]
-    loom::thread::yield_now();
+    ::loom::thread::yield_now();
     #[cfg(not(loom))]
     std::hint::spin_loop();
 }
 
 /// `UnsafeCell` with loom's closure API, so the queue code reads the same under both.
 #[cfg(loom)]
-pub(crate) use loom::cell::UnsafeCell;
+pub(crate) use ::loom::cell::UnsafeCell;
 
 /// `UnsafeCell` with loom's closure API, so the queue code reads the same under both.
 #[cfg(not(loom))]

@@ -44,6 +44,7 @@
 //! `tests/loom_mailbox.rs` checks the protocol with `BLOCK_CAP = 2`, and Miri runs the
 //! unit tests at the bottom of this file.
 #![allow(unsafe_code)]
+#![allow(unreachable_pub)] // `pub` items are for the loom models; the module is private.
 
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
@@ -85,7 +86,7 @@ impl<T> Block<T> {
 }
 
 /// An unbounded MPSC queue of `T` stored inline in linked blocks. See the module docs.
-pub(crate) struct Queue<T> {
+pub struct Queue<T> {
     tail_index: AtomicUsize,
     tail_block: AtomicPtr<Block<T>>,
     head_index: AtomicUsize,
@@ -109,7 +110,7 @@ impl<T> std::fmt::Debug for Queue<T> {
 
 impl<T> Queue<T> {
     /// An empty queue; allocates nothing.
-    pub(crate) fn new() -> Self {
+    pub fn new() -> Self {
         Queue {
             tail_index: AtomicUsize::new(0),
             tail_block: AtomicPtr::new(ptr::null_mut()),
@@ -121,7 +122,7 @@ impl<T> Queue<T> {
 
     /// Appends `value`. Never blocks (it may spin for the few instructions another
     /// producer needs to install a block) and allocates one block per `BLOCK_CAP` pushes.
-    pub(crate) fn push(&self, value: T) {
+    pub fn push(&self, value: T) {
         let mut spare: *mut Block<T> = ptr::null_mut();
         let mut tail = self.tail_index.load(Ordering::Acquire);
         let mut block = self.tail_block.load(Ordering::Acquire);
@@ -152,16 +153,13 @@ impl<T> Queue<T> {
                     Ordering::AcqRel,
                     Ordering::Acquire,
                 ) {
-                    Ok(_) => {
-                        self.head_block.store(first, Ordering::Release);
-                        block = first;
-                    }
-                    Err(current) => {
-                        spare = first;
-                        block = current;
-                    }
+                    Ok(_) => self.head_block.store(first, Ordering::Release),
+                    Err(_) => spare = first,
                 }
+                // Re-read in the usual order, index first: a block read before the index
+                // may belong to an earlier lap than the index (found by the loom model).
                 tail = self.tail_index.load(Ordering::Acquire);
+                block = self.tail_block.load(Ordering::Acquire);
                 continue;
             }
             match self.tail_index.compare_exchange_weak(
@@ -209,7 +207,7 @@ impl<T> Queue<T> {
     ///
     /// Only one thread at a time may call `pop` (single consumer); the caller's exclusive
     /// ownership of the receiving end (`&mut` on the mailbox owner) ensures it.
-    pub(crate) unsafe fn pop(&self) -> Option<T> {
+    pub unsafe fn pop(&self) -> Option<T> {
         let block = self.head_block.load(Ordering::Acquire);
         if block.is_null() {
             return None;

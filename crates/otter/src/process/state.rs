@@ -19,6 +19,8 @@
 //! Between `transition_to_running` and the next transition, the worker has exclusive
 //! access to the process's future: that exclusivity is what `process/cell.rs` relies on.
 
+#![allow(unreachable_pub)] // `pub` items are for the loom models; the module is private.
+
 use crate::loom::{AtomicUsize, Ordering};
 
 /// Set while the process is in a run queue, or will be put back in one when the poll
@@ -37,12 +39,12 @@ pub(crate) const DONE: usize = 1 << 2;
 
 /// The schedule state of one process. See the module docs.
 #[derive(Debug)]
-pub(crate) struct State(AtomicUsize);
+pub struct State(AtomicUsize);
 
 /// What a waker must do after [`State::transition_to_scheduled`].
 #[must_use]
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]
-pub(crate) enum TransitionToScheduled {
+pub enum TransitionToScheduled {
     /// The process was idle: the caller must push it onto a run queue.
     Push,
     /// It was already queued, running (it will be queued again) or done.
@@ -52,7 +54,7 @@ pub(crate) enum TransitionToScheduled {
 /// What the worker must do after [`State::transition_to_idle`].
 #[must_use]
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]
-pub(crate) enum TransitionToIdle {
+pub enum TransitionToIdle {
     /// Nothing woke it during the poll: it waits.
     Idle,
     /// It was woken during the poll: the worker must queue it again.
@@ -61,13 +63,13 @@ pub(crate) enum TransitionToIdle {
 
 impl State {
     /// A new process starts scheduled: its spawner pushes it onto a run queue.
-    pub(crate) fn new_scheduled() -> State {
+    pub fn new_scheduled() -> State {
         State(AtomicUsize::new(SCHEDULED))
     }
 
     /// Marks the process scheduled. `Release` publishes the caller's event to the poll
     /// that follows; see the module docs.
-    pub(crate) fn transition_to_scheduled(&self) -> TransitionToScheduled {
+    pub fn transition_to_scheduled(&self) -> TransitionToScheduled {
         let prev = self.0.fetch_or(SCHEDULED, Ordering::AcqRel);
         if prev & (SCHEDULED | RUNNING | DONE) == 0 {
             TransitionToScheduled::Push
@@ -79,13 +81,13 @@ impl State {
     /// Scheduled → running, by the worker that popped the process. One `xadd`: the state
     /// is exactly `SCHEDULED` here (a queued process is neither running nor done), and
     /// `SCHEDULED + 1 == RUNNING`.
-    pub(crate) fn transition_to_running(&self) {
+    pub fn transition_to_running(&self) {
         let prev = self.0.fetch_add(RUNNING - SCHEDULED, Ordering::AcqRel);
         debug_assert_eq!(prev & (SCHEDULED | RUNNING | DONE), SCHEDULED);
     }
 
     /// Running → idle after a `Pending` poll. One `xadd`.
-    pub(crate) fn transition_to_idle(&self) -> TransitionToIdle {
+    pub fn transition_to_idle(&self) -> TransitionToIdle {
         let prev = self.0.fetch_sub(RUNNING, Ordering::AcqRel);
         debug_assert!(prev & RUNNING != 0 && prev & DONE == 0);
         if prev & SCHEDULED != 0 {

@@ -34,6 +34,8 @@
 //! touched once per [`LOCAL_CACHE`] spawns or exits, and a global counter for fresh
 //! indices. Slots live in chunks of [`CHUNK`] allocated on first use and never freed.
 
+#![allow(unreachable_pub)] // `pub` items are for the loom models; the module is private.
+
 use crate::loom::{AtomicU64, Ordering};
 
 const ALIVE: u64 = 1 << 31;
@@ -42,12 +44,12 @@ const GEN_SHIFT: u32 = 32;
 
 /// The word of one slot. Separate from the table so the loom model can test it alone.
 #[derive(Debug)]
-pub(crate) struct SlotWord(AtomicU64);
+pub struct SlotWord(AtomicU64);
 
 /// What [`SlotWord::release`] tells the caller to do.
 #[must_use]
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]
-pub(crate) enum TransitionToReleased {
+pub enum TransitionToReleased {
     /// Others still hold the process, or it is alive.
     Keep,
     /// This was the last reference to a retired process: free it.
@@ -55,17 +57,18 @@ pub(crate) enum TransitionToReleased {
 }
 
 impl SlotWord {
-    pub(crate) fn new() -> SlotWord {
+    /// A free slot's word: generation 0, not alive, no count.
+    pub fn new() -> SlotWord {
         SlotWord(AtomicU64::new(0))
     }
 
     /// The generation the next process in this slot will have.
-    pub(crate) fn generation(&self) -> u32 {
+    pub fn generation(&self) -> u32 {
         (self.0.load(Ordering::Acquire) >> GEN_SHIFT) as u32
     }
 
     /// Step (1): marks the slot alive with its current generation.
-    pub(crate) fn publish(&self) {
+    pub fn publish(&self) {
         let w = self.0.load(Ordering::Relaxed);
         debug_assert_eq!(w & (ALIVE | COUNT_MASK), 0, "publishing a slot in use");
         self.0.store(w | ALIVE, Ordering::Release);
@@ -73,7 +76,7 @@ impl SlotWord {
 
     /// Step (2): takes a count if the slot holds the live process of `generation`.
     #[inline]
-    pub(crate) fn acquire(&self, generation: u32) -> bool {
+    pub fn acquire(&self, generation: u32) -> bool {
         let mut w = self.0.load(Ordering::Acquire);
         loop {
             if (w >> GEN_SHIFT) as u32 != generation || w & ALIVE == 0 {
@@ -92,7 +95,7 @@ impl SlotWord {
 
     /// Step (3): gives back a count taken by `acquire` or `retire`.
     #[inline]
-    pub(crate) fn release(&self) -> TransitionToReleased {
+    pub fn release(&self) -> TransitionToReleased {
         let prev = self.0.fetch_sub(1, Ordering::Release);
         debug_assert!(prev & COUNT_MASK != 0, "slot count underflow");
         if prev & (ALIVE | COUNT_MASK) == 1 {
@@ -105,7 +108,7 @@ impl SlotWord {
 
     /// Step (4): makes the process unreachable and takes a count for the caller, who
     /// must `release` it. Called once per process, by the worker that runs its exit.
-    pub(crate) fn retire(&self) {
+    pub fn retire(&self) {
         let mut w = self.0.load(Ordering::Relaxed);
         loop {
             debug_assert!(w & ALIVE != 0, "retiring a dead slot");

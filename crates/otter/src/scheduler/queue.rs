@@ -28,16 +28,22 @@
 //! The LIFO slot is one `AtomicPtr` per worker, taken by `swap`, so the owner and a
 //! thief rescuing the task from a stuck worker never both get it.
 #![allow(unsafe_code)]
+#![allow(unreachable_pub)] // `pub` items are for the loom models; the module is private.
 
+#[cfg(not(loom))]
 use std::collections::VecDeque;
+#[cfg(not(loom))]
 use std::sync::{Mutex, PoisonError};
 
-use crate::loom::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use crate::loom::{AtomicPtr, AtomicU64, Ordering};
+#[cfg(not(loom))]
 use crate::process::cell::Task;
+#[cfg(not(loom))]
+use std::sync::atomic::AtomicUsize;
 
 /// What a run queue holds: an owned value that converts to and from a raw pointer
 /// ([`Task`]; a `Box` in the loom models).
-pub(crate) trait Item: Sized {
+pub trait Item: Sized {
     /// Gives up ownership as a non-null pointer.
     fn into_raw(self) -> *mut ();
     /// Takes back ownership.
@@ -48,6 +54,7 @@ pub(crate) trait Item: Sized {
     unsafe fn from_raw(ptr: *mut ()) -> Self;
 }
 
+#[cfg(not(loom))]
 impl Item for Task {
     fn into_raw(self) -> *mut () {
         Task::into_raw(self).cast()
@@ -66,7 +73,17 @@ pub(crate) const LOCAL_CAP: usize = 256;
 pub(crate) const LOCAL_CAP: usize = 4;
 
 /// One worker's local run queue. See the module docs.
-pub(crate) struct Local<T: Item = Task> {
+#[cfg(not(loom))]
+pub struct Local<T: Item = Task> {
+    head: AtomicU64,
+    tail: AtomicU64,
+    buf: Box<[AtomicPtr<()>]>,
+    _items: std::marker::PhantomData<T>,
+}
+
+/// One worker's local run queue. See the module docs.
+#[cfg(loom)]
+pub struct Local<T: Item> {
     head: AtomicU64,
     tail: AtomicU64,
     buf: Box<[AtomicPtr<()>]>,
@@ -87,7 +104,8 @@ impl<T: Item> std::fmt::Debug for Local<T> {
 }
 
 impl<T: Item> Local<T> {
-    pub(crate) fn new() -> Local<T> {
+    /// An empty queue.
+    pub fn new() -> Local<T> {
         Local {
             head: AtomicU64::new(0),
             tail: AtomicU64::new(0),
@@ -106,7 +124,7 @@ impl<T: Item> Local<T> {
     }
 
     /// Step (1). Owner only.
-    pub(crate) fn push(&self, task: T) -> Result<(), T> {
+    pub fn push(&self, task: T) -> Result<(), T> {
         let tail = self.tail.load(Ordering::Relaxed);
         let head = self.head.load(Ordering::Acquire);
         if tail - head >= LOCAL_CAP as u64 {
@@ -150,7 +168,7 @@ impl<T: Item> Local<T> {
     }
 
     /// Takes the oldest task. Owner only (thieves use [`Local::steal_into`]).
-    pub(crate) fn pop(&self) -> Option<T> {
+    pub fn pop(&self) -> Option<T> {
         loop {
             let head = self.head.load(Ordering::Acquire);
             let tail = self.tail.load(Ordering::Acquire);
@@ -171,7 +189,7 @@ impl<T: Item> Local<T> {
 
     /// Step (3): moves half of `self`'s tasks into `dst` (the thief's own queue, of which
     /// the caller is the owner) and returns one of them to run now.
-    pub(crate) fn steal_into(&self, dst: &Local<T>) -> Option<T> {
+    pub fn steal_into(&self, dst: &Local<T>) -> Option<T> {
         let want = self.len().div_ceil(2).min(LOCAL_CAP / 2);
         if want == 0 {
             return None;
@@ -216,6 +234,7 @@ impl<T: Item> Drop for Local<T> {
 /// The global queue: spawns and wake-ups from outside the runtime's workers, and
 /// overflow. A mutex, as in tokio and Go: it is off the hot path (a worker's own
 /// spawns and wake-ups go to its local queue), and `len` lets idle workers skip it.
+#[cfg(not(loom))]
 #[derive(Debug, Default)]
 pub(crate) struct Injector {
     queue: Mutex<VecDeque<TaskPtr>>,
@@ -223,12 +242,15 @@ pub(crate) struct Injector {
 }
 
 /// A task parked in the injector. The pointer is a `Task` that was `into_raw`ed.
+#[cfg(not(loom))]
 #[derive(Debug)]
 struct TaskPtr(*mut ());
 
 // SAFETY: a `TaskPtr` is a `Task` in raw form, and `Task` is `Send`.
+#[cfg(not(loom))]
 unsafe impl Send for TaskPtr {}
 
+#[cfg(not(loom))]
 impl Injector {
     pub(crate) fn push(&self, task: Task) {
         let mut q = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
@@ -263,9 +285,11 @@ impl Injector {
 }
 
 /// A worker's LIFO slot: the process most recently woken by the running process.
+#[cfg(not(loom))]
 #[derive(Debug)]
 pub(crate) struct LifoSlot(AtomicPtr<()>);
 
+#[cfg(not(loom))]
 impl LifoSlot {
     pub(crate) fn new() -> LifoSlot {
         LifoSlot(AtomicPtr::new(std::ptr::null_mut()))
