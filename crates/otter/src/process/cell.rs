@@ -184,8 +184,10 @@ where
         index,
         generation: slot.word.generation(),
     };
-    let mut cell: Box<MaybeUninit<Cell<Fut, M>>> = Box::new_uninit();
-    let p = cell.as_mut_ptr();
+    // Take the raw pointer first: every pointer handed out below derives from it, so no
+    // later `Box` retag invalidates them (Stacked Borrows).
+    let raw: *mut MaybeUninit<Cell<Fut, M>> = Box::into_raw(Box::new_uninit());
+    let p = raw.cast::<Cell<Fut, M>>();
     // SAFETY: `p` points to uninitialised memory we own; we initialise the header and
     // the mailbox field by field before anything reads them.
     unsafe {
@@ -205,22 +207,25 @@ where
         _type: std::marker::PhantomData,
     };
     // Building the future runs user code (the closure), which may panic: then the
-    // `Owner` is dropped during unwinding (refs 2 -> 1), the uninitialised box is freed
-    // without running any destructor, and the index goes back to the free list.
-    struct Undo(u32);
-    impl Drop for Undo {
+    // `Owner` is dropped during unwinding (refs 2 -> 1), and `Undo` frees the
+    // allocation (as `MaybeUninit`: no destructor runs; the header and the empty mailbox
+    // own nothing) and gives the index back.
+    struct Undo<T>(u32, *mut MaybeUninit<T>);
+    impl<T> Drop for Undo<T> {
         fn drop(&mut self) {
             table::free_index(self.0);
+            // SAFETY: the allocation made above, never published.
+            drop(unsafe { Box::from_raw(self.1) });
         }
     }
-    let undo = Undo(index);
+    let undo = Undo(index, raw);
     let fut = f(crate::Context::new(owner, Pid::from_raw(pid)));
     std::mem::forget(undo);
     // SAFETY: the stage is the last uninitialised field.
     unsafe {
         ptr::addr_of_mut!((*p).stage).write(std::cell::UnsafeCell::new(Stage::Running(fut)))
     };
-    let raw = Box::into_raw(cell).cast::<Header>();
+    let raw = header.as_ptr();
     slot.cell.store(raw, Ordering::Relaxed);
     slot.word.publish();
     rt.schedule_spawned(Task(header));
@@ -540,3 +545,76 @@ pub(crate) fn shutdown_processes(rt: &Shared) {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    //! Small runtime runs that exercise every `unsafe` path of this module (spawn, send,
+    //! wake, exit, free by the last sender, free by the owner, shutdown of blocked
+    //! processes), sized for Miri.
+
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use crate::{Context, ExitReason, Runtime};
+
+    struct Counted(Arc<AtomicUsize>);
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn spawn_send_exit_and_shutdown() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let rt = Runtime::builder().threads(2).build().unwrap();
+        let d = drops.clone();
+        let r = rt.block_on(move |mut cx: Context<u32>| async move {
+            let me = cx.pid();
+            // Children that echo, exit, and leave messages behind.
+            for i in 0..4 {
+                let g = Counted(d.clone());
+                let child = cx.spawn(move |mut c: Context<Counted>| async move {
+                    let _g = g;
+                    let _first = c.recv().await;
+                    me.send(i);
+                });
+                child.send(Counted(d.clone()));
+                child.send(Counted(d.clone())); // never received: freed with the cell
+            }
+            let mut sum = 0;
+            for _ in 0..4 {
+                sum += cx.recv().await;
+            }
+            // A child that panics.
+            fn boom() {
+                panic!("miri panic")
+            }
+            let p = cx.spawn(|_c: Context<()>| async { boom() });
+            while p.is_alive() {
+                cx.yield_now().await;
+            }
+            assert!(p.try_send(()).is_err());
+            // Children blocked forever: ended by shutdown.
+            for _ in 0..3 {
+                let g = Counted(d.clone());
+                cx.spawn(move |mut c: Context<u8>| async move {
+                    let _g = g;
+                    c.recv().await;
+                });
+            }
+            sum
+        });
+        assert_eq!(r, Ok(6));
+        drop(rt);
+        // 4 guards + 8 messages + 3 blocked guards.
+        assert_eq!(drops.load(Ordering::SeqCst), 15);
+    }
+
+    #[test]
+    fn root_panic_is_its_exit_reason() {
+        let rt = Runtime::builder().threads(1).build().unwrap();
+        let r = rt.block_on(|_cx: Context<()>| async { panic!("root") });
+        assert_eq!(r, Err::<(), _>(ExitReason::Panic("root".into())));
+    }
+}

@@ -1,0 +1,149 @@
+//! Micro-benchmarks of otter's hot paths, with criterion.
+//!
+//! **For regression tracking only**: they time one operation in a tight loop on a warm runtime,
+//! which flatters every runtime. The comparisons with Erlang that this project is judged by
+//! are the seed workloads (`otter-bench BENCH ...` and `otter-bench suite`), not these.
+//!
+//! * `spawn_exit`: one chain of processes, each spawning the next and exiting (the per-process
+//!   cost of the `spawn` workload), timed per process;
+//! * `send_recv/one_worker`: a stream of messages from the root process to a consumer on a
+//!   one-thread runtime, timed per message (send + wake + receive);
+//! * `send_recv/two_workers`: the same on two worker threads, where the consumer is usually
+//!   on the other worker;
+//! * `pingpong`: one round trip between two processes on a two-thread runtime.
+//!
+//! Run: `cargo bench -p otter-bench --bench hot_paths`.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_main};
+use otter::{Context, Pid, Runtime};
+
+fn runtime(threads: usize) -> Runtime {
+    Runtime::builder()
+        .threads(threads)
+        .build()
+        .expect("start the runtime")
+}
+
+/// A process of a spawn chain: spawns the next one (or tells `done`) and exits.
+struct Link {
+    cx: Context<()>,
+    done: Pid<()>,
+    left: u64,
+}
+
+impl Future for Link {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _: &mut std::task::Context<'_>) -> Poll<()> {
+        let (done, left) = (self.done, self.left);
+        if left == 0 {
+            done.send(());
+        } else {
+            self.cx.spawn(move |cx: Context<()>| Link {
+                cx,
+                done,
+                left: left - 1,
+            });
+        }
+        Poll::Ready(())
+    }
+}
+
+fn spawn_exit(c: &mut Criterion) {
+    let rt = runtime(std::thread::available_parallelism().map_or(1, |n| n.get()));
+    c.bench_function("spawn_exit", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(move |mut cx: Context<()>| async move {
+                let done = cx.pid();
+                let t0 = Instant::now();
+                cx.spawn(move |cx: Context<()>| Link {
+                    cx,
+                    done,
+                    left: iters.saturating_sub(1),
+                });
+                cx.recv().await;
+                t0.elapsed()
+            })
+            .expect("root process")
+        })
+    });
+}
+
+/// Streams `iters` messages to a consumer and waits for its count.
+fn stream(rt: &Runtime, iters: u64) -> Duration {
+    rt.block_on(move |mut cx: Context<u64>| async move {
+        let me = cx.pid();
+        let consumer = cx.spawn(move |mut cx: Context<Option<u64>>| async move {
+            let mut n = 0u64;
+            while let Some(x) = cx.recv().await {
+                n = n.wrapping_add(x | 1);
+            }
+            me.send(n);
+        });
+        let t0 = Instant::now();
+        for i in 0..iters {
+            consumer.send(Some(i));
+        }
+        consumer.send(None);
+        let n = cx.recv().await;
+        let elapsed = t0.elapsed();
+        std::hint::black_box(n);
+        elapsed
+    })
+    .expect("root process")
+}
+
+fn send_recv(c: &mut Criterion) {
+    let mut g = c.benchmark_group("send_recv");
+    let one = runtime(1);
+    g.bench_function("one_worker", |b| b.iter_custom(|iters| stream(&one, iters)));
+    drop(one);
+    let two = runtime(2);
+    g.bench_function("two_workers", |b| {
+        b.iter_custom(|iters| stream(&two, iters))
+    });
+    g.finish();
+}
+
+fn pingpong(c: &mut Criterion) {
+    #[derive(Debug)]
+    enum ToB {
+        Ping(Pid<()>),
+        Stop,
+    }
+    let rt = runtime(2);
+    c.bench_function("pingpong", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(move |mut cx: Context<()>| async move {
+                let me = cx.pid();
+                let b = cx.spawn(|mut cx: Context<ToB>| async move {
+                    while let ToB::Ping(from) = cx.recv().await {
+                        from.send(());
+                    }
+                });
+                let t0 = Instant::now();
+                for _ in 0..iters {
+                    b.send(ToB::Ping(me));
+                    cx.recv().await;
+                }
+                let elapsed = t0.elapsed();
+                b.send(ToB::Stop);
+                elapsed
+            })
+            .expect("root process")
+        })
+    });
+}
+
+mod groups {
+    //! The benchmark group (in a private module: the macro's function has no doc comment).
+    use super::{pingpong, send_recv, spawn_exit};
+    criterion::criterion_group!(hot_paths, spawn_exit, send_recv, pingpong);
+}
+
+criterion_main!(groups::hot_paths);

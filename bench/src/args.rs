@@ -1,0 +1,264 @@
+//! The command line of one workload run: `otter-bench BENCH key=value ... [threads=N]`.
+//!
+//! Validation follows WORKLOADS.md and the Erlang reference's `bench_common.erl`: an unknown
+//! or repeated key, a malformed argument (no `=`, empty key) or a bad value (not plain
+//! decimal digits, zero, out of range, an unknown choice) is a [`UsageError`]; the caller
+//! prints it as one line on stderr and exits 2 with nothing on stdout.
+
+use std::fmt;
+
+/// The most scheduler threads `threads=N` accepts (otter allows more threads than cores;
+/// the bound only catches typos).
+pub(crate) const MAX_THREADS: u64 = 256;
+
+/// The kind and default of one parameter.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Kind {
+    /// A positive integer (plain decimal digits), with its default.
+    PosInt(u64),
+    /// One of a fixed set of words, with its default (which is one of them).
+    Choice(&'static [&'static str], &'static str),
+}
+
+/// One parameter of a workload.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ParamSpec {
+    /// The key, as written on the command line and in the JSON `params`.
+    pub(crate) name: &'static str,
+    /// Its kind and default.
+    pub(crate) kind: Kind,
+}
+
+impl ParamSpec {
+    /// A positive-integer parameter.
+    pub(crate) const fn int(name: &'static str, default: u64) -> ParamSpec {
+        ParamSpec {
+            name,
+            kind: Kind::PosInt(default),
+        }
+    }
+
+    /// A parameter taking one of `choices`.
+    pub(crate) const fn choice(
+        name: &'static str,
+        choices: &'static [&'static str],
+        default: &'static str,
+    ) -> ParamSpec {
+        ParamSpec {
+            name,
+            kind: Kind::Choice(choices, default),
+        }
+    }
+}
+
+/// A parameter's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Value {
+    /// A positive integer.
+    Int(u64),
+    /// One of the parameter's choices.
+    Choice(&'static str),
+}
+
+/// Every parameter of a workload with the value used (defaults filled in), in the order of
+/// the workload's spec.
+#[derive(Debug, Clone)]
+pub(crate) struct Params {
+    values: Vec<(&'static str, Value)>,
+}
+
+impl Params {
+    /// The integer parameter `key`.
+    ///
+    /// # Panics
+    ///
+    /// If the workload has no such integer parameter (a bug in the workload).
+    pub(crate) fn int(&self, key: &str) -> u64 {
+        match self.get(key) {
+            Some(Value::Int(v)) => v,
+            other => panic!("no integer parameter {key:?} (found {other:?})"),
+        }
+    }
+
+    /// The choice parameter `key`.
+    ///
+    /// # Panics
+    ///
+    /// If the workload has no such choice parameter (a bug in the workload).
+    pub(crate) fn choice(&self, key: &str) -> &'static str {
+        match self.get(key) {
+            Some(Value::Choice(v)) => v,
+            other => panic!("no choice parameter {key:?} (found {other:?})"),
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<Value> {
+        self.values.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+
+    /// The JSON `params` object: numbers as numbers, choices as strings.
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        let mut map = serde_json::Map::new();
+        for (k, v) in &self.values {
+            let v = match v {
+                Value::Int(i) => serde_json::Value::from(*i),
+                Value::Choice(s) => serde_json::Value::from(*s),
+            };
+            map.insert((*k).to_string(), v);
+        }
+        serde_json::Value::Object(map)
+    }
+}
+
+/// A bad command line: the message for the one line on stderr.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UsageError(pub(crate) String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Parses `key=value` arguments against `spec`, plus `threads=N` (default
+/// `default_threads`). Returns the parameters (defaults filled in) and the thread count.
+pub(crate) fn parse(
+    bench: &str,
+    spec: &[ParamSpec],
+    args: &[String],
+    default_threads: usize,
+) -> Result<(Params, usize), UsageError> {
+    let mut given: Vec<(&str, &str)> = Vec::new();
+    for arg in args {
+        let Some((key, raw)) = arg.split_once('=') else {
+            return Err(malformed(bench, arg));
+        };
+        if key.is_empty() {
+            return Err(malformed(bench, arg));
+        }
+        if key != "threads" && !spec.iter().any(|p| p.name == key) {
+            let known: Vec<&str> = spec
+                .iter()
+                .map(|p| p.name)
+                .chain(std::iter::once("threads"))
+                .collect();
+            return Err(UsageError(format!(
+                "{bench}: unknown key '{key}' (known: {})",
+                known.join(", ")
+            )));
+        }
+        if given.iter().any(|(k, _)| *k == key) {
+            return Err(UsageError(format!("{bench}: key '{key}' given twice")));
+        }
+        given.push((key, raw));
+    }
+    let lookup = |key: &str| given.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
+
+    let mut values = Vec::with_capacity(spec.len());
+    for p in spec {
+        let v = match (p.kind, lookup(p.name)) {
+            (Kind::PosInt(default), None) => Value::Int(default),
+            (Kind::Choice(_, default), None) => Value::Choice(default),
+            (Kind::PosInt(_), Some(raw)) => {
+                Value::Int(parse_int(raw, 1, u64::MAX).ok_or_else(|| {
+                    bad_value(bench, p.name, raw, "a positive integer".to_string())
+                })?)
+            }
+            (Kind::Choice(choices, _), Some(raw)) => match choices.iter().find(|c| **c == raw) {
+                Some(c) => Value::Choice(c),
+                None => {
+                    return Err(bad_value(
+                        bench,
+                        p.name,
+                        raw,
+                        format!("one of {}", choices.join(", ")),
+                    ));
+                }
+            },
+        };
+        values.push((p.name, v));
+    }
+    let threads = match lookup("threads") {
+        None => default_threads,
+        Some(raw) => parse_int(raw, 1, MAX_THREADS).ok_or_else(|| {
+            bad_value(
+                bench,
+                "threads",
+                raw,
+                format!("an integer in 1..{MAX_THREADS}"),
+            )
+        })? as usize,
+    };
+    Ok((Params { values }, threads))
+}
+
+/// Plain decimal digits only (no sign, exponent or separators), within `lo..=hi`.
+fn parse_int(raw: &str, lo: u64, hi: u64) -> Option<u64> {
+    if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    raw.parse::<u64>().ok().filter(|v| (lo..=hi).contains(v))
+}
+
+fn malformed(bench: &str, arg: &str) -> UsageError {
+    UsageError(format!(
+        "{bench}: malformed argument '{arg}' (expected key=value)"
+    ))
+}
+
+fn bad_value(bench: &str, key: &str, raw: &str, expected: String) -> UsageError {
+    UsageError(format!(
+        "{bench}: bad value for {key}: '{raw}' (expected {expected})"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &[ParamSpec] = &[
+        ParamSpec::int("n", 1000),
+        ParamSpec::choice("style", &["raw", "server"], "raw"),
+    ];
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn defaults_are_filled_in_spec_order() {
+        let (p, t) = parse("x", SPEC, &args(&["style=server"]), 2).unwrap();
+        assert_eq!(p.int("n"), 1000);
+        assert_eq!(p.choice("style"), "server");
+        assert_eq!(t, 2);
+        assert_eq!(p.to_json().to_string(), r#"{"n":1000,"style":"server"}"#);
+    }
+
+    #[test]
+    fn bad_arguments_are_rejected() {
+        for bad in [
+            &["n=abc"][..],
+            &["n=0"],
+            &["n=-1"],
+            &["n=+1"],
+            &["n=1e3"],
+            &["n="],
+            &["n"],
+            &["=3"],
+            &["m=1"],
+            &["n=1", "n=2"],
+            &["style=fast"],
+            &["threads=0"],
+            &["threads=100000"],
+            &["n=99999999999999999999999"],
+        ] {
+            assert!(parse("x", SPEC, &args(bad), 2).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn threads_is_accepted() {
+        let (_, t) = parse("x", SPEC, &args(&["threads=1", "n=5"]), 2).unwrap();
+        assert_eq!(t, 1);
+    }
+}

@@ -1,0 +1,169 @@
+//! `counting`: the CountingActor.
+//!
+//! Seed: SEEDS.md #5, "Scala Actor v Erlang gen_server Performance" (2011, 4 cores):
+//! 3,000,000 `Count(100)` messages to one counting process, then a synchronous GetAndReset
+//! that must return 300,000,000 (Erlang bare receive 2.8M msg/s, gen_server 1.8M msg/s);
+//! WORKLOADS.md "counting".
+//!
+//! Params: `msgs` (default 3000000) `Count(100)` messages, split evenly over `senders`
+//! (default 1; the seed's other setting is the number of cores) processes, the first
+//! msgs mod senders sending one more; `style` (default raw):
+//! * `raw`: the plainest receive loop: `Count(k)` adds k; `GetAndReset(from, ref)` replies
+//!   `Reply(ref, count)` and goes on with 0 (as `counting.erl`'s `counter/1`);
+//! * `server`: the gen_server-style layer (cast for Count, call for GetAndReset). otter has
+//!   no server layer yet: [`run_server`] runs the raw implementation and says so in `note`
+//!   and `style_run`. Plugging the layer in means rewriting that one function.
+//!
+//! ops = msgs. Extra fields: `get_and_reset_calls`, `style_run`.
+//!
+//! Timed: from the first send (the senders are spawned beforehand and wait for `Go`) until
+//! the reply to the final GetAndReset. Each sender tells the coordinator when it has sent its
+//! share; then the coordinator calls GetAndReset, summing the replies, until the sum reaches
+//! 100*msgs.
+//!
+//! Check: the sum is exactly 100*msgs, reached within 1000 GetAndReset calls; every sender
+//! reported exactly once.
+
+use std::time::Instant;
+
+use otter::{Context, ExitReason, Pid, Runtime};
+
+use super::{Outcome, Workload, no_validation};
+use crate::args::{ParamSpec, Params};
+
+/// The workload.
+pub(crate) const WORKLOAD: Workload = Workload {
+    name: "counting",
+    summary: "msgs Count(100) messages from s senders to one counter, then GetAndReset",
+    params: &[
+        ParamSpec::int("msgs", 3_000_000),
+        ParamSpec::int("senders", 1),
+        ParamSpec::choice("style", &["raw", "server"], "raw"),
+    ],
+    validate: no_validation,
+    run,
+};
+
+/// What each Count adds.
+const K: u64 = 100;
+/// GetAndReset calls before the check gives up.
+const MAX_CALLS: u64 = 1000;
+
+/// The counting process's protocol (style=raw).
+#[derive(Debug)]
+enum CounterMsg {
+    /// Add to the count.
+    Count(u64),
+    /// Reply `Reply(ref, count)` to `from` and reset the count.
+    GetAndReset(Pid<CoordMsg>, u64),
+    /// Exit.
+    Stop,
+}
+
+/// What the coordinator receives.
+#[derive(Debug)]
+enum CoordMsg {
+    /// Sender `i` has sent its share.
+    Sent(u64),
+    /// The reply to GetAndReset number `ref`: the count.
+    Reply(u64, u64),
+}
+
+fn run(rt: &Runtime, p: &Params) -> Result<Outcome, ExitReason> {
+    let (msgs, senders) = (p.int("msgs"), p.int("senders"));
+    match p.choice("style") {
+        "server" => run_server(rt, msgs, senders),
+        _ => run_raw(rt, msgs, senders),
+    }
+}
+
+/// `style=server`: Count as a cast and GetAndReset as a call through otter's server layer.
+///
+/// The server layer does not exist yet, so this runs [`run_raw`] and marks the result
+/// (`note`, `style_run = "raw"`). When the layer lands, replace this body with the
+/// server-based implementation, timed and checked exactly like `run_raw`.
+fn run_server(rt: &Runtime, msgs: u64, senders: u64) -> Result<Outcome, ExitReason> {
+    let mut out = run_raw(rt, msgs, senders)?;
+    out.notes
+        .push("server layer not implemented yet: ran style=raw".to_string());
+    Ok(out)
+}
+
+/// `style=raw`: a bare receive loop.
+fn run_raw(rt: &Runtime, msgs: u64, senders: u64) -> Result<Outcome, ExitReason> {
+    rt.block_on(move |mut cx: Context<CoordMsg>| async move {
+        let me = cx.pid();
+        let counter = cx.spawn(|cx: Context<CounterMsg>| counter(cx));
+        let (share, longer) = (msgs / senders, msgs % senders);
+        let sender_pids: Vec<Pid<()>> = (0..senders)
+            .map(|i| {
+                let mine = share + u64::from(i < longer);
+                cx.spawn(move |mut cx: Context<()>| async move {
+                    cx.recv().await;
+                    for _ in 0..mine {
+                        counter.send(CounterMsg::Count(K));
+                    }
+                    me.send(CoordMsg::Sent(i));
+                })
+            })
+            .collect();
+        let target = K * msgs;
+
+        let t0 = Instant::now();
+        for s in &sender_pids {
+            s.send(());
+        }
+        let mut reported = vec![false; senders as usize];
+        let mut duplicate = None;
+        for _ in 0..senders {
+            if let CoordMsg::Sent(i) = cx.recv_match(|m| matches!(m, CoordMsg::Sent(_))).await {
+                if std::mem::replace(&mut reported[i as usize], true) {
+                    duplicate = Some(i);
+                }
+            }
+        }
+        let (mut sum, mut calls) = (0, 0);
+        while sum < target && calls < MAX_CALLS {
+            counter.send(CounterMsg::GetAndReset(me, calls));
+            let call = calls;
+            let reply = cx
+                .recv_match(move |m| matches!(m, CoordMsg::Reply(r, _) if *r == call))
+                .await;
+            if let CoordMsg::Reply(_, count) = reply {
+                sum += count;
+            }
+            calls += 1;
+        }
+        let elapsed = t0.elapsed();
+        counter.send(CounterMsg::Stop);
+
+        let check = if let Some(i) = duplicate {
+            Err(format!("sender {i} reported twice"))
+        } else if sum == target {
+            Ok(())
+        } else if sum > target {
+            Err(format!("sum {sum} exceeds {target}"))
+        } else {
+            Err(format!("sum {sum} short of {target} after {calls} calls"))
+        };
+        let mut out = Outcome::new(elapsed, msgs, check);
+        out.extra.push(("get_and_reset_calls", calls.into()));
+        out.extra.push(("style_run", "raw".into()));
+        out
+    })
+}
+
+/// The counting process.
+async fn counter(mut cx: Context<CounterMsg>) {
+    let mut count = 0;
+    loop {
+        match cx.recv().await {
+            CounterMsg::Count(k) => count += k,
+            CounterMsg::GetAndReset(from, r) => {
+                from.send(CoordMsg::Reply(r, count));
+                count = 0;
+            }
+            CounterMsg::Stop => return,
+        }
+    }
+}

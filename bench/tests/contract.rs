@@ -1,0 +1,406 @@
+//! The command-line and JSON contract of `shared/WORKLOADS.md`, checked on the real
+//! binaries: `otter-bench` (always) and the Erlang twin `erlang-reference/bench` (when `erl`
+//! is on PATH; without it that test fails if `CI` is set, and prints a skip notice otherwise).
+//!
+//! Every workload runs at a small size and must print exactly one JSON line on stdout with
+//! the contract's fields, typed, with `params` holding every parameter (defaults filled in),
+//! the right `ops`, `check == "ok"`, and exit 0. Bad command lines must exit 2 with nothing
+//! on stdout and one line on stderr. Finally `otter-bench suite --quick` must write its
+//! report.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const OTTER: &str = env!("CARGO_BIN_EXE_otter-bench");
+
+/// What a run printed and how it ended.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `program args...`, killing it after `limit`.
+fn run(program: &Path, args: &[&str], limit: Duration) -> Run {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("wait") {
+            break st;
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            panic!(
+                "{} {} did not finish within {limit:?}",
+                program.display(),
+                args.join(" ")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Run {
+        code: status.code(),
+        stdout: t_out.join().expect("stdout reader"),
+        stderr: t_err.join().expect("stderr reader"),
+    }
+}
+
+/// One workload run at small size and what its line must say.
+struct Case {
+    args: &'static [&'static str],
+    params: Value,
+    ops: u64,
+    otter_only: bool,
+}
+
+fn cases() -> Vec<Case> {
+    let c = |args, params, ops| Case {
+        args,
+        params,
+        ops,
+        otter_only: false,
+    };
+    let otter = |args, params, ops| Case {
+        args,
+        params,
+        ops,
+        otter_only: true,
+    };
+    vec![
+        c(&["ring", "n=10", "m=20"], json!({"n": 10, "m": 20}), 200),
+        c(
+            &["ring", "n=1", "m=5", "threads=1"],
+            json!({"n": 1, "m": 5}),
+            5,
+        ),
+        c(
+            &["spawn", "n=1000", "c=7"],
+            json!({"n": 1000, "c": 7}),
+            1000,
+        ),
+        c(&["spawn", "n=2000"], json!({"n": 2000, "c": 1}), 2000),
+        c(
+            &["counting", "msgs=1000", "senders=3"],
+            json!({"msgs": 1000, "senders": 3, "style": "raw"}),
+            1000,
+        ),
+        c(
+            &["counting", "msgs=1000", "style=server"],
+            json!({"msgs": 1000, "senders": 1, "style": "server"}),
+            1000,
+        ),
+        c(
+            &["mailbox", "k=200", "order=reverse"],
+            json!({"k": 200, "order": "reverse"}),
+            200,
+        ),
+        c(
+            &["mailbox", "k=300"],
+            json!({"k": 300, "order": "spawn"}),
+            300,
+        ),
+        otter(
+            &["mailbox", "k=200", "order=reverse", "style=match"],
+            json!({"k": 200, "order": "reverse", "style": "match"}),
+            200,
+        ),
+        c(
+            &["closure", "n=1000"],
+            json!({"n": 1000, "style": "message"}),
+            1000,
+        ),
+        c(
+            &["closure", "n=1000", "style=closure"],
+            json!({"n": 1000, "style": "closure"}),
+            1000,
+        ),
+        c(&["memory", "p=100"], json!({"p": 100}), 100),
+        c(
+            &["pingpong", "r=100"],
+            json!({"r": 100, "style": "raw"}),
+            100,
+        ),
+        c(
+            &["pingpong", "r=100", "style=server"],
+            json!({"r": 100, "style": "server"}),
+            100,
+        ),
+    ]
+}
+
+const BAD: &[&[&str]] = &[
+    &["nope"],
+    &["ring", "x=1"],
+    &["ring", "n=abc"],
+    &["ring", "n=0"],
+    &["ring", "n=-5"],
+    &["ring", "n"],
+    &["ring", "=5"],
+    &["ring", "n=1", "n=2"],
+    &["ring", "threads=0"],
+    &["closure", "style=bogus"],
+    &["pingpong", "style=fast"],
+    &["mailbox", "order=sideways"],
+    &["spawn", "n=5", "c=10"],
+];
+
+fn cores() -> u64 {
+    std::thread::available_parallelism().map_or(1, |n| n.get()) as u64
+}
+
+/// Checks one run's line against the contract; returns the parsed line.
+fn check_line(program: &Path, imp: &str, case: &Case) -> Value {
+    let what = format!("{imp} {}", case.args.join(" "));
+    let r = run(program, case.args, Duration::from_secs(120));
+    assert_eq!(r.code, Some(0), "{what}: exit code; stderr: {}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "{what}: exactly one line on stdout: {:?}",
+        r.stdout
+    );
+    let v: Value = serde_json::from_str(lines[0])
+        .unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {}", lines[0]));
+    let o = v
+        .as_object()
+        .unwrap_or_else(|| panic!("{what}: not an object"));
+    let mut expected_params = case.params.clone();
+    if imp == "otter" && case.args[0] == "mailbox" && expected_params.get("style").is_none() {
+        expected_params["style"] = json!("key");
+    }
+    assert_eq!(o["bench"], json!(case.args[0]), "{what}: bench");
+    assert_eq!(o["impl"], json!(imp), "{what}: impl");
+    assert_eq!(o["params"], expected_params, "{what}: params");
+    let seconds = o["seconds"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what}: seconds"));
+    assert!(seconds > 0.0, "{what}: seconds > 0");
+    assert_eq!(o["ops"].as_u64(), Some(case.ops), "{what}: ops");
+    let rate = o["ops_per_s"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what}: ops_per_s"));
+    let want = case.ops as f64 / seconds;
+    assert!(
+        (rate - want).abs() <= want * 0.01 + 0.1,
+        "{what}: ops_per_s {rate} vs ops/seconds {want}"
+    );
+    assert_eq!(o["check"], json!("ok"), "{what}: check");
+    let threads = o["threads"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{what}: threads"));
+    let want_threads = if case.args.contains(&"threads=1") {
+        1
+    } else {
+        cores()
+    };
+    assert_eq!(threads, want_threads, "{what}: threads");
+    if matches!(case.args[0], "closure" | "pingpong") || imp == "otter" {
+        assert!(o["ns_per_op"].as_f64().is_some(), "{what}: ns_per_op");
+    }
+    if case.args[0] == "memory" {
+        let b = o["bytes_per_process"].as_f64();
+        assert!(b.is_some(), "{what}: bytes_per_process");
+    }
+    if imp == "otter" && case.args.contains(&"style=server") {
+        assert_eq!(o["style_run"], json!("raw"), "{what}: style_run");
+        assert!(
+            o["note"]
+                .as_str()
+                .is_some_and(|n| n.contains("server layer")),
+            "{what}: note"
+        );
+    }
+    v
+}
+
+fn check_bad_args(program: &Path, imp: &str) {
+    for args in BAD {
+        let what = format!("{imp} {}", args.join(" "));
+        let r = run(program, args, Duration::from_secs(60));
+        assert_eq!(r.code, Some(2), "{what}: exit code (stderr: {})", r.stderr);
+        assert!(
+            r.stdout.is_empty(),
+            "{what}: stdout must be empty: {:?}",
+            r.stdout
+        );
+        let lines: Vec<&str> = r.stderr.trim_end().lines().collect();
+        assert_eq!(lines.len(), 1, "{what}: one line on stderr: {:?}", r.stderr);
+        assert!(!lines[0].trim().is_empty(), "{what}: an error message");
+    }
+}
+
+#[test]
+fn otter_every_workload_keeps_the_contract() {
+    for case in cases() {
+        check_line(Path::new(OTTER), "otter", &case);
+    }
+}
+
+#[test]
+fn otter_rejects_bad_arguments() {
+    check_bad_args(Path::new(OTTER), "otter");
+}
+
+#[test]
+fn otter_spawn_note_when_chains_are_uneven() {
+    let case = Case {
+        args: &["spawn", "n=1000", "c=7"],
+        params: json!({"n": 1000, "c": 7}),
+        ops: 1000,
+        otter_only: true,
+    };
+    let v = check_line(Path::new(OTTER), "otter", &case);
+    assert!(v["note"].as_str().is_some_and(|n| n.contains("n mod c")));
+}
+
+fn erlang_bench() -> PathBuf {
+    std::env::var_os("OTTER_ERLANG_BENCH").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../erlang-reference/bench"),
+        PathBuf::from,
+    )
+}
+
+fn erl_on_path() -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("erl").is_file()))
+}
+
+/// Whether to test the Erlang twin: yes if `erl` is there; a failure under CI otherwise.
+fn erlang_available() -> bool {
+    if erl_on_path() {
+        return true;
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!(
+            "erl is not on PATH, and CI must test the Erlang reference: apt-get install -y erlang-nox"
+        );
+    }
+    eprintln!(
+        "SKIPPED: erl is not on PATH, Erlang reference not tested (apt-get install -y erlang-nox)"
+    );
+    false
+}
+
+#[test]
+fn erlang_every_workload_keeps_the_contract() {
+    if !erlang_available() {
+        return;
+    }
+    let bench = erlang_bench();
+    for case in cases().into_iter().filter(|c| !c.otter_only) {
+        let v = check_line(&bench, "erlang", &case);
+        assert!(
+            v["otp"].as_str().is_some(),
+            "erlang line names its OTP release"
+        );
+    }
+}
+
+#[test]
+fn erlang_rejects_bad_arguments() {
+    if !erlang_available() {
+        return;
+    }
+    check_bad_args(&erlang_bench(), "erlang");
+}
+
+#[test]
+fn suite_quick_writes_the_report() {
+    let out = std::env::temp_dir().join(format!("otter-bench-suite-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let out_s = out.to_str().expect("utf-8 temp dir").to_string();
+    let mut args = vec!["suite", "--quick", "--out", &out_s];
+    if !erl_on_path() && std::env::var_os("CI").is_none() {
+        args.push("--no-erlang");
+    }
+    let r = run(Path::new(OTTER), &args, Duration::from_secs(600));
+    assert_eq!(
+        r.code,
+        Some(0),
+        "suite --quick failed\nstdout: {}\nstderr: {}",
+        r.stdout,
+        r.stderr
+    );
+    assert!(
+        r.stdout.contains("REPORT.md"),
+        "summary names the report: {}",
+        r.stdout
+    );
+
+    let results = std::fs::read_to_string(out.join("results.jsonl")).expect("results.jsonl");
+    let lines: Vec<Value> = results
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("results.jsonl line is JSON"))
+        .collect();
+    assert!(!lines.is_empty());
+    for l in &lines {
+        for k in ["bench", "impl", "case", "rep", "check"] {
+            assert!(l.get(k).is_some(), "results line has {k}: {l}");
+        }
+    }
+    for bench in [
+        "ring", "spawn", "counting", "mailbox", "closure", "memory", "pingpong",
+    ] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l["bench"] == bench && l["impl"] == "otter" && l["check"] == "ok"),
+            "an ok otter {bench} run"
+        );
+        if erl_on_path() {
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l["bench"] == bench && l["impl"] == "erlang" && l["check"] == "ok"),
+                "an ok erlang {bench} run"
+            );
+        }
+    }
+    let report = std::fs::read_to_string(out.join("REPORT.md")).expect("REPORT.md");
+    for needle in [
+        "Seed #4",
+        "Seed #3",
+        "Seed #5",
+        "Seed #2",
+        "Seed #1",
+        "Memory",
+        "Ping-pong",
+        "ring.svg",
+        "mailbox.svg",
+    ] {
+        assert!(report.contains(needle), "REPORT.md mentions {needle}");
+    }
+    assert!(!report.contains("FAILED"), "no failed run in the report");
+    for svg in ["ring.svg", "spawn.svg", "mailbox.svg", "closure.svg"] {
+        let s = std::fs::read_to_string(out.join(svg)).unwrap_or_else(|e| panic!("{svg}: {e}"));
+        assert!(
+            s.starts_with("<svg") && s.trim_end().ends_with("</svg>"),
+            "{svg} is SVG"
+        );
+        assert!(!s.contains("no data"), "{svg} has data");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
