@@ -132,7 +132,7 @@ pub use mailbox::{Keyed, Recv, RecvKey};
 #[cfg(not(loom))]
 pub use pid::Pid;
 #[cfg(not(loom))]
-pub use process::{Context, YieldNow};
+pub use process::{Context, TimerRef, YieldNow};
 #[cfg(not(loom))]
 pub use scheduler::{Builder, Handle, Runtime};
 #[cfg(not(loom))]

@@ -78,7 +78,10 @@ pub(crate) struct Saved<M> {
     indexer: Option<IndexOps<M>>,
 }
 
-type IndexOps<M> = (fn(&mut (dyn Any + Send), &M, Seq), fn(&mut (dyn Any + Send)));
+type IndexOps<M> = (
+    fn(&mut (dyn Any + Send), &M, Seq),
+    fn(&mut (dyn Any + Send)),
+);
 
 impl<M> Saved<M> {
     pub(crate) fn new() -> Saved<M> {
@@ -93,10 +96,6 @@ impl<M> Saved<M> {
 
     fn end(&self) -> Seq {
         self.base + self.slots.len() as Seq
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.live == 0
     }
 
     fn push(&mut self, m: M) -> Seq {
@@ -162,7 +161,9 @@ impl<M> Saved<M> {
 
 impl<M> std::fmt::Debug for Saved<M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Saved").field("live", &self.live).finish_non_exhaustive()
+        f.debug_struct("Saved")
+            .field("live", &self.live)
+            .finish_non_exhaustive()
     }
 }
 
@@ -286,10 +287,7 @@ impl<M: Send + 'static> Context<M> {
         pred: impl FnMut(&M) -> bool,
         deadline: Option<Instant>,
     ) -> Option<M> {
-        let sleep = match deadline {
-            Some(d) => Some(Sleep::new(self.timer(), d)),
-            None => None,
-        };
+        let sleep = deadline.map(|d| Sleep::new(self.timer(), d));
         RecvMatch {
             cursor: self.saved.base,
             cx: self,
@@ -369,7 +367,10 @@ impl<M: Send + 'static> Future for Recv<'_, M> {
         }
         match cx.try_recv() {
             Some(m) => Poll::Ready(m),
-            None => Poll::Pending,
+            None => {
+                cx.owner.mark_waiting();
+                Poll::Pending
+            }
         }
     }
 }
@@ -413,6 +414,7 @@ impl<M: Send + 'static, P: FnMut(&M) -> bool> Future for RecvMatch<'_, M, P> {
                 return Poll::Pending;
             }
         }
+        this.cx.owner.mark_waiting();
         match this.sleep.as_mut() {
             Some(s) => {
                 if s.poll_elapsed(task) {
@@ -455,6 +457,7 @@ impl<M: Keyed + Send + 'static> Future for RecvKey<'_, M> {
             }
             this.cx.saved.push(m);
         }
+        this.cx.owner.mark_waiting();
         Poll::Pending
     }
 }
@@ -477,7 +480,11 @@ fn take_indexed<M: Keyed>(saved: &mut Saved<M>, key: &M::Key) -> Option<M> {
 }
 
 /// Pops `key`'s sequence numbers until one names a message still saved.
-fn lookup<M: Keyed>(saved: &Saved<M>, boxed: &mut Box<dyn Any + Send>, key: &M::Key) -> Option<Seq> {
+fn lookup<M: Keyed>(
+    saved: &Saved<M>,
+    boxed: &mut Box<dyn Any + Send>,
+    key: &M::Key,
+) -> Option<Seq> {
     let ix = boxed
         .downcast_mut::<Index<M::Key>>()
         .expect("index type matches");

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use crate::exit::IntoExitReason;
 use crate::mailbox::Saved;
 use crate::pid::Pid;
-use crate::timer::{Sleep, Timer};
+use crate::timer::{Action, Sleep, Timer, TimerKey};
 use cell::Owner;
 
 #[cfg(doc)]
@@ -42,7 +42,9 @@ pub struct Context<M> {
 
 impl<M> std::fmt::Debug for Context<M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Context").field("pid", &self.pid).finish_non_exhaustive()
+        f.debug_struct("Context")
+            .field("pid", &self.pid)
+            .finish_non_exhaustive()
     }
 }
 
@@ -68,6 +70,11 @@ impl<M: Send + 'static> Context<M> {
 
     /// Spawns a process on this process's runtime. It is queued on this worker, and
     /// another worker may steal it.
+    ///
+    /// `f` is called right away, on the caller's stack, to build the process's future
+    /// from its `Context`; the process's code is that future (the `async` block), which
+    /// runs later on a worker. Work done in `f` itself, outside the future, runs in the
+    /// caller.
     ///
     /// ```
     /// let rt = otter::Runtime::new();
@@ -120,6 +127,38 @@ impl<M: Send + 'static> Context<M> {
         YieldNow { yielded: false }
     }
 
+    /// Sends `message` to `to` after `delay`, like Erlang's `erlang:send_after/3`.
+    /// Cancel it with [`TimerRef::cancel`]. The timer belongs to this process's runtime
+    /// and costs one wheel entry and one allocation for the message's closure.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = otter::Runtime::new();
+    /// let got = rt.block_on(|mut cx: otter::Context<&'static str>| async move {
+    ///     let t = cx.send_after(cx.pid(), "late", Duration::from_millis(50));
+    ///     cx.send_after(cx.pid(), "soon", Duration::from_millis(1));
+    ///     let first = cx.recv().await;
+    ///     (first, t.cancel())
+    /// });
+    /// assert_eq!(got.unwrap(), ("soon", true));
+    /// ```
+    pub fn send_after<N: Send + 'static>(
+        &self,
+        to: Pid<N>,
+        message: N,
+        delay: Duration,
+    ) -> TimerRef {
+        let timer = self.timer();
+        let key = timer.insert(
+            Instant::now() + delay,
+            Action::Run(Box::new(move || to.send(message))),
+        );
+        TimerRef {
+            key,
+            timer: Arc::downgrade(&timer),
+        }
+    }
+
     pub(crate) fn timer(&self) -> Arc<Timer> {
         self.owner
             .runtime()
@@ -150,5 +189,32 @@ impl Future for YieldNow {
         // The process's waker: it is running, so this queues it again after this poll.
         cx.waker().wake_by_ref();
         std::task::Poll::Pending
+    }
+}
+
+/// A timer started by [`Context::send_after`].
+#[derive(Debug)]
+pub struct TimerRef {
+    key: TimerKey,
+    timer: std::sync::Weak<Timer>,
+}
+
+impl TimerRef {
+    /// Cancels the timer. Returns `true` if it had not fired yet (the message will not
+    /// be sent), `false` if it already fired or its runtime is gone: Erlang's
+    /// `cancel_timer/1` returning the time left or `false`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = otter::Runtime::new();
+    /// let r = rt.block_on(|mut cx: otter::Context<u8>| async move {
+    ///     let t = cx.send_after(cx.pid(), 1, Duration::from_millis(1));
+    ///     let m = cx.recv().await;
+    ///     (m, t.cancel())
+    /// });
+    /// assert_eq!(r.unwrap(), (1, false));
+    /// ```
+    pub fn cancel(self) -> bool {
+        self.timer.upgrade().is_some_and(|t| t.cancel(self.key))
     }
 }

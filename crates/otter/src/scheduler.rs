@@ -36,12 +36,12 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 use std::task::Poll;
 use std::thread::{JoinHandle, Thread};
 
+use crate::Context;
 use crate::error::BuildError;
 use crate::exit::{ExitReason, IntoExitReason};
 use crate::pid::Pid;
 use crate::process::cell::{self, Task};
 use crate::timer::Timer;
-use crate::Context;
 use park::Idle;
 use queue::{Injector, LifoSlot, Local};
 
@@ -84,6 +84,20 @@ impl Shared {
                 }
             }
             None => self.inject(task),
+        }
+    }
+
+    /// Moves the current worker's LIFO process to its local queue and wakes a parked
+    /// worker to take it (see `worker::SPILL_AFTER_SENDS`).
+    #[cold]
+    pub(crate) fn spill_lifo(&self) {
+        if let Some(i) = worker::current_index(self) {
+            if let Some(t) = self.workers[i].lifo.take() {
+                if let Err(t) = self.workers[i].local.push(t) {
+                    self.injector.push(t);
+                }
+                self.wake_one();
+            }
         }
     }
 
@@ -334,7 +348,11 @@ impl Drop for Runtime {
         }
         shared.timer.shutdown();
         cell::shutdown_processes(shared);
-        while shared.injector.pop_into(&shared.workers[0].local, 0).is_some() {}
+        while shared
+            .injector
+            .pop_into(&shared.workers[0].local, 0)
+            .is_some()
+        {}
     }
 }
 
@@ -403,7 +421,8 @@ pub struct Handle {
 }
 
 impl Handle {
-    /// Spawns a process running `f`'s future, with its own mailbox of `M`.
+    /// Spawns a process running `f`'s future, with its own mailbox of `M`. `f` is called
+    /// right away on this thread to build the future; the future runs on a worker.
     ///
     /// # Panics
     ///
@@ -424,7 +443,10 @@ impl Handle {
             }
         }
         let _leave = Leave(&s.outside_spawns);
-        assert!(!s.is_shutdown(), "otter: spawn on a runtime that has shut down");
+        assert!(
+            !s.is_shutdown(),
+            "otter: spawn on a runtime that has shut down"
+        );
         cell::spawn(s, f)
     }
 }

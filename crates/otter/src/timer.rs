@@ -163,7 +163,10 @@ fn run(timer: std::sync::Weak<Timer>) {
                     Some(at) => {
                         g.sleeping_until = at;
                         let wait = Duration::from_millis(at - now);
-                        g = t.cv.wait_timeout(g, wait).unwrap_or_else(PoisonError::into_inner).0;
+                        g =
+                            t.cv.wait_timeout(g, wait)
+                                .unwrap_or_else(PoisonError::into_inner)
+                                .0;
                     }
                     None => {
                         g.sleeping_until = u64::MAX;

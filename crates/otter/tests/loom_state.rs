@@ -64,3 +64,52 @@ fn two_wakers_queue_the_process_once() {
         assert_eq!(pushes.load(Ordering::Relaxed), 1);
     });
 }
+
+/// The message sender's skip rule (`transition_to_scheduled_by_message`) against the
+/// worker's re-check after a `Pending` poll in a receive (`Task::run`): the Dekker pair
+/// of `src/process/state.rs`. The worker's side is mirrored here step by step.
+#[test]
+fn a_skipped_message_wake_is_caught_by_the_idle_recheck() {
+    loom::model(|| {
+        let state = Arc::new(State::new_scheduled());
+        let mailbox = Arc::new(AtomicUsize::new(0));
+        let pushed = Arc::new(AtomicUsize::new(0));
+        let (s2, m2, p2) = (state.clone(), mailbox.clone(), pushed.clone());
+        let sender = thread::spawn(move || {
+            m2.store(1, Ordering::Release);
+            if s2.transition_to_scheduled_by_message() == TransitionToScheduled::Push {
+                p2.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        let mut seen = 0;
+        let mut rechecked = 0;
+        loop {
+            state.transition_to_running();
+            // The receive: takes the message if it is there, else waits.
+            seen = seen.max(mailbox.load(Ordering::Acquire));
+            match state.transition_to_idle() {
+                TransitionToIdle::Reschedule => continue,
+                TransitionToIdle::Idle => {
+                    if seen == 1 {
+                        break;
+                    }
+                    loom::sync::atomic::fence(Ordering::SeqCst);
+                    if mailbox.load(Ordering::Acquire) == 1
+                        && state.transition_to_scheduled() == TransitionToScheduled::Push
+                    {
+                        rechecked += 1;
+                        continue;
+                    }
+                    break;
+                }
+            }
+        }
+        sender.join().unwrap();
+        let pushed = pushed.load(Ordering::Relaxed);
+        // Either a poll saw the message, or the sender queued the process (a later poll
+        // will). Being queued by both, one after the other, is allowed: each push found
+        // the process idle, so it was never in two queues at once.
+        assert!(seen == 1 || pushed == 1, "message wake-up lost");
+        assert!(pushed <= 1 && rechecked <= 1);
+    });
+}

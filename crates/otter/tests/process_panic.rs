@@ -6,38 +6,41 @@ mod support;
 
 use otter::{Context, ExitReason, Runtime};
 
-rt_test!(a_panicking_process_ends_alone_with_its_reason, |rt: &Runtime| {
-    let r = rt.block_on(|_cx: Context<()>| async { panic!("deliberate: {}", 42) });
-    assert_eq!(r, Err(ExitReason::Panic("deliberate: 42".into())));
+rt_test!(
+    a_panicking_process_ends_alone_with_its_reason,
+    |rt: &Runtime| {
+        let r = rt.block_on(|_cx: Context<()>| async { panic!("deliberate: {}", 42) });
+        assert_eq!(r, Err(ExitReason::Panic("deliberate: 42".into())));
 
-    // Others keep running while processes panic around them.
-    let r = rt.block_on(|mut cx: Context<u32>| async move {
-        let me = cx.pid();
-        let echo = cx.spawn(move |mut c: Context<u32>| async move {
-            loop {
-                let n = c.recv().await;
-                me.send(n);
-                if n == 99 {
-                    break;
-                }
-            }
-        });
-        for i in 0..100 {
-            let doomed = cx.spawn(|mut c: Context<u32>| async move {
-                if c.recv().await < 1000 {
-                    panic!("child crash");
+        // Others keep running while processes panic around them.
+        let r = rt.block_on(|mut cx: Context<u32>| async move {
+            let me = cx.pid();
+            let echo = cx.spawn(move |mut c: Context<u32>| async move {
+                loop {
+                    let n = c.recv().await;
+                    me.send(n);
+                    if n == 99 {
+                        break;
+                    }
                 }
             });
-            doomed.send(0);
-            echo.send(i);
-            assert_eq!(cx.recv().await, i);
-        }
-        echo.is_alive()
-    });
-    assert_eq!(r, Ok(false), "echo finished normally after 100 round trips");
-    // The runtime is still usable.
-    assert_eq!(rt.block_on(|_cx: Context<()>| async { 1 }), Ok(1));
-});
+            for i in 0..100 {
+                let doomed = cx.spawn(|mut c: Context<u32>| async move {
+                    if c.recv().await < 1000 {
+                        panic!("child crash");
+                    }
+                });
+                doomed.send(0);
+                echo.send(i);
+                assert_eq!(cx.recv().await, i);
+            }
+            echo.is_alive()
+        });
+        assert_eq!(r, Ok(false), "echo finished normally after 100 round trips");
+        // The runtime is still usable.
+        assert_eq!(rt.block_on(|_cx: Context<()>| async { 1 }), Ok(1));
+    }
+);
 
 rt_test!(sending_to_a_dead_process_is_not_an_error, |rt: &Runtime| {
     let r = rt.block_on(|cx: Context<()>| async move {

@@ -19,7 +19,10 @@ rt_test!(timeout_fires_and_not_early, |rt: &Runtime| {
         waits
     });
     for (ms, waited) in r.unwrap() {
-        assert!(waited >= Duration::from_millis(ms), "{ms} ms fired after {waited:?}");
+        assert!(
+            waited >= Duration::from_millis(ms),
+            "{ms} ms fired after {waited:?}"
+        );
     }
 });
 

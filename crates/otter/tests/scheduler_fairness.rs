@@ -25,7 +25,10 @@ fn a_hog_does_not_stop_processes_queued_behind_it() {
         cx.spawn(move |_: Context<()>| async move { d2.store(true, Ordering::SeqCst) });
         let t0 = Instant::now();
         while !done.load(Ordering::SeqCst) {
-            assert!(t0.elapsed() < Duration::from_secs(20), "the queued process never ran");
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "the queued process never ran"
+            );
             std::hint::spin_loop();
         }
         t0.elapsed()
@@ -95,7 +98,7 @@ rt_test!(a_foreign_future_wakes_its_process, |rt: &Runtime| {
         s.value = Some(5);
         s.waker.take().unwrap().wake();
     });
-    let r = rt.block_on(move |_: Context<()>| async move { ShotRecv(shot).await });
+    let r = rt.block_on(move |_: Context<()>| ShotRecv(shot));
     t.join().unwrap();
     assert_eq!(r.unwrap(), 5);
 });

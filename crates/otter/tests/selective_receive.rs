@@ -20,7 +20,9 @@ rt_test!(unmatched_messages_stay_in_order, |rt: &Runtime| {
         for _ in 0..(1000 / 7 + 1) {
             got.push(cx.recv_match(|m| m % 7 == 0).await);
         }
-        let rest: Vec<u32> = (0..1000 - got.len()).map(|_| cx.try_recv().unwrap()).collect();
+        let rest: Vec<u32> = (0..1000 - got.len())
+            .map(|_| cx.try_recv().unwrap())
+            .collect();
         (got, rest)
     });
     let (got, rest) = r.unwrap();
@@ -54,7 +56,11 @@ rt_test!(a_receive_never_examines_a_message_twice, |rt: &Runtime| {
     let (m, rest) = r.unwrap();
     assert_eq!(m, 1000);
     assert_eq!(rest, (0..100).collect::<Vec<_>>());
-    assert_eq!(calls.load(Ordering::Relaxed), 101, "each message examined once");
+    assert_eq!(
+        calls.load(Ordering::Relaxed),
+        101,
+        "each message examined once"
+    );
 });
 
 #[derive(Debug, PartialEq)]
@@ -73,36 +79,39 @@ impl Keyed for Msg {
     }
 }
 
-rt_test!(keyed_receive_takes_each_senders_messages_in_order, |rt: &Runtime| {
-    let r = rt.block_on(|mut cx: Context<Msg>| async move {
-        let me = cx.pid();
-        let kids: Vec<Pid<Msg>> = (0..200)
-            .map(|_| {
-                cx.spawn(move |c: Context<Msg>| async move {
-                    me.send(Msg::Noise(0));
-                    me.send(Msg::From(c.pid(), 1));
-                    me.send(Msg::From(c.pid(), 2));
+rt_test!(
+    keyed_receive_takes_each_senders_messages_in_order,
+    |rt: &Runtime| {
+        let r = rt.block_on(|mut cx: Context<Msg>| async move {
+            let me = cx.pid();
+            let kids: Vec<Pid<Msg>> = (0..200)
+                .map(|_| {
+                    cx.spawn(move |c: Context<Msg>| async move {
+                        me.send(Msg::Noise(0));
+                        me.send(Msg::From(c.pid(), 1));
+                        me.send(Msg::From(c.pid(), 2));
+                    })
                 })
-            })
-            .collect();
-        for k in kids.iter().rev() {
-            assert_eq!(cx.recv_key(k).await, Msg::From(*k, 1));
-        }
-        // A plain receive in between: the index must not hand out a taken message.
-        let mut noise = 0;
-        let mut seconds = Vec::new();
-        for _ in 0..400 {
-            match cx.recv().await {
-                Msg::Noise(_) => noise += 1,
-                Msg::From(p, 2) => seconds.push(p),
-                m => panic!("unexpected {m:?}"),
+                .collect();
+            for k in kids.iter().rev() {
+                assert_eq!(cx.recv_key(k).await, Msg::From(*k, 1));
             }
-        }
-        assert!(cx.try_recv().is_none());
-        (noise, seconds == kids)
-    });
-    assert_eq!(r.unwrap(), (200, true));
-});
+            // A plain receive in between: the index must not hand out a taken message.
+            let mut noise = 0;
+            let mut seconds = Vec::new();
+            for _ in 0..400 {
+                match cx.recv().await {
+                    Msg::Noise(_) => noise += 1,
+                    Msg::From(p, 2) => seconds.push(p),
+                    m => panic!("unexpected {m:?}"),
+                }
+            }
+            assert!(cx.try_recv().is_none());
+            (noise, seconds == kids)
+        });
+        assert_eq!(r.unwrap(), (200, true));
+    }
+);
 
 rt_test!(keyed_and_predicate_receives_mix, |rt: &Runtime| {
     let r = rt.block_on(|mut cx: Context<Msg>| async move {
@@ -124,18 +133,25 @@ rt_test!(keyed_and_predicate_receives_mix, |rt: &Runtime| {
     r.unwrap();
 });
 
-rt_test!(keyed_receive_in_reverse_order_of_many_children, |rt: &Runtime| {
-    // The seed's slow case; linear here (the benchmark measures the time).
-    const K: usize = 20_000;
-    let r = rt.block_on(|mut cx: Context<Msg>| async move {
-        let me = cx.pid();
-        let kids: Vec<Pid<Msg>> = (0..K)
-            .map(|i| cx.spawn(move |c: Context<Msg>| async move { me.send(Msg::From(c.pid(), i as u32)) }))
-            .collect();
-        for (i, k) in kids.iter().enumerate().rev() {
-            assert_eq!(cx.recv_key(k).await, Msg::From(*k, i as u32));
-        }
-        cx.try_recv().is_none()
-    });
-    assert!(r.unwrap());
-});
+rt_test!(
+    keyed_receive_in_reverse_order_of_many_children,
+    |rt: &Runtime| {
+        // The seed's slow case; linear here (the benchmark measures the time).
+        const K: usize = 20_000;
+        let r = rt.block_on(|mut cx: Context<Msg>| async move {
+            let me = cx.pid();
+            let kids: Vec<Pid<Msg>> = (0..K)
+                .map(|i| {
+                    cx.spawn(
+                        move |c: Context<Msg>| async move { me.send(Msg::From(c.pid(), i as u32)) },
+                    )
+                })
+                .collect();
+            for (i, k) in kids.iter().enumerate().rev() {
+                assert_eq!(cx.recv_key(k).await, Msg::From(*k, i as u32));
+            }
+            cx.try_recv().is_none()
+        });
+        assert!(r.unwrap());
+    }
+);

@@ -50,8 +50,16 @@ fn blocked_processes_are_dropped(threads: usize) {
     assert_eq!(started, P);
     assert_eq!(dropped_futures.load(Ordering::SeqCst), 0);
     drop(rt);
-    assert_eq!(dropped_futures.load(Ordering::SeqCst), P, "every process future dropped");
-    assert_eq!(dropped_msgs.load(Ordering::SeqCst), P, "every waiting message dropped");
+    assert_eq!(
+        dropped_futures.load(Ordering::SeqCst),
+        P,
+        "every process future dropped"
+    );
+    assert_eq!(
+        dropped_msgs.load(Ordering::SeqCst),
+        P,
+        "every waiting message dropped"
+    );
 }
 
 #[test]

@@ -12,24 +12,27 @@ rt_test!(spawning_from_many_threads_at_once, |rt: &Runtime| {
     const THREADS: usize = 8;
     const EACH: usize = 5_000;
     let (tx, rx) = std::sync::mpsc::channel::<Pid<u8>>();
-    let collector = rt.handle().spawn(move |mut cx: Context<Pid<u8>>| async move {
-        for _ in 0..THREADS * EACH {
-            tx.send(cx.recv().await).unwrap();
-        }
-    });
+    let collector = rt
+        .handle()
+        .spawn(move |mut cx: Context<Pid<u8>>| async move {
+            for _ in 0..THREADS * EACH {
+                tx.send(cx.recv().await).unwrap();
+            }
+        });
     let threads: Vec<_> = (0..THREADS)
         .map(|_| {
             let h = rt.handle();
             std::thread::spawn(move || {
                 (0..EACH)
-                    .map(|_| {
-                        h.spawn(move |c: Context<u8>| async move { collector.send(c.pid()) })
-                    })
+                    .map(|_| h.spawn(move |c: Context<u8>| async move { collector.send(c.pid()) }))
                     .collect::<Vec<_>>()
             })
         })
         .collect();
-    let spawned: Vec<Pid<u8>> = threads.into_iter().flat_map(|t| t.join().unwrap()).collect();
+    let spawned: Vec<Pid<u8>> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
     let ran: HashSet<Pid<u8>> = (0..THREADS * EACH).map(|_| rx.recv().unwrap()).collect();
     let spawned: HashSet<Pid<u8>> = spawned.into_iter().collect();
     assert_eq!(spawned.len(), THREADS * EACH, "pids are distinct");
@@ -68,7 +71,11 @@ fn pids_print_like_erlang() {
     let s = rt
         .block_on(|cx: Context<()>| async move { cx.pid().to_string() })
         .unwrap();
-    let parts: Vec<&str> = s.trim_start_matches('<').trim_end_matches('>').split('.').collect();
+    let parts: Vec<&str> = s
+        .trim_start_matches('<')
+        .trim_end_matches('>')
+        .split('.')
+        .collect();
     assert_eq!(parts.len(), 3, "{s}");
     assert_eq!(parts[0], "0");
     assert!(parts[1].parse::<u32>().is_ok() && parts[2].parse::<u32>().is_ok());

@@ -201,6 +201,24 @@ impl<T> Queue<T> {
         }
     }
 
+    /// Whether the oldest message is ready to be popped.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Queue::pop`]: only the consumer may call it (it reads the consumer's
+    /// head block, which only the consumer frees).
+    pub(crate) unsafe fn has_ready(&self) -> bool {
+        let block = self.head_block.load(Ordering::Acquire);
+        if block.is_null() {
+            return false;
+        }
+        let offset = self.head_index.load(Ordering::Relaxed) % LAP;
+        // SAFETY: only the consumer frees blocks, and it is the caller (contract), so the
+        // head block is live.
+        let slot = unsafe { &(*block).slots[offset] };
+        slot.ready.load(Ordering::Acquire) != 0
+    }
+
     /// Takes the oldest message, or `None` if there is none ready.
     ///
     /// # Safety
@@ -223,7 +241,7 @@ impl<T> Queue<T> {
         }
         // SAFETY: `ready` was set after the value was written (step 3), and nobody else
         // reads or writes this slot again.
-        let value = slot.value.with_mut(|v| unsafe { v.read().assume_init() });
+        let value = slot.value.with_mut(|v| unsafe { ptr::read(v.cast::<T>()) });
         if offset + 1 == BLOCK_CAP {
             // SAFETY: live as above; `next` was stored before this slot's `ready` (step 2).
             let next = unsafe { (*block).next.load(Ordering::Acquire) };
@@ -237,11 +255,6 @@ impl<T> Queue<T> {
             self.head_index.store(index + 1, Ordering::Relaxed);
         }
         Some(value)
-    }
-
-    /// Whether a message is ready to be popped. Single consumer, like [`Queue::pop`].
-    pub(crate) fn is_empty_hint(&self) -> bool {
-        self.tail_index.load(Ordering::Acquire) == self.head_index.load(Ordering::Relaxed)
     }
 }
 
@@ -269,7 +282,7 @@ impl<T> Drop for Queue<T> {
                 let slot = unsafe { &(*block).slots[offset] };
                 // SAFETY: as above: the value is initialised and read exactly once.
                 slot.value
-                    .with_mut(|v| unsafe { ptr::drop_in_place((*v).as_mut_ptr()) });
+                    .with_mut(|v| unsafe { ptr::drop_in_place(v.cast::<T>()) });
             }
             index += 1;
         }
@@ -303,7 +316,8 @@ mod tests {
     #[test]
     fn empty_queue_allocates_nothing_and_drops() {
         let q: Queue<String> = Queue::new();
-        assert!(q.is_empty_hint());
+        // SAFETY: single consumer.
+        assert!(unsafe { q.pop() }.is_none());
         drop(q);
     }
 

@@ -52,7 +52,7 @@ use std::mem::MaybeUninit;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context as TaskContext, Poll, RawWaker, RawWakerVTable, Waker};
 
 use crate::exit::{ExitReason, IntoExitReason};
@@ -70,11 +70,16 @@ pub(crate) struct Header {
     rt: *const Shared,
     pub(crate) pid: RawPid,
     refs: AtomicUsize,
+    /// Set by a receive that returned `Pending` during the current poll; cleared by the
+    /// worker before each poll. Only the running worker's thread touches it (`Relaxed`).
+    in_receive: AtomicBool,
 }
 
 impl std::fmt::Debug for Header {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Header").field("pid", &self.pid).finish_non_exhaustive()
+        f.debug_struct("Header")
+            .field("pid", &self.pid)
+            .finish_non_exhaustive()
     }
 }
 
@@ -85,6 +90,9 @@ struct VTable {
     drop_future: unsafe fn(NonNull<Header>),
     /// Drops the mailbox and frees the cell. Caller: whoever released the last reference.
     dealloc: unsafe fn(NonNull<Header>),
+    /// Whether a message is ready in the mailbox queue. Caller: the worker that just
+    /// polled the process (the consumer's thread, so the single-consumer rule holds).
+    has_message: unsafe fn(NonNull<Header>) -> bool,
 }
 
 enum Stage<F> {
@@ -116,14 +124,28 @@ where
         poll: Self::poll,
         drop_future: Self::drop_future,
         dealloc: Self::dealloc,
+        has_message: Self::has_message,
     };
+
+    /// # Safety
+    ///
+    /// `ptr` is a live `Cell<F, M>`, and the caller is the worker that just polled it
+    /// (no other thread consumes its mailbox now).
+    unsafe fn has_message(ptr: NonNull<Header>) -> bool {
+        // SAFETY: caller's contract: a live `Cell<F, M>`.
+        let cell = unsafe { ptr.cast::<Self>().as_ref() };
+        // SAFETY: caller's contract: we are the mailbox's consumer now.
+        unsafe { cell.mailbox.has_ready() }
+    }
 
     /// # Safety
     ///
     /// `ptr` is a live `Cell<F, M>` and the caller is the worker that set `RUNNING`.
     unsafe fn poll(ptr: NonNull<Header>, cx: &mut TaskContext<'_>) -> Poll<ExitReason> {
-        // SAFETY: caller's contract; `stage` is ours while `RUNNING` (module rules).
-        let stage = unsafe { &mut *(*ptr.cast::<Self>().as_ptr()).stage.get() };
+        // SAFETY: caller's contract: a live `Cell<F, M>`.
+        let cell = unsafe { ptr.cast::<Self>().as_ref() };
+        // SAFETY: `stage` is ours while `RUNNING` (module rules).
+        let stage = unsafe { &mut *cell.stage.get() };
         let Stage::Running(fut) = stage else {
             return Poll::Ready(ExitReason::Normal);
         };
@@ -142,8 +164,10 @@ where
     /// `ptr` is a live `Cell<F, M>` whose future no worker is polling, and nobody
     /// drops it concurrently (module rules: the exit's worker, or shutdown).
     unsafe fn drop_future(ptr: NonNull<Header>) {
+        // SAFETY: caller's contract: a live `Cell<F, M>`.
+        let cell = unsafe { ptr.cast::<Self>().as_ref() };
         // SAFETY: caller's contract gives exclusive access to `stage`.
-        let stage = unsafe { &mut *(*ptr.cast::<Self>().as_ptr()).stage.get() };
+        let stage = unsafe { &mut *cell.stage.get() };
         // A panicking destructor must not unwind into the worker; the parts of the
         // future it did not get to are leaked, as async-task does.
         let _ = catch_unwind(AssertUnwindSafe(|| {
@@ -188,19 +212,24 @@ where
     // later `Box` retag invalidates them (Stacked Borrows).
     let raw: *mut MaybeUninit<Cell<Fut, M>> = Box::into_raw(Box::new_uninit());
     let p = raw.cast::<Cell<Fut, M>>();
-    // SAFETY: `p` points to uninitialised memory we own; we initialise the header and
-    // the mailbox field by field before anything reads them.
+    // SAFETY: `p` points to memory we own; taking a field's address reads nothing.
+    let header_field = unsafe { &raw mut (*p).header };
+    // SAFETY: we initialise the header and the mailbox field by field, through raw
+    // pointers, before anything reads them.
     unsafe {
-        ptr::addr_of_mut!((*p).header).write(Header {
+        header_field.write(Header {
             state: State::new_scheduled(),
             vtable: &Cell::<Fut, M>::VTABLE,
             rt,
             pid,
             refs: AtomicUsize::new(2),
+            in_receive: AtomicBool::new(false),
         });
     }
-    // SAFETY: as above.
-    unsafe { ptr::addr_of_mut!((*p).mailbox).write(Queue::new()) };
+    // SAFETY: as for the header.
+    let mailbox_field = unsafe { &raw mut (*p).mailbox };
+    // SAFETY: as for the header.
+    unsafe { mailbox_field.write(Queue::new()) };
     let header = NonNull::new(p.cast::<Header>()).expect("Box is non-null");
     let owner = Owner {
         cell: header,
@@ -221,10 +250,10 @@ where
     let undo = Undo(index, raw);
     let fut = f(crate::Context::new(owner, Pid::from_raw(pid)));
     std::mem::forget(undo);
-    // SAFETY: the stage is the last uninitialised field.
-    unsafe {
-        ptr::addr_of_mut!((*p).stage).write(std::cell::UnsafeCell::new(Stage::Running(fut)))
-    };
+    // SAFETY: as for the header.
+    let stage_field = unsafe { &raw mut (*p).stage };
+    // SAFETY: the stage is the last uninitialised field; nothing reads it yet.
+    unsafe { stage_field.write(std::cell::UnsafeCell::new(Stage::Running(fut))) };
     let raw = header.as_ptr();
     slot.cell.store(raw, Ordering::Relaxed);
     slot.word.publish();
@@ -249,11 +278,6 @@ impl Lookup {
         }
         let cell = NonNull::new(slot.cell.load(Ordering::Acquire))?;
         Some(Lookup { slot, cell })
-    }
-
-    fn header(&self) -> &Header {
-        // SAFETY: the slot count we hold keeps the cell allocated (table protocol 2).
-        unsafe { self.cell.as_ref() }
     }
 }
 
@@ -301,7 +325,20 @@ pub(crate) fn send<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> 
     // `Cell<_, M>` (module docs). The count we hold keeps it allocated.
     let prefix = unsafe { lookup.cell.cast::<Prefix<M>>().as_ref() };
     prefix.mailbox.push(message);
-    schedule(lookup.cell);
+    let wake = prefix.header.state.transition_to_scheduled_by_message();
+    let spill = crate::scheduler::worker::count_send();
+    if wake == TransitionToScheduled::Push || spill {
+        // SAFETY: the count we hold makes shutdown wait for us before it frees the
+        // runtime (`shutdown_processes` step 2), and the process was alive when we took
+        // it, so its runtime is alive.
+        let rt = unsafe { &*prefix.header.rt };
+        if wake == TransitionToScheduled::Push {
+            rt.schedule(Task(lookup.cell));
+        }
+        if spill {
+            rt.spill_lifo();
+        }
+    }
     Ok(())
 }
 
@@ -385,6 +422,16 @@ impl<M> Owner<M> {
         schedule(self.cell);
     }
 
+    /// Records that a receive is waiting: the worker then re-checks the mailbox after
+    /// the poll (the state module's Dekker rule).
+    #[inline]
+    pub(crate) fn mark_waiting(&self) {
+        self.prefix()
+            .header
+            .in_receive
+            .store(true, Ordering::Relaxed);
+    }
+
     /// The runtime this process runs on, if it has not been shut down.
     pub(crate) fn runtime(&self) -> Option<&Shared> {
         let h = &self.prefix().header;
@@ -449,22 +496,32 @@ impl Task {
         unsafe { self.0.as_ref() }
     }
 
-    /// Whether this task belongs to runtime `rt`.
-    pub(crate) fn runs_on(&self, rt: &Shared) -> bool {
-        ptr::eq(self.header().rt, rt)
-    }
-
     /// Polls the process once and, if it finished, runs its exit.
     pub(crate) fn run(self) -> RunOutcome {
         let h = self.header();
         h.state.transition_to_running();
+        h.in_receive.store(false, Ordering::Relaxed);
         let waker = waker(h.pid);
         let mut cx = TaskContext::from_waker(&waker);
         // SAFETY: we set `RUNNING`, so the stage is ours; the cell is live (`Task`).
         let poll = unsafe { (h.vtable.poll)(self.0, &mut cx) };
         match poll {
             Poll::Pending => match h.state.transition_to_idle() {
-                TransitionToIdle::Idle => RunOutcome::Idle,
+                TransitionToIdle::Idle => {
+                    if h.in_receive.load(Ordering::Relaxed) {
+                        // The worker's half of the Dekker rule (`process/state.rs`): a
+                        // sender that saw us running did not schedule us.
+                        crate::loom::full_fence();
+                        // SAFETY: we are the worker that just polled the process, so we
+                        // are its mailbox's only consumer now; the cell is live (`Task`).
+                        let ready = unsafe { (h.vtable.has_message)(self.0) };
+                        if ready && h.state.transition_to_scheduled() == TransitionToScheduled::Push
+                        {
+                            return RunOutcome::Reschedule(self);
+                        }
+                    }
+                    RunOutcome::Idle
+                }
                 TransitionToIdle::Reschedule => RunOutcome::Reschedule(self),
             },
             Poll::Ready(reason) => {
@@ -544,7 +601,6 @@ pub(crate) fn shutdown_processes(rt: &Shared) {
         Task::discard(cell, slot);
     }
 }
-
 
 #[cfg(test)]
 mod tests {

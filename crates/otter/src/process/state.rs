@@ -16,12 +16,27 @@
 //! * A process that finished is marked [`DONE`] by the worker that ran it; wake-ups of a
 //!   done process do nothing.
 //!
+//! # Message wake-ups skip the read-modify-write when they can
+//!
+//! A sender of a message uses [`State::transition_to_scheduled_by_message`]: if the
+//! receiver is already scheduled or running, it does not write the state at all, so a
+//! stream of messages to a busy receiver does not bounce the state's cache line between
+//! cores. That is safe because of a second rule, a Dekker pair:
+//!
+//! * sender: push the message, `SeqCst` fence, read the state;
+//! * worker, after a `Pending` poll in which the process waited in a receive:
+//!   `transition_to_idle` (`SeqCst`), `SeqCst` fence, look at the mailbox, and
+//!   schedule the process again if a message is there.
+//!
+//! The fences forbid both the sender reading "running" and the worker missing the
+//! message. Wake-ups that are not messages (timers, foreign futures) always write.
+//!
 //! Between `transition_to_running` and the next transition, the worker has exclusive
 //! access to the process's future: that exclusivity is what `process/cell.rs` relies on.
 
 #![allow(unreachable_pub)] // `pub` items are for the loom models; the module is private.
 
-use crate::loom::{AtomicUsize, Ordering};
+use crate::loom::{AtomicUsize, Ordering, full_fence};
 
 /// Set while the process is in a run queue, or will be put back in one when the poll
 /// that is running now returns. Set by wakers, cleared by the worker that starts a poll.
@@ -70,7 +85,7 @@ impl State {
     /// Marks the process scheduled. `Release` publishes the caller's event to the poll
     /// that follows; see the module docs.
     pub fn transition_to_scheduled(&self) -> TransitionToScheduled {
-        let prev = self.0.fetch_or(SCHEDULED, Ordering::AcqRel);
+        let prev = self.0.fetch_or(SCHEDULED, Ordering::SeqCst);
         if prev & (SCHEDULED | RUNNING | DONE) == 0 {
             TransitionToScheduled::Push
         } else {
@@ -78,17 +93,31 @@ impl State {
         }
     }
 
+    /// The message sender's wake-up (see the module docs): the caller has pushed a
+    /// message. Writes the state only if the process looks idle.
+    #[inline]
+    pub fn transition_to_scheduled_by_message(&self) -> TransitionToScheduled {
+        const BUSY: usize = SCHEDULED | RUNNING | DONE;
+        if self.0.load(Ordering::Relaxed) & BUSY != 0 {
+            full_fence();
+            if self.0.load(Ordering::Relaxed) & BUSY != 0 {
+                return TransitionToScheduled::Nothing;
+            }
+        }
+        self.transition_to_scheduled()
+    }
+
     /// Scheduled → running, by the worker that popped the process. One `xadd`: the state
     /// is exactly `SCHEDULED` here (a queued process is neither running nor done), and
     /// `SCHEDULED + 1 == RUNNING`.
     pub fn transition_to_running(&self) {
-        let prev = self.0.fetch_add(RUNNING - SCHEDULED, Ordering::AcqRel);
+        let prev = self.0.fetch_add(RUNNING - SCHEDULED, Ordering::SeqCst);
         debug_assert_eq!(prev & (SCHEDULED | RUNNING | DONE), SCHEDULED);
     }
 
     /// Running → idle after a `Pending` poll. One `xadd`.
     pub fn transition_to_idle(&self) -> TransitionToIdle {
-        let prev = self.0.fetch_sub(RUNNING, Ordering::AcqRel);
+        let prev = self.0.fetch_sub(RUNNING, Ordering::SeqCst);
         debug_assert!(prev & RUNNING != 0 && prev & DONE == 0);
         if prev & SCHEDULED != 0 {
             TransitionToIdle::Reschedule

@@ -186,7 +186,11 @@ mod global {
 
     fn ensure_chunk(index: u32) {
         let c = (index >> CHUNK_BITS) as usize;
-        assert!(c < MAX_CHUNKS, "otter: process table full ({} processes)", MAX_CHUNKS * CHUNK);
+        assert!(
+            c < MAX_CHUNKS,
+            "otter: process table full ({} processes)",
+            MAX_CHUNKS * CHUNK
+        );
         TABLE.chunks[c].get_or_init(|| {
             (0..CHUNK)
                 .map(|_| Slot {

@@ -295,8 +295,15 @@ impl LifoSlot {
         LifoSlot(AtomicPtr::new(std::ptr::null_mut()))
     }
 
-    /// Puts `task` in the slot, returning the task it displaces.
+    /// Puts `task` in the slot, returning the task it displaces. Owner only.
+    #[inline]
     pub(crate) fn replace(&self, task: Task) -> Option<Task> {
+        // An empty slot can only be filled by its owner (thieves only take), so a plain
+        // store suffices: no read-modify-write on the ring's and ping-pong's hot path.
+        if self.0.load(Ordering::Relaxed).is_null() {
+            self.0.store(Item::into_raw(task), Ordering::Release);
+            return None;
+        }
         let old = self.0.swap(Item::into_raw(task), Ordering::AcqRel);
         // SAFETY: a non-null value in the slot is a `Task::into_raw`, and `swap` hands it
         // to exactly one taker.

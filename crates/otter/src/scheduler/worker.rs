@@ -36,6 +36,13 @@ pub(crate) const BUDGET: u32 = 128;
 /// queued process waits at most 8 short polls behind a chatty pair.
 pub(crate) const MAX_LIFO_POLLS: u32 = 8;
 
+/// Messages one poll of a process may send before the process it woke into this
+/// worker's LIFO slot is handed to the local queue and a parked worker is woken to take
+/// it. A sender in a long send loop would otherwise keep its receiver waiting in the
+/// slot (only the watchdog would free it), so the two would not run in parallel. Equal
+/// to the receive budget: a poll that sends this much is a producer, not a ping-pong.
+pub(crate) const SPILL_AFTER_SENDS: u32 = BUDGET;
+
 /// Ticks between forced looks at the injector. 61, as in Go's scheduler and
 /// async-executor's 64: rare enough to cost nothing, often enough to bound the wait.
 pub(crate) const GLOBAL_INTERVAL: u32 = 61;
@@ -47,6 +54,8 @@ thread_local! {
     static CURRENT: Cell<(*const Shared, usize)> = const { Cell::new((std::ptr::null(), 0)) };
     /// What remains of the running process's budget.
     static BUDGET_LEFT: Cell<u32> = const { Cell::new(BUDGET) };
+    /// Messages sent by the running process in this poll.
+    static SENT: Cell<u32> = const { Cell::new(0) };
 }
 
 /// This thread's worker index if it is a worker of `shared`.
@@ -54,6 +63,17 @@ thread_local! {
 pub(crate) fn current_index(shared: &Shared) -> Option<usize> {
     let (rt, index) = CURRENT.with(Cell::get);
     std::ptr::eq(rt, shared).then_some(index)
+}
+
+/// Counts a message sent by the running process; true exactly when this poll has sent
+/// [`SPILL_AFTER_SENDS`] messages (the caller then spills the LIFO slot).
+#[inline]
+pub(crate) fn count_send() -> bool {
+    SENT.with(|s| {
+        let n = s.get().wrapping_add(1);
+        s.set(n);
+        n == SPILL_AFTER_SENDS
+    })
 }
 
 /// Consumes one unit of the running process's budget; false when it is spent.
@@ -118,6 +138,7 @@ impl Worker {
             Ordering::Relaxed,
         );
         BUDGET_LEFT.with(|b| b.set(BUDGET));
+        SENT.with(|s| s.set(0));
         match task.run() {
             RunOutcome::Reschedule(task) => self.shared().push_local(self.index, task),
             RunOutcome::Idle | RunOutcome::Exited => {}

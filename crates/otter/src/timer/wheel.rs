@@ -63,6 +63,7 @@ impl<T> Wheel<T> {
     }
 
     /// Timers pending.
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.len
     }
