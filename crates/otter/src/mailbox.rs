@@ -30,10 +30,11 @@
 //! are paid for by the operations that made the garbage, so the costs above are
 //! amortised bounds.
 
+mod index;
 pub(crate) mod queue;
 
 use std::any::Any;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::future::Future;
 use std::hash::Hash;
 use std::pin::Pin;
@@ -63,7 +64,7 @@ pub trait Keyed {
     fn key(&self) -> Option<Self::Key>;
 }
 
-type Seq = u64;
+use index::{Index, Seq};
 
 /// The save area. See the module docs.
 pub(crate) struct Saved<M> {
@@ -167,18 +168,10 @@ impl<M> std::fmt::Debug for Saved<M> {
     }
 }
 
-/// The key index: key → sequence numbers (oldest first), and the number of entries.
-struct Index<K> {
-    map: HashMap<K, VecDeque<Seq>>,
-    entries: usize,
-}
-
-fn clear_index<K: 'static + Send>(ix: &mut (dyn Any + Send)) {
-    let ix = ix
-        .downcast_mut::<Index<K>>()
-        .expect("index type matches the mailbox's message type");
-    ix.map.clear();
-    ix.entries = 0;
+fn clear_index<K: Hash + Eq + 'static + Send>(ix: &mut (dyn Any + Send)) {
+    ix.downcast_mut::<Index<K>>()
+        .expect("index type matches the mailbox's message type")
+        .clear();
 }
 
 fn index_one<M: Keyed>(ix: &mut (dyn Any + Send), m: &M, seq: Seq) {
@@ -186,8 +179,7 @@ fn index_one<M: Keyed>(ix: &mut (dyn Any + Send), m: &M, seq: Seq) {
         .downcast_mut::<Index<M::Key>>()
         .expect("index type matches the mailbox's message type");
     if let Some(k) = m.key() {
-        ix.map.entry(k).or_default().push_back(seq);
-        ix.entries += 1;
+        ix.insert(k, seq);
     }
 }
 
@@ -326,10 +318,7 @@ impl<M: Send + 'static> Context<M> {
         M: Keyed,
     {
         if self.saved.index.is_none() {
-            self.saved.index = Some(Box::new(Index::<M::Key> {
-                map: HashMap::new(),
-                entries: 0,
-            }));
+            self.saved.index = Some(Box::new(Index::<M::Key>::new()));
             self.saved.indexer = Some((index_one::<M>, clear_index::<M::Key>));
             self.saved.reindex();
         }
@@ -488,19 +477,5 @@ fn lookup<M: Keyed>(
     let ix = boxed
         .downcast_mut::<Index<M::Key>>()
         .expect("index type matches");
-    let seqs = ix.map.get_mut(key)?;
-    let mut found = None;
-    let mut used = 0;
-    while let Some(seq) = seqs.pop_front() {
-        used += 1;
-        if saved.get(seq).is_some() {
-            found = Some(seq);
-            break;
-        }
-    }
-    if seqs.is_empty() {
-        ix.map.remove(key);
-    }
-    ix.entries -= used;
-    found
+    ix.take_first(key, |seq| saved.get(seq).is_some())
 }
