@@ -10,7 +10,14 @@
 //!   one-thread runtime, timed per message (send + wake + receive);
 //! * `send_recv/two_workers`: the same on two worker threads, where the consumer is usually
 //!   on the other worker;
-//! * `pingpong`: one round trip between two processes on a two-thread runtime.
+//! * `pingpong`: one round trip between two processes on a two-thread runtime;
+//! * `wake_from_outside`: a thread outside the runtime sends to an idle process and waits
+//!   for its reply (injector push, unpark of a parked worker, poll, reply), per round trip;
+//! * `steal`: one process spawns a batch of 256 short processes on its worker while the
+//!   other worker is idle; timed per process until all have reported (local queue push,
+//!   wake-up of the idle worker, steal-half, run).
+//!
+//! The gen_server call round trip joins these once the server layer exists.
 //!
 //! Run: `cargo bench -p otter-bench --bench hot_paths`.
 
@@ -140,10 +147,71 @@ fn pingpong(c: &mut Criterion) {
     });
 }
 
+fn wake_from_outside(c: &mut Criterion) {
+    let rt = runtime(2);
+    let (tx, rx) = std::sync::mpsc::channel::<u64>();
+    let echo = rt.handle().spawn(move |mut cx: Context<u64>| async move {
+        loop {
+            let n = cx.recv().await;
+            if n == u64::MAX {
+                break;
+            }
+            tx.send(n).expect("bench thread waits");
+        }
+    });
+    c.bench_function("wake_from_outside", |b| {
+        b.iter(|| {
+            echo.send(1);
+            rx.recv().expect("echo replies")
+        })
+    });
+    echo.send(u64::MAX);
+}
+
+fn steal(c: &mut Criterion) {
+    const BATCH: u64 = 256;
+    let rt = runtime(2);
+    c.bench_function("steal", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(move |mut cx: Context<u64>| async move {
+                let me = cx.pid();
+                let t0 = Instant::now();
+                let mut left = iters;
+                while left > 0 {
+                    let n = left.min(BATCH);
+                    for i in 0..n {
+                        cx.spawn(move |_: Context<()>| async move {
+                            // A little work, so that running on the second worker pays.
+                            let mut x = i;
+                            for _ in 0..200 {
+                                x = std::hint::black_box(x.wrapping_mul(6364136223846793005) + 1);
+                            }
+                            me.send(x);
+                        });
+                    }
+                    for _ in 0..n {
+                        std::hint::black_box(cx.recv().await);
+                    }
+                    left -= n;
+                }
+                t0.elapsed()
+            })
+            .expect("root process")
+        })
+    });
+}
+
 mod groups {
     //! The benchmark group (in a private module: the macro's function has no doc comment).
-    use super::{pingpong, send_recv, spawn_exit};
-    criterion::criterion_group!(hot_paths, spawn_exit, send_recv, pingpong);
+    use super::{pingpong, send_recv, spawn_exit, steal, wake_from_outside};
+    criterion::criterion_group!(
+        hot_paths,
+        spawn_exit,
+        send_recv,
+        pingpong,
+        wake_from_outside,
+        steal
+    );
 }
 
 criterion_main!(groups::hot_paths);

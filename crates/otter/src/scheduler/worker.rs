@@ -99,6 +99,7 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize) {
         index,
         tick: 0,
         lifo_polls: 0,
+        kick_watchdog: false,
         rng: 0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d),
     };
     w.run();
@@ -112,6 +113,8 @@ struct Worker {
     lifo_polls: u32,
     /// Each other worker's tick counter at our previous watchdog look.
     seen_ticks: Vec<u64>,
+    /// Set on waking from a park: run `kick` after the next task.
+    kick_watchdog: bool,
     rng: u64,
 }
 
@@ -123,9 +126,24 @@ impl Worker {
     fn run(&mut self) {
         while !self.shared().is_shutdown() {
             match self.next_task() {
-                Some(task) => self.run_task(task),
+                Some(task) => {
+                    self.run_task(task);
+                    if std::mem::take(&mut self.kick_watchdog) {
+                        self.kick();
+                    }
+                }
                 None => self.park(),
             }
+        }
+    }
+
+    /// Woken into a runtime where everyone else sleeps without a timeout: wake one to be
+    /// the watchdog while we are busy. Done after our first task, so the futex wake-up
+    /// is not on that task's latency path.
+    fn kick(&self) {
+        let shared = self.shared();
+        if shared.workers.len() > 1 && shared.idle.all_others_parked() {
+            shared.wake_one();
         }
     }
 
@@ -243,11 +261,7 @@ impl Worker {
         if shared.is_shutdown() {
             return;
         }
-        // Woken into a runtime where everyone else sleeps without a timeout: wake one
-        // to be the watchdog while we are busy.
-        if shared.workers.len() > 1 && shared.idle.all_others_parked() {
-            shared.wake_one();
-        }
+        self.kick_watchdog = true;
         if shared.idle.someone_busy() {
             if let Some(t) = self.rescue_stuck() {
                 self.run_task(t);
