@@ -833,15 +833,7 @@ fn counting(md: &mut String, res: &Results<'_>, s: &Sizes) {
                 ],
             );
             let (co, ce) = (res.cell(&cid, Impl::Otter), res.cell(&cid, Impl::Erlang));
-            let note = match &co {
-                Cell::Ok(runs) => runs
-                    .first()
-                    .and_then(|v| v["style_run"].as_str())
-                    .filter(|r| *r != style)
-                    .map(|r| format!("otter ran style={r}: no server layer yet"))
-                    .unwrap_or_default(),
-                _ => String::new(),
-            };
+            let note = style_note(&co, style);
             let _ = writeln!(
                 md,
                 "| {style} | {senders} | {} | {} | {} | {note} |",
@@ -1188,15 +1180,7 @@ fn pingpong(md: &mut String, res: &Results<'_>, s: &Sizes) {
             &[("r", s.pingpong_r.to_string()), ("style", style.into())],
         );
         let (co, ce) = (res.cell(&cid, Impl::Otter), res.cell(&cid, Impl::Erlang));
-        let note = match &co {
-            Cell::Ok(runs) => runs
-                .first()
-                .and_then(|v| v["style_run"].as_str())
-                .filter(|r| *r != style)
-                .map(|r| format!("otter ran style={r}: no server layer yet"))
-                .unwrap_or_default(),
-            _ => String::new(),
-        };
+        let note = style_note(&co, style);
         let _ = writeln!(
             md,
             "| {style} | {} | {} | {} | {note} |",
@@ -1213,5 +1197,19 @@ fn pingpong(md: &mut String, res: &Results<'_>, s: &Sizes) {
                 &note
             )
         );
+    }
+}
+
+/// The note for a row whose otter runs used another style than asked (`style_run` in the
+/// JSON: the server layer is missing, so the raw loop ran).
+fn style_note(otter: &Cell<'_>, style: &str) -> String {
+    match otter {
+        Cell::Ok(runs) => runs
+            .first()
+            .and_then(|v| v["style_run"].as_str())
+            .filter(|r| *r != style)
+            .map(|r| format!("otter ran style={r}: no server layer yet"))
+            .unwrap_or_default(),
+        _ => String::new(),
     }
 }
