@@ -14,6 +14,10 @@ pub struct SendError<M>(pub M);
 
 impl<M> SendError<M> {
     /// The message that was not delivered.
+    ///
+    /// ```
+    /// assert_eq!(otter::SendError("hi").into_inner(), "hi");
+    /// ```
     pub fn into_inner(self) -> M {
         self.0
     }

@@ -104,6 +104,14 @@ impl fmt::Display for ExitReason {
 
 /// A shared error value inside [`ExitReason::Error`]. Two are equal when they are the
 /// same error value (pointer equality), since `dyn Error` has no equality of its own.
+///
+/// ```
+/// use otter::ExitReason;
+/// let r = ExitReason::error(std::fmt::Error);
+/// assert_eq!(r.clone(), r);
+/// assert_ne!(r, ExitReason::error(std::fmt::Error));
+/// if let ExitReason::Error(e) = r { assert!(e.0.to_string().contains("error")); }
+/// ```
 #[derive(Clone, Debug)]
 pub struct ErrorReason(pub Arc<dyn std::error::Error + Send + Sync>);
 

@@ -326,7 +326,17 @@ impl<M: Send + 'static> Context<M> {
     }
 }
 
-/// The future of [`Context::recv`].
+/// The future of [`Context::recv`]: ready with the next message.
+///
+/// ```
+/// let rt = otter::Runtime::new();
+/// let r = rt.block_on(|mut cx: otter::Context<u8>| async move {
+///     cx.pid().send(4);
+///     let fut: otter::Recv<'_, u8> = cx.recv();
+///     fut.await
+/// });
+/// assert_eq!(r.unwrap(), 4);
+/// ```
 #[must_use = "futures do nothing unless awaited"]
 pub struct Recv<'a, M: Send + 'static> {
     cx: &'a mut Context<M>,
@@ -420,7 +430,24 @@ impl<M: Send + 'static, P: FnMut(&M) -> bool> Future for RecvMatch<'_, M, P> {
 // Nothing in a `RecvMatch` is pinned: the predicate is only called through `&mut`.
 impl<M: Send + 'static, P> Unpin for RecvMatch<'_, M, P> {}
 
-/// The future of [`Context::recv_key`].
+/// The future of [`Context::recv_key`]: ready with the oldest message with the key.
+///
+/// ```
+/// use otter::Keyed;
+/// struct Tagged(u32, &'static str);
+/// impl Keyed for Tagged {
+///     type Key = u32;
+///     fn key(&self) -> Option<u32> { Some(self.0) }
+/// }
+/// let rt = otter::Runtime::new();
+/// let r = rt.block_on(|mut cx: otter::Context<Tagged>| async move {
+///     cx.pid().send(Tagged(1, "a"));
+///     cx.pid().send(Tagged(2, "b"));
+///     let fut: otter::RecvKey<'_, Tagged> = cx.recv_key(&2);
+///     fut.await.1
+/// });
+/// assert_eq!(r.unwrap(), "b");
+/// ```
 #[must_use = "futures do nothing unless awaited"]
 pub struct RecvKey<'a, M: Keyed + Send + 'static> {
     cx: &'a mut Context<M>,

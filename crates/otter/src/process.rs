@@ -34,6 +34,22 @@ use crate::ExitReason;
 /// `Clone` and not `Sync`, and receiving takes `&mut self`, so there is one receiver.
 /// Moving it out of its process (into another process or thread) is memory-safe, but
 /// receives there are not woken by new messages: wake-ups go to the process.
+///
+/// ```
+/// let rt = otter::Runtime::new();
+/// let r = rt.block_on(|mut cx: otter::Context<String>| async move {
+///     cx.pid().send("to myself".to_string());
+///     cx.recv().await
+/// });
+/// assert_eq!(r.unwrap(), "to myself");
+/// ```
+///
+/// It is not `Sync`, so a future holding `&Context` across an `.await` is not `Send`:
+///
+/// ```compile_fail
+/// fn is_sync<T: Sync>() {}
+/// is_sync::<otter::Context<u8>>();
+/// ```
 pub struct Context<M> {
     pub(crate) owner: Owner<M>,
     pid: Pid<M>,
@@ -169,6 +185,14 @@ impl<M: Send + 'static> Context<M> {
 }
 
 /// The future of [`Context::yield_now`].
+///
+/// ```
+/// let rt = otter::Runtime::new();
+/// rt.block_on(|cx: otter::Context<()>| async move {
+///     let y: otter::YieldNow = cx.yield_now();
+///     y.await
+/// }).unwrap();
+/// ```
 #[derive(Debug)]
 #[must_use = "futures do nothing unless awaited"]
 pub struct YieldNow {
@@ -193,6 +217,16 @@ impl Future for YieldNow {
 }
 
 /// A timer started by [`Context::send_after`].
+///
+/// ```
+/// use std::time::Duration;
+/// let rt = otter::Runtime::new();
+/// let cancelled = rt.block_on(|cx: otter::Context<u8>| async move {
+///     let t: otter::TimerRef = cx.send_after(cx.pid(), 1, Duration::from_secs(60));
+///     t.cancel()
+/// });
+/// assert!(cancelled.unwrap());
+/// ```
 #[derive(Debug)]
 pub struct TimerRef {
     key: TimerKey,

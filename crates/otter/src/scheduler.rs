@@ -173,6 +173,11 @@ impl Default for Builder {
 
 impl Builder {
     /// Worker threads (default: the number of cores, `available_parallelism`).
+    ///
+    /// ```
+    /// let rt = otter::Runtime::builder().threads(1).build().unwrap();
+    /// assert_eq!(rt.threads(), 1);
+    /// ```
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = Some(n);
         self
@@ -190,6 +195,11 @@ impl Builder {
     }
 
     /// Starts the runtime's worker threads.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::builder().build().unwrap();
+    /// assert!(rt.threads() >= 1);
+    /// ```
     pub fn build(self) -> Result<Runtime, BuildError> {
         let n = match self.threads {
             Some(0) => return Err(BuildError::ZeroThreads),
@@ -269,6 +279,11 @@ impl Default for Runtime {
 impl Runtime {
     /// A runtime with one worker per core.
     ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// assert_eq!(rt.block_on(|_cx: otter::Context<()>| async { "up" }), Ok("up"));
+    /// ```
+    ///
     /// # Panics
     ///
     /// If the operating system refuses to start a thread; use [`Runtime::builder`] to
@@ -280,16 +295,33 @@ impl Runtime {
     }
 
     /// A [`Builder`] to configure a runtime.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::builder().threads(2).thread_name("app").build().unwrap();
+    /// # drop(rt);
+    /// ```
     pub fn builder() -> Builder {
         Builder::default()
     }
 
     /// The number of worker threads.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::builder().threads(3).build().unwrap();
+    /// assert_eq!(rt.threads(), 3);
+    /// ```
     pub fn threads(&self) -> usize {
         self.shared.workers.len()
     }
 
     /// A handle to spawn processes from outside the runtime.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let handle = rt.handle();
+    /// let pid = handle.spawn(|_cx: otter::Context<()>| async {});
+    /// # let _ = pid;
+    /// ```
     pub fn handle(&self) -> Handle {
         Handle {
             shared: self.shared.clone(),
@@ -298,6 +330,9 @@ impl Runtime {
 
     /// Runs `f`'s future as a root process and waits, on this thread, for it to finish.
     /// Returns its value, or the reason it exited otherwise (a panic, or being killed).
+    ///
+    /// It blocks the calling thread: call it from `main` or a test, not from inside a
+    /// process (that would hold a worker, and deadlock a one-worker runtime).
     ///
     /// ```
     /// let rt = otter::Runtime::new();
@@ -423,6 +458,16 @@ pub struct Handle {
 impl Handle {
     /// Spawns a process running `f`'s future, with its own mailbox of `M`. `f` is called
     /// right away on this thread to build the future; the future runs on a worker.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// let pid = rt.handle().spawn(move |mut cx: otter::Context<u32>| async move {
+    ///     tx.send(cx.recv().await + 1).unwrap();
+    /// });
+    /// pid.send(41);
+    /// assert_eq!(rx.recv().unwrap(), 42);
+    /// ```
     ///
     /// # Panics
     ///
