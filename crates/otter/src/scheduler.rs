@@ -347,6 +347,11 @@ impl Runtime {
         F: FnOnce(Context<M>) -> Fut,
         Fut: Future<Output = T> + Send + 'static,
     {
+        assert!(
+            !worker::is_worker_thread(),
+            "otter: block_on called on a worker thread (from inside a process); \
+             it would hold the worker it waits for"
+        );
         let slot = Arc::new(RootSlot {
             value: Mutex::new(None),
             done: Condvar::new(),
@@ -369,6 +374,12 @@ impl Runtime {
 impl Drop for Runtime {
     fn drop(&mut self) {
         let shared = &self.shared;
+        if worker::current_index(shared).is_some() {
+            // Joining our own thread would never return. This happens only if a process
+            // owned the `Runtime` it runs on; leak the runtime rather than deadlock.
+            eprintln!("otter: a Runtime was dropped by one of its own processes; leaking it");
+            return;
+        }
         shared.shutdown.store(true, Ordering::SeqCst);
         while shared.outside_spawns.load(Ordering::SeqCst) != 0 {
             std::thread::yield_now();

@@ -65,6 +65,11 @@ pub(crate) fn current_index(shared: &Shared) -> Option<usize> {
     std::ptr::eq(rt, shared).then_some(index)
 }
 
+/// Whether this thread is a worker of any otter runtime.
+pub(crate) fn is_worker_thread() -> bool {
+    !CURRENT.with(Cell::get).0.is_null()
+}
+
 /// Counts a message sent by the running process; true exactly when this poll has sent
 /// [`SPILL_AFTER_SENDS`] messages (the caller then spills the LIFO slot).
 #[inline]
