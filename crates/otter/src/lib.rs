@@ -64,6 +64,23 @@
 //! A process is an ordinary future: any `Waker`-based future (another library's channel,
 //! a timer) can be awaited in it and wakes it. [`Context::sleep`] is otter's own timer.
 //!
+//! ## Names
+//!
+//! [`Context::register`] gives a process a name on its runtime, [`Context::whereis`] finds
+//! it, [`Context::send_named`] sends to it, and the name is released when the process
+//! exits (Erlang's `register/2`, `whereis/1`, `Name ! Msg`).
+//!
+//! ```
+//! use otter::{Context, Runtime};
+//! let rt = Runtime::new();
+//! let r = rt.block_on(|mut cx: Context<&'static str>| async move {
+//!     cx.register("logger", cx.pid()).unwrap();
+//!     cx.send_named("logger", "hello").unwrap();
+//!     cx.recv().await
+//! });
+//! assert_eq!(r.unwrap(), "hello");
+//! ```
+//!
 //! ## Scheduler
 //!
 //! One worker thread per core (see [`Builder::threads`]), each with a local run queue and
@@ -85,8 +102,10 @@
 //!   not woken by new messages.
 //! * [`Context::recv_key`] has no Erlang counterpart (the BEAM's closest is the
 //!   receive-marker optimisation for fresh references).
-//! * Links, monitors, exit signals, servers, supervisors and the registry are not yet
-//!   part of this release.
+//! * Names are per runtime (Erlang: per node) and typed: [`Context::whereis`] finds a
+//!   name only under the message type it was registered with.
+//! * Links, monitors, exit signals, servers and supervisors are not yet part of this
+//!   release.
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
 
 #[cfg(target_pointer_width = "32")]
@@ -115,6 +134,8 @@ mod process {
     pub(crate) mod table;
 }
 #[cfg(not(loom))]
+mod registry;
+#[cfg(not(loom))]
 mod scheduler;
 #[cfg(loom)]
 mod scheduler {
@@ -133,6 +154,8 @@ pub use mailbox::{Keyed, Recv, RecvKey};
 pub use pid::Pid;
 #[cfg(not(loom))]
 pub use process::{Context, TimerRef, YieldNow};
+#[cfg(not(loom))]
+pub use registry::RegisterError;
 #[cfg(not(loom))]
 pub use scheduler::{Builder, Handle, Runtime};
 #[cfg(not(loom))]

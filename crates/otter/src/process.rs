@@ -18,9 +18,12 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use std::any::TypeId;
+
 use crate::exit::IntoExitReason;
 use crate::mailbox::Saved;
 use crate::pid::Pid;
+use crate::registry::RegisterError;
 use crate::timer::{Action, Sleep, Timer, TimerKey};
 use cell::Owner;
 
@@ -173,6 +176,93 @@ impl<M: Send + 'static> Context<M> {
             key,
             timer: Arc::downgrade(&timer),
         }
+    }
+
+    /// Registers `pid` under `name` on this runtime (Erlang's `register/2`). The name is
+    /// released when the process exits, or by [`Context::unregister`].
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let r = rt.block_on(|mut cx: otter::Context<u8>| async move {
+    ///     let me = cx.pid();
+    ///     cx.register("main", me).unwrap();
+    ///     assert_eq!(cx.register("main", me), Err(otter::RegisterError::NameTaken));
+    ///     assert_eq!(cx.whereis::<u8>("main"), Some(me));
+    ///     cx.send_named("main", 5u8).unwrap();
+    ///     cx.recv().await
+    /// });
+    /// assert_eq!(r.unwrap(), 5);
+    /// ```
+    pub fn register<N: Send + 'static>(
+        &self,
+        name: impl Into<Arc<str>>,
+        pid: Pid<N>,
+    ) -> Result<(), RegisterError> {
+        let rt = self.runtime();
+        if !cell::mark_registered(pid.raw, rt) {
+            return Err(RegisterError::NotAlive);
+        }
+        rt.registry
+            .insert(name.into(), pid.raw, TypeId::of::<N>(), || pid.is_alive())
+    }
+
+    /// Removes `name` from the registry (Erlang's `unregister/1`); false if it was not
+    /// registered.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let r = rt.block_on(|cx: otter::Context<()>| async move {
+    ///     cx.register("x", cx.pid()).unwrap();
+    ///     (cx.unregister("x"), cx.unregister("x"), cx.whereis::<()>("x"))
+    /// });
+    /// assert_eq!(r.unwrap(), (true, false, None));
+    /// ```
+    pub fn unregister(&self, name: &str) -> bool {
+        self.runtime().registry.remove_name(name).is_some()
+    }
+
+    /// The pid registered as `name` with message type `N` (Erlang's `whereis/1`); `None`
+    /// if no process has that name, or if it was registered with another message type.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let r = rt.block_on(|cx: otter::Context<u32>| async move {
+    ///     cx.register("me", cx.pid()).unwrap();
+    ///     (cx.whereis::<u32>("me").is_some(), cx.whereis::<String>("me"))
+    /// });
+    /// assert_eq!(r.unwrap(), (true, None));
+    /// ```
+    pub fn whereis<N: 'static>(&self, name: &str) -> Option<Pid<N>> {
+        self.runtime()
+            .registry
+            .lookup(name, TypeId::of::<N>())
+            .map(Pid::from_raw)
+    }
+
+    /// Sends `message` to the process registered as `name` (Erlang's `Name ! Msg`). Hands
+    /// the message back if no live process of that message type has the name (Erlang
+    /// raises `badarg`).
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let r = rt.block_on(|cx: otter::Context<()>| async move { cx.send_named("nobody", 1u8) });
+    /// assert_eq!(r.unwrap(), Err(otter::SendError(1)));
+    /// ```
+    pub fn send_named<N: Send + 'static>(
+        &self,
+        name: &str,
+        message: N,
+    ) -> Result<(), crate::SendError<N>> {
+        match self.whereis::<N>(name) {
+            Some(pid) => pid.try_send(message),
+            None => Err(crate::SendError(message)),
+        }
+    }
+
+    fn runtime(&self) -> &crate::scheduler::Shared {
+        self.owner
+            .runtime()
+            .expect("otter: registry used by a process whose runtime has shut down")
     }
 
     pub(crate) fn timer(&self) -> Arc<Timer> {

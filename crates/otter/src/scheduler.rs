@@ -67,6 +67,7 @@ pub(crate) struct Shared {
     /// Spawns from outside the workers in progress (shutdown waits for them).
     outside_spawns: AtomicUsize,
     pub(crate) timer: Arc<Timer>,
+    pub(crate) registry: crate::registry::Registry,
 }
 
 impl Shared {
@@ -220,6 +221,7 @@ impl Builder {
             shutdown: AtomicBool::new(false),
             outside_spawns: AtomicUsize::new(0),
             timer: Timer::new(),
+            registry: Default::default(),
         });
         let mut threads = Vec::with_capacity(n);
         for i in 0..n {

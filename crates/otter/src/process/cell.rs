@@ -73,6 +73,9 @@ pub(crate) struct Header {
     /// Set by a receive that returned `Pending` during the current poll; cleared by the
     /// worker before each poll. Only the running worker's thread touches it (`Relaxed`).
     in_receive: AtomicBool,
+    /// Set once the process has a registered name (`registry.rs` explains the race with
+    /// the exit, which these `SeqCst` accesses close).
+    registered: AtomicBool,
 }
 
 impl std::fmt::Debug for Header {
@@ -224,6 +227,7 @@ where
             pid,
             refs: AtomicUsize::new(2),
             in_receive: AtomicBool::new(false),
+            registered: AtomicBool::new(false),
         });
     }
     // SAFETY: as for the header.
@@ -353,6 +357,21 @@ fn schedule(cell: NonNull<Header>) {
         let rt = unsafe { &*h.rt };
         rt.schedule(Task(cell));
     }
+}
+
+/// Marks `pid` as having a registered name, if it is alive on runtime `rt`; returns
+/// whether it was. See `registry.rs` for the protocol.
+pub(crate) fn mark_registered(pid: RawPid, rt: &Shared) -> bool {
+    let Some(lookup) = Lookup::new(pid) else {
+        return false;
+    };
+    // SAFETY: the count held by `lookup` keeps the cell allocated.
+    let h = unsafe { lookup.cell.as_ref() };
+    if !ptr::eq(h.rt, rt) {
+        return false;
+    }
+    h.registered.store(true, Ordering::SeqCst);
+    true
 }
 
 /// Wakes the process named by `pid`, if it is still alive.
@@ -541,6 +560,12 @@ impl Task {
         let h = self.header();
         let slot = table::slot(h.pid.index).expect("live process has a slot");
         slot.word.retire();
+        if h.registered.load(Ordering::SeqCst) {
+            // SAFETY: the process is not done yet (we are running it), so its runtime
+            // is alive (module rules).
+            let rt = unsafe { &*h.rt };
+            rt.registry.remove_pid(h.pid);
+        }
         h.state.transition_to_done();
         let drop_future = h.vtable.drop_future;
         // SAFETY: we were the running worker and the process is now done: nobody else

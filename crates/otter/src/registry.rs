@@ -1,0 +1,127 @@
+//! The name registry: `register`, `whereis`, `unregister`, and sending to a name
+//! (Erlang's `erlang:register/2` and friends).
+//!
+//! One registry per runtime (Erlang: per node). A name maps to one process and a process
+//! has at most one name, as in Erlang. Names are typed: the registry keeps the message
+//! type of the registered pid, and [`Context::whereis`](crate::Context::whereis) finds a
+//! name only under that type, so a lookup can never produce a `Pid<M>` of the wrong `M`.
+//!
+//! # Release at exit, and the race with `register`
+//!
+//! A process with a name has its header's `registered` flag set. Its exit retires its
+//! slot first, then reads the flag and, if set, removes its name under the registry's
+//! lock (before anything else of the exit is signalled, as the reference manual
+//! requires). `register` sets the flag, then, under the lock, checks that the process is
+//! still alive and inserts the name. The flag and the slot word are accessed `SeqCst`,
+//! so either the exit sees the flag (and its removal, ordered by the lock, comes after
+//! the insert or finds the process already refused), or `register` sees the process
+//! retired: a name never outlives its process. A process that never had a name pays
+//! one load at exit.
+//!
+//! The map is behind a `RwLock`: lookups share it; it is off the message hot path
+//! (a name is resolved once, then the pid is used).
+
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, PoisonError, RwLock};
+
+use crate::pid::RawPid;
+
+/// Why [`Context::register`](crate::Context::register) failed.
+///
+/// ```
+/// let e = otter::RegisterError::NameTaken;
+/// assert_eq!(e.to_string(), "the name is already registered");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegisterError {
+    /// Another process has this name.
+    NameTaken,
+    /// The process already has a name (a process has at most one, as in Erlang).
+    AlreadyNamed,
+    /// The process has exited (or belongs to another runtime).
+    NotAlive,
+}
+
+impl fmt::Display for RegisterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RegisterError::NameTaken => "the name is already registered",
+            RegisterError::AlreadyNamed => "the process already has a registered name",
+            RegisterError::NotAlive => "the process is not alive on this runtime",
+        })
+    }
+}
+
+impl std::error::Error for RegisterError {}
+
+#[derive(Debug)]
+struct Entry {
+    pid: RawPid,
+    message_type: TypeId,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    by_name: HashMap<Arc<str>, Entry>,
+    by_pid: HashMap<RawPid, Arc<str>>,
+}
+
+/// A runtime's registry.
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    inner: RwLock<Inner>,
+}
+
+impl Registry {
+    /// Inserts `name → pid`. The caller has set the process's `registered` flag;
+    /// `still_alive` is asked under the lock, after the insert, and a dead process's
+    /// name is removed again (the module docs' race).
+    pub(crate) fn insert(
+        &self,
+        name: Arc<str>,
+        pid: RawPid,
+        message_type: TypeId,
+        still_alive: impl FnOnce() -> bool,
+    ) -> Result<(), RegisterError> {
+        let mut g = self.inner.write().unwrap_or_else(PoisonError::into_inner);
+        if g.by_name.contains_key(&name) {
+            return Err(RegisterError::NameTaken);
+        }
+        if g.by_pid.contains_key(&pid) {
+            return Err(RegisterError::AlreadyNamed);
+        }
+        if !still_alive() {
+            return Err(RegisterError::NotAlive);
+        }
+        g.by_pid.insert(pid, name.clone());
+        g.by_name.insert(name, Entry { pid, message_type });
+        Ok(())
+    }
+
+    /// The pid registered as `name`, if its message type is `message_type`.
+    pub(crate) fn lookup(&self, name: &str, message_type: TypeId) -> Option<RawPid> {
+        let g = self.inner.read().unwrap_or_else(PoisonError::into_inner);
+        g.by_name
+            .get(name)
+            .filter(|e| e.message_type == message_type)
+            .map(|e| e.pid)
+    }
+
+    /// Removes `name`; returns the pid it named.
+    pub(crate) fn remove_name(&self, name: &str) -> Option<RawPid> {
+        let mut g = self.inner.write().unwrap_or_else(PoisonError::into_inner);
+        let e = g.by_name.remove(name)?;
+        g.by_pid.remove(&e.pid);
+        Some(e.pid)
+    }
+
+    /// Removes the name of `pid`, if it has one (its exit).
+    pub(crate) fn remove_pid(&self, pid: RawPid) {
+        let mut g = self.inner.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(name) = g.by_pid.remove(&pid) {
+            g.by_name.remove(&name);
+        }
+    }
+}
