@@ -64,6 +64,13 @@
 //! A process is an ordinary future: any `Waker`-based future (another library's channel,
 //! a timer) can be awaited in it and wakes it. [`Context::sleep`] is otter's own timer.
 //!
+//! ## Monitors
+//!
+//! [`Context::monitor`] watches another process: when it exits, a [`Down`] with the
+//! reason arrives as a message (the watcher's message type implements `From<Down>`).
+//! Monitoring a process that is gone gives `Down` with [`ExitReason::Noproc`] at once;
+//! [`Context::demonitor`] and [`Context::demonitor_flush`] stop a monitor.
+//!
 //! ## Names
 //!
 //! [`Context::register`] gives a process a name on its runtime, [`Context::whereis`] finds
@@ -104,8 +111,10 @@
 //!   receive-marker optimisation for fresh references).
 //! * Names are per runtime (Erlang: per node) and typed: [`Context::whereis`] finds a
 //!   name only under the message type it was registered with.
-//! * Links, monitors, exit signals, servers and supervisors are not yet part of this
-//!   release.
+//! * A `Down` is an ordinary message of the watcher's type (`M: From<Down>`), not a
+//!   separate kind of signal.
+//! * Links, exit signals and `trap_exit`, servers and supervisors are not yet part of
+//!   this release.
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
 
 #[cfg(target_pointer_width = "32")]
@@ -124,6 +133,8 @@ pub mod mailbox {
     //! Only the lock-free queue is built for the loom models.
     pub(crate) mod queue;
 }
+#[cfg(not(loom))]
+mod monitor;
 #[cfg(not(loom))]
 mod pid;
 #[cfg(not(loom))]
@@ -151,7 +162,9 @@ pub use exit::{ErrorReason, ExitReason, IntoExitReason};
 #[cfg(not(loom))]
 pub use mailbox::{Keyed, Recv, RecvKey};
 #[cfg(not(loom))]
-pub use pid::Pid;
+pub use monitor::{Down, DownMessage, MonitorRef};
+#[cfg(not(loom))]
+pub use pid::{Pid, ProcessId};
 #[cfg(not(loom))]
 pub use process::{Context, TimerRef, YieldNow};
 #[cfg(not(loom))]

@@ -216,6 +216,36 @@ impl<M: Send + 'static> Context<M> {
         self.saved.pop_front().or_else(|| self.owner.pop())
     }
 
+    /// Takes the oldest message for which `pred` is true if there is one now, without
+    /// waiting (`receive Pattern -> ... after 0 -> none end`). Unmatched messages stay in
+    /// order, as with [`Context::recv_match`].
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let r = rt.block_on(|mut cx: otter::Context<u32>| async move {
+    ///     cx.pid().send(1);
+    ///     cx.pid().send(2);
+    ///     (cx.try_recv_match(|m| *m == 2), cx.try_recv_match(|m| *m == 3), cx.try_recv())
+    /// });
+    /// assert_eq!(r.unwrap(), (Some(2), None, Some(1)));
+    /// ```
+    pub fn try_recv_match(&mut self, mut pred: impl FnMut(&M) -> bool) -> Option<M> {
+        let mut seq = self.saved.base;
+        while seq < self.saved.end() {
+            if self.saved.get(seq).is_some_and(&mut pred) {
+                return self.saved.take(seq);
+            }
+            seq += 1;
+        }
+        while let Some(m) = self.owner.pop() {
+            if pred(&m) {
+                return Some(m);
+            }
+            self.saved.push(m);
+        }
+        None
+    }
+
     /// Takes the next message, or `None` once `timeout` has passed without one:
     /// `receive Msg -> Msg after Timeout -> timeout end`. Never returns `None` before
     /// the timeout; a zero timeout polls once.

@@ -125,6 +125,44 @@ impl<M> Pid<M> {
     }
 }
 
+impl<M> Pid<M> {
+    /// The untyped identity of this process, as [`Down`](crate::Down) reports it.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let same = rt.block_on(|cx: otter::Context<()>| async move {
+    ///     cx.pid().id() == cx.pid().id()
+    /// });
+    /// assert!(same.unwrap());
+    /// ```
+    pub fn id(&self) -> ProcessId {
+        ProcessId(self.raw)
+    }
+}
+
+/// A process's identity without its message type: what a [`Down`](crate::Down) names.
+/// Compare it with [`Pid::id`]; it prints like a pid.
+///
+/// ```
+/// let rt = otter::Runtime::new();
+/// let s = rt.block_on(|cx: otter::Context<()>| async move { cx.pid().id().to_string() });
+/// assert!(s.unwrap().starts_with("<0."));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ProcessId(pub(crate) RawPid);
+
+impl fmt::Debug for ProcessId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Display for ProcessId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
 impl<M> Clone for Pid<M> {
     fn clone(&self) -> Self {
         *self

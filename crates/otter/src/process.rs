@@ -22,6 +22,7 @@ use std::any::TypeId;
 
 use crate::exit::IntoExitReason;
 use crate::mailbox::Saved;
+use crate::monitor::{Down, DownMessage, MonitorRef, Watcher};
 use crate::pid::Pid;
 use crate::registry::RegisterError;
 use crate::timer::{Action, Sleep, Timer, TimerKey};
@@ -203,7 +204,9 @@ impl<M: Send + 'static> Context<M> {
             return Err(RegisterError::NotAlive);
         }
         rt.registry
-            .insert(name.into(), pid.raw, TypeId::of::<N>(), || pid.is_alive())
+            .insert(name.into(), pid.raw, TypeId::of::<N>(), || {
+                cell::is_running(pid.raw)
+            })
     }
 
     /// Removes `name` from the registry (Erlang's `unregister/1`); false if it was not
@@ -257,6 +260,104 @@ impl<M: Send + 'static> Context<M> {
             Some(pid) => pid.try_send(message),
             None => Err(crate::SendError(message)),
         }
+    }
+
+    /// Monitors `pid` (Erlang's `monitor(process, Pid)`): when it exits, this process
+    /// gets a [`Down`] with the returned reference and the reason, as a message `M`.
+    /// If it does not exist, the `Down` (reason `Noproc`) is sent at once. See the
+    /// `monitor` module docs for the rules.
+    ///
+    /// ```
+    /// use otter::{Context, Down, ExitReason, Runtime};
+    /// #[derive(Debug)]
+    /// enum Msg { Down(Down) }
+    /// impl From<Down> for Msg { fn from(d: Down) -> Msg { Msg::Down(d) } }
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|mut cx: Context<Msg>| async move {
+    ///     let child = cx.spawn(|mut c: Context<u8>| async move {
+    ///         if c.recv().await == 0 { panic!("zero") }
+    ///     });
+    ///     cx.monitor(child);
+    ///     child.send(0);
+    ///     let Msg::Down(d) = cx.recv().await;
+    ///     d.reason
+    /// });
+    /// assert_eq!(r.unwrap(), ExitReason::Panic("zero".into()));
+    /// ```
+    pub fn monitor<N>(&self, pid: Pid<N>) -> MonitorRef
+    where
+        M: From<Down>,
+    {
+        let reference = MonitorRef::new(pid.raw);
+        let me = self.pid;
+        let watcher = Watcher {
+            id: reference.id,
+            notify: Box::new(move |down| me.send(M::from(down))),
+        };
+        if let Err(w) = cell::add_watcher(pid.raw, watcher) {
+            (w.notify)(Down {
+                reference,
+                pid: pid.id(),
+                reason: crate::ExitReason::Noproc,
+            });
+        }
+        reference
+    }
+
+    /// Stops a monitor (Erlang's `demonitor/1`). Returns true if it was active: then no
+    /// `Down` for it will come. False if it had fired: its `Down` is already in this
+    /// process's mailbox (use [`Context::demonitor_flush`] to drop it too).
+    ///
+    /// ```
+    /// use otter::{Context, Down, Runtime};
+    /// enum Msg { Down(Down), Tick }
+    /// impl From<Down> for Msg { fn from(d: Down) -> Msg { Msg::Down(d) } }
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|mut cx: Context<Msg>| async move {
+    ///     let child = cx.spawn(|mut c: Context<()>| async move { c.recv().await });
+    ///     let m = cx.monitor(child);
+    ///     let was_active = cx.demonitor(m);
+    ///     child.send(());
+    ///     cx.pid().send(Msg::Tick);
+    ///     (was_active, matches!(cx.recv().await, Msg::Tick))
+    /// });
+    /// assert_eq!(r.unwrap(), (true, true));
+    /// ```
+    pub fn demonitor(&self, reference: MonitorRef) -> bool {
+        cell::remove_watcher(reference.target, reference.id)
+    }
+
+    /// Stops a monitor and removes its `Down` from the mailbox if it had already fired
+    /// (Erlang's `demonitor(Ref, [flush])`): afterwards no `Down` for it is received.
+    /// Returns true if the monitor was active.
+    ///
+    /// ```
+    /// use otter::{Context, Down, DownMessage, Runtime};
+    /// enum Msg { Down(Down), Tick }
+    /// impl From<Down> for Msg { fn from(d: Down) -> Msg { Msg::Down(d) } }
+    /// impl DownMessage for Msg {
+    ///     fn as_down(&self) -> Option<&Down> { match self { Msg::Down(d) => Some(d), _ => None } }
+    /// }
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|mut cx: Context<Msg>| async move {
+    ///     let child = cx.spawn(|_: Context<()>| async {});
+    ///     let m = cx.monitor(child);
+    ///     while child.is_alive() { cx.yield_now().await; }
+    ///     let active = cx.demonitor_flush(m);
+    ///     cx.pid().send(Msg::Tick);
+    ///     (active, matches!(cx.recv().await, Msg::Tick))
+    /// });
+    /// assert_eq!(r.unwrap(), (false, true));
+    /// ```
+    pub fn demonitor_flush(&mut self, reference: MonitorRef) -> bool
+    where
+        M: DownMessage,
+    {
+        if self.demonitor(reference) {
+            return true;
+        }
+        let _ = self.try_recv_match(|m| m.as_down().is_some_and(|d| d.reference == reference));
+        false
     }
 
     fn runtime(&self) -> &crate::scheduler::Shared {

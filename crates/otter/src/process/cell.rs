@@ -53,10 +53,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::task::{Context as TaskContext, Poll, RawWaker, RawWakerVTable, Waker};
 
 use crate::exit::{ExitReason, IntoExitReason};
 use crate::mailbox::queue::Queue;
+use crate::monitor::{Down, Watcher};
 use crate::pid::{Pid, RawPid};
 use crate::process::state::{State, TransitionToIdle, TransitionToScheduled};
 use crate::process::table::{self, TransitionToReleased};
@@ -76,6 +78,14 @@ pub(crate) struct Header {
     /// Set once the process has a registered name (`registry.rs` explains the race with
     /// the exit, which these `SeqCst` accesses close).
     registered: AtomicBool,
+    /// Set (`SeqCst`) when the exit starts; `register` refuses an exiting process.
+    exiting: AtomicBool,
+    /// Set (`SeqCst`) by the first `monitor` of this process (`monitor.rs`).
+    has_watchers: AtomicBool,
+    /// The processes monitoring this one; boxed on first use, so a process nobody
+    /// monitors carries one word here instead of a `Vec`'s three.
+    #[allow(clippy::box_collection)]
+    watchers: Mutex<Option<Box<Vec<Watcher>>>>,
 }
 
 impl std::fmt::Debug for Header {
@@ -228,6 +238,9 @@ where
             refs: AtomicUsize::new(2),
             in_receive: AtomicBool::new(false),
             registered: AtomicBool::new(false),
+            exiting: AtomicBool::new(false),
+            has_watchers: AtomicBool::new(false),
+            watchers: Mutex::new(None),
         });
     }
     // SAFETY: as for the header.
@@ -372,6 +385,54 @@ pub(crate) fn mark_registered(pid: RawPid, rt: &Shared) -> bool {
     }
     h.registered.store(true, Ordering::SeqCst);
     true
+}
+
+/// Whether `pid` resolves to a process that has not started exiting (`SeqCst`: the
+/// registry's rule pairs it with `registered`).
+pub(crate) fn is_running(pid: RawPid) -> bool {
+    Lookup::new(pid).is_some_and(|l| {
+        // SAFETY: the count held by `l` keeps the cell allocated.
+        let h = unsafe { l.cell.as_ref() };
+        !h.exiting.load(Ordering::SeqCst)
+    })
+}
+
+/// Adds a watcher to `target`; hands it back if `target` does not exist or is exiting
+/// (the caller then sends `Noproc`).
+pub(crate) fn add_watcher(target: RawPid, watcher: Watcher) -> Result<(), Watcher> {
+    let Some(lookup) = Lookup::new(target) else {
+        return Err(watcher);
+    };
+    // SAFETY: the count held by `lookup` keeps the cell allocated.
+    let h = unsafe { lookup.cell.as_ref() };
+    let mut w = h.watchers.lock().unwrap_or_else(PoisonError::into_inner);
+    h.has_watchers.store(true, Ordering::SeqCst);
+    if h.exiting.load(Ordering::SeqCst) {
+        return Err(watcher);
+    }
+    w.get_or_insert_with(Default::default).push(watcher);
+    Ok(())
+}
+
+/// Removes watcher `id` from `target`; false if it is no longer there (its `Down` has
+/// been delivered: see `monitor.rs`).
+pub(crate) fn remove_watcher(target: RawPid, id: u64) -> bool {
+    let Some(lookup) = Lookup::new(target) else {
+        return false;
+    };
+    // SAFETY: the count held by `lookup` keeps the cell allocated.
+    let h = unsafe { lookup.cell.as_ref() };
+    let mut w = h.watchers.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some(list) = w.as_mut() else {
+        return false;
+    };
+    match list.iter().position(|x| x.id == id) {
+        Some(i) => {
+            drop(list.swap_remove(i));
+            true
+        }
+        None => false,
+    }
 }
 
 /// Wakes the process named by `pid`, if it is still alive.
@@ -556,16 +617,33 @@ impl Task {
     /// 2. mark the state `DONE`, so in-flight wake-ups do nothing;
     /// 3. drop the future (its locals, its `Context`: the owner reference);
     /// 4. release our count; the last reference frees the cell and its mailbox.
-    fn exit(self, _reason: ExitReason) {
+    fn exit(self, reason: ExitReason) {
         let h = self.header();
         let slot = table::slot(h.pid.index).expect("live process has a slot");
-        slot.word.retire();
+        h.exiting.store(true, Ordering::SeqCst);
         if h.registered.load(Ordering::SeqCst) {
             // SAFETY: the process is not done yet (we are running it), so its runtime
             // is alive (module rules).
             let rt = unsafe { &*h.rt };
             rt.registry.remove_pid(h.pid);
         }
+        if h.has_watchers.load(Ordering::SeqCst) {
+            // Under the lock, so that a `demonitor` after us finds every `Down` already
+            // delivered (`monitor.rs`).
+            let mut w = h.watchers.lock().unwrap_or_else(PoisonError::into_inner);
+            for watcher in w.take().map(|b| *b).unwrap_or_default() {
+                let down = Down {
+                    reference: crate::monitor::MonitorRef {
+                        id: watcher.id,
+                        target: h.pid,
+                    },
+                    pid: crate::ProcessId(h.pid),
+                    reason: reason.clone(),
+                };
+                (watcher.notify)(down);
+            }
+        }
+        slot.word.retire();
         h.state.transition_to_done();
         let drop_future = h.vtable.drop_future;
         // SAFETY: we were the running worker and the process is now done: nobody else

@@ -1,0 +1,130 @@
+//! Monitors: one process watches another and gets a [`Down`] message when it exits
+//! (Erlang's `monitor/2`, `demonitor/1,2`; reference manual, "Monitors").
+//!
+//! Rules mirrored: a monitor is unidirectional; monitoring a process that does not exist
+//! (or has exited) gives `Down` with reason `Noproc` at once; several monitors of the
+//! same process are independent, each with its own reference and its own `Down`; the
+//! `Down` arrives after every message the monitored process sent to the watcher (it is
+//! sent by the exiting process itself, on the same per-pair ordered path); after
+//! `demonitor`, no `Down` for that reference arrives, and `demonitor_flush` also removes
+//! one already delivered.
+//!
+//! Typed mailboxes: the watcher's message type `M` says how a `Down` becomes a message,
+//! with `M: From<Down>`; [`DownMessage`] adds the way back, for `demonitor_flush`.
+//!
+//! # Protocol with the exit (in `process/cell.rs`)
+//!
+//! The monitored process's header holds its watchers under a small mutex, and a
+//! `has_watchers` flag. Its exit, in this order: (1) sets `exiting` and releases its
+//! name; (2) if `has_watchers`, takes the list under the lock and sends every `Down`
+//! while holding it; (3) retires its pid. `monitor`, under the lock, sets
+//! `has_watchers`, then adds the watcher unless `exiting` is set (then: `Noproc` at
+//! once). Both flags are `SeqCst`, so either the exit sees `has_watchers` (and its lock
+//! orders it after the addition) or `monitor` sees `exiting`. A process nobody monitors
+//! pays one load at exit, no lock. `demonitor` removes the watcher under the lock; if it
+//! is gone, or the pid no longer resolves (after step 3), its `Down` has already been
+//! pushed into the watcher's mailbox, which is what `demonitor_flush` relies on.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::exit::ExitReason;
+use crate::pid::RawPid;
+
+/// Identifies one monitor (Erlang's monitor reference). Unique in the OS process.
+///
+/// ```
+/// use otter::{Context, Down, Runtime};
+/// enum Msg { Down(Down) }
+/// impl From<Down> for Msg { fn from(d: Down) -> Msg { Msg::Down(d) } }
+/// let rt = Runtime::new();
+/// let r = rt.block_on(|mut cx: Context<Msg>| async move {
+///     let child = cx.spawn(|_: Context<()>| async {});
+///     let mref = cx.monitor(child);
+///     let Msg::Down(d) = cx.recv().await;
+///     (d.reference == mref, d.pid == child.id())
+/// });
+/// assert_eq!(r.unwrap(), (true, true));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MonitorRef {
+    pub(crate) id: u64,
+    pub(crate) target: RawPid,
+}
+
+impl fmt::Debug for MonitorRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#Ref<0.{}>", self.id)
+    }
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+impl MonitorRef {
+    pub(crate) fn new(target: RawPid) -> MonitorRef {
+        MonitorRef {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            target,
+        }
+    }
+}
+
+/// The message a watcher gets when a monitored process exits (Erlang's
+/// `{'DOWN', Ref, process, Pid, Reason}`).
+///
+/// ```
+/// use otter::{Context, Down, ExitReason, Runtime};
+/// enum Msg { Down(Down) }
+/// impl From<Down> for Msg { fn from(d: Down) -> Msg { Msg::Down(d) } }
+/// let rt = Runtime::new();
+/// let r = rt.block_on(|mut cx: Context<Msg>| async move {
+///     let gone = cx.spawn(|_: Context<()>| async {});
+///     while gone.is_alive() { cx.yield_now().await; }
+///     cx.monitor(gone);
+///     let Msg::Down(d) = cx.recv().await;
+///     d.reason
+/// });
+/// assert_eq!(r.unwrap(), ExitReason::Noproc);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Down {
+    /// The monitor that fired.
+    pub reference: MonitorRef,
+    /// The process that exited.
+    pub pid: crate::ProcessId,
+    /// Why it exited; `Noproc` if it did not exist when the monitor was set.
+    pub reason: ExitReason,
+}
+
+/// A message type that can carry a [`Down`] and give it back, for
+/// [`Context::demonitor_flush`](crate::Context::demonitor_flush).
+///
+/// ```
+/// use otter::{Down, DownMessage};
+/// enum Msg { Work(u32), Down(Down) }
+/// impl From<Down> for Msg { fn from(d: Down) -> Msg { Msg::Down(d) } }
+/// impl DownMessage for Msg {
+///     fn as_down(&self) -> Option<&Down> {
+///         match self { Msg::Down(d) => Some(d), _ => None }
+///     }
+/// }
+/// ```
+pub trait DownMessage: From<Down> {
+    /// The `Down` this message carries, if it is one.
+    fn as_down(&self) -> Option<&Down>;
+}
+
+/// A watcher recorded in the monitored process's header.
+pub(crate) struct Watcher {
+    pub(crate) id: u64,
+    /// Sends the `Down` to the watcher (typed: built by `Context::monitor`).
+    pub(crate) notify: Box<dyn FnOnce(Down) + Send>,
+}
+
+impl fmt::Debug for Watcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Watcher")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
