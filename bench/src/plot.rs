@@ -519,20 +519,7 @@ pub(crate) fn si(v: f64) -> String {
     } else {
         (1.0, "")
     };
-    let x = v / d;
-    let t = if x.abs() >= 100.0 || x.fract() == 0.0 {
-        format!("{x:.0}")
-    } else if x.abs() >= 10.0 {
-        format!("{x:.1}")
-    } else {
-        format!("{x:.2}")
-    };
-    let t = if t.contains('.') {
-        t.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        t
-    };
-    format!("{t}{s}")
+    format!("{}{s}", three_digits(v / d))
 }
 
 /// A duration in seconds, with a unit: 12 ns, 3.4 µs, 56 ms, 1.2 s.
@@ -550,20 +537,23 @@ pub(crate) fn secs(v: f64) -> String {
     } else {
         (1e-9, "ns")
     };
-    let x = v / d;
-    let t = if x >= 100.0 {
+    format!("{} {u}", three_digits(v / d))
+}
+
+/// About three significant digits, trailing zeros dropped: 123, 12.3, 1.23, 5.
+fn three_digits(x: f64) -> String {
+    let t = if x.abs() >= 100.0 {
         format!("{x:.0}")
-    } else if x >= 10.0 {
+    } else if x.abs() >= 10.0 {
         format!("{x:.1}")
     } else {
         format!("{x:.2}")
     };
-    let t = if t.contains('.') {
+    if t.contains('.') {
         t.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
         t
-    };
-    format!("{t} {u}")
+    }
 }
 
 /// Nanoseconds: "18 ns", "1.2 µs".

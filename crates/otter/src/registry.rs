@@ -8,15 +8,14 @@
 //!
 //! # Release at exit, and the race with `register`
 //!
-//! A process with a name has its header's `registered` flag set. Its exit retires its
-//! slot first, then reads the flag and, if set, removes its name under the registry's
-//! lock (before anything else of the exit is signalled, as the reference manual
-//! requires). `register` sets the flag, then, under the lock, checks that the process is
-//! still alive and inserts the name. The flag and the slot word are accessed `SeqCst`,
-//! so either the exit sees the flag (and its removal, ordered by the lock, comes after
-//! the insert or finds the process already refused), or `register` sees the process
-//! retired: a name never outlives its process. A process that never had a name pays
-//! one load at exit.
+//! A process with a name has its header's `registered` flag set. Its exit first sets the
+//! header's `exiting` flag, then reads `registered` and, if set, removes its name under
+//! the registry's lock — before its monitors fire and before its pid is retired, as the
+//! reference manual requires. `register` sets `registered`, then, under the lock, checks
+//! that the process is not exiting and inserts the name. Both flags are accessed
+//! `SeqCst`, so either the exit sees `registered` (and its removal, ordered by the lock,
+//! comes after the insert) or `register` sees `exiting` and refuses: a name never
+//! outlives its process. A process that never had a name pays one load at exit.
 //!
 //! The map is behind a `RwLock`: lookups share it; it is off the message hot path
 //! (a name is resolved once, then the pid is used).

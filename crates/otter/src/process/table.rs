@@ -114,11 +114,9 @@ impl SlotWord {
             debug_assert!(w & ALIVE != 0, "retiring a dead slot");
             let generation = (w >> GEN_SHIFT).wrapping_add(1) & 0xffff_ffff;
             let new = (generation << GEN_SHIFT) | ((w & COUNT_MASK) + 1);
-            // `SeqCst`: the registry's release-at-exit rule pairs this with the
-            // `registered` flag (`registry.rs`).
             match self
                 .0
-                .compare_exchange_weak(w, new, Ordering::SeqCst, Ordering::Relaxed)
+                .compare_exchange_weak(w, new, Ordering::AcqRel, Ordering::Relaxed)
             {
                 Ok(_) => return,
                 Err(cur) => w = cur,
@@ -128,8 +126,7 @@ impl SlotWord {
 
     /// Whether the slot holds the live process of `generation`.
     pub(crate) fn is_alive(&self, generation: u32) -> bool {
-        // `SeqCst`: the registry's release-at-exit rule reads it against `retire`.
-        let w = self.0.load(Ordering::SeqCst);
+        let w = self.0.load(Ordering::Acquire);
         (w >> GEN_SHIFT) as u32 == generation && w & ALIVE != 0
     }
 
