@@ -148,6 +148,10 @@ mod process {
 mod registry;
 #[cfg(not(loom))]
 mod scheduler;
+#[cfg(not(loom))]
+pub mod server;
+#[cfg(not(loom))]
+mod signal;
 #[cfg(loom)]
 mod scheduler {
     pub(crate) mod queue;
@@ -171,6 +175,8 @@ pub use process::{Context, TimerRef, YieldNow};
 pub use registry::RegisterError;
 #[cfg(not(loom))]
 pub use scheduler::{Builder, Handle, Runtime};
+#[cfg(not(loom))]
+pub use signal::Exit;
 #[cfg(not(loom))]
 pub use timer::Sleep;
 

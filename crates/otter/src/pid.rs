@@ -151,6 +151,26 @@ impl<M> Pid<M> {
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ProcessId(pub(crate) RawPid);
 
+impl<M> From<Pid<M>> for ProcessId {
+    fn from(pid: Pid<M>) -> ProcessId {
+        pid.id()
+    }
+}
+
+impl ProcessId {
+    /// Whether the process is alive (see [`Pid::is_alive`]).
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let alive = rt.block_on(|cx: otter::Context<()>| async move { cx.pid().id().is_alive() });
+    /// assert!(alive.unwrap());
+    /// ```
+    pub fn is_alive(&self) -> bool {
+        crate::process::table::slot(self.0.index)
+            .is_some_and(|s| s.word.is_alive(self.0.generation))
+    }
+}
+
 impl fmt::Debug for ProcessId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&self.0, f)

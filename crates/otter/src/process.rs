@@ -23,12 +23,13 @@ use std::any::TypeId;
 use crate::exit::IntoExitReason;
 use crate::mailbox::Saved;
 use crate::monitor::{Down, DownMessage, MonitorRef, Watcher};
-use crate::pid::Pid;
+use crate::pid::{Pid, ProcessId, RawPid};
 use crate::registry::RegisterError;
+use crate::signal::{Exit, Kind};
 use crate::timer::{Action, Sleep, Timer, TimerKey};
+use cell::Bonds;
 use cell::Owner;
 
-#[cfg(doc)]
 use crate::ExitReason;
 
 /// What a process runs with: its pid, its mailbox, and its runtime.
@@ -116,11 +117,36 @@ impl<M: Send + 'static> Context<M> {
         Fut: Future + Send + 'static,
         Fut::Output: IntoExitReason,
     {
-        let rt = self
-            .owner
+        cell::spawn(self.spawn_runtime(), f)
+    }
+
+    /// Spawns a process, linked to this one if `link`, and watched by the watcher
+    /// `watcher(child)` builds, both set before it can run (`start_link`, supervisors).
+    pub(crate) fn spawn_with<N, F, Fut>(
+        &self,
+        f: F,
+        link: bool,
+        watcher: impl FnOnce(RawPid) -> Option<Watcher>,
+    ) -> Pid<N>
+    where
+        N: Send + 'static,
+        F: FnOnce(Context<N>) -> Fut,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoExitReason,
+    {
+        let me = self.pid.raw;
+        cell::spawn_bonded(self.spawn_runtime(), f, |child| {
+            if link {
+                cell::link_one_side(me, child);
+            }
+            Some(Bonds::new(link.then_some(me), watcher(child)))
+        })
+    }
+
+    fn spawn_runtime(&self) -> &crate::scheduler::Shared {
+        self.owner
             .runtime()
-            .expect("otter: spawn from a process whose runtime has shut down");
-        cell::spawn(rt, f)
+            .expect("otter: spawn from a process whose runtime has shut down")
     }
 
     /// A future that completes after `duration` (Erlang's `timer:sleep/1`, but it only
@@ -284,24 +310,206 @@ impl<M: Send + 'static> Context<M> {
     /// });
     /// assert_eq!(r.unwrap(), ExitReason::Panic("zero".into()));
     /// ```
-    pub fn monitor<N>(&self, pid: Pid<N>) -> MonitorRef
+    pub fn monitor(&self, pid: impl Into<ProcessId>) -> MonitorRef
     where
         M: From<Down>,
     {
-        let reference = MonitorRef::new(pid.raw);
+        let pid = pid.into();
+        let (reference, watcher) = self.watcher(pid.0);
+        if let Err(w) = cell::add_watcher(pid.0, watcher) {
+            (w.notify)(Down {
+                reference,
+                pid,
+                reason: crate::ExitReason::Noproc,
+            });
+        }
+        reference
+    }
+
+    /// A new monitor of `target` by this process, and its watcher record.
+    fn watcher(&self, target: RawPid) -> (MonitorRef, Watcher)
+    where
+        M: From<Down>,
+    {
+        let reference = MonitorRef::new(target);
         let me = self.pid;
         let watcher = Watcher {
             id: reference.id,
             notify: Box::new(move |down| me.send(M::from(down))),
         };
-        if let Err(w) = cell::add_watcher(pid.raw, watcher) {
-            (w.notify)(Down {
-                reference,
-                pid: pid.id(),
-                reason: crate::ExitReason::Noproc,
-            });
-        }
-        reference
+        (reference, watcher)
+    }
+
+    /// Spawns a process and monitors it in one step (Erlang's `spawn_monitor/1`): the
+    /// monitor is set before the child can run, so its `Down` carries its real reason,
+    /// never `Noproc`.
+    ///
+    /// ```
+    /// use otter::{Context, Down, ExitReason, Runtime};
+    /// enum Msg { Down(Down) }
+    /// impl From<Down> for Msg { fn from(d: Down) -> Msg { Msg::Down(d) } }
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|mut cx: Context<Msg>| async move {
+    ///     let (child, mref) = cx.spawn_monitor(|_: Context<()>| async { ExitReason::Shutdown });
+    ///     let Msg::Down(d) = cx.recv().await;
+    ///     (d.reference == mref, d.pid == child.id(), d.reason)
+    /// });
+    /// assert_eq!(r.unwrap(), (true, true, ExitReason::Shutdown));
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If the runtime is shutting down.
+    pub fn spawn_monitor<N, F, Fut>(&self, f: F) -> (Pid<N>, MonitorRef)
+    where
+        M: From<Down>,
+        N: Send + 'static,
+        F: FnOnce(Context<N>) -> Fut,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoExitReason,
+    {
+        let mut reference = None;
+        let pid = cell::spawn_bonded(self.spawn_runtime(), f, |child| {
+            let (r, watcher) = self.watcher(child);
+            reference = Some(r);
+            Some(Bonds::watched_by(watcher))
+        });
+        (pid, reference.expect("bonds built at spawn"))
+    }
+
+    /// Spawns a process linked to this one (Erlang's `spawn_link/1`): the link exists
+    /// before the child can run. See the `signal` module docs (crate docs, "Links and
+    /// exit signals") for what a link does.
+    ///
+    /// ```
+    /// use otter::{Context, ExitReason, Runtime};
+    /// let rt = Runtime::new();
+    /// // The child's crash ends its parent with the same reason.
+    /// let r = rt.block_on(|mut cx: Context<()>| async move {
+    ///     cx.spawn_link(|_: Context<()>| async { ExitReason::Shutdown });
+    ///     cx.recv().await
+    /// });
+    /// assert_eq!(r, Err(ExitReason::Shutdown));
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If the runtime is shutting down.
+    pub fn spawn_link<N, F, Fut>(&self, f: F) -> Pid<N>
+    where
+        N: Send + 'static,
+        F: FnOnce(Context<N>) -> Fut,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoExitReason,
+    {
+        let me = self.pid.raw;
+        cell::spawn_bonded(self.spawn_runtime(), f, |child| {
+            cell::link_one_side(me, child);
+            Some(Bonds::linked_to(me))
+        })
+    }
+
+    /// Links this process with `pid` (Erlang's `link/1`): bidirectional, idempotent; when
+    /// either exits, the other gets an exit signal with its reason. If `pid` does not
+    /// exist, this process gets the exit signal `Noproc` from it: trapping exits, as a
+    /// message; otherwise it exits `Noproc` at its next suspension point.
+    ///
+    /// ```
+    /// use otter::{Context, Exit, ExitReason, Runtime};
+    /// enum Msg { Exit(Exit), Go }
+    /// impl From<Exit> for Msg { fn from(e: Exit) -> Msg { Msg::Exit(e) } }
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|mut cx: Context<Msg>| async move {
+    ///     cx.trap_exit(true);
+    ///     let child = cx.spawn(|mut c: Context<u8>| async move {
+    ///         c.recv().await;
+    ///         ExitReason::Shutdown
+    ///     });
+    ///     cx.link(child);
+    ///     cx.link(child); // idempotent: one link, one signal
+    ///     child.send(1);
+    ///     let Msg::Exit(e) = cx.recv().await else { unreachable!() };
+    ///     e.reason
+    /// });
+    /// assert_eq!(r.unwrap(), ExitReason::Shutdown);
+    /// ```
+    pub fn link(&self, pid: impl Into<ProcessId>) {
+        cell::link(self.pid.raw, pid.into().0);
+    }
+
+    /// Removes the link with `pid` (Erlang's `unlink/1`). Once it returns, the link has no
+    /// more effect on this process; an `Exit` it already delivered stays in the mailbox.
+    ///
+    /// ```
+    /// use otter::{Context, ExitReason, Runtime};
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|mut cx: Context<u8>| async move {
+    ///     let me = cx.pid();
+    ///     let child = cx.spawn_link(move |mut c: Context<()>| async move {
+    ///         c.recv().await;
+    ///         me.send(1);
+    ///         ExitReason::Shutdown
+    ///     });
+    ///     cx.unlink(child);
+    ///     child.send(());
+    ///     cx.recv().await // the child's exit no longer ends us
+    /// });
+    /// assert_eq!(r, Ok(1));
+    /// ```
+    pub fn unlink(&self, pid: impl Into<ProcessId>) {
+        cell::unlink(self.pid.raw, pid.into().0);
+    }
+
+    /// Sets whether this process traps exits (Erlang's `process_flag(trap_exit, On)`);
+    /// returns the previous setting. While it traps, exit signals (other than `exit`
+    /// with `Kill`) arrive as [`Exit`] messages of its own type `M`.
+    ///
+    /// ```
+    /// use otter::{Context, Exit, ExitReason, Runtime};
+    /// enum Msg { Exit(Exit) }
+    /// impl From<Exit> for Msg { fn from(e: Exit) -> Msg { Msg::Exit(e) } }
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|mut cx: Context<Msg>| async move {
+    ///     let was = cx.trap_exit(true);
+    ///     cx.exit(cx.pid(), ExitReason::Shutdown);
+    ///     let Msg::Exit(e) = cx.recv().await;
+    ///     (was, e.reason)
+    /// });
+    /// assert_eq!(r.unwrap(), (false, ExitReason::Shutdown));
+    /// ```
+    pub fn trap_exit(&self, on: bool) -> bool
+    where
+        M: From<Exit>,
+    {
+        cell::set_trap_exit(&self.owner, on)
+    }
+
+    /// Sends the exit signal `reason` to `pid` (Erlang's `exit/2`): `Kill` ends it with
+    /// `Killed` even if it traps exits; otherwise a trapping process gets an [`Exit`]
+    /// message, and one that does not trap exits with `reason` (`Normal` is ignored,
+    /// except by the caller itself). The signal acts at the receiver's next suspension
+    /// point; sent to the caller, at its next `.await` that waits.
+    ///
+    /// ```
+    /// use otter::{Context, Down, Exit, ExitReason, Runtime};
+    /// enum Msg { Down(Down), Exit(Exit) }
+    /// impl From<Down> for Msg { fn from(d: Down) -> Msg { Msg::Down(d) } }
+    /// impl From<Exit> for Msg { fn from(e: Exit) -> Msg { Msg::Exit(e) } }
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|mut cx: Context<Msg>| async move {
+    ///     // Kill cannot be trapped.
+    ///     let (victim, _) = cx.spawn_monitor(|mut c: Context<Msg>| async move {
+    ///         c.trap_exit(true);
+    ///         while let Msg::Exit(_) = c.recv().await {}
+    ///     });
+    ///     cx.exit(victim, ExitReason::Kill);
+    ///     let Msg::Down(d) = cx.recv().await else { unreachable!() };
+    ///     d.reason
+    /// });
+    /// assert_eq!(r.unwrap(), ExitReason::Killed);
+    /// ```
+    pub fn exit(&self, pid: impl Into<ProcessId>, reason: ExitReason) {
+        cell::signal(pid.into().0, self.pid.raw, reason, Kind::Exit);
     }
 
     /// Stops a monitor (Erlang's `demonitor/1`). Returns true if it was active: then no

@@ -447,8 +447,10 @@ impl<Fut: Future> Future for Root<Fut> {
 
 impl<Fut: Future> Drop for Root<Fut> {
     fn drop(&mut self) {
-        // Dropped without a value: the process was ended from outside (shutdown).
-        self.slot.set(Err(ExitReason::Killed));
+        // Dropped without a value: the process was ended from outside, by an exit
+        // signal (its reason) or by the runtime's shutdown (`Killed`).
+        let reason = cell::exit_reason_of_dropping().unwrap_or(ExitReason::Killed);
+        self.slot.set(Err(reason));
     }
 }
 

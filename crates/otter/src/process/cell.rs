@@ -63,6 +63,7 @@ use crate::pid::{Pid, RawPid};
 use crate::process::state::{State, TransitionToIdle, TransitionToScheduled};
 use crate::process::table::{self, TransitionToReleased};
 use crate::scheduler::Shared;
+use crate::signal::{Effect, Exit, Kind, effect};
 
 /// The type-erased part of a process: what run queues and the table point to.
 #[repr(C)]
@@ -80,12 +81,74 @@ pub(crate) struct Header {
     registered: AtomicBool,
     /// Set (`SeqCst`) when the exit starts; `register` refuses an exiting process.
     exiting: AtomicBool,
-    /// Set (`SeqCst`) by the first `monitor` of this process (`monitor.rs`).
-    has_watchers: AtomicBool,
-    /// The processes monitoring this one; boxed on first use, so a process nobody
-    /// monitors carries one word here instead of a `Vec`'s three.
-    #[allow(clippy::box_collection)]
-    watchers: Mutex<Option<Box<Vec<Watcher>>>>,
+    /// Set (`SeqCst`) by the first `monitor` of or link with this process
+    /// (`monitor.rs`, `signal.rs`): its exit must look at `bonds`.
+    has_bonds: AtomicBool,
+    /// Set (`Release`) when an exit signal has put a pending reason in `bonds`: the
+    /// worker checks it before each poll.
+    signalled: AtomicBool,
+    /// Links, monitors, the trap flag and a pending exit; boxed on first use, so a
+    /// process that uses none carries one word here.
+    bonds: Mutex<Option<Box<Bonds>>>,
+}
+
+/// What a process has to do with others: the processes monitoring it, the processes
+/// linked to it, whether it traps exits, and the reason of an exit signal that will end
+/// it (`signal.rs`).
+#[derive(Debug, Default)]
+pub(crate) struct Bonds {
+    watchers: Vec<Watcher>,
+    links: Vec<RawPid>,
+    trap: Option<TrapFn>,
+    pending: Option<ExitReason>,
+}
+
+impl Bonds {
+    /// The bonds of a child spawned linked to `link` and watched by `watcher`.
+    pub(crate) fn new(link: Option<RawPid>, watcher: Option<Watcher>) -> Bonds {
+        Bonds {
+            links: link.into_iter().collect(),
+            watchers: watcher.into_iter().collect(),
+            ..Bonds::default()
+        }
+    }
+
+    /// The bonds of a child spawned linked to `parent`.
+    pub(crate) fn linked_to(parent: RawPid) -> Bonds {
+        Bonds {
+            links: vec![parent],
+            ..Bonds::default()
+        }
+    }
+
+    /// The bonds of a child spawned monitored by `watcher`.
+    pub(crate) fn watched_by(watcher: Watcher) -> Bonds {
+        Bonds {
+            watchers: vec![watcher],
+            ..Bonds::default()
+        }
+    }
+}
+
+/// Puts an `Exit` message in the mailbox of a trapping process.
+///
+/// # Safety
+///
+/// Stored only in the header of a `Cell<_, M>` by [`set_trap_exit`] for its own `M`, and
+/// called only with a pointer to that same cell while a reference keeps it allocated.
+#[derive(Clone, Copy, Debug)]
+struct TrapFn(unsafe fn(NonNull<Header>, Exit));
+
+/// The trap function of a `Cell<_, M>`.
+///
+/// # Safety
+///
+/// `cell` is a live `Cell<_, M>` (see [`TrapFn`]).
+unsafe fn deliver_exit<M: From<Exit> + Send + 'static>(cell: NonNull<Header>, exit: Exit) {
+    // SAFETY: caller's contract: a live `Cell<_, M>`, whose prefix is `Prefix<M>`.
+    let prefix = unsafe { cell.cast::<Prefix<M>>().as_ref() };
+    prefix.mailbox.push(M::from(exit));
+    schedule(cell);
 }
 
 impl std::fmt::Debug for Header {
@@ -215,12 +278,30 @@ where
     Fut: Future + Send + 'static,
     Fut::Output: IntoExitReason,
 {
+    spawn_bonded(rt, f, |_| None)
+}
+
+/// As [`spawn`], with the bonds `bonds(pid)` set before the process can run (for
+/// `spawn_link` and `spawn_monitor`: the child cannot exit unseen). `bonds` runs before
+/// the closure `f`, and must not fail.
+pub(crate) fn spawn_bonded<M, F, Fut>(
+    rt: &Shared,
+    f: F,
+    bonds: impl FnOnce(RawPid) -> Option<Bonds>,
+) -> Pid<M>
+where
+    M: Send + 'static,
+    F: FnOnce(crate::Context<M>) -> Fut,
+    Fut: Future + Send + 'static,
+    Fut::Output: IntoExitReason,
+{
     let index = table::alloc_index();
     let slot = table::slot(index).expect("allocated index has a slot");
     let pid = RawPid {
         index,
         generation: slot.word.generation(),
     };
+    let bonds = bonds(pid).map(Box::new);
     // Take the raw pointer first: every pointer handed out below derives from it, so no
     // later `Box` retag invalidates them (Stacked Borrows).
     let raw: *mut MaybeUninit<Cell<Fut, M>> = Box::into_raw(Box::new_uninit());
@@ -239,8 +320,9 @@ where
             in_receive: AtomicBool::new(false),
             registered: AtomicBool::new(false),
             exiting: AtomicBool::new(false),
-            has_watchers: AtomicBool::new(false),
-            watchers: Mutex::new(None),
+            has_bonds: AtomicBool::new(bonds.is_some()),
+            signalled: AtomicBool::new(false),
+            bonds: Mutex::new(bonds),
         });
     }
     // SAFETY: as for the header.
@@ -397,21 +479,28 @@ pub(crate) fn is_running(pid: RawPid) -> bool {
     })
 }
 
+/// Runs `f` on the bonds of the process `lookup` holds, under their lock.
+fn with_bonds<R>(lookup: &Lookup, f: impl FnOnce(&Header, &mut Option<Box<Bonds>>) -> R) -> R {
+    // SAFETY: the count held by `lookup` keeps the cell allocated.
+    let h = unsafe { lookup.cell.as_ref() };
+    let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
+    f(h, &mut bonds)
+}
+
 /// Adds a watcher to `target`; hands it back if `target` does not exist or is exiting
 /// (the caller then sends `Noproc`).
 pub(crate) fn add_watcher(target: RawPid, watcher: Watcher) -> Result<(), Watcher> {
     let Some(lookup) = Lookup::new(target) else {
         return Err(watcher);
     };
-    // SAFETY: the count held by `lookup` keeps the cell allocated.
-    let h = unsafe { lookup.cell.as_ref() };
-    let mut w = h.watchers.lock().unwrap_or_else(PoisonError::into_inner);
-    h.has_watchers.store(true, Ordering::SeqCst);
-    if h.exiting.load(Ordering::SeqCst) {
-        return Err(watcher);
-    }
-    w.get_or_insert_with(Default::default).push(watcher);
-    Ok(())
+    with_bonds(&lookup, |h, bonds| {
+        h.has_bonds.store(true, Ordering::SeqCst);
+        if h.exiting.load(Ordering::SeqCst) {
+            return Err(watcher);
+        }
+        bonds.get_or_insert_default().watchers.push(watcher);
+        Ok(())
+    })
 }
 
 /// Removes watcher `id` from `target`; false if it is no longer there (its `Down` has
@@ -420,19 +509,169 @@ pub(crate) fn remove_watcher(target: RawPid, id: u64) -> bool {
     let Some(lookup) = Lookup::new(target) else {
         return false;
     };
-    // SAFETY: the count held by `lookup` keeps the cell allocated.
-    let h = unsafe { lookup.cell.as_ref() };
-    let mut w = h.watchers.lock().unwrap_or_else(PoisonError::into_inner);
-    let Some(list) = w.as_mut() else {
+    with_bonds(&lookup, |_, bonds| {
+        let Some(b) = bonds.as_mut() else {
+            return false;
+        };
+        match b.watchers.iter().position(|x| x.id == id) {
+            Some(i) => {
+                drop(b.watchers.swap_remove(i));
+                true
+            }
+            None => false,
+        }
+    })
+}
+
+/// Records the link `me` -> `other` on `me`'s side (idempotent).
+fn add_link(lookup: &Lookup, other: RawPid) {
+    with_bonds(lookup, |h, bonds| {
+        h.has_bonds.store(true, Ordering::SeqCst);
+        let links = &mut bonds.get_or_insert_default().links;
+        if !links.contains(&other) {
+            links.push(other);
+        }
+    });
+}
+
+/// Records a link to the child `other` on the side of the running process `me`, before
+/// the child runs (`spawn_link`).
+pub(crate) fn link_one_side(me: RawPid, other: RawPid) {
+    if let Some(mine) = Lookup::new(me) {
+        add_link(&mine, other);
+    }
+}
+
+/// Removes the link to `other` from the bonds; whether it was there.
+fn remove_link(bonds: &mut Option<Box<Bonds>>, other: RawPid) -> bool {
+    let Some(b) = bonds.as_mut() else {
         return false;
     };
-    match list.iter().position(|x| x.id == id) {
+    match b.links.iter().position(|&p| p == other) {
         Some(i) => {
-            drop(list.swap_remove(i));
+            b.links.swap_remove(i);
             true
         }
         None => false,
     }
+}
+
+/// Links the running process `me` with `other` (`signal.rs` has the rules). Our side
+/// first: once `other` records us, its exit signal must find the link here. If `other`
+/// is gone or exiting, our side is undone and we get the signal `Noproc` from it.
+pub(crate) fn link(me: RawPid, other: RawPid) {
+    if me == other {
+        return;
+    }
+    let Some(mine) = Lookup::new(me) else {
+        return;
+    };
+    add_link(&mine, other);
+    let linked = Lookup::new(other).is_some_and(|theirs| {
+        with_bonds(&theirs, |h, bonds| {
+            // The `monitor.rs` protocol with the exit: flag, then `exiting`, both
+            // `SeqCst`, under the lock the exit takes.
+            h.has_bonds.store(true, Ordering::SeqCst);
+            if h.exiting.load(Ordering::SeqCst) {
+                return false;
+            }
+            let links = &mut bonds.get_or_insert_default().links;
+            if !links.contains(&me) {
+                links.push(me);
+            }
+            true
+        })
+    });
+    // If the link is no longer on our side, `other`'s exit signal already took it.
+    if !linked && with_bonds(&mine, |_, bonds| remove_link(bonds, other)) {
+        drop(mine);
+        signal(me, other, ExitReason::Noproc, Kind::Exit);
+    }
+}
+
+/// Removes the link between `me` and `other`, both sides. Afterwards no signal through
+/// it reaches `me` (a link signal must find its link: [`signal`]).
+pub(crate) fn unlink(me: RawPid, other: RawPid) {
+    if let Some(mine) = Lookup::new(me) {
+        with_bonds(&mine, |_, bonds| remove_link(bonds, other));
+    }
+    if let Some(theirs) = Lookup::new(other) {
+        with_bonds(&theirs, |_, bonds| remove_link(bonds, me));
+    }
+}
+
+/// Sets or clears the trap flag of the process owning `owner`; returns the old value.
+pub(crate) fn set_trap_exit<M: From<Exit> + Send + 'static>(owner: &Owner<M>, on: bool) -> bool {
+    let h = &owner.prefix().header;
+    let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
+    let new = on.then_some(TrapFn(deliver_exit::<M>));
+    match bonds.as_mut() {
+        Some(b) => std::mem::replace(&mut b.trap, new).is_some(),
+        None if on => {
+            *bonds = Some(Box::new(Bonds {
+                trap: new,
+                ..Bonds::default()
+            }));
+            false
+        }
+        None => false,
+    }
+}
+
+/// Sends the exit signal `reason` of `kind` from `from` to `to`, and applies the
+/// receipt rule (`signal::effect`) at once, under `to`'s bonds lock: the trap flag read
+/// is the one in force when the signal arrives.
+pub(crate) fn signal(to: RawPid, from: RawPid, reason: ExitReason, kind: Kind) {
+    let Some(lookup) = Lookup::new(to) else {
+        return;
+    };
+    let terminate = with_bonds(&lookup, |h, bonds| {
+        if kind == Kind::Link && !remove_link(bonds, from) {
+            return false; // unlinked: the signal has no effect
+        }
+        let trap = bonds.as_ref().and_then(|b| b.trap);
+        match effect(kind, reason, trap.is_some(), to == from) {
+            Effect::Ignore => false,
+            Effect::Message(reason) => {
+                let trap = trap.expect("trapping");
+                let exit = Exit {
+                    from: crate::ProcessId(from),
+                    reason,
+                };
+                // SAFETY: `trap` was stored in this cell's header by `set_trap_exit`
+                // for its own message type (`TrapFn`), and `lookup` keeps it allocated.
+                unsafe { (trap.0)(lookup.cell, exit) };
+                false
+            }
+            Effect::Terminate(reason) => {
+                let b = bonds.get_or_insert_default();
+                if b.pending.is_none() {
+                    b.pending = Some(reason);
+                    h.signalled.store(true, Ordering::Release);
+                }
+                true
+            }
+        }
+    });
+    if terminate {
+        schedule(lookup.cell);
+    }
+}
+
+/// The timer of `pid`'s runtime, if `pid` is alive.
+pub(crate) fn timer_of(pid: RawPid) -> Option<std::sync::Arc<crate::timer::Timer>> {
+    let lookup = Lookup::new(pid)?;
+    // SAFETY: the count held by `lookup` keeps the cell allocated.
+    let h = unsafe { lookup.cell.as_ref() };
+    // SAFETY: the count we hold makes shutdown wait for us before it frees the runtime
+    // (`shutdown_processes` step 2), and the process was alive when we took it.
+    let rt = unsafe { &*h.rt };
+    Some(rt.timer.clone())
+}
+
+/// Whether `waker` is the waker of process `pid` (a call from the server to itself).
+pub(crate) fn is_waker_of(waker: &Waker, pid: RawPid) -> bool {
+    waker.will_wake(&self::waker(pid))
 }
 
 /// Wakes the process named by `pid`, if it is still alive.
@@ -580,6 +819,21 @@ impl Task {
     pub(crate) fn run(self) -> RunOutcome {
         let h = self.header();
         h.state.transition_to_running();
+        // An exit signal ends the process before its next poll (`signal.rs`). The flag
+        // was stored before the RMW on `state` that scheduled us, which our RMW above
+        // reads (or a later one): it is visible here.
+        if h.signalled.load(Ordering::Acquire) {
+            let pending = h
+                .bonds
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .as_ref()
+                .and_then(|b| b.pending.clone());
+            if let Some(reason) = pending {
+                self.exit(reason);
+                return RunOutcome::Exited;
+            }
+        }
         h.in_receive.store(false, Ordering::Relaxed);
         let waker = waker(h.pid);
         let mut cx = TaskContext::from_waker(&waker);
@@ -612,11 +866,17 @@ impl Task {
     }
 
     /// The exit sequence, in this order:
-    /// 1. retire the slot: the pid stops resolving, so no new message or wake-up can
+    /// 1. mark the process `exiting`: no new name, monitor or link attaches to it;
+    /// 2. release its registered name;
+    /// 3. send the exit signal to every linked process (outside our bonds lock: the
+    ///    receiver's lock is taken, and no thread ever holds two bonds locks), then the
+    ///    `Down` of every monitor (under our lock: `monitor.rs`); so a `Down` seen means
+    ///    the link signals have been applied;
+    /// 4. retire the slot: the pid stops resolving, so no new message or wake-up can
     ///    reach the process (we keep a count for ourselves);
-    /// 2. mark the state `DONE`, so in-flight wake-ups do nothing;
-    /// 3. drop the future (its locals, its `Context`: the owner reference);
-    /// 4. release our count; the last reference frees the cell and its mailbox.
+    /// 5. mark the state `DONE`, so in-flight wake-ups do nothing;
+    /// 6. drop the future (its locals, its `Context`: the owner reference);
+    /// 7. release our count; the last reference frees the cell and its mailbox.
     fn exit(self, reason: ExitReason) {
         let h = self.header();
         let slot = table::slot(h.pid.index).expect("live process has a slot");
@@ -627,11 +887,19 @@ impl Task {
             let rt = unsafe { &*h.rt };
             rt.registry.remove_pid(h.pid);
         }
-        if h.has_watchers.load(Ordering::SeqCst) {
+        if h.has_bonds.load(Ordering::SeqCst) {
+            let links = {
+                let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
+                bonds.as_mut().map(|b| std::mem::take(&mut b.links))
+            };
+            for to in links.into_iter().flatten() {
+                signal(to, h.pid, reason.clone(), Kind::Link);
+            }
             // Under the lock, so that a `demonitor` after us finds every `Down` already
             // delivered (`monitor.rs`).
-            let mut w = h.watchers.lock().unwrap_or_else(PoisonError::into_inner);
-            for watcher in w.take().map(|b| *b).unwrap_or_default() {
+            let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
+            let watchers = bonds.as_mut().map(|b| std::mem::take(&mut b.watchers));
+            for watcher in watchers.into_iter().flatten() {
                 let down = Down {
                     reference: crate::monitor::MonitorRef {
                         id: watcher.id,
@@ -646,9 +914,11 @@ impl Task {
         slot.word.retire();
         h.state.transition_to_done();
         let drop_future = h.vtable.drop_future;
+        EXIT_REASON.with(|r| *r.borrow_mut() = Some(reason));
         // SAFETY: we were the running worker and the process is now done: nobody else
         // polls or drops the future.
         unsafe { drop_future(self.0) };
+        EXIT_REASON.with(|r| r.borrow_mut().take());
         release_slot(slot, self.0);
     }
 
@@ -665,6 +935,19 @@ impl Task {
         unsafe { drop_future(cell) };
         release_slot(slot, cell);
     }
+}
+
+thread_local! {
+    /// The reason of the process whose future this thread is dropping at its exit.
+    static EXIT_REASON: std::cell::RefCell<Option<ExitReason>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// While a process's future is dropped at its exit, the reason it exits with; `None`
+/// elsewhere (and during shutdown). Lets a future that reports its own end (the root
+/// of `block_on`) report the reason of an exit signal.
+pub(crate) fn exit_reason_of_dropping() -> Option<ExitReason> {
+    EXIT_REASON.with(|r| r.borrow().clone())
 }
 
 /// Ends every process of runtime `rt` that is still alive. Called by the runtime's

@@ -1,0 +1,300 @@
+//! Rules of exit signals (reference manual, "Processes": "Receiving Exit Signals";
+//! `erlang:exit/2`, `process_flag(trap_exit, _)`): the receipt matrix of signal kind ×
+//! trap_exit × reason, `kill` → `killed`, `exit(self(), normal)`, the order of a signal
+//! after the sender's earlier messages, and the root's reason when it is killed.
+
+#[path = "support/rt.rs"]
+mod support;
+
+use otter::{Context, Down, Exit, ExitReason, Pid, ProcessId, Runtime};
+
+/// What the test process receives.
+#[derive(Debug)]
+enum T {
+    Ready,
+    Trapped(Exit),
+    Alive,
+    Down(Down),
+    Data(u32),
+}
+
+impl From<Down> for T {
+    fn from(d: Down) -> T {
+        T::Down(d)
+    }
+}
+
+impl From<Exit> for T {
+    fn from(e: Exit) -> T {
+        T::Trapped(e)
+    }
+}
+
+/// What the victim receives.
+#[derive(Debug)]
+enum V {
+    Exit(Exit),
+    Probe,
+}
+
+impl From<Exit> for V {
+    fn from(e: Exit) -> V {
+        V::Exit(e)
+    }
+}
+
+/// Reports every trapped exit to `test`, answers probes, never ends by itself.
+async fn victim(mut c: Context<V>, trap: bool, test: Pid<T>) {
+    c.trap_exit(trap);
+    test.send(T::Ready);
+    loop {
+        match c.recv().await {
+            V::Exit(e) => test.send(T::Trapped(e)),
+            V::Probe => test.send(T::Alive),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Via {
+    /// `exit(victim, reason)`.
+    ExitCall,
+    /// A linked process exits with `reason`.
+    Link,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Outcome {
+    /// The victim exits with this reason.
+    Dies(ExitReason),
+    /// The victim gets `Exit { reason }` as a message and lives.
+    Message(ExitReason),
+    /// Nothing happens.
+    Ignored,
+}
+
+/// The manual's table, written out row by row (not computed by otter's own rule).
+fn expected(via: Via, trap: bool, reason: &ExitReason) -> Outcome {
+    use ExitReason::*;
+    use Outcome::*;
+    match (via, trap, reason) {
+        // "If Reason is the atom kill ... an untrappable exit signal is sent to Pid,
+        // which unconditionally exits with exit reason killed."
+        (Via::ExitCall, _, Kill) => Dies(Killed),
+        // A trapping receiver turns every other signal into {'EXIT', From, Reason}.
+        (_, true, r) => Message(r.clone()),
+        // "If Reason is the atom normal, Pid does not exit" (not trapping).
+        (_, false, Normal) => Ignored,
+        // Any other reason, not trapping: the receiver exits with it. `kill` arriving
+        // through a link is such an ordinary reason.
+        (_, false, r) => Dies(r.clone()),
+    }
+}
+
+fn reasons() -> Vec<ExitReason> {
+    vec![
+        ExitReason::Normal,
+        ExitReason::Shutdown,
+        ExitReason::Panic("boom".into()),
+        ExitReason::Kill,
+        ExitReason::Killed,
+    ]
+}
+
+rt_test!(
+    exit_signal_matrix_of_kind_trap_and_reason,
+    |rt: &Runtime| {
+        for via in [Via::ExitCall, Via::Link] {
+            for trap in [false, true] {
+                for reason in reasons() {
+                    let want = expected(via, trap, &reason);
+                    let r2 = reason.clone();
+                    let got = rt.block_on(move |mut cx: Context<T>| async move {
+                        let me = cx.pid();
+                        let (v, _) = cx.spawn_monitor(move |c| victim(c, trap, me));
+                        assert!(matches!(cx.recv().await, T::Ready));
+                        let from: ProcessId = match via {
+                            Via::ExitCall => {
+                                cx.exit(v, r2.clone());
+                                cx.pid().id()
+                            }
+                            Via::Link => {
+                                let r3 = r2.clone();
+                                let (linker, _) =
+                                    cx.spawn_monitor(move |c: Context<()>| async move {
+                                        c.link(v);
+                                        r3
+                                    });
+                                // The linker's Down comes after its link signals are
+                                // applied (exit order), so the probe below is later.
+                                match cx.recv().await {
+                                    T::Down(d) if d.pid == linker.id() => {}
+                                    other => panic!("unexpected {other:?}"),
+                                }
+                                linker.id()
+                            }
+                        };
+                        v.send(V::Probe);
+                        match cx.recv().await {
+                            T::Down(d) => {
+                                assert_eq!(d.pid, v.id());
+                                Outcome::Dies(d.reason)
+                            }
+                            T::Trapped(e) => {
+                                assert_eq!(e.from, from);
+                                assert!(matches!(cx.recv().await, T::Alive));
+                                cx.exit(v, ExitReason::Kill);
+                                Outcome::Message(e.reason)
+                            }
+                            T::Alive => {
+                                cx.exit(v, ExitReason::Kill);
+                                Outcome::Ignored
+                            }
+                            other => panic!("unexpected {other:?}"),
+                        }
+                    });
+                    assert_eq!(got.unwrap(), want, "via {via:?}, trap {trap}, {reason:?}");
+                }
+            }
+        }
+    }
+);
+
+rt_test!(
+    kill_turns_into_killed_for_linked_processes,
+    |rt: &Runtime| {
+        let r = rt.block_on(|mut cx: Context<T>| async move {
+            cx.trap_exit(true);
+            let me = cx.pid();
+            // The victim traps exits too: kill ends it anyway.
+            let v = cx.spawn_link(move |c| victim(c, true, me));
+            assert!(matches!(cx.recv().await, T::Ready));
+            cx.exit(v, ExitReason::Kill);
+            match cx.recv().await {
+                T::Trapped(e) => (e.from == v.id(), e.reason),
+                other => panic!("unexpected {other:?}"),
+            }
+        });
+        assert_eq!(r.unwrap(), (true, ExitReason::Killed));
+    }
+);
+
+fn not_reached() {
+    unreachable!("the exit signal acts at the next suspension point");
+}
+
+rt_test!(exit_self_normal_ends_the_caller, |rt: &Runtime| {
+    let r = rt.block_on(|mut cx: Context<T>| async move {
+        let (child, _) = cx.spawn_monitor(|c: Context<u8>| async move {
+            c.exit(c.pid(), ExitReason::Normal);
+            c.yield_now().await;
+            not_reached();
+        });
+        match cx.recv().await {
+            T::Down(d) => (d.pid == child.id(), d.reason),
+            other => panic!("unexpected {other:?}"),
+        }
+    });
+    assert_eq!(r.unwrap(), (true, ExitReason::Normal));
+});
+
+rt_test!(exit_normal_to_another_process_is_ignored, |rt: &Runtime| {
+    let r = rt.block_on(|mut cx: Context<T>| async move {
+        let me = cx.pid();
+        let v = cx.spawn(move |c| victim(c, false, me));
+        assert!(matches!(cx.recv().await, T::Ready));
+        cx.exit(v, ExitReason::Normal);
+        v.send(V::Probe);
+        let alive = matches!(cx.recv().await, T::Alive);
+        cx.exit(v, ExitReason::Kill);
+        alive
+    });
+    assert!(r.unwrap());
+});
+
+rt_test!(
+    exit_signal_comes_after_the_senders_earlier_messages,
+    |rt: &Runtime| {
+        const N: u32 = 2_000;
+        let r = rt.block_on(|mut cx: Context<T>| async move {
+            cx.trap_exit(true);
+            let me = cx.pid();
+            // Through a link: the child's messages, then its exit signal.
+            let child = cx.spawn_link(move |_: Context<()>| async move {
+                for i in 0..N {
+                    me.send(T::Data(i));
+                }
+                ExitReason::Shutdown
+            });
+            for i in 0..N {
+                match cx.recv().await {
+                    T::Data(x) => assert_eq!(x, i),
+                    other => panic!("{other:?} before message {i}"),
+                }
+            }
+            let linked = matches!(cx.recv().await, T::Trapped(e) if e.from == child.id());
+            // Through `exit`: a sender's messages, then its `exit` call.
+            let sender = cx.spawn(move |c: Context<()>| async move {
+                for i in 0..N {
+                    me.send(T::Data(i));
+                }
+                c.exit(me, ExitReason::Shutdown);
+            });
+            for i in 0..N {
+                match cx.recv().await {
+                    T::Data(x) => assert_eq!(x, i),
+                    other => panic!("{other:?} before message {i}"),
+                }
+            }
+            let called = matches!(cx.recv().await, T::Trapped(e) if e.from == sender.id());
+            (linked, called)
+        });
+        assert_eq!(r.unwrap(), (true, true));
+    }
+);
+
+rt_test!(
+    a_waiting_process_is_ended_by_a_signal_at_once,
+    |rt: &Runtime| {
+        let r = rt.block_on(|mut cx: Context<T>| async move {
+            // Blocked in a receive with no timeout: the signal schedules it to exit.
+            let (child, _) = cx.spawn_monitor(|mut c: Context<u8>| async move {
+                c.recv().await;
+            });
+            cx.exit(child, ExitReason::Shutdown);
+            match cx.recv().await {
+                T::Down(d) => d.reason,
+                other => panic!("unexpected {other:?}"),
+            }
+        });
+        assert_eq!(r.unwrap(), ExitReason::Shutdown);
+    }
+);
+
+rt_test!(the_first_signal_decides_the_reason, |rt: &Runtime| {
+    let r = rt.block_on(|mut cx: Context<T>| async move {
+        let (child, _) = cx.spawn_monitor(|mut c: Context<u8>| async move {
+            c.recv().await;
+        });
+        cx.exit(child, ExitReason::Shutdown);
+        cx.exit(child, ExitReason::Kill);
+        match cx.recv().await {
+            T::Down(d) => d.reason,
+            other => panic!("unexpected {other:?}"),
+        }
+    });
+    assert_eq!(r.unwrap(), ExitReason::Shutdown);
+});
+
+rt_test!(a_killed_root_reports_the_signal_reason, |rt: &Runtime| {
+    let r = rt.block_on(|mut cx: Context<u8>| async move {
+        let me = cx.pid();
+        cx.spawn(move |c: Context<()>| async move {
+            c.exit(me, ExitReason::ShutdownWith("enough".into()));
+        });
+        loop {
+            cx.recv().await;
+        }
+    });
+    assert_eq!(r, Err::<(), _>(ExitReason::ShutdownWith("enough".into())));
+});
