@@ -152,6 +152,8 @@ mod scheduler;
 pub mod server;
 #[cfg(not(loom))]
 mod signal;
+#[cfg(not(loom))]
+pub mod supervisor;
 #[cfg(loom)]
 mod scheduler {
     pub(crate) mod queue;

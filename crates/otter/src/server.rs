@@ -420,7 +420,7 @@ impl<S: Server> ServerRef<S> {
 pub fn start<S: Server, M: Send + 'static>(
     cx: &Context<M>,
     args: S::Args,
-) -> impl Future<Output = Result<ServerRef<S>, ExitReason>> + Send + 'static {
+) -> impl Future<Output = Result<ServerRef<S>, ExitReason>> + Send + use<S, M> {
     start_with(cx, args, false, None)
 }
 
@@ -431,7 +431,7 @@ pub fn start<S: Server, M: Send + 'static>(
 pub fn start_link<S: Server, M: Send + 'static>(
     cx: &Context<M>,
     args: S::Args,
-) -> impl Future<Output = Result<ServerRef<S>, ExitReason>> + Send + 'static {
+) -> impl Future<Output = Result<ServerRef<S>, ExitReason>> + Send + use<S, M> {
     start_with(cx, args, true, None)
 }
 
@@ -449,18 +449,18 @@ pub fn start_link<S: Server, M: Send + 'static>(
 /// # }
 /// let rt = Runtime::new();
 /// let r = rt.block_on(|cx: Context<()>| async move {
-///     server::start_link_named::<Echo, _>(&cx, "echo", ()).await.unwrap();
-///     let again = server::start_link_named::<Echo, _>(&cx, "echo", ()).await;
+///     server::start_link_named::<Echo, _, _>(&cx, "echo", ()).await.unwrap();
+///     let again = server::start_link_named::<Echo, _, _>(&cx, "echo", ()).await;
 ///     let s = server::whereis::<Echo, _>(&cx, "echo").unwrap();
 ///     (s.call(3).await, again.is_err())
 /// });
 /// assert_eq!(r.unwrap(), (Ok(3), true));
 /// ```
-pub fn start_link_named<S: Server, M: Send + 'static>(
+pub fn start_link_named<S: Server, M: Send + 'static, N: Into<Arc<str>>>(
     cx: &Context<M>,
-    name: impl Into<Arc<str>>,
+    name: N,
     args: S::Args,
-) -> impl Future<Output = Result<ServerRef<S>, ExitReason>> + Send + 'static {
+) -> impl Future<Output = Result<ServerRef<S>, ExitReason>> + Send + use<S, M, N> {
     start_with(cx, args, true, Some(name.into()))
 }
 
@@ -478,7 +478,7 @@ fn start_with<S: Server, M: Send + 'static>(
     args: S::Args,
     link: bool,
     name: Option<Arc<str>>,
-) -> impl Future<Output = Result<ServerRef<S>, ExitReason>> + Send + 'static {
+) -> impl Future<Output = Result<ServerRef<S>, ExitReason>> + Send + use<S, M> {
     let (mut pending, ack) = Pending::<ServerRef<S>>::new();
     let parent = link.then_some(cx.pid().id().0);
     cx.spawn_with(

@@ -346,7 +346,7 @@ rt_test!(start_returns_the_init_error, |rt: &Runtime| {
         let alive = cx.recv().await == 1;
         // A name that is taken fails the start too.
         cx.register("taken", cx.pid()).unwrap();
-        let named = server::start_link_named::<Store, _>(&cx, "taken", Init::Ok(None)).await;
+        let named = server::start_link_named::<Store, _, _>(&cx, "taken", Init::Ok(None)).await;
         (failed, alive, named.map(|_| ()).map_err(|e| e.to_string()))
     });
     assert_eq!(

@@ -1,0 +1,687 @@
+//! Supervisors: OTP's `supervisor` behaviour.
+//!
+//! A supervisor starts its children, watches them through links (it traps exits),
+//! restarts them by its [`Strategy`] and each child's [`Restart`] type, stops them by
+//! their [`Shutdown`], and gives up when they fail too often.
+//!
+//! # Rules mirrored from OTP (`supervisor` reference manual, design principles)
+//!
+//! * Children are started **in order** of the spec list, and stopped in **reverse**
+//!   order. If a child fails to start, the ones already started are stopped and the
+//!   supervisor's start fails with `ShutdownWith("failed_to_start_child ...")`.
+//! * **one_for_one**: only the child that exited is restarted. **one_for_all**: every
+//!   other child is stopped (reverse order), then all are restarted (in order).
+//!   **rest_for_one**: the children after it are stopped (reverse order), then it and
+//!   they are restarted (in order). **simple_one_for_one**: no static children; children
+//!   are added with [`SupervisorRef::start_child`], each restarted alone, and all are
+//!   stopped together at shutdown.
+//! * **Restart types**: permanent always, transient only after an abnormal exit (not
+//!   `Normal`, `Shutdown`, `ShutdownWith`), temporary never (the child is forgotten).
+//!   A temporary child stopped by a one_for_all / rest_for_one restart is not restarted.
+//! * **Restart intensity**: more than `intensity` restarts within `period` (OTP's
+//!   defaults: 1 in 5 s) make the supervisor stop all its children and exit with
+//!   `Shutdown`, so its own supervisor decides what comes next. A child that fails to
+//!   restart counts as one more restart, and is tried again.
+//! * **Shutdown**: the supervisor monitors and unlinks the child, then `brutal_kill`
+//!   sends `exit(child, kill)`; a timeout sends `exit(child, shutdown)` and, if the child
+//!   has not exited when it expires, `kill`; `infinity` sends `shutdown` and waits.
+//! * A supervisor started with `start_link` by its parent stops its children and exits
+//!   when the parent sends it an exit signal (it is a server that traps exits).
+//! * A restarted child registers its name again ([`ChildSpec::named_server`]): the name
+//!   is released at the old child's exit before the supervisor hears of it.
+//!
+//! # Differences from OTP
+//!
+//! * simple_one_for_one children are started from a full [`ChildSpec`] (the arguments
+//!   captured in its closure) rather than a template plus extra arguments: typed, and
+//!   the same as Elixir's `DynamicSupervisor`.
+//! * No `ignore` from a start function, no `significant` children / `auto_shutdown`.
+//! * Errors are logged nowhere: the supervisor's decisions are observable through
+//!   [`SupervisorRef::which_children`] and the exit reasons.
+
+mod child;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::exit::ExitReason;
+use crate::pid::ProcessId;
+use crate::server::{
+    self, CallError, Flow, Info, ReplyTo, Server, ServerContext, ServerMsg, ServerRef,
+};
+
+pub use child::{ChildKind, ChildSpec, Restart, Shutdown, StartFuture};
+
+/// The context child start functions get: the supervisor's.
+pub type SupervisorContext = ServerContext<Supervisor>;
+
+/// How a supervisor restarts its children.
+///
+/// ```
+/// use otter::supervisor::{Strategy, SupervisorSpec};
+/// let spec = SupervisorSpec::new(Strategy::RestForOne);
+/// assert_eq!(spec.strategy, Strategy::RestForOne);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// Restart the child that exited.
+    OneForOne,
+    /// Stop the others, restart all.
+    OneForAll,
+    /// Stop the ones started after it, restart it and them.
+    RestForOne,
+    /// Dynamic children of one kind, added with `start_child`; restart the one that
+    /// exited.
+    SimpleOneForOne,
+}
+
+/// A supervisor's flags and children (OTP's `{SupFlags, ChildSpecs}` from `init/1`).
+///
+/// ```
+/// use std::time::Duration;
+/// use otter::supervisor::{Strategy, SupervisorSpec};
+/// let spec = SupervisorSpec::new(Strategy::OneForOne).intensity(3, Duration::from_secs(10));
+/// assert_eq!((spec.intensity, spec.period), (3, Duration::from_secs(10)));
+/// ```
+#[derive(Clone, Debug)]
+pub struct SupervisorSpec {
+    /// The restart strategy.
+    pub strategy: Strategy,
+    /// The most restarts allowed within `period` (OTP default 1).
+    pub intensity: u32,
+    /// The window of `intensity` (OTP default 5 s).
+    pub period: Duration,
+    /// The static children, in start order (none for `SimpleOneForOne`).
+    pub children: Vec<ChildSpec>,
+}
+
+impl SupervisorSpec {
+    /// A spec with OTP's default intensity (1 restart in 5 s) and no children.
+    ///
+    /// See [`SupervisorSpec`] for an example.
+    pub fn new(strategy: Strategy) -> SupervisorSpec {
+        SupervisorSpec {
+            strategy,
+            intensity: 1,
+            period: Duration::from_secs(5),
+            children: Vec::new(),
+        }
+    }
+
+    /// Sets the restart intensity: at most `intensity` restarts within `period`.
+    ///
+    /// See [`SupervisorSpec`] for an example.
+    pub fn intensity(mut self, intensity: u32, period: Duration) -> SupervisorSpec {
+        self.intensity = intensity;
+        self.period = period;
+        self
+    }
+
+    /// Appends a child.
+    ///
+    /// See [`start_link`] for an example.
+    pub fn child(mut self, child: ChildSpec) -> SupervisorSpec {
+        self.children.push(child);
+        self
+    }
+}
+
+/// A running child, as [`SupervisorRef::which_children`] reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChildInfo {
+    /// The spec's id.
+    pub id: Arc<str>,
+    /// The child's process, `None` if it is not running (terminated, or restarting).
+    pub pid: Option<ProcessId>,
+    /// Worker or supervisor.
+    pub kind: ChildKind,
+}
+
+/// Why a supervisor request failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChildError {
+    /// No child with that id (or pid, for simple_one_for_one).
+    NotFound,
+    /// A child with that id exists already (`already_present`), or runs
+    /// (`already_started`, with its pid).
+    AlreadyPresent(Option<ProcessId>),
+    /// The child is running; stop it first (`delete_child`, `restart_child`).
+    Running,
+    /// The start function failed with this reason.
+    StartFailed(ExitReason),
+    /// The call to the supervisor failed.
+    Call(CallError),
+}
+
+impl std::fmt::Display for ChildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChildError::NotFound => f.write_str("no such child"),
+            ChildError::AlreadyPresent(_) => f.write_str("a child with this id exists"),
+            ChildError::Running => f.write_str("the child is running"),
+            ChildError::StartFailed(r) => write!(f, "the child failed to start: {r}"),
+            ChildError::Call(e) => write!(f, "supervisor call failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ChildError {}
+
+/// A request to a supervisor (sent by [`SupervisorRef`]'s methods).
+#[derive(Debug)]
+pub enum Request {
+    /// `start_child/2`.
+    StartChild(ChildSpec),
+    /// `terminate_child/2` by id.
+    TerminateChild(Arc<str>),
+    /// `terminate_child/2` by pid (simple_one_for_one).
+    TerminatePid(ProcessId),
+    /// `restart_child/2`.
+    RestartChild(Arc<str>),
+    /// `delete_child/2`.
+    DeleteChild(Arc<str>),
+    /// `which_children/1`.
+    WhichChildren,
+}
+
+/// A supervisor's answer to a [`Request`].
+#[derive(Debug)]
+pub enum Response {
+    /// The child's pid.
+    Started(Result<ProcessId, ChildError>),
+    /// Done, or why not.
+    Done(Result<(), ChildError>),
+    /// The children, in start order.
+    Children(Vec<ChildInfo>),
+}
+
+struct Child {
+    spec: ChildSpec,
+    pid: Option<ProcessId>,
+}
+
+/// A supervisor process's state. Start one with [`start_link`].
+pub struct Supervisor {
+    strategy: Strategy,
+    intensity: u32,
+    period: Duration,
+    children: Vec<Child>,
+    restarts: VecDeque<Instant>,
+}
+
+impl std::fmt::Debug for Supervisor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Supervisor")
+            .field("strategy", &self.strategy)
+            .field("children", &self.children.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A handle to a running supervisor.
+///
+/// ```
+/// use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
+/// use otter::{Context, Runtime};
+/// let rt = Runtime::new();
+/// let n = rt.block_on(|cx: Context<()>| async move {
+///     let sup = supervisor::start_link(&cx, SupervisorSpec::new(Strategy::SimpleOneForOne)).await.unwrap();
+///     for _ in 0..3 {
+///         sup.start_child(ChildSpec::process("worker", || |mut c: Context<()>| async move {
+///             c.recv().await
+///         })).await.unwrap();
+///     }
+///     sup.which_children().await.unwrap().len()
+/// });
+/// assert_eq!(n.unwrap(), 3);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SupervisorRef {
+    server: ServerRef<Supervisor>,
+}
+
+impl From<SupervisorRef> for ProcessId {
+    fn from(s: SupervisorRef) -> ProcessId {
+        s.server.id()
+    }
+}
+
+impl SupervisorRef {
+    /// The supervisor's process id.
+    ///
+    /// See [`SupervisorRef`] for an example.
+    pub fn id(&self) -> ProcessId {
+        self.server.id()
+    }
+
+    /// The supervisor as a server (to `stop` it).
+    ///
+    /// See [`SupervisorRef`] for an example.
+    pub fn server(&self) -> ServerRef<Supervisor> {
+        self.server
+    }
+
+    async fn request(self, r: Request) -> Result<Response, ChildError> {
+        self.server
+            .call_timeout(r, None)
+            .await
+            .map_err(ChildError::Call)
+    }
+
+    /// Adds and starts a child (`supervisor:start_child/2`); its pid.
+    ///
+    /// See [`SupervisorRef`] for an example.
+    pub async fn start_child(self, spec: ChildSpec) -> Result<ProcessId, ChildError> {
+        match self.request(Request::StartChild(spec)).await? {
+            Response::Started(r) => r,
+            other => unreachable!("start_child answered {other:?}"),
+        }
+    }
+
+    /// Stops a child by id and keeps its spec (`terminate_child/2`).
+    ///
+    /// See [`start_link`] for an example.
+    pub async fn terminate_child(self, id: &str) -> Result<(), ChildError> {
+        self.done(Request::TerminateChild(id.into())).await
+    }
+
+    /// Stops a simple_one_for_one child by pid, and forgets it.
+    ///
+    /// See [`SupervisorRef`] for an example of dynamic children.
+    pub async fn terminate_pid(self, pid: ProcessId) -> Result<(), ChildError> {
+        self.done(Request::TerminatePid(pid)).await
+    }
+
+    /// Starts a stopped child again (`restart_child/2`).
+    ///
+    /// See [`start_link`] for an example.
+    pub async fn restart_child(self, id: &str) -> Result<ProcessId, ChildError> {
+        match self.request(Request::RestartChild(id.into())).await? {
+            Response::Started(r) => r,
+            other => unreachable!("restart_child answered {other:?}"),
+        }
+    }
+
+    /// Removes a stopped child's spec (`delete_child/2`).
+    ///
+    /// See [`start_link`] for an example.
+    pub async fn delete_child(self, id: &str) -> Result<(), ChildError> {
+        self.done(Request::DeleteChild(id.into())).await
+    }
+
+    /// The children, in start order (`which_children/1`).
+    ///
+    /// See [`SupervisorRef`] for an example.
+    pub async fn which_children(self) -> Result<Vec<ChildInfo>, ChildError> {
+        match self.request(Request::WhichChildren).await? {
+            Response::Children(c) => Ok(c),
+            other => unreachable!("which_children answered {other:?}"),
+        }
+    }
+
+    async fn done(self, r: Request) -> Result<(), ChildError> {
+        match self.request(r).await? {
+            Response::Done(r) => r,
+            other => unreachable!("answered {other:?}"),
+        }
+    }
+}
+
+/// Starts a supervisor linked to the caller (`supervisor:start_link/2`); resolves once
+/// every child has started, or with the reason the start failed.
+///
+/// ```
+/// use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
+/// use otter::{Context, Runtime};
+/// let rt = Runtime::new();
+/// let r = rt.block_on(|cx: Context<()>| async move {
+///     let spec = SupervisorSpec::new(Strategy::OneForOne)
+///         .child(ChildSpec::process("a", || |mut c: Context<()>| async move { c.recv().await }));
+///     let sup = supervisor::start_link(&cx, spec).await.unwrap();
+///     sup.terminate_child("a").await.unwrap();
+///     let stopped = sup.which_children().await.unwrap()[0].pid.is_none();
+///     sup.restart_child("a").await.unwrap();
+///     let running = sup.which_children().await.unwrap()[0].pid.is_some();
+///     let busy = sup.delete_child("a").await;
+///     (stopped, running, busy)
+/// });
+/// assert_eq!(r.unwrap(), (true, true, Err(supervisor::ChildError::Running)));
+/// ```
+pub fn start_link<M: Send + 'static>(
+    cx: &crate::Context<M>,
+    spec: SupervisorSpec,
+) -> impl std::future::Future<Output = Result<SupervisorRef, ExitReason>> + Send + use<M> {
+    let started = server::start_link::<Supervisor, M>(cx, spec);
+    async move { started.await.map(|server| SupervisorRef { server }) }
+}
+
+/// As [`start_link`], registered as `name`.
+///
+/// ```
+/// use otter::supervisor::{self, Strategy, SupervisorSpec};
+/// use otter::{Context, Runtime};
+/// let rt = Runtime::new();
+/// let r = rt.block_on(|cx: Context<()>| async move {
+///     let sup = supervisor::start_link_named(&cx, "top", SupervisorSpec::new(Strategy::OneForAll)).await.unwrap();
+///     cx.whereis::<otter::server::ServerMsg<supervisor::Supervisor>>("top") == Some(sup.server().pid())
+/// });
+/// assert!(r.unwrap());
+/// ```
+pub fn start_link_named<M: Send + 'static, N: Into<Arc<str>>>(
+    cx: &crate::Context<M>,
+    name: N,
+    spec: SupervisorSpec,
+) -> impl std::future::Future<Output = Result<SupervisorRef, ExitReason>> + Send + use<M, N> {
+    let started = server::start_link_named::<Supervisor, M, Arc<str>>(cx, name.into(), spec);
+    async move { started.await.map(|server| SupervisorRef { server }) }
+}
+
+impl Server for Supervisor {
+    type Args = SupervisorSpec;
+    type Call = Request;
+    type Reply = Response;
+    type Cast = ();
+    type Info = ();
+
+    async fn init(spec: SupervisorSpec, cx: &mut SupervisorContext) -> Result<Self, ExitReason> {
+        cx.trap_exit(true);
+        let mut sup = Supervisor {
+            strategy: spec.strategy,
+            intensity: spec.intensity,
+            period: spec.period,
+            children: Vec::new(),
+            restarts: VecDeque::new(),
+        };
+        if spec.strategy == Strategy::SimpleOneForOne && !spec.children.is_empty() {
+            return Err(ExitReason::ShutdownWith(
+                "simple_one_for_one has no static children; use start_child".into(),
+            ));
+        }
+        for spec in spec.children {
+            if sup.children.iter().any(|c| c.spec.id == spec.id) {
+                sup.stop_all(cx).await;
+                return Err(ExitReason::ShutdownWith(
+                    format!("duplicate_child_name {}", spec.id).into(),
+                ));
+            }
+            match start(&spec, cx).await {
+                Ok(pid) => sup.children.push(Child {
+                    spec,
+                    pid: Some(pid),
+                }),
+                Err(reason) => {
+                    sup.stop_all(cx).await;
+                    return Err(ExitReason::ShutdownWith(
+                        format!("failed_to_start_child {}: {reason}", spec.id).into(),
+                    ));
+                }
+            }
+        }
+        Ok(sup)
+    }
+
+    async fn handle_call(
+        &mut self,
+        request: Request,
+        from: ReplyTo<Response>,
+        cx: &mut SupervisorContext,
+    ) -> Flow {
+        let response = match request {
+            Request::WhichChildren => Response::Children(
+                self.children
+                    .iter()
+                    .map(|c| ChildInfo {
+                        id: c.spec.id.clone(),
+                        pid: c.pid,
+                        kind: c.spec.kind,
+                    })
+                    .collect(),
+            ),
+            Request::StartChild(spec) => Response::Started(self.start_child(spec, cx).await),
+            Request::TerminateChild(id) => Response::Done(match self.position(&id) {
+                None => Err(ChildError::NotFound),
+                Some(i) => {
+                    self.stop_child(i, cx).await;
+                    Ok(())
+                }
+            }),
+            Request::TerminatePid(pid) => Response::Done(
+                match self.children.iter().position(|c| c.pid == Some(pid)) {
+                    None => Err(ChildError::NotFound),
+                    Some(i) => {
+                        self.stop_child(i, cx).await;
+                        if self.strategy == Strategy::SimpleOneForOne {
+                            self.children.remove(i);
+                        }
+                        Ok(())
+                    }
+                },
+            ),
+            Request::RestartChild(id) => Response::Started(match self.position(&id) {
+                None => Err(ChildError::NotFound),
+                Some(i) if self.children[i].pid.is_some() => Err(ChildError::Running),
+                Some(i) => match start(&self.children[i].spec, cx).await {
+                    Ok(pid) => {
+                        self.children[i].pid = Some(pid);
+                        Ok(pid)
+                    }
+                    Err(r) => Err(ChildError::StartFailed(r)),
+                },
+            }),
+            Request::DeleteChild(id) => Response::Done(match self.position(&id) {
+                None => Err(ChildError::NotFound),
+                Some(i) if self.children[i].pid.is_some() => Err(ChildError::Running),
+                Some(i) => {
+                    self.children.remove(i);
+                    Ok(())
+                }
+            }),
+        };
+        from.reply(response);
+        Flow::Continue
+    }
+
+    async fn handle_info(&mut self, info: Info<()>, cx: &mut SupervisorContext) -> Flow {
+        let Info::Exit(exit) = info else {
+            return Flow::Continue;
+        };
+        let Some(i) = self.children.iter().position(|c| c.pid == Some(exit.from)) else {
+            return Flow::Continue; // not (or no longer) our child: a stale signal
+        };
+        self.children[i].pid = None;
+        let spec = &self.children[i].spec;
+        if !spec.restart.restarts_after(&exit.reason) {
+            if spec.restart == Restart::Temporary || self.strategy == Strategy::SimpleOneForOne {
+                self.children.remove(i);
+            }
+            return Flow::Continue;
+        }
+        self.restart(i, cx).await
+    }
+
+    async fn terminate(&mut self, _reason: &ExitReason, cx: &mut SupervisorContext) {
+        self.stop_all(cx).await;
+    }
+}
+
+impl Supervisor {
+    fn position(&self, id: &str) -> Option<usize> {
+        if self.strategy == Strategy::SimpleOneForOne {
+            return None;
+        }
+        self.children.iter().position(|c| &*c.spec.id == id)
+    }
+
+    async fn start_child(
+        &mut self,
+        spec: ChildSpec,
+        cx: &mut SupervisorContext,
+    ) -> Result<ProcessId, ChildError> {
+        if self.strategy != Strategy::SimpleOneForOne
+            && let Some(c) = self.children.iter().find(|c| c.spec.id == spec.id)
+        {
+            return Err(ChildError::AlreadyPresent(c.pid));
+        }
+        let pid = start(&spec, cx).await.map_err(ChildError::StartFailed)?;
+        self.children.push(Child {
+            spec,
+            pid: Some(pid),
+        });
+        Ok(pid)
+    }
+
+    /// Records a restart; false if that exceeds the intensity (OTP's
+    /// `add_restart`: more than `intensity` restarts within `period`).
+    fn add_restart(&mut self) -> bool {
+        let now = Instant::now();
+        self.restarts.push_back(now);
+        while let Some(&t) = self.restarts.front() {
+            if now.duration_since(t) > self.period {
+                self.restarts.pop_front();
+            } else {
+                break;
+            }
+        }
+        self.restarts.len() <= self.intensity as usize
+    }
+
+    /// Restarts after child `i` exited, by the strategy; stops the supervisor with
+    /// `Shutdown` when the intensity is exceeded.
+    async fn restart(&mut self, i: usize, cx: &mut SupervisorContext) -> Flow {
+        // The children to restart, in start order.
+        let set: Vec<usize> = match self.strategy {
+            Strategy::OneForOne | Strategy::SimpleOneForOne => vec![i],
+            Strategy::OneForAll => (0..self.children.len()).collect(),
+            Strategy::RestForOne => (i..self.children.len()).collect(),
+        };
+        for &j in set.iter().rev() {
+            if j != i {
+                self.stop_child(j, cx).await;
+            }
+        }
+        let positions = if set.len() == 1 {
+            set
+        } else {
+            // Temporary children stopped by the strategy are not restarted: forget them.
+            // (Static children have unique ids; positions shift after the removal.)
+            let forget: Vec<Arc<str>> = set
+                .iter()
+                .filter(|&&j| j != i && self.children[j].spec.restart == Restart::Temporary)
+                .map(|&j| self.children[j].spec.id.clone())
+                .collect();
+            let ids: Vec<Arc<str>> = set
+                .iter()
+                .map(|&j| self.children[j].spec.id.clone())
+                .filter(|id| !forget.contains(id))
+                .collect();
+            self.children.retain(|c| !forget.contains(&c.spec.id));
+            self.children
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| ids.contains(&c.spec.id))
+                .map(|(j, _)| j)
+                .collect()
+        };
+        loop {
+            if !self.add_restart() {
+                return Flow::Stop(ExitReason::Shutdown);
+            }
+            if self.start_set(&positions, cx).await.is_ok() {
+                return Flow::Continue;
+            }
+        }
+    }
+
+    /// Starts the stopped children at `positions` in order; on a failure, stops the ones
+    /// it started (reverse order) and fails.
+    async fn start_set(
+        &mut self,
+        positions: &[usize],
+        cx: &mut SupervisorContext,
+    ) -> Result<(), ()> {
+        for (n, &j) in positions.iter().enumerate() {
+            if self.children[j].pid.is_some() {
+                continue;
+            }
+            match start(&self.children[j].spec, cx).await {
+                Ok(pid) => self.children[j].pid = Some(pid),
+                Err(_) => {
+                    for &k in positions[..n].iter().rev() {
+                        self.stop_child(k, cx).await;
+                    }
+                    return Err(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Stops child `i` by its shutdown spec (see the module docs); its pid is cleared.
+    async fn stop_child(&mut self, i: usize, cx: &mut SupervisorContext) {
+        let Some(pid) = self.children[i].pid.take() else {
+            return;
+        };
+        let shutdown = self.children[i].spec.shutdown;
+        stop(pid, shutdown, cx).await;
+    }
+
+    /// Stops every child: in reverse start order, or all at once for
+    /// simple_one_for_one (OTP stops those concurrently).
+    async fn stop_all(&mut self, cx: &mut SupervisorContext) {
+        if self.strategy == Strategy::SimpleOneForOne {
+            let pids: Vec<(ProcessId, Shutdown)> = self
+                .children
+                .iter_mut()
+                .filter_map(|c| c.pid.take().map(|p| (p, c.spec.shutdown)))
+                .collect();
+            stop_many(&pids, cx).await;
+            return;
+        }
+        for i in (0..self.children.len()).rev() {
+            self.stop_child(i, cx).await;
+        }
+    }
+}
+
+/// Runs a child's start function.
+async fn start(spec: &ChildSpec, cx: &mut SupervisorContext) -> Result<ProcessId, ExitReason> {
+    let started = (spec.start)(cx);
+    started.await
+}
+
+/// Stops one child: monitor, unlink (and drop an `Exit` it already sent), then the
+/// shutdown procedure; returns once it has exited.
+async fn stop(pid: ProcessId, shutdown: Shutdown, cx: &mut SupervisorContext) {
+    stop_many(&[(pid, shutdown)], cx).await;
+}
+
+/// Stops several children at once: every signal is sent before any wait, and each
+/// child's timeout runs from the same start.
+async fn stop_many(children: &[(ProcessId, Shutdown)], cx: &mut SupervisorContext) {
+    let t0 = Instant::now();
+    let mut waiting = Vec::with_capacity(children.len());
+    for &(pid, shutdown) in children {
+        let mref = cx.monitor(pid);
+        cx.unlink(pid);
+        let _ = cx.try_recv_match(|m| matches!(m, ServerMsg::Exit(e) if e.from == pid));
+        let reason = match shutdown {
+            Shutdown::BrutalKill => ExitReason::Kill,
+            _ => ExitReason::Shutdown,
+        };
+        cx.exit(pid, reason);
+        waiting.push((pid, mref, shutdown));
+    }
+    for (pid, mref, shutdown) in waiting {
+        let is_down =
+            move |m: &ServerMsg<Supervisor>| matches!(m, ServerMsg::Down(d) if d.reference == mref);
+        if let Shutdown::Timeout(t) = shutdown {
+            let left = t.saturating_sub(t0.elapsed());
+            if cx.recv_match_timeout(is_down, left).await.is_some() {
+                continue;
+            }
+            cx.exit(pid, ExitReason::Kill);
+        }
+        cx.recv_match(is_down).await;
+    }
+}

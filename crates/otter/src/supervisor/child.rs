@@ -1,0 +1,274 @@
+//! Child specifications (OTP's `child_spec()`): how to start a child, when to restart
+//! it, how to stop it.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::exit::ExitReason;
+use crate::pid::ProcessId;
+use crate::server::{self, Server};
+use crate::supervisor::{SupervisorContext, SupervisorSpec};
+
+/// When a child that exited is restarted (OTP's `restart` key).
+///
+/// ```
+/// use otter::ExitReason;
+/// use otter::supervisor::Restart;
+/// assert!(Restart::Transient.restarts_after(&ExitReason::Panic("x".into())));
+/// assert!(!Restart::Transient.restarts_after(&ExitReason::Shutdown));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Restart {
+    /// Always (the default).
+    Permanent,
+    /// Only after an abnormal exit: not after `Normal`, `Shutdown` or `ShutdownWith`.
+    Transient,
+    /// Never; the child is forgotten when it exits.
+    Temporary,
+}
+
+impl Restart {
+    /// Whether a child with this restart type is restarted after exiting with `reason`.
+    ///
+    /// See [`Restart`] for an example.
+    pub fn restarts_after(self, reason: &ExitReason) -> bool {
+        match self {
+            Restart::Permanent => true,
+            Restart::Transient => !reason.is_shutdown(),
+            Restart::Temporary => false,
+        }
+    }
+}
+
+/// How a child is stopped (OTP's `shutdown` key): the supervisor unlinks and monitors
+/// it, then...
+///
+/// ```
+/// use otter::supervisor::Shutdown;
+/// assert_eq!(Shutdown::default(), Shutdown::Timeout(std::time::Duration::from_secs(5)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shutdown {
+    /// ... kills it (`exit(child, kill)`).
+    BrutalKill,
+    /// ... sends `exit(child, shutdown)`, and kills it if it has not exited after this
+    /// long. OTP's default for workers: 5 s.
+    Timeout(Duration),
+    /// ... sends `exit(child, shutdown)` and waits as long as it takes (the default for
+    /// supervisors, whose own children take time to stop).
+    Infinity,
+}
+
+impl Default for Shutdown {
+    fn default() -> Shutdown {
+        Shutdown::Timeout(Duration::from_secs(5))
+    }
+}
+
+/// Whether a child is a worker or a supervisor (OTP's `type` key).
+///
+/// ```
+/// use otter::supervisor::ChildKind;
+/// assert_ne!(ChildKind::Worker, ChildKind::Supervisor);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChildKind {
+    /// Any process that is not a supervisor.
+    Worker,
+    /// A supervisor: its default shutdown is `Infinity`.
+    Supervisor,
+}
+
+/// The future a start function returns: the child's id once it runs, linked to the
+/// supervisor.
+pub type StartFuture = Pin<Box<dyn Future<Output = Result<ProcessId, ExitReason>> + Send>>;
+
+type StartFn = Arc<dyn Fn(&SupervisorContext) -> StartFuture + Send + Sync>;
+
+/// How to start, restart and stop one child.
+///
+/// The start function runs in the supervisor's process, and must start the child
+/// **linked** to it (`spawn_link`, `server::start_link`): the link is how the supervisor
+/// learns of the child's exit. [`ChildSpec::server`], [`ChildSpec::process`] and
+/// [`ChildSpec::supervisor`] do that for you.
+///
+/// ```
+/// use otter::supervisor::{ChildSpec, Restart, Shutdown};
+/// use otter::Context;
+/// let spec = ChildSpec::process("ticker", || |mut cx: Context<()>| async move {
+///     loop { cx.recv().await }
+/// })
+/// .restart(Restart::Transient)
+/// .shutdown(Shutdown::BrutalKill);
+/// assert_eq!(spec.id(), "ticker");
+/// ```
+#[derive(Clone)]
+pub struct ChildSpec {
+    pub(crate) id: Arc<str>,
+    pub(crate) start: StartFn,
+    pub(crate) restart: Restart,
+    pub(crate) shutdown: Shutdown,
+    pub(crate) kind: ChildKind,
+}
+
+impl fmt::Debug for ChildSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChildSpec")
+            .field("id", &self.id)
+            .field("restart", &self.restart)
+            .field("shutdown", &self.shutdown)
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ChildSpec {
+    /// A worker started by `start`, which must link the child to the supervisor (the
+    /// context it gets is the supervisor's). Permanent, 5 s shutdown.
+    ///
+    /// ```
+    /// use otter::supervisor::ChildSpec;
+    /// use otter::Context;
+    /// let spec = ChildSpec::new("raw", |sup| {
+    ///     let pid = sup.spawn_link(|mut cx: Context<u8>| async move { cx.recv().await; });
+    ///     async move { Ok(pid.id()) }
+    /// });
+    /// assert_eq!(spec.id(), "raw");
+    /// ```
+    pub fn new<F, Fut>(id: impl Into<Arc<str>>, start: F) -> ChildSpec
+    where
+        F: Fn(&SupervisorContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ProcessId, ExitReason>> + Send + 'static,
+    {
+        ChildSpec {
+            id: id.into(),
+            start: Arc::new(move |cx| Box::pin(start(cx))),
+            restart: Restart::Permanent,
+            shutdown: Shutdown::default(),
+            kind: ChildKind::Worker,
+        }
+    }
+
+    /// A process child: `make()` builds the process function for each (re)start, spawned
+    /// linked to the supervisor. The start does not wait for the process to run (there is
+    /// no `init` to wait for): a child that must trap exits before it can be stopped,
+    /// to clean up, should be a [`Server`], whose `init` the supervisor awaits.
+    ///
+    /// See [`ChildSpec`] for an example.
+    pub fn process<N, F, Fut>(
+        id: impl Into<Arc<str>>,
+        make: impl Fn() -> F + Send + Sync + 'static,
+    ) -> ChildSpec
+    where
+        N: Send + 'static,
+        F: FnOnce(crate::Context<N>) -> Fut,
+        Fut: Future + Send + 'static,
+        Fut::Output: crate::IntoExitReason,
+    {
+        ChildSpec::new(id, move |sup| {
+            let pid = sup.spawn_link(make()).id();
+            async move { Ok(pid) }
+        })
+    }
+
+    /// A [`Server`] child, started with `server::start_link` and `args()`; registered
+    /// as `id` if [`ChildSpec::registered`] is set.
+    ///
+    /// ```
+    /// # use otter::server::{Flow, ReplyTo, Server, ServerContext};
+    /// # use otter::ExitReason;
+    /// # struct Echo;
+    /// # impl Server for Echo {
+    /// #     type Args = (); type Call = u8; type Reply = u8; type Cast = (); type Info = ();
+    /// #     async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> { Ok(Echo) }
+    /// #     async fn handle_call(&mut self, r: u8, f: ReplyTo<u8>, _: &mut ServerContext<Self>) -> Flow { f.reply(r); Flow::Continue }
+    /// # }
+    /// use otter::supervisor::ChildSpec;
+    /// let spec = ChildSpec::server::<Echo>("echo", || ());
+    /// assert_eq!(spec.id(), "echo");
+    /// ```
+    pub fn server<S: Server>(
+        id: impl Into<Arc<str>>,
+        args: impl Fn() -> S::Args + Send + Sync + 'static,
+    ) -> ChildSpec {
+        ChildSpec::new(id, move |sup| {
+            let started = server::start_link::<S, _>(sup, args());
+            async move { started.await.map(|s| s.id()) }
+        })
+    }
+
+    /// A [`Server`] child registered under `name` (re-registered at each restart, so
+    /// clients find the new instance by name).
+    ///
+    /// ```
+    /// # use otter::server::{Flow, ReplyTo, Server, ServerContext};
+    /// # use otter::ExitReason;
+    /// # struct Echo;
+    /// # impl Server for Echo {
+    /// #     type Args = (); type Call = u8; type Reply = u8; type Cast = (); type Info = ();
+    /// #     async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> { Ok(Echo) }
+    /// #     async fn handle_call(&mut self, r: u8, f: ReplyTo<u8>, _: &mut ServerContext<Self>) -> Flow { f.reply(r); Flow::Continue }
+    /// # }
+    /// use otter::supervisor::ChildSpec;
+    /// let spec = ChildSpec::named_server::<Echo>("echo", "echo_server", || ());
+    /// assert_eq!(spec.id(), "echo");
+    /// ```
+    pub fn named_server<S: Server>(
+        id: impl Into<Arc<str>>,
+        name: impl Into<Arc<str>>,
+        args: impl Fn() -> S::Args + Send + Sync + 'static,
+    ) -> ChildSpec {
+        let name: Arc<str> = name.into();
+        ChildSpec::new(id, move |sup| {
+            let started = server::start_link_named::<S, _, _>(sup, name.clone(), args());
+            async move { started.await.map(|s| s.id()) }
+        })
+    }
+
+    /// A supervisor child (a subtree): `spec()` builds its specification at each start.
+    /// Shutdown `Infinity`, as OTP's default for supervisors.
+    ///
+    /// ```
+    /// use otter::supervisor::{ChildSpec, Strategy, SupervisorSpec};
+    /// let spec = ChildSpec::supervisor("sub", || SupervisorSpec::new(Strategy::OneForOne));
+    /// assert_eq!(spec.id(), "sub");
+    /// ```
+    pub fn supervisor(
+        id: impl Into<Arc<str>>,
+        spec: impl Fn() -> SupervisorSpec + Send + Sync + 'static,
+    ) -> ChildSpec {
+        let mut c = ChildSpec::new(id, move |sup| {
+            let started = crate::supervisor::start_link(sup, spec());
+            async move { started.await.map(|s| s.id()) }
+        });
+        c.kind = ChildKind::Supervisor;
+        c.shutdown = Shutdown::Infinity;
+        c
+    }
+
+    /// Sets the restart type.
+    ///
+    /// See [`ChildSpec`] for an example.
+    pub fn restart(mut self, restart: Restart) -> ChildSpec {
+        self.restart = restart;
+        self
+    }
+
+    /// Sets the shutdown.
+    ///
+    /// See [`ChildSpec`] for an example.
+    pub fn shutdown(mut self, shutdown: Shutdown) -> ChildSpec {
+        self.shutdown = shutdown;
+        self
+    }
+
+    /// The child's id, unique among its supervisor's static children.
+    ///
+    /// See [`ChildSpec`] for an example.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
