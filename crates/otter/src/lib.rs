@@ -181,6 +181,8 @@ pub use scheduler::{Builder, Handle, Runtime};
 pub use signal::Exit;
 #[cfg(not(loom))]
 pub use timer::Sleep;
+#[cfg(not(loom))]
+pub use timer::interval::IntervalRef;
 
 /// Entry points for the loom models in `tests/loom_*.rs` (built only under `cfg(loom)`).
 #[cfg(loom)]

@@ -26,6 +26,7 @@ use crate::monitor::{Down, DownMessage, MonitorRef, Watcher};
 use crate::pid::{Pid, ProcessId, RawPid};
 use crate::registry::RegisterError;
 use crate::signal::{Exit, Kind};
+use crate::timer::interval::IntervalRef;
 use crate::timer::{Action, Sleep, Timer, TimerKey};
 use cell::Bonds;
 use cell::Owner;
@@ -203,6 +204,34 @@ impl<M: Send + 'static> Context<M> {
             key,
             timer: Arc::downgrade(&timer),
         }
+    }
+
+    /// Sends a clone of `message` to `to` every `period` (Erlang's
+    /// `timer:send_interval/3`), until [`IntervalRef::cancel`] or until `to` no longer
+    /// exists. Periods are counted from the previous deadline, so the interval does not
+    /// drift; the wheel's resolution is 1 ms (a shorter period counts as 1 ms). One wheel
+    /// entry at a time, whatever the interval's length.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// let rt = otter::Runtime::new();
+    /// let r = rt.block_on(|mut cx: otter::Context<u8>| async move {
+    ///     let t0 = Instant::now();
+    ///     let tick = cx.send_interval(cx.pid(), 1, Duration::from_millis(2));
+    ///     let mut n = 0;
+    ///     while n < 5 { n += cx.recv().await; }
+    ///     tick.cancel();
+    ///     t0.elapsed() >= Duration::from_millis(10)
+    /// });
+    /// assert!(r.unwrap());
+    /// ```
+    pub fn send_interval<N: Clone + Send + 'static>(
+        &self,
+        to: Pid<N>,
+        message: N,
+        period: Duration,
+    ) -> IntervalRef {
+        crate::timer::interval::start(&self.timer(), to, message, period)
     }
 
     /// Registers `pid` under `name` on this runtime (Erlang's `register/2`). The name is

@@ -1,4 +1,4 @@
-//! Timers: receive timeouts, [`Sleep`], and (later) `send_after`.
+//! Timers: receive timeouts, [`Sleep`], `send_after` and periodic intervals.
 //!
 //! One timing wheel per runtime (`timer/wheel.rs`) behind a mutex, driven by one timer
 //! thread that sleeps until the next deadline. The thread is started by the first timer
@@ -9,6 +9,7 @@
 //! never fires early; it fires within about a millisecond of its deadline plus the
 //! wake-up latency of the timer thread.
 
+pub(crate) mod interval;
 pub(crate) mod wheel;
 
 use std::future::Future;
