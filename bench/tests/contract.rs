@@ -396,6 +396,7 @@ fn suite_quick_writes_the_report() {
         "Seed #1",
         "Memory",
         "Ping-pong",
+        "Server layer targets",
         "ring.svg",
         "mailbox.svg",
     ] {

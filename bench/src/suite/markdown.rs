@@ -7,8 +7,8 @@
 //! counted in the summary. Ratios are always "otter vs erlang", written as "N× faster"
 //! (or "smaller" for memory) when otter is better and "N× slower" when it is worse.
 //!
-//! One file per section: `headline.rs` (the summary table), then one per seed in report
-//! order (`ring.rs`, `spawn.rs`, `counting.rs`, `mailbox.rs`, `closure.rs`, `memory.rs`,
+//! One file per section: `headline.rs` (the summary table), `targets.rs` (the server
+//! layer's targets, under it), then one per seed in report order (`ring.rs`, `spawn.rs`, `counting.rs`, `mailbox.rs`, `closure.rs`, `memory.rs`,
 //! `pingpong.rs`); `cell.rs` holds what they share (medians, formats, ratios).
 
 mod cell;
@@ -20,6 +20,7 @@ mod memory;
 mod pingpong;
 mod ring;
 mod spawn;
+mod targets;
 
 use std::fmt::Write as _;
 
@@ -134,6 +135,8 @@ pub(crate) fn write(
             h.seed, h.measure, h.otter, h.erlang, h.ratio
         );
     }
+    let targets = targets::targets(&res, sizes);
+    targets::markdown(&mut md, &targets);
     let failures: Vec<&Record> = records
         .iter()
         .filter(|r| matches!(r.outcome, Outcome::CheckFailed(..) | Outcome::Error(_)))
@@ -237,6 +240,7 @@ pub(crate) fn write(
             plain(&h.ratio)
         );
     }
+    targets::text(&mut text, &targets);
     let _ = write!(text, "report: {}", path.display());
     Ok(Summary { text, failed })
 }

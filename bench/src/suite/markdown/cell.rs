@@ -133,6 +133,24 @@ pub(super) fn ratio(
     }
 }
 
+/// "server vs raw" of one implementation: how its server layer compares with its own raw
+/// loop, plain (no bold: neither is "otter").
+pub(super) fn server_vs_raw(
+    server: &Cell<'_>,
+    raw: &Cell<'_>,
+    f: fn(&Value) -> Option<f64>,
+    higher_better: bool,
+) -> String {
+    ratio(
+        server.median(f),
+        raw.median(f),
+        higher_better,
+        "faster",
+        "slower",
+    )
+    .replace("**", "")
+}
+
 /// Index of the runs by (case id, implementation).
 pub(super) struct Results<'a> {
     by: HashMap<(&'a str, Impl), Vec<&'a Outcome>>,

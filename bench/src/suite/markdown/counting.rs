@@ -2,10 +2,8 @@
 
 use std::fmt::Write as _;
 
-use super::cell::{Results, ops_per_s, rate, ratio};
-use super::headline::qualified;
+use super::cell::{Results, ops_per_s, rate, ratio, server_vs_raw};
 use super::id;
-use super::pingpong::style_note;
 use crate::plot;
 use crate::suite::{Impl, Sizes};
 
@@ -24,35 +22,51 @@ pub(super) fn section(md: &mut String, res: &Results<'_>, s: &Sizes) {
     );
     let _ = writeln!(
         md,
-        "| style | senders | otter msgs/s | erlang msgs/s | otter vs erlang | note |\n|---|---|---|---|---|---|"
+        "`style=server` is `otter::server` (Count a cast, GetAndReset a call) against Erlang's \
+         `gen_server`; \"server vs raw\" is each runtime's server layer against its own raw \
+         receive loop, same senders.\n"
     );
+    let _ = writeln!(
+        md,
+        "| style | senders | otter msgs/s | erlang msgs/s | otter vs erlang | server vs raw, otter | server vs raw, erlang |\n|---|---|---|---|---|---|---|"
+    );
+    let cid = |senders: u64, style: &str| {
+        id(
+            "counting",
+            &[
+                ("msgs", s.counting_msgs.to_string()),
+                ("senders", senders.to_string()),
+                ("style", style.into()),
+            ],
+        )
+    };
     for style in ["raw", "server"] {
         for &senders in &s.senders {
-            let cid = id(
-                "counting",
-                &[
-                    ("msgs", s.counting_msgs.to_string()),
-                    ("senders", senders.to_string()),
-                    ("style", style.into()),
-                ],
+            let (co, ce) = (
+                res.cell(&cid(senders, style), Impl::Otter),
+                res.cell(&cid(senders, style), Impl::Erlang),
             );
-            let (co, ce) = (res.cell(&cid, Impl::Otter), res.cell(&cid, Impl::Erlang));
-            let note = style_note(&co, style);
+            let (vs_raw_o, vs_raw_e) = if style == "server" {
+                let raw = |imp| res.cell(&cid(senders, "raw"), imp);
+                (
+                    server_vs_raw(&co, &raw(Impl::Otter), ops_per_s, true),
+                    server_vs_raw(&ce, &raw(Impl::Erlang), ops_per_s, true),
+                )
+            } else {
+                (String::new(), String::new())
+            };
             let _ = writeln!(
                 md,
-                "| {style} | {senders} | {} | {} | {} | {note} |",
+                "| {style} | {senders} | {} | {} | {} | {vs_raw_o} | {vs_raw_e} |",
                 co.show(ops_per_s, rate),
                 ce.show(ops_per_s, rate),
-                qualified(
-                    ratio(
-                        co.median(ops_per_s),
-                        ce.median(ops_per_s),
-                        true,
-                        "faster",
-                        "slower"
-                    ),
-                    &note
-                )
+                ratio(
+                    co.median(ops_per_s),
+                    ce.median(ops_per_s),
+                    true,
+                    "faster",
+                    "slower"
+                ),
             );
         }
     }

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::cell::{
-    Cell, Results, bytes, bytes_per_process, factor, ns_per_op, ops_per_s, rate, ratio, seconds,
+    Results, bytes, bytes_per_process, factor, ns_per_op, ops_per_s, rate, ratio, seconds,
 };
 use super::id;
 use crate::plot;
@@ -32,12 +32,9 @@ pub(super) fn headline(res: &Results<'_>, s: &Sizes) -> Vec<Headline> {
         v.push(Headline {
             seed,
             measure,
-            otter: format!("{}{}", co.show(f, fmt), ran_instead(&co, id)),
+            otter: co.show(f, fmt),
             erlang: ce.show(f, fmt),
-            ratio: qualified(
-                ratio(co.median(f), ce.median(f), higher_better, better, "slower"),
-                &ran_instead(&co, id),
-            ),
+            ratio: ratio(co.median(f), ce.median(f), higher_better, better, "slower"),
         });
     };
     let ring_n = if s.ring.contains(&1000) {
@@ -176,38 +173,18 @@ pub(super) fn headline(res: &Results<'_>, s: &Sizes) -> Vec<Headline> {
         bytes,
         "smaller",
     );
-    row2(
-        "pingpong",
-        "ns per round trip, raw".into(),
-        &id(
+    for style in ["raw", "server"] {
+        row2(
             "pingpong",
-            &[("r", s.pingpong_r.to_string()), ("style", "raw".into())],
-        ),
-        ns_per_op,
-        plot::nanos,
-        "faster",
-    );
+            format!("ns per round trip, {style}"),
+            &id(
+                "pingpong",
+                &[("r", s.pingpong_r.to_string()), ("style", style.into())],
+            ),
+            ns_per_op,
+            plot::nanos,
+            "faster",
+        );
+    }
     v
-}
-
-/// A ratio between runs that did not do the same thing (`note` non-empty) is shown plain,
-/// marked as not comparable.
-pub(super) fn qualified(ratio: String, note: &str) -> String {
-    if note.is_empty() || ratio == "—" {
-        ratio
-    } else {
-        format!("<i>not comparable</i> ({})", ratio.replace("**", ""))
-    }
-}
-
-/// " (ran raw)" when otter's run reports a `style_run` other than the case's `style`.
-fn ran_instead(c: &Cell<'_>, id: &str) -> String {
-    let Cell::Ok(runs) = c else {
-        return String::new();
-    };
-    let ran = runs.first().and_then(|v| v["style_run"].as_str());
-    match ran {
-        Some(r) if !id.contains(&format!("style={r}")) => format!(" (ran {r})"),
-        _ => String::new(),
-    }
 }

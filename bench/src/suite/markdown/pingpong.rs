@@ -2,8 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::cell::{Cell, Results, ns_per_op, ratio};
-use super::headline::qualified;
+use super::cell::{Results, ns_per_op, ratio, server_vs_raw};
 use super::id;
 use crate::plot;
 use crate::suite::{Impl, Sizes};
@@ -19,44 +18,46 @@ pub(super) fn section(md: &mut String, res: &Results<'_>, s: &Sizes) {
     );
     let _ = writeln!(
         md,
-        "| style | otter ns/round trip | erlang ns/round trip | otter vs erlang | note |\n|---|---|---|---|---|"
+        "`style=raw`: plain messages; `style=server`: B is an `otter::server` and each round \
+         trip is one `call` (Erlang: a `gen_server` and `gen_server:call`). \"server vs raw\" is \
+         each runtime's call against its own raw round trip.\n"
     );
-    for style in ["raw", "server"] {
-        let cid = id(
+    let _ = writeln!(
+        md,
+        "| style | otter ns/round trip | erlang ns/round trip | otter vs erlang | server vs raw, otter | server vs raw, erlang |\n|---|---|---|---|---|---|"
+    );
+    let cid = |style: &str| {
+        id(
             "pingpong",
             &[("r", s.pingpong_r.to_string()), ("style", style.into())],
+        )
+    };
+    for style in ["raw", "server"] {
+        let (co, ce) = (
+            res.cell(&cid(style), Impl::Otter),
+            res.cell(&cid(style), Impl::Erlang),
         );
-        let (co, ce) = (res.cell(&cid, Impl::Otter), res.cell(&cid, Impl::Erlang));
-        let note = style_note(&co, style);
+        let (vs_raw_o, vs_raw_e) = if style == "server" {
+            let raw = |imp| res.cell(&cid("raw"), imp);
+            (
+                server_vs_raw(&co, &raw(Impl::Otter), ns_per_op, false),
+                server_vs_raw(&ce, &raw(Impl::Erlang), ns_per_op, false),
+            )
+        } else {
+            (String::new(), String::new())
+        };
         let _ = writeln!(
             md,
-            "| {style} | {} | {} | {} | {note} |",
+            "| {style} | {} | {} | {} | {vs_raw_o} | {vs_raw_e} |",
             co.show(ns_per_op, plot::nanos),
             ce.show(ns_per_op, plot::nanos),
-            qualified(
-                ratio(
-                    co.median(ns_per_op),
-                    ce.median(ns_per_op),
-                    false,
-                    "faster",
-                    "slower"
-                ),
-                &note
-            )
+            ratio(
+                co.median(ns_per_op),
+                ce.median(ns_per_op),
+                false,
+                "faster",
+                "slower"
+            ),
         );
-    }
-}
-
-/// The note for a row whose otter runs used another style than asked (`style_run` in the
-/// JSON: the server layer is missing, so the raw loop ran).
-pub(super) fn style_note(otter: &Cell<'_>, style: &str) -> String {
-    match otter {
-        Cell::Ok(runs) => runs
-            .first()
-            .and_then(|v| v["style_run"].as_str())
-            .filter(|r| *r != style)
-            .map(|r| format!("otter ran style={r}: no server layer yet"))
-            .unwrap_or_default(),
-        _ => String::new(),
     }
 }
