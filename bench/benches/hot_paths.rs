@@ -11,13 +11,17 @@
 //! * `send_recv/two_workers`: the same on two worker threads, where the consumer is usually
 //!   on the other worker;
 //! * `pingpong`: one round trip between two processes on a two-thread runtime;
+//! * `call/no_timeout`: the same round trip as one `ServerRef::call_timeout(_, None)` to an
+//!   `otter::server` (what `pingpong style=server` does, Erlang's `infinity`): the call's
+//!   reply slot and server watcher, the `ServerMsg` wrapping and the server loop on top of
+//!   `pingpong`;
+//! * `call/default_timeout`: the same with `ServerRef::call` (5 s timeout), which also
+//!   registers a timer-wheel entry per call;
 //! * `wake_from_outside`: a thread outside the runtime sends to an idle process and waits
 //!   for its reply (injector push, unpark of a parked worker, poll, reply), per round trip;
 //! * `steal`: one process spawns a batch of 256 short processes on its worker while the
 //!   other worker is idle; timed per process until all have reported (local queue push,
 //!   wake-up of the idle worker, steal-half, run).
-//!
-//! The gen_server call round trip joins these once the server layer exists.
 //!
 //! Run: `cargo bench -p otter-bench --bench hot_paths`.
 
@@ -27,7 +31,8 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_main};
-use otter::{Context, Pid, Runtime};
+use otter::server::{self, DEFAULT_CALL_TIMEOUT, Flow, ReplyTo, Server, ServerContext};
+use otter::{Context, ExitReason, Pid, Runtime};
 
 fn runtime(threads: usize) -> Runtime {
     Runtime::builder()
@@ -147,6 +152,59 @@ fn pingpong(c: &mut Criterion) {
     });
 }
 
+/// A server that answers every call at once.
+struct Echo;
+
+impl Server for Echo {
+    type Args = ();
+    type Call = u64;
+    type Reply = u64;
+    type Cast = ();
+    type Info = ();
+
+    async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> {
+        Ok(Echo)
+    }
+
+    async fn handle_call(
+        &mut self,
+        n: u64,
+        from: ReplyTo<u64>,
+        _: &mut ServerContext<Self>,
+    ) -> Flow {
+        from.reply(n);
+        Flow::Continue
+    }
+}
+
+/// `iters` calls to a fresh [`Echo`], each with `timeout`.
+fn calls(rt: &Runtime, iters: u64, timeout: Option<Duration>) -> Duration {
+    rt.block_on(move |cx: Context<()>| async move {
+        let echo = server::start::<Echo, _>(&cx, ()).await.expect("start");
+        let t0 = Instant::now();
+        for i in 0..iters {
+            let r = echo.call_timeout(i, timeout).await.expect("reply");
+            std::hint::black_box(r);
+        }
+        let elapsed = t0.elapsed();
+        echo.stop(ExitReason::Normal, None).await.expect("stop");
+        elapsed
+    })
+    .expect("root process")
+}
+
+fn call(c: &mut Criterion) {
+    let rt = runtime(2);
+    let mut g = c.benchmark_group("call");
+    g.bench_function("no_timeout", |b| {
+        b.iter_custom(|iters| calls(&rt, iters, None))
+    });
+    g.bench_function("default_timeout", |b| {
+        b.iter_custom(|iters| calls(&rt, iters, Some(DEFAULT_CALL_TIMEOUT)))
+    });
+    g.finish();
+}
+
 fn wake_from_outside(c: &mut Criterion) {
     let rt = runtime(2);
     let (tx, rx) = std::sync::mpsc::channel::<u64>();
@@ -203,12 +261,13 @@ fn steal(c: &mut Criterion) {
 
 mod groups {
     //! The benchmark group (in a private module: the macro's function has no doc comment).
-    use super::{pingpong, send_recv, spawn_exit, steal, wake_from_outside};
+    use super::{call, pingpong, send_recv, spawn_exit, steal, wake_from_outside};
     criterion::criterion_group!(
         hot_paths,
         spawn_exit,
         send_recv,
         pingpong,
+        call,
         wake_from_outside,
         steal
     );

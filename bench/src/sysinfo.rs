@@ -73,13 +73,23 @@ pub(crate) fn otp_version() -> Option<String> {
 }
 
 /// The git commit of the workspace, read from `.git` directly (no git command is run).
+/// In a linked worktree `.git` is a file naming the worktree's own git directory
+/// (`gitdir: …`), which holds `HEAD`, while the branches live in the common directory it
+/// names in `commondir`.
 pub(crate) fn git_commit(workspace: &Path) -> Option<String> {
-    let git = workspace.join(".git");
+    let mut git = workspace.join(".git");
+    if git.is_file() {
+        let link = std::fs::read_to_string(&git).ok()?;
+        git = workspace.join(link.trim().strip_prefix("gitdir: ")?);
+    }
     let head = std::fs::read_to_string(git.join("HEAD")).ok()?;
     let head = head.trim();
     let Some(reference) = head.strip_prefix("ref: ") else {
         return Some(head.to_string());
     };
+    if let Ok(common) = std::fs::read_to_string(git.join("commondir")) {
+        git = git.join(common.trim());
+    }
     if let Ok(id) = std::fs::read_to_string(git.join(reference)) {
         return Some(format!("{} ({})", id.trim(), reference));
     }
@@ -155,7 +165,43 @@ fn command_line(program: &str, args: &[&str]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::civil_from_days;
+    use super::{civil_from_days, git_commit};
+
+    #[test]
+    fn commit_of_a_checkout_and_of_a_linked_worktree() {
+        let root = std::env::temp_dir().join(format!("otter-bench-git-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let write = |path: &str, text: &str| {
+            let p = root.join(path);
+            std::fs::create_dir_all(p.parent().expect("a parent")).expect("mkdir");
+            std::fs::write(p, text).expect("write");
+        };
+        let id = "0123456789abcdef0123456789abcdef01234567";
+        write("main/.git/HEAD", "ref: refs/heads/main\n");
+        write("main/.git/refs/heads/main", &format!("{id}\n"));
+        write(
+            "main/.git/packed-refs",
+            &format!("{id} refs/heads/packed\n"),
+        );
+        write("main/.git/worktrees/wt/HEAD", "ref: refs/heads/packed\n");
+        write("main/.git/worktrees/wt/commondir", "../..\n");
+        write(
+            "wt/.git",
+            &format!(
+                "gitdir: {}\n",
+                root.join("main/.git/worktrees/wt").display()
+            ),
+        );
+        assert_eq!(
+            git_commit(&root.join("main")),
+            Some(format!("{id} (refs/heads/main)"))
+        );
+        assert_eq!(
+            git_commit(&root.join("wt")),
+            Some(format!("{id} (refs/heads/packed)"))
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
 
     #[test]
     fn dates() {

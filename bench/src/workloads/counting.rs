@@ -10,11 +10,12 @@
 //! msgs mod senders sending one more; `style` (default raw):
 //! * `raw`: the plainest receive loop: `Count(k)` adds k; `GetAndReset(from, ref)` replies
 //!   `Reply(ref, count)` and goes on with 0 (as `counting.erl`'s `counter/1`);
-//! * `server`: the gen_server-style layer (cast for Count, call for GetAndReset). otter has
-//!   no server layer yet: [`run_server`] runs the raw implementation and says so in `note`
-//!   and `style_run`. Plugging the layer in means rewriting that one function.
+//! * `server`: the counter is an [`otter::server::Server`] (as `counting_server.erl` is a
+//!   `gen_server`): `Count(k)` is a `cast`, GetAndReset a `call` with no timeout
+//!   (`gen_server:call(S, get_and_reset, infinity)`); started with `start_link` before the
+//!   senders, stopped with `stop` after the timed region.
 //!
-//! ops = msgs. Extra fields: `get_and_reset_calls`, `style_run`.
+//! ops = msgs. Extra fields: `get_and_reset_calls`, `style_run` (the style that ran).
 //!
 //! Timed: from the first send (the senders are spawned beforehand and wait for `Go`) until
 //! the reply to the final GetAndReset. Each sender tells the coordinator when it has sent its
@@ -22,10 +23,11 @@
 //! 100*msgs.
 //!
 //! Check: the sum is exactly 100*msgs, reached within 1000 GetAndReset calls; every sender
-//! reported exactly once.
+//! reported exactly once; (server) no call failed.
 
 use std::time::Instant;
 
+use otter::server::{self, Flow, ReplyTo, Server, ServerContext};
 use otter::{Context, ExitReason, Pid, Runtime};
 
 use super::{Outcome, Workload, no_validation};
@@ -77,16 +79,105 @@ fn run(rt: &Runtime, p: &Params) -> Result<Outcome, ExitReason> {
     }
 }
 
-/// `style=server`: Count as a cast and GetAndReset as a call through otter's server layer.
-///
-/// The server layer does not exist yet, so this runs [`run_raw`] and marks the result
-/// (`note`, `style_run = "raw"`). When the layer lands, replace this body with the
-/// server-based implementation, timed and checked exactly like `run_raw`.
+/// `style=server`: Count as a cast and GetAndReset as a call through otter's server layer,
+/// timed and checked exactly like [`run_raw`].
 fn run_server(rt: &Runtime, msgs: u64, senders: u64) -> Result<Outcome, ExitReason> {
-    let mut out = run_raw(rt, msgs, senders)?;
-    out.notes
-        .push("server layer not implemented yet: ran style=raw".to_string());
-    Ok(out)
+    rt.block_on(move |mut cx: Context<u64>| async move {
+        let me = cx.pid();
+        let counter = server::start_link::<Counter, _>(&cx, ()).await?;
+        let (share, longer) = (msgs / senders, msgs % senders);
+        let sender_pids: Vec<Pid<()>> = (0..senders)
+            .map(|i| {
+                let mine = share + u64::from(i < longer);
+                cx.spawn(move |mut cx: Context<()>| async move {
+                    cx.recv().await;
+                    for _ in 0..mine {
+                        counter.cast(Count(K));
+                    }
+                    me.send(i);
+                })
+            })
+            .collect();
+        let target = K * msgs;
+
+        let t0 = Instant::now();
+        for s in &sender_pids {
+            s.send(());
+        }
+        let mut reported = vec![false; senders as usize];
+        let mut duplicate = None;
+        for _ in 0..senders {
+            let i = cx.recv().await;
+            if std::mem::replace(&mut reported[i as usize], true) {
+                duplicate = Some(i);
+            }
+        }
+        let (mut sum, mut calls, mut failed) = (0, 0, None);
+        while sum < target && calls < MAX_CALLS {
+            match counter.call_timeout(GetAndReset, None).await {
+                Ok(count) => sum += count,
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+            calls += 1;
+        }
+        let elapsed = t0.elapsed();
+        let stopped = counter.stop(ExitReason::Normal, None).await;
+
+        let check = if let Some(e) = failed {
+            Err(format!("GetAndReset call {calls} failed: {e}"))
+        } else if let Err(e) = stopped {
+            Err(format!("stopping the counter: {e}"))
+        } else {
+            verdict(duplicate, sum, target, calls)
+        };
+        let mut out = Outcome::new(elapsed, msgs, check);
+        out.extra.push(("get_and_reset_calls", calls.into()));
+        out.extra.push(("style_run", "server".into()));
+        Ok(out)
+    })?
+}
+
+/// Count(k), the counting server's cast.
+#[derive(Debug)]
+struct Count(u64);
+
+/// GetAndReset, the counting server's call: replies with the count and sets it to 0.
+#[derive(Debug)]
+struct GetAndReset;
+
+/// The counting server (`counting_server.erl`): its state is the count.
+struct Counter {
+    count: u64,
+}
+
+impl Server for Counter {
+    type Args = ();
+    type Call = GetAndReset;
+    type Reply = u64;
+    type Cast = Count;
+    type Info = ();
+
+    async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> {
+        Ok(Counter { count: 0 })
+    }
+
+    async fn handle_call(
+        &mut self,
+        _: GetAndReset,
+        from: ReplyTo<u64>,
+        _: &mut ServerContext<Self>,
+    ) -> Flow {
+        from.reply(std::mem::take(&mut self.count));
+        Flow::Continue
+    }
+
+    async fn handle_cast(&mut self, Count(k): Count, _: &mut ServerContext<Self>) -> Flow {
+        self.count += k;
+        Flow::Continue
+    }
 }
 
 /// `style=raw`: a bare receive loop.
@@ -137,15 +228,7 @@ fn run_raw(rt: &Runtime, msgs: u64, senders: u64) -> Result<Outcome, ExitReason>
         let elapsed = t0.elapsed();
         counter.send(CounterMsg::Stop);
 
-        let check = if let Some(i) = duplicate {
-            Err(format!("sender {i} reported twice"))
-        } else if sum == target {
-            Ok(())
-        } else if sum > target {
-            Err(format!("sum {sum} exceeds {target}"))
-        } else {
-            Err(format!("sum {sum} short of {target} after {calls} calls"))
-        };
+        let check = verdict(duplicate, sum, target, calls);
         let mut out = Outcome::new(elapsed, msgs, check);
         out.extra.push(("get_and_reset_calls", calls.into()));
         out.extra.push(("style_run", "raw".into()));
@@ -153,7 +236,20 @@ fn run_raw(rt: &Runtime, msgs: u64, senders: u64) -> Result<Outcome, ExitReason>
     })
 }
 
-/// The counting process.
+/// The check shared by both styles.
+fn verdict(duplicate: Option<u64>, sum: u64, target: u64, calls: u64) -> Result<(), String> {
+    if let Some(i) = duplicate {
+        Err(format!("sender {i} reported twice"))
+    } else if sum == target {
+        Ok(())
+    } else if sum > target {
+        Err(format!("sum {sum} exceeds {target}"))
+    } else {
+        Err(format!("sum {sum} short of {target} after {calls} calls"))
+    }
+}
+
+/// The counting process (style=raw).
 async fn counter(mut cx: Context<CounterMsg>) {
     let mut count = 0;
     loop {

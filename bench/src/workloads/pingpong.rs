@@ -6,19 +6,22 @@
 //!
 //! Params: `r` (default 1000000) round trips; `style` (default raw):
 //! * `raw`: plain messages: A sends `Ping(a_pid)`, B replies `Pong`;
-//! * `server`: B is a server and A makes a synchronous call. otter has no server layer yet:
-//!   [`run_server`] runs the raw implementation and says so in `note` and `style_run`.
-//!   Plugging the layer in means rewriting that one function.
+//! * `server`: B is an [`otter::server::Server`] (as `pingpong_server.erl` is a
+//!   `gen_server`), started with `start_link`, and each round trip is one `call(Ping)` with
+//!   no timeout (`gen_server:call(B, ping, infinity)`), answered `Pong`.
 //!
-//! ops = r; `ns_per_op` = nanoseconds per round trip. A is the root process.
+//! ops = r; `ns_per_op` = nanoseconds per round trip. A is the root process. Extra field:
+//! `style_run` (the style that ran).
 //!
 //! Timed: from the first ping until the r-th pong is received (B is started just before).
 //!
-//! Check: r pongs received, and B answered every ping it got (B reports its count when it
-//! is stopped).
+//! Check: r pongs received, and B answered every ping it got (B reports its count at the
+//! end: raw, when it is stopped; server, to one more call after the timed region, and then
+//! it stops normally).
 
 use std::time::Instant;
 
+use otter::server::{self, Flow, ReplyTo, Server, ServerContext};
 use otter::{Context, ExitReason, Pid, Runtime};
 
 use super::{Outcome, Workload, expect, no_validation};
@@ -62,16 +65,91 @@ fn run(rt: &Runtime, p: &Params) -> Result<Outcome, ExitReason> {
     }
 }
 
-/// `style=server`: a synchronous call through otter's server layer.
-///
-/// The server layer does not exist yet, so this runs [`run_raw`] and marks the result
-/// (`note`, `style_run = "raw"`). When the layer lands, replace this body with the
-/// server-based implementation, timed and checked exactly like `run_raw`.
+/// `style=server`: one synchronous call per round trip through otter's server layer, timed
+/// and checked like [`run_raw`].
 fn run_server(rt: &Runtime, r: u64) -> Result<Outcome, ExitReason> {
-    let mut out = run_raw(rt, r)?;
-    out.notes
-        .push("server layer not implemented yet: ran style=raw".to_string());
-    Ok(out)
+    rt.block_on(move |cx: Context<()>| async move {
+        let b = server::start_link::<Ponger, _>(&cx, ()).await?;
+        let t0 = Instant::now();
+        let (mut pongs, mut failed) = (0u64, None);
+        for _ in 0..r {
+            match b.call_timeout(Call::Ping, None).await {
+                Ok(Reply::Pong) => pongs += 1,
+                Ok(Reply::Pings(_)) => {}
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        let elapsed = t0.elapsed();
+        let pings = b.call_timeout(Call::Pings, None).await;
+        let stopped = b.stop(ExitReason::Normal, None).await;
+        let check = match (failed, pings, stopped) {
+            (Some(e), ..) => Err(format!("call {} failed: {e}", pongs + 1)),
+            (None, Err(e), _) => Err(format!("asking B for its count: {e}")),
+            (None, Ok(Reply::Pings(pings)), _) if pings != r => {
+                Err(format!("B got {pings} pings, want {r}"))
+            }
+            (None, Ok(Reply::Pong), _) => Err("a pong instead of the count".to_string()),
+            (None, Ok(Reply::Pings(_)), Err(e)) => Err(format!("stopping B: {e}")),
+            (None, Ok(Reply::Pings(_)), Ok(())) => expect("pongs", pongs, r),
+        };
+        let mut out = Outcome::new(elapsed, r, check);
+        out.extra.push(("style_run", "server".into()));
+        Ok(out)
+    })?
+}
+
+/// B's calls (style=server).
+#[derive(Debug)]
+enum Call {
+    /// Answered `Pong`.
+    Ping,
+    /// Answered `Pings(count)`.
+    Pings,
+}
+
+/// B's replies (style=server).
+#[derive(Debug)]
+enum Reply {
+    /// The answer to a ping.
+    Pong,
+    /// How many pings B answered.
+    Pings(u64),
+}
+
+/// B as a server (`pingpong_server.erl`); its state counts the pings.
+struct Ponger {
+    pings: u64,
+}
+
+impl Server for Ponger {
+    type Args = ();
+    type Call = Call;
+    type Reply = Reply;
+    type Cast = ();
+    type Info = ();
+
+    async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> {
+        Ok(Ponger { pings: 0 })
+    }
+
+    async fn handle_call(
+        &mut self,
+        call: Call,
+        from: ReplyTo<Reply>,
+        _: &mut ServerContext<Self>,
+    ) -> Flow {
+        match call {
+            Call::Ping => {
+                self.pings += 1;
+                from.reply(Reply::Pong);
+            }
+            Call::Pings => from.reply(Reply::Pings(self.pings)),
+        }
+        Flow::Continue
+    }
 }
 
 /// `style=raw`: plain messages.

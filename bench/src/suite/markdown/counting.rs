@@ -1,0 +1,73 @@
+//! Seed #5, the CountingActor: messages per second by style and senders.
+
+use std::fmt::Write as _;
+
+use super::cell::{Results, ops_per_s, rate, ratio, server_vs_raw};
+use super::id;
+use crate::plot;
+use crate::suite::{Impl, Sizes};
+
+/// Appends this section to `md`.
+pub(super) fn section(md: &mut String, res: &Results<'_>, s: &Sizes) {
+    let _ = writeln!(
+        md,
+        "\n## Seed #5 — the CountingActor (raw receive loop vs server layer)\n"
+    );
+    let _ = writeln!(
+        md,
+        "\"Scala Actor v Erlang gen_server Performance\" (2011, 4 cores): 3,000,000 `Count(100)` \
+         then a synchronous GetAndReset; Erlang bare receive 2.8 M msg/s, gen_server 1.8 M msg/s. \
+         Here msgs = {}. Messages per second.\n",
+        plot::si(s.counting_msgs as f64)
+    );
+    let _ = writeln!(
+        md,
+        "`style=server` is `otter::server` (Count a cast, GetAndReset a call) against Erlang's \
+         `gen_server`; \"server vs raw\" is each runtime's server layer against its own raw \
+         receive loop, same senders.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| style | senders | otter msgs/s | erlang msgs/s | otter vs erlang | server vs raw, otter | server vs raw, erlang |\n|---|---|---|---|---|---|---|"
+    );
+    let cid = |senders: u64, style: &str| {
+        id(
+            "counting",
+            &[
+                ("msgs", s.counting_msgs.to_string()),
+                ("senders", senders.to_string()),
+                ("style", style.into()),
+            ],
+        )
+    };
+    for style in ["raw", "server"] {
+        for &senders in &s.senders {
+            let (co, ce) = (
+                res.cell(&cid(senders, style), Impl::Otter),
+                res.cell(&cid(senders, style), Impl::Erlang),
+            );
+            let (vs_raw_o, vs_raw_e) = if style == "server" {
+                let raw = |imp| res.cell(&cid(senders, "raw"), imp);
+                (
+                    server_vs_raw(&co, &raw(Impl::Otter), ops_per_s, true),
+                    server_vs_raw(&ce, &raw(Impl::Erlang), ops_per_s, true),
+                )
+            } else {
+                (String::new(), String::new())
+            };
+            let _ = writeln!(
+                md,
+                "| {style} | {senders} | {} | {} | {} | {vs_raw_o} | {vs_raw_e} |",
+                co.show(ops_per_s, rate),
+                ce.show(ops_per_s, rate),
+                ratio(
+                    co.median(ops_per_s),
+                    ce.median(ops_per_s),
+                    true,
+                    "faster",
+                    "slower"
+                ),
+            );
+        }
+    }
+}

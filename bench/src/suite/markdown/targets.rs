@@ -1,0 +1,247 @@
+//! The server layer's targets, under the summary table (REPORT.md and stdout): counting
+//! `style=server` within 1.5× of otter's own `style=raw` and at least 10× the BEAM's
+//! `gen_server`, for every number of senders; a pingpong `style=server` round trip at most
+//! 1/5 of the BEAM's `gen_server:call`. A missed target is reported, not a failed run.
+
+use std::fmt::Write as _;
+
+use super::cell::{Results, factor, ns_per_op, ops_per_s};
+use super::id;
+use crate::plot;
+use crate::suite::{Impl, Sizes};
+
+/// counting: otter's server may be at most this many times slower than otter's raw loop.
+const COUNTING_MAX_OVER_RAW: f64 = 1.5;
+/// counting: otter's server must be at least this many times faster than `gen_server`.
+const COUNTING_MIN_VS_GEN_SERVER: f64 = 10.0;
+/// pingpong: a `call` round trip must be at least this many times faster than
+/// `gen_server:call`.
+const CALL_MIN_VS_GEN_SERVER: f64 = 5.0;
+
+/// One target and how the run did.
+#[derive(Debug)]
+pub(super) struct Target {
+    /// What is compared.
+    pub(super) what: String,
+    /// The bar.
+    pub(super) goal: String,
+    /// The measured factor, or "—" without data.
+    pub(super) measured: String,
+    /// `None` without data.
+    pub(super) met: Option<bool>,
+}
+
+impl Target {
+    /// "met", "missed", or "—".
+    pub(super) fn verdict(&self) -> &'static str {
+        match self.met {
+            Some(true) => "met",
+            Some(false) => "missed",
+            None => "—",
+        }
+    }
+}
+
+/// `f` (how many times faster) as "N× faster" or "N× slower".
+fn faster(f: f64) -> String {
+    if f >= 1.0 {
+        format!("{}× faster", factor(f))
+    } else {
+        format!("{}× slower", factor(1.0 / f))
+    }
+}
+
+/// Every target, in report order.
+pub(super) fn targets(res: &Results<'_>, s: &Sizes) -> Vec<Target> {
+    let mut v = Vec::new();
+    let mut push = |what: String, goal: String, measured: Option<(String, bool)>| {
+        v.push(Target {
+            what,
+            goal,
+            measured: measured
+                .as_ref()
+                .map_or("—".into(), |(text, _)| text.clone()),
+            met: measured.map(|(_, met)| met),
+        });
+    };
+    for &senders in &s.senders {
+        let cell = |style: &str, imp| {
+            let cid = id(
+                "counting",
+                &[
+                    ("msgs", s.counting_msgs.to_string()),
+                    ("senders", senders.to_string()),
+                    ("style", style.into()),
+                ],
+            );
+            res.cell(&cid, imp).median(ops_per_s)
+        };
+        let server = cell("server", Impl::Otter);
+        let who = if senders == 1 {
+            "1 sender".to_string()
+        } else {
+            format!("{senders} senders")
+        };
+        // Rates: server / raw is how many times faster the server ran.
+        push(
+            format!("counting: otter server vs otter raw, {who}"),
+            format!("at most {COUNTING_MAX_OVER_RAW}× slower"),
+            server
+                .zip(cell("raw", Impl::Otter))
+                .map(|(sv, raw)| (faster(sv / raw), raw / sv <= COUNTING_MAX_OVER_RAW)),
+        );
+        push(
+            format!("counting: otter server vs Erlang gen_server, {who}"),
+            format!("at least {COUNTING_MIN_VS_GEN_SERVER}× faster"),
+            server
+                .zip(cell("server", Impl::Erlang))
+                .map(|(sv, beam)| (faster(sv / beam), sv / beam >= COUNTING_MIN_VS_GEN_SERVER)),
+        );
+    }
+    let cid = id(
+        "pingpong",
+        &[("r", s.pingpong_r.to_string()), ("style", "server".into())],
+    );
+    let (o, e) = (
+        res.cell(&cid, Impl::Otter).median(ns_per_op),
+        res.cell(&cid, Impl::Erlang).median(ns_per_op),
+    );
+    push(
+        "pingpong: otter call vs Erlang gen_server:call, round trip".into(),
+        format!("at most 1/{CALL_MIN_VS_GEN_SERVER} of it"),
+        o.zip(e).map(|(o, e)| {
+            (
+                format!(
+                    "1/{} ({} vs {})",
+                    factor(e / o),
+                    plot::nanos(o),
+                    plot::nanos(e)
+                ),
+                e / o >= CALL_MIN_VS_GEN_SERVER,
+            )
+        }),
+    );
+    v
+}
+
+/// The targets as a REPORT.md subsection.
+pub(super) fn markdown(md: &mut String, targets: &[Target]) {
+    let _ = writeln!(md, "\n### Server layer targets\n");
+    let _ = writeln!(
+        md,
+        "`otter::server` (cast and call) against otter's own raw loop and against Erlang's \
+         `gen_server`, from the medians in the counting and ping-pong tables below. A missed \
+         target does not fail the suite.\n"
+    );
+    let _ = writeln!(md, "| target | goal | measured | |\n|---|---|---|---|");
+    for t in targets {
+        let verdict = match t.met {
+            Some(false) => "**missed**",
+            _ => t.verdict(),
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {verdict} |",
+            t.what, t.goal, t.measured
+        );
+    }
+}
+
+/// The targets for the stdout summary.
+pub(super) fn text(out: &mut String, targets: &[Target]) {
+    let _ = writeln!(out, "server layer targets:");
+    for t in targets {
+        let _ = writeln!(
+            out,
+            "  {:<62} {:<22} {:<28} {}",
+            t.what,
+            t.goal,
+            t.measured,
+            t.verdict()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::suite::{Options, Outcome, Record, cases};
+
+    /// The targets for one run per (case, implementation) of `runs`: (case id,
+    /// implementation, ops per second).
+    fn targets_of(runs: &[(&str, Impl, f64)]) -> Vec<Target> {
+        let o = Options {
+            quick: true,
+            full: false,
+            reps: 1,
+            out: PathBuf::new(),
+            timeout: Duration::ZERO,
+            no_erlang: false,
+        };
+        let sizes = Sizes::for_options(&o);
+        let cases = cases(&sizes);
+        let records: Vec<Record> = runs
+            .iter()
+            .map(|(id, imp, rate)| Record {
+                case: cases.iter().position(|c| c.id == *id).expect("a case"),
+                imp: *imp,
+                rep: 0,
+                outcome: Outcome::Ok(json!({"seconds": 1.0, "ops": rate})),
+            })
+            .collect();
+        targets(&Results::new(&cases, &records), &sizes)
+    }
+
+    #[test]
+    fn verdicts() {
+        let raw = "counting msgs=300000 senders=1 style=raw";
+        let server = "counting msgs=300000 senders=1 style=server";
+        let ping = "pingpong r=100000 style=server";
+        let t = targets_of(&[
+            (raw, Impl::Otter, 16e6),
+            (server, Impl::Otter, 12e6),
+            (server, Impl::Erlang, 1e6),
+            (ping, Impl::Otter, 5e6),
+            (ping, Impl::Erlang, 1e6),
+        ]);
+        let find = |what: &str| {
+            t.iter()
+                .find(|t| t.what.starts_with(what))
+                .unwrap_or_else(|| panic!("no target {what}"))
+        };
+        let vs_raw = find("counting: otter server vs otter raw, 1 sender");
+        assert_eq!(
+            (vs_raw.measured.as_str(), vs_raw.met),
+            ("1.33× slower", Some(true))
+        );
+        let vs_beam = find("counting: otter server vs Erlang gen_server, 1 sender");
+        assert_eq!(
+            (vs_beam.measured.as_str(), vs_beam.met),
+            ("12.0× faster", Some(true))
+        );
+        let call = find("pingpong");
+        assert_eq!(call.measured, "1/5.00 (200 ns vs 1 µs)");
+        assert_eq!(call.met, Some(true));
+        // Senders = cores (if more than one) has no data here.
+        assert!(
+            t.iter()
+                .filter(|t| t.met.is_none())
+                .all(|t| t.measured == "—")
+        );
+
+        let t = targets_of(&[
+            (raw, Impl::Otter, 16e6),
+            (server, Impl::Otter, 10e6),
+            (server, Impl::Erlang, 2e6),
+            (ping, Impl::Otter, 4e6),
+            (ping, Impl::Erlang, 1e6),
+        ]);
+        assert!(t.iter().all(|t| t.met != Some(true)), "{t:?}");
+        assert_eq!(t.iter().filter(|t| t.met == Some(false)).count(), 3);
+    }
+}
