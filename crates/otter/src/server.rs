@@ -110,23 +110,24 @@ pub enum ServerMsg<S: Server> {
     Cast(S::Cast),
     /// A plain message.
     Info(S::Info),
-    /// A trapped exit signal.
-    Exit(Exit),
-    /// A monitor's `Down`.
-    Down(Down),
-    /// A request to stop with this reason (from [`ServerRef::stop`]).
-    Stop(ExitReason),
+    /// A trapped exit signal (boxed: rare, and it would double the size of every
+    /// message of a server with small casts).
+    Exit(Box<Exit>),
+    /// A monitor's `Down` (boxed, as `Exit`).
+    Down(Box<Down>),
+    /// A request to stop with this reason (from [`ServerRef::stop`]; boxed, as `Exit`).
+    Stop(Box<ExitReason>),
 }
 
 impl<S: Server> From<Exit> for ServerMsg<S> {
     fn from(e: Exit) -> Self {
-        ServerMsg::Exit(e)
+        ServerMsg::Exit(Box::new(e))
     }
 }
 
 impl<S: Server> From<Down> for ServerMsg<S> {
     fn from(d: Down) -> Self {
-        ServerMsg::Down(d)
+        ServerMsg::Down(Box::new(d))
     }
 }
 
@@ -406,7 +407,11 @@ impl<S: Server> ServerRef<S> {
                 Err(CallError::Exit(r))
             }
         });
-        if self.pid.try_send(ServerMsg::Stop(reason)).is_err() {
+        if self
+            .pid
+            .try_send(ServerMsg::Stop(Box::new(reason)))
+            .is_err()
+        {
             return Err(CallError::Noproc);
         }
         pending.wait(timeout).await
@@ -541,10 +546,10 @@ async fn serve<S: Server>(
             }
             ServerMsg::Cast(m) => catch(state.handle_cast(m, &mut cx)).await,
             ServerMsg::Info(m) => catch(state.handle_info(Info::Message(m), &mut cx)).await,
-            ServerMsg::Down(d) => catch(state.handle_info(Info::Down(d), &mut cx)).await,
+            ServerMsg::Down(d) => catch(state.handle_info(Info::Down(*d), &mut cx)).await,
             ServerMsg::Exit(e) if Some(e.from.0) == parent => Ok(Flow::Stop(e.reason)),
-            ServerMsg::Exit(e) => catch(state.handle_info(Info::Exit(e), &mut cx)).await,
-            ServerMsg::Stop(reason) => Ok(Flow::Stop(reason)),
+            ServerMsg::Exit(e) => catch(state.handle_info(Info::Exit(*e), &mut cx)).await,
+            ServerMsg::Stop(reason) => Ok(Flow::Stop(*reason)),
         };
         let reason = match handled {
             Ok(Flow::Continue) => continue,

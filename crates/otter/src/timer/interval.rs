@@ -39,6 +39,17 @@ pub struct IntervalRef {
 }
 
 impl IntervalRef {
+    /// Whether the interval still runs (not cancelled, receiver not gone).
+    ///
+    /// See [`IntervalRef`] for an example.
+    pub fn is_running(&self) -> bool {
+        !self
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .stopped
+    }
+
     /// Stops the interval: no message is sent after this returns. True if it was
     /// running, false if it had already ended (receiver gone, runtime shut down).
     ///
@@ -68,7 +79,14 @@ pub(crate) fn start<N: Clone + Send + 'static>(
     let mut s = state.lock().unwrap_or_else(PoisonError::into_inner);
     let key = timer.insert(
         first,
-        arm(Arc::downgrade(timer), state.clone(), first, period, to, message),
+        arm(
+            Arc::downgrade(timer),
+            state.clone(),
+            first,
+            period,
+            to,
+            message,
+        ),
     );
     s.key = Some(key);
     drop(s);

@@ -1,0 +1,91 @@
+//! Rules of timers (`erlang:send_after/3`, `cancel_timer/1`, `timer:send_interval/3`):
+//! an interval sends until cancelled and not after, ends with its receiver, does not
+//! drift; thousands of one-shot timers all fire, each once.
+
+#[path = "support/rt.rs"]
+mod support;
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use otter::{Context, Runtime};
+
+rt_test!(
+    an_interval_sends_until_cancelled_and_not_after,
+    |rt: &Runtime| {
+        let r = rt.block_on(|mut cx: Context<u32>| async move {
+            let t = cx.send_interval(cx.pid(), 1, Duration::from_millis(1));
+            let mut n = 0;
+            while n < 10 {
+                n += cx.recv().await;
+            }
+            let was_running = t.cancel();
+            // Drain what was already sent; after that, silence.
+            while cx.recv_timeout(Duration::from_millis(5)).await.is_some() {}
+            let after = cx.recv_timeout(Duration::from_millis(20)).await;
+            (was_running, after)
+        });
+        assert_eq!(r.unwrap(), (true, None));
+    }
+);
+
+rt_test!(an_interval_does_not_drift, |rt: &Runtime| {
+    let r = rt.block_on(|mut cx: Context<()>| async move {
+        let t0 = Instant::now();
+        let t = cx.send_interval(cx.pid(), (), Duration::from_millis(4));
+        for _ in 0..10 {
+            cx.recv().await;
+        }
+        t.cancel();
+        t0.elapsed()
+    });
+    // Ten periods from the start, never fewer; the deadlines do not accumulate the
+    // delivery delays (a generous bound for a loaded CI machine).
+    let took = r.unwrap();
+    assert!(took >= Duration::from_millis(40), "{took:?}");
+    assert!(took < Duration::from_millis(400), "{took:?}");
+});
+
+rt_test!(an_interval_ends_with_its_receiver, |rt: &Runtime| {
+    let r = rt.block_on(|cx: Context<()>| async move {
+        let child = cx.spawn(|mut c: Context<u8>| async move {
+            c.recv().await;
+        });
+        let t = cx.send_interval(child, 1, Duration::from_millis(1));
+        while child.is_alive() {
+            cx.yield_now().await;
+        }
+        // The next tick finds the receiver gone and stops the interval.
+        let mut stopped = false;
+        for _ in 0..1000 {
+            cx.sleep(Duration::from_millis(1)).await;
+            if !t.is_running() {
+                stopped = true;
+                break;
+            }
+        }
+        (stopped, t.cancel())
+    });
+    assert_eq!(r.unwrap(), (true, false));
+});
+
+rt_test!(thousands_of_timers_all_fire_once, |rt: &Runtime| {
+    const N: u32 = 10_000;
+    let r = rt.block_on(|mut cx: Context<u32>| async move {
+        let mut cancelled = HashSet::new();
+        for i in 0..N {
+            let t = cx.send_after(cx.pid(), i, Duration::from_millis(u64::from(i % 50)));
+            if i % 10 == 0 && t.cancel() {
+                cancelled.insert(i);
+            }
+        }
+        let mut seen = HashSet::new();
+        while seen.len() + cancelled.len() < N as usize {
+            let i = cx.recv().await;
+            assert!(!cancelled.contains(&i), "cancelled timer {i} fired");
+            assert!(seen.insert(i), "timer {i} fired twice");
+        }
+        cx.recv_timeout(Duration::from_millis(60)).await
+    });
+    assert_eq!(r.unwrap(), None);
+});
