@@ -12,6 +12,7 @@
 //! that were waiting get the crash as an error instead of hanging.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::time::Duration;
 
 use otter::server::{self, CallError, Flow, Info, ReplyTo, Server, ServerContext, ServerRef};
@@ -73,14 +74,13 @@ impl Server for Bank {
         _: &mut ServerContext<Self>,
     ) -> Flow {
         let reply = match request {
-            Request::Open(who) => {
-                if self.accounts.contains_key(&who) {
-                    Reply::AlreadyExists
-                } else {
-                    self.accounts.insert(who, 0);
+            Request::Open(who) => match self.accounts.entry(who) {
+                Entry::Occupied(_) => Reply::AlreadyExists,
+                Entry::Vacant(v) => {
+                    v.insert(0);
                     Reply::Opened
                 }
-            }
+            },
             Request::Deposit(who, amount) => match self.accounts.get_mut(&who) {
                 Some(b) => {
                     *b += amount;

@@ -71,6 +71,46 @@
 //! Monitoring a process that is gone gives `Down` with [`ExitReason::Noproc`] at once;
 //! [`Context::demonitor`] and [`Context::demonitor_flush`] stop a monitor.
 //!
+//! ## Links, exit signals and `trap_exit`
+//!
+//! [`Context::link`] / [`Context::spawn_link`] tie two processes together: when one
+//! exits abnormally, the other exits with the same reason, unless it traps exits
+//! ([`Context::trap_exit`]), in which case the signal arrives as an [`Exit`] message of
+//! its own type (`M: From<Exit>`). [`Context::exit`] sends an exit signal; `Kill` cannot
+//! be trapped and ends its target `Killed`. The rules, each one Erlang's, are in the
+//! `signal` module's docs and tests (`tests/exit_signals.rs`, `tests/links.rs`).
+//!
+//! ```
+//! use otter::{Context, Exit, ExitReason, Runtime};
+//! enum Msg { Exit(Exit) }
+//! impl From<Exit> for Msg { fn from(e: Exit) -> Msg { Msg::Exit(e) } }
+//! let rt = Runtime::new();
+//! let r = rt.block_on(|mut cx: Context<Msg>| async move {
+//!     cx.trap_exit(true);
+//!     cx.spawn_link(|_: Context<()>| async { ExitReason::Shutdown });
+//!     let Msg::Exit(e) = cx.recv().await;
+//!     e.reason
+//! });
+//! assert_eq!(r.unwrap(), ExitReason::Shutdown);
+//! ```
+//!
+//! ## Servers and supervisors
+//!
+//! [`server`] is `gen_server`: implement [`server::Server`], start it with
+//! [`server::start_link`], and [`call`](server::ServerRef::call) /
+//! [`cast`](server::ServerRef::cast) it. Calls are typed end to end, time out, report
+//! the server's exit, and never leave a late reply in the caller's mailbox.
+//! [`supervisor`] is OTP's supervisor: one_for_one, one_for_all, rest_for_one and
+//! simple_one_for_one, restart types, restart intensity, shutdown timeouts, nesting.
+//! `examples/bank.rs` puts them together (`cargo run --example bank`).
+//!
+//! ## Timers
+//!
+//! [`Context::sleep`], receive timeouts, [`Context::send_after`] (cancel with
+//! [`TimerRef::cancel`]) and [`Context::send_interval`]: one hierarchical timing wheel
+//! per runtime, on one thread started by the first timer; a process that uses no timer
+//! pays nothing.
+//!
 //! ## Names
 //!
 //! [`Context::register`] gives a process a name on its runtime, [`Context::whereis`] finds
@@ -113,8 +153,21 @@
 //!   name only under the message type it was registered with.
 //! * A `Down` is an ordinary message of the watcher's type (`M: From<Down>`), not a
 //!   separate kind of signal.
-//! * Links, exit signals and `trap_exit`, servers and supervisors are not yet part of
-//!   this release.
+//! * A trapped exit is an ordinary message of the process's type (`M: From<Exit>`).
+//! * An exit signal ends its target at the target's next suspension point (an `.await`
+//!   that waits), not in the middle of a computation; sent to oneself likewise.
+//! * `link` to a process that does not exist sends the caller the exit signal `noproc`
+//!   (trapped: an `Exit` message; otherwise it exits), where Erlang's `link/1` raises.
+//! * Servers: typed requests and replies, `async` handlers, `ReplyTo` consumed by the
+//!   reply, init's `Err` follows OTP 26's `{error, Reason}` (the server exits `normal`);
+//!   no `code_change`, hibernation or handler timeouts (use [`Context::send_after`]).
+//!   See the [`server`] module.
+//! * Supervisors: simple_one_for_one children are started from a full child spec (the
+//!   arguments captured in its closure); no `ignore`, no significant children, no
+//!   logging. See the [`supervisor`] module.
+//! * A process future cannot have the output type `!` (stable Rust cannot implement a
+//!   trait for it): a process body that loops forever needs a `return` somewhere, or
+//!   an explicit `()` after the loop.
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
 
 #[cfg(target_pointer_width = "32")]

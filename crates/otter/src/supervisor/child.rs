@@ -174,8 +174,8 @@ impl ChildSpec {
         })
     }
 
-    /// A [`Server`] child, started with `server::start_link` and `args()`; registered
-    /// as `id` if [`ChildSpec::registered`] is set.
+    /// A [`Server`] child, started with `server::start_link` and `args()` (see
+    /// [`ChildSpec::named_server`] for a registered one).
     ///
     /// ```
     /// # use otter::server::{Flow, ReplyTo, Server, ServerContext};
