@@ -194,6 +194,7 @@ mod pid;
 mod process;
 #[cfg(loom)]
 mod process {
+    pub(crate) mod gate;
     pub(crate) mod state;
     pub(crate) mod table;
 }
@@ -242,6 +243,7 @@ pub use timer::interval::IntervalRef;
 #[doc(hidden)]
 pub mod __loom {
     pub use crate::mailbox::queue::Queue;
+    pub use crate::process::gate::{Closed, Gate};
     pub use crate::process::state::{State, TransitionToIdle, TransitionToScheduled};
     pub use crate::process::table::{SlotWord, TransitionToReleased};
     pub use crate::scheduler::queue::{Item, Local};

@@ -14,14 +14,15 @@
 //!
 //! # Protocol with the exit (in `process/cell.rs`)
 //!
-//! The monitored process's header holds its watchers under a small mutex, and a
-//! `has_watchers` flag. Its exit, in this order: (1) sets `exiting` and releases its
-//! name; (2) if `has_watchers`, takes the list under the lock and sends every `Down`
-//! while holding it; (3) retires its pid. `monitor`, under the lock, sets
-//! `has_watchers`, then adds the watcher unless `exiting` is set (then: `Noproc` at
-//! once). Both flags are `SeqCst`, so either the exit sees `has_watchers` (and its lock
-//! orders it after the addition) or `monitor` sees `exiting`. A process nobody monitors
-//! pays one load at exit, no lock. `demonitor` removes the watcher under the lock; if it
+//! The monitored process's header holds its watchers in its bonds record, under a
+//! small mutex. Its exit, in this order: (1) closes its exit gate (`process/gate.rs`) and
+//! releases its name; (2) signals its links; (3) if the gate says bonds were announced,
+//! takes the watchers under the lock and sends every `Down` while holding it; (4)
+//! retires its pid. `monitor`, under the lock, announces the bond through the gate and
+//! adds the watcher unless the gate is closed (then: `Noproc` at once). The gate's
+//! fenced Dekker pair makes either the exit see the announcement (and its lock orders it
+//! after the addition) or `monitor` see the exit. A process nobody monitors or links
+//! pays one fence and two loads at exit, no lock. `demonitor` removes the watcher under the lock; if it
 //! is gone, or the pid no longer resolves (after step 3), its `Down` has already been
 //! pushed into the watcher's mailbox, which is what `demonitor_flush` relies on.
 

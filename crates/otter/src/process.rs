@@ -11,6 +11,7 @@
 //! boundary: the worker and every other process carry on.
 
 pub(crate) mod cell;
+pub(crate) mod gate;
 pub(crate) mod state;
 pub(crate) mod table;
 

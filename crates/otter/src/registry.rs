@@ -8,14 +8,14 @@
 //!
 //! # Release at exit, and the race with `register`
 //!
-//! A process with a name has its header's `registered` flag set. Its exit first sets the
-//! header's `exiting` flag, then reads `registered` and, if set, removes its name under
-//! the registry's lock — before its monitors fire and before its pid is retired, as the
-//! reference manual requires. `register` sets `registered`, then, under the lock, checks
-//! that the process is not exiting and inserts the name. Both flags are accessed
-//! `SeqCst`, so either the exit sees `registered` (and its removal, ordered by the lock,
-//! comes after the insert) or `register` sees `exiting` and refuses: a name never
-//! outlives its process. A process that never had a name pays one load at exit.
+//! `register` announces the name through the process's exit gate (`process/gate.rs`),
+//! then, under the registry's lock, checks that the gate is still open and inserts the
+//! name. The exit closes the gate, then, if a name was announced, removes it under the
+//! registry's lock — before its links and monitors are signalled and before its pid is
+//! retired, as the reference manual requires. The gate's fenced Dekker pair makes either
+//! the exit see the announcement (and its removal, ordered by the lock, comes after the
+//! insert) or `register` see the exit and refuse: a name never outlives its process
+//! (loom model: `tests/loom_gate.rs`).
 //!
 //! The map is behind a `RwLock`: lookups share it; it is off the message hot path
 //! (a name is resolved once, then the pid is used).

@@ -60,6 +60,7 @@ use crate::exit::{ExitReason, IntoExitReason};
 use crate::mailbox::queue::Queue;
 use crate::monitor::{Down, Watcher};
 use crate::pid::{Pid, RawPid};
+use crate::process::gate::Gate;
 use crate::process::state::{State, TransitionToIdle, TransitionToScheduled};
 use crate::process::table::{self, TransitionToReleased};
 use crate::scheduler::Shared;
@@ -76,14 +77,9 @@ pub(crate) struct Header {
     /// Set by a receive that returned `Pending` during the current poll; cleared by the
     /// worker before each poll. Only the running worker's thread touches it (`Relaxed`).
     in_receive: AtomicBool,
-    /// Set once the process has a registered name (`registry.rs` explains the race with
-    /// the exit, which these `SeqCst` accesses close).
-    registered: AtomicBool,
-    /// Set (`SeqCst`) when the exit starts; `register` refuses an exiting process.
-    exiting: AtomicBool,
-    /// Set (`SeqCst`) by the first `monitor` of or link with this process
-    /// (`monitor.rs`, `signal.rs`): its exit must look at `bonds`.
-    has_bonds: AtomicBool,
+    /// `exiting`, `registered`, `has_bonds`: the flags that close the races between
+    /// the exit and a name, link or monitor attached meanwhile (`process/gate.rs`).
+    gate: Gate,
     /// Set (`Release`) when an exit signal has put a pending reason in `bonds`: the
     /// worker checks it before each poll.
     signalled: AtomicBool,
@@ -318,9 +314,7 @@ where
             pid,
             refs: AtomicUsize::new(2),
             in_receive: AtomicBool::new(false),
-            registered: AtomicBool::new(false),
-            exiting: AtomicBool::new(false),
-            has_bonds: AtomicBool::new(bonds.is_some()),
+            gate: Gate::new(bonds.is_some()),
             signalled: AtomicBool::new(false),
             bonds: Mutex::new(bonds),
         });
@@ -465,17 +459,17 @@ pub(crate) fn mark_registered(pid: RawPid, rt: &Shared) -> bool {
     if !ptr::eq(h.rt, rt) {
         return false;
     }
-    h.registered.store(true, Ordering::SeqCst);
+    h.gate.announce_name();
     true
 }
 
-/// Whether `pid` resolves to a process that has not started exiting (`SeqCst`: the
-/// registry's rule pairs it with `registered`).
+/// Whether `pid` resolves to a process that has not started exiting (the registry's
+/// read of the gate protocol, after `mark_registered`).
 pub(crate) fn is_running(pid: RawPid) -> bool {
     Lookup::new(pid).is_some_and(|l| {
         // SAFETY: the count held by `l` keeps the cell allocated.
         let h = unsafe { l.cell.as_ref() };
-        !h.exiting.load(Ordering::SeqCst)
+        h.gate.is_open()
     })
 }
 
@@ -494,8 +488,7 @@ pub(crate) fn add_watcher(target: RawPid, watcher: Watcher) -> Result<(), Watche
         return Err(watcher);
     };
     with_bonds(&lookup, |h, bonds| {
-        h.has_bonds.store(true, Ordering::SeqCst);
-        if h.exiting.load(Ordering::SeqCst) {
+        if !h.gate.attach_bond() {
             return Err(watcher);
         }
         bonds.get_or_insert_default().watchers.push(watcher);
@@ -526,7 +519,7 @@ pub(crate) fn remove_watcher(target: RawPid, id: u64) -> bool {
 /// Records the link `me` -> `other` on `me`'s side (idempotent).
 fn add_link(lookup: &Lookup, other: RawPid) {
     with_bonds(lookup, |h, bonds| {
-        h.has_bonds.store(true, Ordering::SeqCst);
+        h.gate.mark_own_bond();
         let links = &mut bonds.get_or_insert_default().links;
         if !links.contains(&other) {
             links.push(other);
@@ -569,10 +562,8 @@ pub(crate) fn link(me: RawPid, other: RawPid) {
     add_link(&mine, other);
     let linked = Lookup::new(other).is_some_and(|theirs| {
         with_bonds(&theirs, |h, bonds| {
-            // The `monitor.rs` protocol with the exit: flag, then `exiting`, both
-            // `SeqCst`, under the lock the exit takes.
-            h.has_bonds.store(true, Ordering::SeqCst);
-            if h.exiting.load(Ordering::SeqCst) {
+            // The gate's protocol with the exit, under the lock the exit takes.
+            if !h.gate.attach_bond() {
                 return false;
             }
             let links = &mut bonds.get_or_insert_default().links;
@@ -880,14 +871,14 @@ impl Task {
     fn exit(self, reason: ExitReason) {
         let h = self.header();
         let slot = table::slot(h.pid.index).expect("live process has a slot");
-        h.exiting.store(true, Ordering::SeqCst);
-        if h.registered.load(Ordering::SeqCst) {
+        let closed = h.gate.close();
+        if closed.registered {
             // SAFETY: the process is not done yet (we are running it), so its runtime
             // is alive (module rules).
             let rt = unsafe { &*h.rt };
             rt.registry.remove_pid(h.pid);
         }
-        if h.has_bonds.load(Ordering::SeqCst) {
+        if closed.has_bonds {
             let links = {
                 let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
                 bonds.as_mut().map(|b| std::mem::take(&mut b.links))
@@ -1051,6 +1042,53 @@ mod tests {
         drop(rt);
         // 4 guards + 8 messages + 3 blocked guards.
         assert_eq!(drops.load(Ordering::SeqCst), 15);
+    }
+
+    #[test]
+    fn links_trapped_exits_and_kill() {
+        use crate::{Down, Exit};
+        #[derive(Debug)]
+        enum Msg {
+            Exit(Exit),
+            Down(Down),
+        }
+        impl From<Exit> for Msg {
+            fn from(e: Exit) -> Msg {
+                Msg::Exit(e)
+            }
+        }
+        impl From<Down> for Msg {
+            fn from(d: Down) -> Msg {
+                Msg::Down(d)
+            }
+        }
+        let rt = Runtime::builder().threads(2).build().unwrap();
+        let r = rt.block_on(|mut cx: Context<Msg>| async move {
+            // A trapped exit is pushed through the trap function of our own cell.
+            cx.trap_exit(true);
+            let a = cx.spawn_link(|_: Context<()>| async { ExitReason::Shutdown });
+            let Msg::Exit(e) = cx.recv().await else {
+                panic!("expected an exit")
+            };
+            assert_eq!((e.from, e.reason), (a.id(), ExitReason::Shutdown));
+            // Kill ends a waiting, trapping process; its monitor says Killed.
+            let (b, _) = cx.spawn_monitor(|mut c: Context<Msg>| async move {
+                c.trap_exit(true);
+                while let Msg::Exit(_) = c.recv().await {}
+            });
+            cx.exit(b, ExitReason::Kill);
+            let Msg::Down(d) = cx.recv().await else {
+                panic!("expected a down")
+            };
+            assert_eq!(d.reason, ExitReason::Killed);
+            // A link to a process that is gone: noproc, as a message.
+            cx.link(b);
+            let Msg::Exit(e) = cx.recv().await else {
+                panic!("expected an exit")
+            };
+            e.reason
+        });
+        assert_eq!(r, Ok(ExitReason::Noproc));
     }
 
     #[test]

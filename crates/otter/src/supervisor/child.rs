@@ -98,12 +98,12 @@ type StartFn = Arc<dyn Fn(&SupervisorContext) -> StartFuture + Send + Sync>;
 /// ```
 /// use otter::supervisor::{ChildSpec, Restart, Shutdown};
 /// use otter::Context;
-/// let spec = ChildSpec::process("ticker", || |mut cx: Context<()>| async move {
-///     loop { cx.recv().await }
+/// let spec = ChildSpec::process("waiter", || |mut cx: Context<()>| async move {
+///     cx.recv().await
 /// })
 /// .restart(Restart::Transient)
 /// .shutdown(Shutdown::BrutalKill);
-/// assert_eq!(spec.id(), "ticker");
+/// assert_eq!(spec.id(), "waiter");
 /// ```
 #[derive(Clone)]
 pub struct ChildSpec {
