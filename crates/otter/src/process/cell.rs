@@ -1092,6 +1092,17 @@ mod tests {
     }
 
     #[test]
+    fn links_and_monitors_cost_an_idle_process_one_word() {
+        // Everything links, monitors, trap_exit and exit signals need is behind one
+        // lazily boxed record: the header stays one cache line.
+        assert_eq!(std::mem::size_of::<super::Header>(), 64);
+        assert_eq!(
+            std::mem::size_of::<std::sync::Mutex<Option<Box<super::Bonds>>>>(),
+            16
+        );
+    }
+
+    #[test]
     fn root_panic_is_its_exit_reason() {
         let rt = Runtime::builder().threads(1).build().unwrap();
         let r = rt.block_on(|_cx: Context<()>| async { panic!("root") });
