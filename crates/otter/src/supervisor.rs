@@ -138,6 +138,20 @@ pub struct ChildInfo {
     pub kind: ChildKind,
 }
 
+/// The counts of [`SupervisorRef::count_children`] (OTP's `[{specs, _}, {active, _},
+/// {supervisors, _}, {workers, _}]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChildCounts {
+    /// Child specs, running or not.
+    pub specs: usize,
+    /// Children running.
+    pub active: usize,
+    /// Specs of supervisors.
+    pub supervisors: usize,
+    /// Specs of workers.
+    pub workers: usize,
+}
+
 /// Why a supervisor request failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChildError {
@@ -318,6 +332,38 @@ impl SupervisorRef {
             Response::Children(c) => Ok(c),
             other => unreachable!("which_children answered {other:?}"),
         }
+    }
+
+    /// How many children there are, by kind and state (`count_children/1`).
+    ///
+    /// ```
+    /// use otter::supervisor::{self, ChildCounts, ChildSpec, Strategy, SupervisorSpec};
+    /// use otter::{Context, Runtime};
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|cx: Context<()>| async move {
+    ///     let spec = SupervisorSpec::new(Strategy::OneForOne)
+    ///         .child(ChildSpec::process("w", || |mut c: Context<()>| async move { c.recv().await }))
+    ///         .child(ChildSpec::supervisor("s", || SupervisorSpec::new(Strategy::OneForOne)));
+    ///     let sup = supervisor::start_link(&cx, spec).await.unwrap();
+    ///     sup.terminate_child("w").await.unwrap();
+    ///     sup.count_children().await.unwrap()
+    /// });
+    /// assert_eq!(r.unwrap(), ChildCounts { specs: 2, active: 1, supervisors: 1, workers: 1 });
+    /// ```
+    pub async fn count_children(self) -> Result<ChildCounts, ChildError> {
+        let children = self.which_children().await?;
+        Ok(ChildCounts {
+            specs: children.len(),
+            active: children.iter().filter(|c| c.pid.is_some()).count(),
+            supervisors: children
+                .iter()
+                .filter(|c| c.kind == ChildKind::Supervisor)
+                .count(),
+            workers: children
+                .iter()
+                .filter(|c| c.kind == ChildKind::Worker)
+                .count(),
+        })
     }
 
     async fn done(self, r: Request) -> Result<(), ChildError> {
