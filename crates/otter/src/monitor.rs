@@ -118,8 +118,9 @@ pub trait DownMessage: From<Down> {
 /// A watcher recorded in the monitored process's header.
 pub(crate) struct Watcher {
     pub(crate) id: u64,
-    /// Sends the `Down` to the watcher (typed: built by `Context::monitor`).
-    pub(crate) notify: Box<dyn FnOnce(Down) + Send>,
+    /// Delivers the `Down` (a message built by `Context::monitor`, or a call's slot
+    /// filled); may hand back a waker, which the exit wakes after releasing its lock.
+    pub(crate) notify: Box<dyn FnOnce(Down) -> Option<std::task::Waker> + Send>,
 }
 
 impl fmt::Debug for Watcher {

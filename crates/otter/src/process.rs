@@ -347,11 +347,14 @@ impl<M: Send + 'static> Context<M> {
         let pid = pid.into();
         let (reference, watcher) = self.watcher(pid.0);
         if let Err(w) = cell::add_watcher(pid.0, watcher) {
-            (w.notify)(Down {
+            let down = Down {
                 reference,
                 pid,
                 reason: crate::ExitReason::Noproc,
-            });
+            };
+            if let Some(waker) = (w.notify)(down) {
+                waker.wake();
+            }
         }
         reference
     }
@@ -365,7 +368,10 @@ impl<M: Send + 'static> Context<M> {
         let me = self.pid;
         let watcher = Watcher {
             id: reference.id,
-            notify: Box::new(move |down| me.send(M::from(down))),
+            notify: Box::new(move |down| {
+                me.send(M::from(down));
+                None
+            }),
         };
         (reference, watcher)
     }

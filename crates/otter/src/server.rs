@@ -27,7 +27,8 @@
 //! * **Stopping**: a handler returning [`Flow::Stop`] (`{stop, Reason, State}`), or
 //!   [`ServerRef::stop`] (`gen_server:stop/3`), runs `terminate(reason)` and the server
 //!   exits with `reason`. A panic in a handler also runs `terminate`, with the panic
-//!   reason, before the server exits with it (OTP calls `terminate` on a crash too).
+//!   reason, before the server exits with it (OTP calls `terminate` on a crash too); a
+//!   panic in `terminate` itself becomes the exit reason (gen_server re-raises it).
 //! * **Parent exit**: a server that traps exits and gets an exit signal from its parent
 //!   (the process that started it with `start_link`: a supervisor) runs `terminate`
 //!   and exits with the same reason, without `handle_info` (how supervisors' `shutdown`
@@ -43,12 +44,18 @@
 //! * No `{reply, R, S, Timeout}` / hibernate / `code_change`: use
 //!   [`Context::send_after`](crate::Context::send_after) for timeouts.
 //! * `ReplyTo` is consumed by `reply`, so a request is answered at most once.
+//! * A failed call or stop is a value ([`CallError`]) the caller handles, where
+//!   `gen_server:call` exits the caller; `?` with `From<CallError> for ExitReason` gives
+//!   Erlang's behaviour back.
+//! * After a failed `start_link`, a caller that traps exits finds the server's `Exit`
+//!   (reason `Normal` for init's `Err`, the panic for a crash) in its mailbox; OTP 26's
+//!   `proc_lib` consumes it.
 
 mod reply;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::Poll;
 use std::time::Duration;
 
@@ -347,13 +354,9 @@ impl<S: Server> ServerRef<S> {
         }
         let (mut pending, reply_to) = Pending::new();
         pending.watch(target, |r| Err(CallError::Exit(r)));
-        if self
-            .pid
-            .try_send(ServerMsg::Call(request, reply_to))
-            .is_err()
-        {
-            return Err(CallError::Noproc);
-        }
+        // If the send fails the server has exited, and its watcher (added above, or
+        // refused with `Noproc`) has already set the outcome: its real reason.
+        let _ = self.pid.try_send(ServerMsg::Call(request, reply_to));
         pending.wait(timeout).await
     }
 
@@ -407,13 +410,7 @@ impl<S: Server> ServerRef<S> {
                 Err(CallError::Exit(r))
             }
         });
-        if self
-            .pid
-            .try_send(ServerMsg::Stop(Box::new(reason)))
-            .is_err()
-        {
-            return Err(CallError::Noproc);
-        }
+        let _ = self.pid.try_send(ServerMsg::Stop(Box::new(reason)));
         pending.wait(timeout).await
     }
 }
@@ -486,10 +483,23 @@ fn start_with<S: Server, M: Send + 'static>(
 ) -> impl Future<Output = Result<ServerRef<S>, ExitReason>> + Send + use<S, M> {
     let (mut pending, ack) = Pending::<ServerRef<S>>::new();
     let parent = link.then_some(cx.pid().id().0);
+    // A failed start resolves only once the server has exited (its watcher fired, after
+    // its name was released), with the reason `init` gave: a retry can take the name
+    // again at once (proc_lib's `sync_start` waits for the `'DOWN'` likewise).
+    let failure: Arc<Mutex<Option<ExitReason>>> = Arc::default();
+    let failed = failure.clone();
     cx.spawn_with(
-        move |scx: ServerContext<S>| serve::<S>(scx, args, ack, parent, name),
+        move |scx: ServerContext<S>| serve::<S>(scx, args, ack, failed, parent, name),
         link,
-        |child| Some(pending.watcher(child, |r| Err(CallError::Exit(r)))),
+        |child| {
+            Some(pending.watcher(child, move |r| {
+                let reason = failure
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take();
+                Err(CallError::Exit(reason.unwrap_or(r)))
+            }))
+        },
     );
     async move {
         match pending.wait(None).await {
@@ -502,7 +512,7 @@ fn start_with<S: Server, M: Send + 'static>(
 
 /// Runs a callback's future, turning a panic into `Err(reason)` (the future is pinned
 /// on this stack frame: no allocation per message).
-async fn catch<F: Future>(fut: F) -> Result<F::Output, ExitReason> {
+pub(crate) async fn catch<F: Future>(fut: F) -> Result<F::Output, ExitReason> {
     let mut fut = std::pin::pin!(fut);
     std::future::poll_fn(move |cx| {
         match std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
@@ -519,21 +529,24 @@ async fn serve<S: Server>(
     mut cx: ServerContext<S>,
     args: S::Args,
     ack: ReplyTo<ServerRef<S>>,
+    failure: Arc<Mutex<Option<ExitReason>>>,
     parent: Option<RawPid>,
     name: Option<Arc<str>>,
 ) -> ExitReason {
+    // A failed start: record why, and exit `Normal` (the start learns the reason when
+    // our exit fires its watcher).
+    let fail = |reason: ExitReason| {
+        *failure.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason);
+        ExitReason::Normal
+    };
     if let Some(name) = name
         && let Err(e) = cx.register(name, cx.pid())
     {
-        ack.fail(CallError::Exit(ExitReason::error(e)));
-        return ExitReason::Normal;
+        return fail(ExitReason::error(e));
     }
     let mut state = match catch(S::init(args, &mut cx)).await {
         Ok(Ok(state)) => state,
-        Ok(Err(reason)) => {
-            ack.fail(CallError::Exit(reason));
-            return ExitReason::Normal;
-        }
+        Ok(Err(reason)) => return fail(reason),
         // A crash in `init`: the start sees it through its watcher.
         Err(panic) => return panic,
     };
@@ -556,8 +569,10 @@ async fn serve<S: Server>(
             Ok(Flow::Stop(reason)) => reason,
             Err(panic) => panic,
         };
-        // A panic in `terminate` does not change the reason.
-        let _ = catch(state.terminate(&reason, &mut cx)).await;
-        return reason;
+        // A panic in `terminate` becomes the exit reason (gen_server re-raises it).
+        return match catch(state.terminate(&reason, &mut cx)).await {
+            Ok(()) => reason,
+            Err(panic) => panic,
+        };
     }
 }

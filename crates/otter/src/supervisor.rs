@@ -20,11 +20,16 @@
 //!   A temporary child stopped by a one_for_all / rest_for_one restart is not restarted.
 //! * **Restart intensity**: more than `intensity` restarts within `period` (OTP's
 //!   defaults: 1 in 5 s) make the supervisor stop all its children and exit with
-//!   `Shutdown`, so its own supervisor decides what comes next. A child that fails to
-//!   restart counts as one more restart, and is tried again.
-//! * **Shutdown**: the supervisor monitors and unlinks the child, then `brutal_kill`
-//!   sends `exit(child, kill)`; a timeout sends `exit(child, shutdown)` and, if the child
-//!   has not exited when it expires, `kill`; `infinity` sends `shutdown` and waits.
+//!   `Shutdown`, so its own supervisor decides what comes next. The restart is counted
+//!   before siblings are stopped. A child that fails to restart counts as one more
+//!   restart and is tried again through a message the supervisor sends itself, so the
+//!   requests and exit signals that came meanwhile are handled first
+//!   (`try_again_restart`). A zero period or a duplicate child id is refused at start.
+//! * **Shutdown**: the supervisor monitors the child, then `brutal_kill` sends
+//!   `exit(child, kill)`; a timeout sends `exit(child, shutdown)` and, if the child has
+//!   not exited when it expires, `kill`; `infinity` sends `shutdown` and waits; after the
+//!   `Down` it unlinks and drops the child's `Exit`. A temporary child stopped by
+//!   `terminate_child` is forgotten. A panic in a start function is a failed start.
 //! * A supervisor started with `start_link` by its parent stops its children and exits
 //!   when the parent sends it an exit signal (it is a server that traps exits).
 //! * A restarted child registers its name again ([`ChildSpec::named_server`]): the name
@@ -36,6 +41,8 @@
 //!   captured in its closure) rather than a template plus extra arguments: typed, and
 //!   the same as Elixir's `DynamicSupervisor`.
 //! * No `ignore` from a start function, no `significant` children / `auto_shutdown`.
+//! * The intensity window is exact (`Instant`s), where OTP counts in whole seconds: with
+//!   intensity 1 in 5 s, crashes 5.9 s apart exceed OTP's limit but not otter's.
 //! * Errors are logged nowhere: the supervisor's decisions are observable through
 //!   [`SupervisorRef::which_children`] and the exit reasons.
 
@@ -211,6 +218,8 @@ pub enum Response {
 }
 
 struct Child {
+    /// Unique in this supervisor (ids are not, for simple_one_for_one).
+    key: u64,
     spec: ChildSpec,
     pid: Option<ProcessId>,
 }
@@ -222,7 +231,16 @@ pub struct Supervisor {
     period: Duration,
     children: Vec<Child>,
     restarts: VecDeque<Instant>,
+    next_key: u64,
+    /// Children whose restart failed, to try again (keys, in start order).
+    retry: Vec<u64>,
 }
+
+/// The supervisor's own message: try the failed restarts again. Sent to itself, so
+/// that requests and exit signals that came meanwhile are handled in between (OTP's
+/// `try_again_restart`).
+#[derive(Debug)]
+pub struct TryAgain(());
 
 impl std::fmt::Debug for Supervisor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -428,7 +446,7 @@ impl Server for Supervisor {
     type Call = Request;
     type Reply = Response;
     type Cast = ();
-    type Info = ();
+    type Info = TryAgain;
 
     async fn init(spec: SupervisorSpec, cx: &mut SupervisorContext) -> Result<Self, ExitReason> {
         cx.trap_exit(true);
@@ -438,24 +456,30 @@ impl Server for Supervisor {
             period: spec.period,
             children: Vec::new(),
             restarts: VecDeque::new(),
+            next_key: 0,
+            retry: Vec::new(),
         };
+        // OTP's `check_flags` / `check_startspec`: reject before starting anything.
+        if spec.period.is_zero() {
+            return Err(ExitReason::ShutdownWith(
+                "invalid period: must be > 0".into(),
+            ));
+        }
+        for (n, c) in spec.children.iter().enumerate() {
+            if spec.children[..n].iter().any(|d| d.id == c.id) {
+                return Err(ExitReason::ShutdownWith(
+                    format!("duplicate_child_name {}", c.id).into(),
+                ));
+            }
+        }
         if spec.strategy == Strategy::SimpleOneForOne && !spec.children.is_empty() {
             return Err(ExitReason::ShutdownWith(
                 "simple_one_for_one has no static children; use start_child".into(),
             ));
         }
         for spec in spec.children {
-            if sup.children.iter().any(|c| c.spec.id == spec.id) {
-                sup.stop_all(cx).await;
-                return Err(ExitReason::ShutdownWith(
-                    format!("duplicate_child_name {}", spec.id).into(),
-                ));
-            }
             match start(&spec, cx).await {
-                Ok(pid) => sup.children.push(Child {
-                    spec,
-                    pid: Some(pid),
-                }),
+                Ok(pid) => sup.push(spec, pid),
                 Err(reason) => {
                     sup.stop_all(cx).await;
                     return Err(ExitReason::ShutdownWith(
@@ -489,6 +513,10 @@ impl Server for Supervisor {
                 None => Err(ChildError::NotFound),
                 Some(i) => {
                     self.stop_child(i, cx).await;
+                    // OTP's `del_child`: a temporary child's spec goes with it.
+                    if self.children[i].spec.restart == Restart::Temporary {
+                        self.children.remove(i);
+                    }
                     Ok(())
                 }
             }),
@@ -528,9 +556,20 @@ impl Server for Supervisor {
         Flow::Continue
     }
 
-    async fn handle_info(&mut self, info: Info<()>, cx: &mut SupervisorContext) -> Flow {
-        let Info::Exit(exit) = info else {
-            return Flow::Continue;
+    async fn handle_info(&mut self, info: Info<TryAgain>, cx: &mut SupervisorContext) -> Flow {
+        let exit = match info {
+            Info::Exit(exit) => exit,
+            Info::Message(TryAgain(())) => {
+                let keys = std::mem::take(&mut self.retry);
+                if keys.is_empty() {
+                    return Flow::Continue;
+                }
+                if !self.add_restart() {
+                    return Flow::Stop(ExitReason::Shutdown);
+                }
+                return self.start_keys(keys, cx).await;
+            }
+            Info::Down(_) => return Flow::Continue,
         };
         let Some(i) = self.children.iter().position(|c| c.pid == Some(exit.from)) else {
             return Flow::Continue; // not (or no longer) our child: a stale signal
@@ -570,11 +609,17 @@ impl Supervisor {
             return Err(ChildError::AlreadyPresent(c.pid));
         }
         let pid = start(&spec, cx).await.map_err(ChildError::StartFailed)?;
+        self.push(spec, pid);
+        Ok(pid)
+    }
+
+    fn push(&mut self, spec: ChildSpec, pid: ProcessId) {
+        self.next_key += 1;
         self.children.push(Child {
+            key: self.next_key,
             spec,
             pid: Some(pid),
         });
-        Ok(pid)
     }
 
     /// Records a restart; false if that exceeds the intensity (OTP's
@@ -593,8 +638,12 @@ impl Supervisor {
     }
 
     /// Restarts after child `i` exited, by the strategy; stops the supervisor with
-    /// `Shutdown` when the intensity is exceeded.
+    /// `Shutdown` when the intensity is exceeded. The restart is counted first, before
+    /// any sibling is stopped (OTP's order).
     async fn restart(&mut self, i: usize, cx: &mut SupervisorContext) -> Flow {
+        if !self.add_restart() {
+            return Flow::Stop(ExitReason::Shutdown);
+        }
         // The children to restart, in start order.
         let set: Vec<usize> = match self.strategy {
             Strategy::OneForOne | Strategy::SimpleOneForOne => vec![i],
@@ -606,37 +655,37 @@ impl Supervisor {
                 self.stop_child(j, cx).await;
             }
         }
-        let positions = if set.len() == 1 {
-            set
-        } else {
-            // Temporary children stopped by the strategy are not restarted: forget them.
-            // (Static children have unique ids; positions shift after the removal.)
-            let forget: Vec<Arc<str>> = set
-                .iter()
-                .filter(|&&j| j != i && self.children[j].spec.restart == Restart::Temporary)
-                .map(|&j| self.children[j].spec.id.clone())
-                .collect();
-            let ids: Vec<Arc<str>> = set
-                .iter()
-                .map(|&j| self.children[j].spec.id.clone())
-                .filter(|id| !forget.contains(id))
-                .collect();
-            self.children.retain(|c| !forget.contains(&c.spec.id));
-            self.children
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| ids.contains(&c.spec.id))
-                .map(|(j, _)| j)
-                .collect()
-        };
-        loop {
-            if !self.add_restart() {
-                return Flow::Stop(ExitReason::Shutdown);
-            }
-            if self.start_set(&positions, cx).await.is_ok() {
-                return Flow::Continue;
-            }
+        // Temporary children stopped by the strategy are not restarted: forget them.
+        let forget: Vec<u64> = set
+            .iter()
+            .filter(|&&j| j != i && self.children[j].spec.restart == Restart::Temporary)
+            .map(|&j| self.children[j].key)
+            .collect();
+        let keys: Vec<u64> = set
+            .iter()
+            .map(|&j| self.children[j].key)
+            .filter(|k| !forget.contains(k))
+            .collect();
+        self.children.retain(|c| !forget.contains(&c.key));
+        self.start_keys(keys, cx).await
+    }
+
+    /// Starts the stopped children with these keys, in start order. If one fails, the
+    /// ones it started are stopped again and the supervisor sends itself [`TryAgain`]:
+    /// the retry counts as another restart, after whatever else came meanwhile.
+    async fn start_keys(&mut self, keys: Vec<u64>, cx: &mut SupervisorContext) -> Flow {
+        let positions: Vec<usize> = self
+            .children
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| keys.contains(&c.key))
+            .map(|(j, _)| j)
+            .collect();
+        if self.start_set(&positions, cx).await.is_err() {
+            self.retry = keys;
+            cx.pid().send(ServerMsg::Info(TryAgain(())));
         }
+        Flow::Continue
     }
 
     /// Starts the stopped children at `positions` in order; on a failure, stops the ones
@@ -690,27 +739,29 @@ impl Supervisor {
     }
 }
 
-/// Runs a child's start function.
+/// Runs a child's start function; a panic in it is a failed start (OTP catches the
+/// start function's crash), not a crash of the supervisor.
 async fn start(spec: &ChildSpec, cx: &mut SupervisorContext) -> Result<ProcessId, ExitReason> {
-    let started = (spec.start)(cx);
-    started.await
+    let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (spec.start)(cx)))
+        .map_err(|p| ExitReason::from_panic(&*p))?;
+    server::catch(started).await?
 }
 
-/// Stops one child: monitor, unlink (and drop an `Exit` it already sent), then the
-/// shutdown procedure; returns once it has exited.
+/// Stops one child; returns once it has exited.
 async fn stop(pid: ProcessId, shutdown: Shutdown, cx: &mut SupervisorContext) {
     stop_many(&[(pid, shutdown)], cx).await;
 }
 
-/// Stops several children at once: every signal is sent before any wait, and each
-/// child's timeout runs from the same start.
+/// Stops several children at once, by OTP's procedure: monitor each, send every signal
+/// before any wait (`kill` for brutal_kill, else `shutdown`), wait for each `Down` (a
+/// timeout escalates to `kill`), then unlink and drop the `Exit` the child's link sent.
+/// Each child's timeout runs from the same start. Staying linked until the `Down` means
+/// a supervisor killed meanwhile still takes its children with it.
 async fn stop_many(children: &[(ProcessId, Shutdown)], cx: &mut SupervisorContext) {
     let t0 = Instant::now();
     let mut waiting = Vec::with_capacity(children.len());
     for &(pid, shutdown) in children {
         let mref = cx.monitor(pid);
-        cx.unlink(pid);
-        let _ = cx.try_recv_match(|m| matches!(m, ServerMsg::Exit(e) if e.from == pid));
         let reason = match shutdown {
             Shutdown::BrutalKill => ExitReason::Kill,
             _ => ExitReason::Shutdown,
@@ -721,13 +772,19 @@ async fn stop_many(children: &[(ProcessId, Shutdown)], cx: &mut SupervisorContex
     for (pid, mref, shutdown) in waiting {
         let is_down =
             move |m: &ServerMsg<Supervisor>| matches!(m, ServerMsg::Down(d) if d.reference == mref);
+        let mut down = false;
         if let Shutdown::Timeout(t) = shutdown {
             let left = t.saturating_sub(t0.elapsed());
-            if cx.recv_match_timeout(is_down, left).await.is_some() {
-                continue;
+            down = cx.recv_match_timeout(is_down, left).await.is_some();
+            if !down {
+                cx.exit(pid, ExitReason::Kill);
             }
-            cx.exit(pid, ExitReason::Kill);
         }
-        cx.recv_match(is_down).await;
+        if !down {
+            cx.recv_match(is_down).await;
+        }
+        // The child's link signal came before its `Down` (exit order): drop it.
+        cx.unlink(pid);
+        let _ = cx.try_recv_match(|m| matches!(m, ServerMsg::Exit(e) if e.from == pid));
     }
 }

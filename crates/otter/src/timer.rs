@@ -144,6 +144,13 @@ impl Timer {
     }
 }
 
+/// A timer for code that runs outside any runtime's workers (a call made from a
+/// foreign executor): one per OS process, started on first use, never shut down.
+pub(crate) fn global() -> Arc<Timer> {
+    static GLOBAL: std::sync::OnceLock<Arc<Timer>> = std::sync::OnceLock::new();
+    GLOBAL.get_or_init(Timer::new).clone()
+}
+
 fn run(timer: std::sync::Weak<Timer>) {
     let mut due = Vec::new();
     loop {

@@ -165,7 +165,8 @@ rt_test!(
             let stop = Arc::new(AtomicUsize::new(0));
             for c in 0..CLIENTS {
                 let stop = stop.clone();
-                cx.spawn(move |cx: Context<()>| async move {
+                // Linked: a failed check in a client ends the test's root with it.
+                cx.spawn_link(move |cx: Context<()>| async move {
                     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ u64::from(c + 1));
                     let (mut ok, mut failed) = (0u64, 0u64);
                     while stop.load(Ordering::SeqCst) == 0 {

@@ -16,6 +16,7 @@ struct Store {
     items: Vec<u32>,
     held: Vec<ReplyTo<Reply>>,
     report: Option<Pid<Event>>,
+    panic_in_terminate: bool,
 }
 
 #[derive(Debug)]
@@ -28,6 +29,7 @@ enum Req {
     CallSelf,
     SleepThenReply(Duration),
     StopWith(ExitReason),
+    PanicInTerminate,
 }
 
 #[derive(Debug, PartialEq)]
@@ -50,6 +52,7 @@ enum Event {
     Terminated(ExitReason),
     Info(u32),
     Exit(Exit),
+    LateCallerWaiting(bool),
 }
 
 impl From<Exit> for Event {
@@ -86,6 +89,7 @@ impl Server for Store {
             items: Vec::new(),
             held: Vec::new(),
             report,
+            panic_in_terminate: false,
         })
     }
 
@@ -116,6 +120,13 @@ impl Server for Store {
             }
             Req::SleepThenReply(d) => {
                 cx.sleep(d).await;
+                if let Some(r) = self.report {
+                    r.send(Event::LateCallerWaiting(from.is_waiting()));
+                }
+                from.reply(Reply::Ok);
+            }
+            Req::PanicInTerminate => {
+                self.panic_in_terminate = true;
                 from.reply(Reply::Ok);
             }
             Req::StopWith(reason) => {
@@ -143,6 +154,9 @@ impl Server for Store {
     }
 
     async fn terminate(&mut self, reason: &ExitReason, _: &mut ServerContext<Self>) {
+        if self.panic_in_terminate {
+            panic!("terminate crash");
+        }
         if let Some(r) = self.report {
             r.send(Event::Terminated(reason.clone()));
         }
@@ -177,7 +191,8 @@ rt_test!(
                 .unwrap();
             let me = cx.pid();
             for c in 0..CALLERS {
-                cx.spawn(move |_: Context<()>| async move {
+                // Linked: a failed assertion in a caller ends the test's root with it.
+                cx.spawn_link(move |_: Context<()>| async move {
                     for i in 0..CALLS {
                         assert_eq!(s.call(Req::Push(c * CALLS + i)).await, Ok(Reply::Ok));
                     }
@@ -202,8 +217,8 @@ rt_test!(
 rt_test!(
     call_timeout_then_late_reply_never_surfaces,
     |rt: &Runtime| {
-        let r = rt.block_on(|mut cx: Context<u32>| async move {
-            let s = server::start_link::<Store, _>(&cx, Init::Ok(None))
+        let r = rt.block_on(|mut cx: Context<Event>| async move {
+            let s = server::start_link::<Store, _>(&cx, Init::Ok(Some(cx.pid())))
                 .await
                 .unwrap();
             let slow = s
@@ -212,17 +227,53 @@ rt_test!(
                     Some(Duration::from_millis(5)),
                 )
                 .await;
-            // The server is still busy with the slow request; the next call is answered
-            // after the late reply was produced and dropped.
+            // When the server gets to its reply, the caller no longer waits: the reply is
+            // dropped with the slot (it cannot reach the caller's mailbox, which has another
+            // type anyway); the next call gets its own answer.
+            let late = cx.recv().await;
             let next = s.call(Req::All).await;
-            // Nothing arrived in the caller's mailbox.
-            let stray = cx.recv_timeout(Duration::from_millis(20)).await;
-            (slow, next, stray)
+            (slow, late, next, cx.try_recv())
         });
         assert_eq!(
             r.unwrap(),
-            (Err(CallError::Timeout), Ok(Reply::Items(vec![])), None)
+            (
+                Err(CallError::Timeout),
+                Event::LateCallerWaiting(false),
+                Ok(Reply::Items(vec![])),
+                None
+            )
         );
+    }
+);
+
+rt_test!(
+    a_panic_in_terminate_becomes_the_exit_reason,
+    |rt: &Runtime| {
+        let r = rt.block_on(|cx: Context<()>| async move {
+            let s = server::start::<Store, _>(&cx, Init::Ok(None))
+                .await
+                .unwrap();
+            s.call(Req::PanicInTerminate).await.unwrap();
+            s.stop(ExitReason::Normal, None).await
+        });
+        // `stop` asked for `Normal`; the server exited with terminate's panic instead.
+        assert_eq!(
+            r.unwrap(),
+            Err(CallError::Exit(ExitReason::Panic("terminate crash".into())))
+        );
+    }
+);
+
+rt_test!(
+    a_failed_named_start_releases_the_name_before_returning,
+    |rt: &Runtime| {
+        let r = rt.block_on(|cx: Context<()>| async move {
+            let failed = server::start_link_named::<Store, _, _>(&cx, "store", Init::Fail).await;
+            // The failed server is gone: the name is free for the next start at once.
+            let again = server::start_link_named::<Store, _, _>(&cx, "store", Init::Ok(None)).await;
+            (failed.is_err(), again.is_ok())
+        });
+        assert_eq!(r.unwrap(), (true, true));
     }
 );
 
@@ -316,9 +367,10 @@ rt_test!(deferred_replies_are_sent_later, |rt: &Runtime| {
             .unwrap();
         let me = cx.pid();
         for _ in 0..10 {
-            cx.spawn(move |_: Context<()>| async move {
-                if let Ok(Reply::Value(v)) = s.call(Req::Hold).await {
-                    me.send(v);
+            cx.spawn_link(move |_: Context<()>| async move {
+                match s.call(Req::Hold).await {
+                    Ok(Reply::Value(v)) => me.send(v),
+                    other => panic!("a held call answered {other:?}"),
                 }
             });
         }

@@ -7,6 +7,7 @@
 #[path = "support/rt.rs"]
 mod support;
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,6 +21,7 @@ use otter::{Context, Down, Exit, ExitReason, Pid, ProcessId, Runtime};
 #[derive(Debug)]
 enum Log {
     Started(&'static str, ServerRef<Logged>),
+    Proc(Pid<()>),
     Stopped(&'static str, #[allow(dead_code)] ExitReason),
     Down(Down),
     Exit(Exit),
@@ -488,3 +490,171 @@ rt_test!(simple_one_for_one_children_are_dynamic, |rt: &Runtime| {
     });
     assert_eq!(r.unwrap(), ("w1", "w0", 2, vec!["w1", "w2"]));
 });
+
+/// A child whose start function counts its attempts and fails the ones `fails` says;
+/// each started child reports its pid and exits when sent `()`.
+fn flaky(log: Pid<Log>, attempts: Arc<AtomicU32>, fails: fn(u32) -> bool) -> ChildSpec {
+    ChildSpec::new("flaky", move |sup| {
+        let n = attempts.fetch_add(1, Ordering::SeqCst) + 1;
+        let started = if fails(n) {
+            Err(ExitReason::ShutdownWith(
+                format!("attempt {n} failed").into(),
+            ))
+        } else {
+            let pid = sup.spawn_link(|mut c: Context<()>| async move { c.recv().await });
+            log.send(Log::Proc(pid));
+            Ok(pid.id())
+        };
+        async move { started }
+    })
+}
+
+async fn proc_started(cx: &mut Context<Log>) -> Pid<()> {
+    match cx.recv().await {
+        Log::Proc(p) => p,
+        other => panic!("expected a start, got {other:?}"),
+    }
+}
+
+rt_test!(a_failed_restart_is_retried_and_counted, |rt: &Runtime| {
+    let attempts = Arc::new(AtomicU32::new(0));
+    let a2 = attempts.clone();
+    let r = rt.block_on(move |mut cx: Context<Log>| async move {
+        let spec = SupervisorSpec::new(Strategy::OneForOne)
+            .intensity(5, Duration::from_secs(5))
+            .child(flaky(cx.pid(), a2, |n| n == 2 || n == 3));
+        let sup = supervisor::start_link(&cx, spec).await.unwrap();
+        let first = proc_started(&mut cx).await;
+        first.send(());
+        // Attempts 2 and 3 fail; the supervisor retries through its mailbox; 4 runs.
+        let again = proc_started(&mut cx).await;
+        let kids = sup.which_children().await.unwrap();
+        (kids[0].pid == Some(again.id()), again != first)
+    });
+    assert_eq!(r.unwrap(), (true, true));
+    assert_eq!(attempts.load(Ordering::SeqCst), 4);
+});
+
+rt_test!(
+    a_restart_that_keeps_failing_exceeds_the_intensity,
+    |rt: &Runtime| {
+        let attempts = Arc::new(AtomicU32::new(0));
+        let a2 = attempts.clone();
+        let r = rt.block_on(move |mut cx: Context<Log>| async move {
+            cx.trap_exit(true);
+            let spec = SupervisorSpec::new(Strategy::OneForOne)
+                .intensity(2, Duration::from_secs(5))
+                .child(flaky(cx.pid(), a2, |n| n > 1));
+            let sup = supervisor::start_link(&cx, spec).await.unwrap();
+            proc_started(&mut cx).await.send(());
+            // Restart 1 fails, retry (restart 2) fails, retry (restart 3) is one too many.
+            match cx.recv().await {
+                Log::Exit(e) => (e.from == sup.id(), e.reason),
+                other => panic!("{other:?}"),
+            }
+        });
+        assert_eq!(r.unwrap(), (true, ExitReason::Shutdown));
+        assert_eq!(attempts.load(Ordering::SeqCst), 3);
+    }
+);
+
+rt_test!(the_intensity_window_forgets_old_restarts, |rt: &Runtime| {
+    let r = rt.block_on(|mut cx: Context<Log>| async move {
+        cx.trap_exit(true);
+        let attempts = Arc::new(AtomicU32::new(0));
+        let spec = SupervisorSpec::new(Strategy::OneForOne)
+            .intensity(1, Duration::from_millis(100))
+            .child(flaky(cx.pid(), attempts, |_| false));
+        let sup = supervisor::start_link(&cx, spec).await.unwrap();
+        proc_started(&mut cx).await.send(()); // restart 1 in the window
+        let p = proc_started(&mut cx).await;
+        // The window is a property of time: let the first restart age out of it.
+        cx.sleep(Duration::from_millis(150)).await;
+        p.send(()); // one restart in the window again: allowed
+        let p = proc_started(&mut cx).await;
+        p.send(()); // a second one within 100 ms: too many
+        match cx.recv().await {
+            Log::Exit(e) => (e.from == sup.id(), e.reason),
+            other => panic!("{other:?}"),
+        }
+    });
+    assert_eq!(r.unwrap(), (true, ExitReason::Shutdown));
+});
+
+rt_test!(
+    temporary_children_are_forgotten_not_restarted,
+    |rt: &Runtime| {
+        let r = rt.block_on(|mut cx: Context<Log>| async move {
+            let log = cx.pid();
+            let spec = SupervisorSpec::new(Strategy::OneForAll)
+                .intensity(10, Duration::from_secs(5))
+                .child(logged("a", log, false))
+                .child(logged("b", log, false).restart(Restart::Temporary))
+                .child(logged("c", log, false));
+            let sup = supervisor::start_link(&cx, spec).await.unwrap();
+            let (_, a) = started(&mut cx).await;
+            for _ in 0..2 {
+                started(&mut cx).await;
+            }
+            // one_for_all: c and b are stopped; a and c come back, b does not.
+            a.cast(C::Crash);
+            let mut seq = vec![stopped(&mut cx).await, stopped(&mut cx).await];
+            seq.push(started(&mut cx).await.0);
+            seq.push(started(&mut cx).await.0);
+            let ids: Vec<String> = sup
+                .which_children()
+                .await
+                .unwrap()
+                .iter()
+                .map(|k| k.id.to_string())
+                .collect();
+            // terminate_child forgets a temporary child too.
+            let spec = logged("t", log, false).restart(Restart::Temporary);
+            sup.start_child(spec).await.unwrap();
+            started(&mut cx).await;
+            sup.terminate_child("t").await.unwrap();
+            let restart = sup.restart_child("t").await;
+            (seq, ids, restart.map(|_| ()))
+        });
+        assert_eq!(
+            r.unwrap(),
+            (
+                vec!["c", "b", "a", "c"],
+                vec!["a".to_string(), "c".to_string()],
+                Err(supervisor::ChildError::NotFound)
+            )
+        );
+    }
+);
+
+rt_test!(
+    a_panicking_start_function_is_a_failed_start,
+    |rt: &Runtime| {
+        fn boom() -> ProcessId {
+            panic!("start function bug")
+        }
+        let r = rt.block_on(|cx: Context<Log>| async move {
+            let spec = SupervisorSpec::new(Strategy::OneForOne)
+                .child(ChildSpec::new("bug", |_| async { Ok(boom()) }));
+            let bad = supervisor::start_link(&cx, spec).await.map(|_| ());
+            let zero = supervisor::start_link(
+                &cx,
+                SupervisorSpec::new(Strategy::OneForOne).intensity(1, Duration::ZERO),
+            )
+            .await
+            .map(|_| ());
+            (bad, zero)
+        });
+        assert_eq!(
+            r.unwrap(),
+            (
+                Err(ExitReason::ShutdownWith(
+                    "failed_to_start_child bug: panic: start function bug".into()
+                )),
+                Err(ExitReason::ShutdownWith(
+                    "invalid period: must be > 0".into()
+                ))
+            )
+        );
+    }
+);

@@ -143,8 +143,12 @@ struct TrapFn(unsafe fn(NonNull<Header>, Exit));
 unsafe fn deliver_exit<M: From<Exit> + Send + 'static>(cell: NonNull<Header>, exit: Exit) {
     // SAFETY: caller's contract: a live `Cell<_, M>`, whose prefix is `Prefix<M>`.
     let prefix = unsafe { cell.cast::<Prefix<M>>().as_ref() };
-    prefix.mailbox.push(M::from(exit));
-    schedule(cell);
+    // User code (`From<Exit>`) runs under the receiver's bonds lock: a panic in it drops
+    // this one message and goes no further.
+    if let Ok(message) = catch_unwind(AssertUnwindSafe(|| M::from(exit))) {
+        prefix.mailbox.push(message);
+        schedule(cell);
+    }
 }
 
 impl std::fmt::Debug for Header {
@@ -649,17 +653,6 @@ pub(crate) fn signal(to: RawPid, from: RawPid, reason: ExitReason, kind: Kind) {
     }
 }
 
-/// The timer of `pid`'s runtime, if `pid` is alive.
-pub(crate) fn timer_of(pid: RawPid) -> Option<std::sync::Arc<crate::timer::Timer>> {
-    let lookup = Lookup::new(pid)?;
-    // SAFETY: the count held by `lookup` keeps the cell allocated.
-    let h = unsafe { lookup.cell.as_ref() };
-    // SAFETY: the count we hold makes shutdown wait for us before it frees the runtime
-    // (`shutdown_processes` step 2), and the process was alive when we took it.
-    let rt = unsafe { &*h.rt };
-    Some(rt.timer.clone())
-}
-
 /// Whether `waker` is the waker of process `pid` (a call from the server to itself).
 pub(crate) fn is_waker_of(waker: &Waker, pid: RawPid) -> bool {
     waker.will_wake(&self::waker(pid))
@@ -879,28 +872,7 @@ impl Task {
             rt.registry.remove_pid(h.pid);
         }
         if closed.has_bonds {
-            let links = {
-                let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
-                bonds.as_mut().map(|b| std::mem::take(&mut b.links))
-            };
-            for to in links.into_iter().flatten() {
-                signal(to, h.pid, reason.clone(), Kind::Link);
-            }
-            // Under the lock, so that a `demonitor` after us finds every `Down` already
-            // delivered (`monitor.rs`).
-            let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
-            let watchers = bonds.as_mut().map(|b| std::mem::take(&mut b.watchers));
-            for watcher in watchers.into_iter().flatten() {
-                let down = Down {
-                    reference: crate::monitor::MonitorRef {
-                        id: watcher.id,
-                        target: h.pid,
-                    },
-                    pid: crate::ProcessId(h.pid),
-                    reason: reason.clone(),
-                };
-                (watcher.notify)(down);
-            }
+            signal_bonds(h, &reason);
         }
         slot.word.retire();
         h.state.transition_to_done();
@@ -919,12 +891,55 @@ impl Task {
     fn discard(cell: NonNull<Header>, slot: &'static table::Slot) {
         // SAFETY: the caller holds the retire count, so the cell is allocated.
         let h = unsafe { cell.as_ref() };
+        // Watchers and links on other runtimes (or outside any) learn of the end; the
+        // ones on this runtime are retired too, and their notifications do nothing.
+        if h.gate.close().has_bonds {
+            signal_bonds(h, &ExitReason::Killed);
+        }
         h.state.transition_to_done();
         let drop_future = h.vtable.drop_future;
         // SAFETY: no worker runs (they are joined) and the state is done: no one else
         // polls or drops this future.
         unsafe { drop_future(cell) };
         release_slot(slot, cell);
+    }
+}
+
+/// Step 3 of the exit (and of a shutdown's discard): the exit signal to every linked
+/// process, then a `Down` to every monitor. User code runs here (`From<Down>`,
+/// `From<Exit>`): a panic in it loses that one notification, never the exit. Wakers that
+/// watchers hand back are woken after our lock is released, so no foreign code runs
+/// under it.
+fn signal_bonds(h: &Header, reason: &ExitReason) {
+    let links = {
+        let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
+        bonds.as_mut().map(|b| std::mem::take(&mut b.links))
+    };
+    for to in links.into_iter().flatten() {
+        signal(to, h.pid, reason.clone(), Kind::Link);
+    }
+    let mut wake = Vec::new();
+    {
+        // Under the lock, so that a `demonitor` after us finds every `Down` already
+        // delivered (`monitor.rs`).
+        let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
+        let watchers = bonds.as_mut().map(|b| std::mem::take(&mut b.watchers));
+        for watcher in watchers.into_iter().flatten() {
+            let down = Down {
+                reference: crate::monitor::MonitorRef {
+                    id: watcher.id,
+                    target: h.pid,
+                },
+                pid: crate::ProcessId(h.pid),
+                reason: reason.clone(),
+            };
+            if let Ok(Some(waker)) = catch_unwind(AssertUnwindSafe(|| (watcher.notify)(down))) {
+                wake.push(waker);
+            }
+        }
+    }
+    for waker in wake {
+        waker.wake();
     }
 }
 

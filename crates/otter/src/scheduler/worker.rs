@@ -98,6 +98,8 @@ pub(crate) fn consume_budget() -> bool {
 /// The worker loop. Returns when the runtime shuts down.
 pub(crate) fn run(shared: Arc<Shared>, index: usize) {
     CURRENT.with(|c| c.set((Arc::as_ptr(&shared), index)));
+    let timer = shared.timer.clone();
+    CURRENT_TIMER.with(|t| *t.borrow_mut() = Some(timer));
     let mut w = Worker {
         seen_ticks: vec![u64::MAX; shared.workers.len()],
         shared,
@@ -109,6 +111,19 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize) {
     };
     w.run();
     CURRENT.with(|c| c.set((std::ptr::null(), 0)));
+    CURRENT_TIMER.with(|t| t.borrow_mut().take());
+}
+
+thread_local! {
+    /// The timer of this worker's runtime (a counted reference: using it never touches
+    /// a runtime that may be gone).
+    static CURRENT_TIMER: std::cell::RefCell<Option<Arc<crate::timer::Timer>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The timer of the runtime whose worker this thread is, if it is one.
+pub(crate) fn current_timer() -> Option<Arc<crate::timer::Timer>> {
+    CURRENT_TIMER.with(|t| t.borrow().clone())
 }
 
 struct Worker {

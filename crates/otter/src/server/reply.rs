@@ -94,17 +94,20 @@ struct Slot<R> {
 
 impl<R> Slot<R> {
     fn fill(&self, outcome: Result<R, CallError>) {
-        let waker = {
-            let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-            if s.abandoned || s.outcome.is_some() {
-                return;
-            }
-            s.outcome = Some(outcome);
-            s.waker.take()
-        };
-        if let Some(w) = waker {
+        if let Some(w) = self.set(outcome) {
             w.wake();
         }
+    }
+
+    /// Sets the outcome if it is the first and the caller still waits; hands back the
+    /// caller's waker, for the caller of `set` to wake (outside any lock it holds).
+    fn set(&self, outcome: Result<R, CallError>) -> Option<Waker> {
+        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if s.abandoned || s.outcome.is_some() {
+            return None;
+        }
+        s.outcome = Some(outcome);
+        s.waker.take()
     }
 }
 
@@ -175,10 +178,6 @@ impl<R> ReplyTo<R> {
             .unwrap_or_else(PoisonError::into_inner);
         !s.abandoned && s.outcome.is_none()
     }
-
-    pub(crate) fn fail(self, error: CallError) {
-        self.slot.fill(Err(error));
-    }
 }
 
 /// A call in progress, on the caller's side: the slot, and the watcher on the server.
@@ -224,7 +223,9 @@ impl<R: Send + 'static> Pending<R> {
                     ExitReason::Noproc => Err(CallError::Noproc),
                     r => on_exit(r),
                 };
-                slot.fill(outcome);
+                // Under the exiting server's lock: set the outcome now (what
+                // `demonitor` relies on), leave the wake-up to the exit.
+                slot.set(outcome)
             }),
         }
     }
@@ -300,15 +301,11 @@ impl<R> Future for Wait<R> {
         }
         if let Some(deadline) = this.deadline {
             if this.sleep.is_none() {
-                let timer = this.pending.monitor.and_then(|m| cell::timer_of(m.target));
-                match timer {
-                    Some(t) => this.sleep = Some(Sleep::new(t, deadline)),
-                    // No runtime to time us: only the deadline check on each poll.
-                    None if Instant::now() >= deadline => {
-                        return Poll::Ready(Err(CallError::Timeout));
-                    }
-                    None => {}
-                }
+                // The caller's runtime times the call (never the server's, which may be
+                // gone); outside any runtime, the process-wide fallback timer.
+                let timer =
+                    crate::scheduler::worker::current_timer().unwrap_or_else(crate::timer::global);
+                this.sleep = Some(Sleep::new(timer, deadline));
             }
             if let Some(sleep) = &mut this.sleep
                 && sleep.poll_elapsed(cx)

@@ -39,7 +39,8 @@ pub struct IntervalRef {
 }
 
 impl IntervalRef {
-    /// Whether the interval still runs (not cancelled, receiver not gone).
+    /// Whether the interval still runs: not cancelled, and its receiver was alive at the
+    /// last tick.
     ///
     /// See [`IntervalRef`] for an example.
     pub fn is_running(&self) -> bool {
@@ -51,7 +52,9 @@ impl IntervalRef {
     }
 
     /// Stops the interval: no message is sent after this returns. True if it was
-    /// running, false if it had already ended (receiver gone, runtime shut down).
+    /// running, false if it had already ended because its receiver was gone (noticed at
+    /// the first tick after the receiver's exit). After the runtime has shut down, the
+    /// interval has ended but this may still say true.
     ///
     /// See [`IntervalRef`] for an example.
     pub fn cancel(self) -> bool {
