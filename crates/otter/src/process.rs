@@ -405,10 +405,10 @@ impl<M: Send + 'static> Context<M> {
         Fut::Output: IntoExitReason,
     {
         let mut reference = None;
-        let pid = cell::spawn_bonded(self.spawn_runtime(), f, |child| {
+        let pid = self.spawn_with(f, false, |child| {
             let (r, watcher) = self.watcher(child);
             reference = Some(r);
-            Some(Bonds::watched_by(watcher))
+            Some(watcher)
         });
         (pid, reference.expect("bonds built at spawn"))
     }
@@ -438,11 +438,7 @@ impl<M: Send + 'static> Context<M> {
         Fut: Future + Send + 'static,
         Fut::Output: IntoExitReason,
     {
-        let me = self.pid.raw;
-        cell::spawn_bonded(self.spawn_runtime(), f, |child| {
-            cell::link_one_side(me, child);
-            Some(Bonds::linked_to(me))
-        })
+        self.spawn_with(f, true, |_| None)
     }
 
     /// Links this process with `pid` (Erlang's `link/1`): bidirectional, idempotent; when

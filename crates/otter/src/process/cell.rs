@@ -108,22 +108,6 @@ impl Bonds {
             ..Bonds::default()
         }
     }
-
-    /// The bonds of a child spawned linked to `parent`.
-    pub(crate) fn linked_to(parent: RawPid) -> Bonds {
-        Bonds {
-            links: vec![parent],
-            ..Bonds::default()
-        }
-    }
-
-    /// The bonds of a child spawned monitored by `watcher`.
-    pub(crate) fn watched_by(watcher: Watcher) -> Bonds {
-        Bonds {
-            watchers: vec![watcher],
-            ..Bonds::default()
-        }
-    }
 }
 
 /// Puts an `Exit` message in the mailbox of a trapping process.
