@@ -34,6 +34,19 @@
 //!    `tail_block` from null; it also publishes the block in `head_block` for the
 //!    consumer, which is the only other writer of `head_block`.
 //!
+//! 7. A block the consumer has left is recycled, not freed, if the queue's `spare` is
+//!    empty: the consumer clears its `ready` flags and `next`, then stores it in `spare`
+//!    by a compare-and-swap from null (`Release`). A producer about to install a block
+//!    takes the spare by a swap to null (`Acquire`) and only then uses it; a spare it
+//!    did not use goes back the same way, or is freed. Whoever holds the pointer owns
+//!    the block, and ownership moves only by those atomic exchanges, so no block is
+//!    used by two owners (no ABA: the pointer is never compared while in use).
+//!
+//! Recycling matters because the producer allocates and the consumer frees: on
+//! different threads, glibc's allocator serialises them on its arena lock (the
+//! `counting` workload spent a fifth of its time in that lock and in page faults).
+//! The cost is at most one extra block per mailbox that ever filled one.
+//!
 //! `head_index` and `head_block` are the consumer's; they are atomics only so that the
 //! one publication in (6) needs no `unsafe`, and the consumer accesses them `Relaxed`.
 //!
@@ -74,6 +87,15 @@ struct Block<T> {
 }
 
 impl<T> Block<T> {
+    /// Makes a block the consumer has left fit for reuse: every slot empty, no `next`.
+    /// Every value in it has been read out, so nothing needs dropping.
+    fn reset(&self) {
+        self.next.store(ptr::null_mut(), Ordering::Relaxed);
+        for slot in &self.slots {
+            slot.ready.store(0, Ordering::Relaxed);
+        }
+    }
+
     fn alloc() -> *mut Block<T> {
         Box::into_raw(Box::new(Block {
             next: AtomicPtr::new(ptr::null_mut()),
@@ -91,6 +113,8 @@ pub struct Queue<T> {
     tail_block: AtomicPtr<Block<T>>,
     head_index: AtomicUsize,
     head_block: AtomicPtr<Block<T>>,
+    /// A block for the next install, recycled by the consumer (rule 7), or null.
+    spare: AtomicPtr<Block<T>>,
     _owns: PhantomData<T>,
 }
 
@@ -116,12 +140,32 @@ impl<T> Queue<T> {
             tail_block: AtomicPtr::new(ptr::null_mut()),
             head_index: AtomicUsize::new(0),
             head_block: AtomicPtr::new(ptr::null_mut()),
+            spare: AtomicPtr::new(ptr::null_mut()),
             _owns: PhantomData,
         }
     }
 
+    /// A block to install: the recycled spare if there is one (rule 7), else a new one.
+    fn take_block(&self) -> *mut Block<T> {
+        let b = self.spare.swap(ptr::null_mut(), Ordering::Acquire);
+        if b.is_null() { Block::alloc() } else { b }
+    }
+
+    /// Gives an empty, unpublished block to `spare`, or frees it if `spare` is taken.
+    fn give_back(&self, block: *mut Block<T>) {
+        if self
+            .spare
+            .compare_exchange(ptr::null_mut(), block, Ordering::Release, Ordering::Relaxed)
+            .is_err()
+        {
+            // SAFETY: the caller owns `block` and it is reachable from nowhere else.
+            drop(unsafe { Box::from_raw(block) });
+        }
+    }
+
     /// Appends `value`. Never blocks (it may spin for the few instructions another
-    /// producer needs to install a block) and allocates one block per `BLOCK_CAP` pushes.
+    /// producer needs to install a block) and allocates at most one block per
+    /// `BLOCK_CAP` pushes, none while the consumer keeps up (rule 7).
     pub fn push(&self, value: T) {
         let mut spare: *mut Block<T> = ptr::null_mut();
         let mut tail = self.tail_index.load(Ordering::Acquire);
@@ -138,12 +182,12 @@ impl<T> Queue<T> {
             if offset + 1 == BLOCK_CAP && spare.is_null() {
                 // We may take the last slot: have the next block ready before the CAS so
                 // the window in which others spin on the marker stays short.
-                spare = Block::alloc();
+                spare = self.take_block();
             }
             if block.is_null() {
                 // Step (6): the first push ever installs the first block.
                 let first = if spare.is_null() {
-                    Block::alloc()
+                    self.take_block()
                 } else {
                     std::mem::replace(&mut spare, ptr::null_mut())
                 };
@@ -188,8 +232,8 @@ impl<T> Queue<T> {
                         .with_mut(|v| unsafe { v.write(MaybeUninit::new(value)) });
                     slot.ready.store(1, Ordering::Release);
                     if !spare.is_null() {
-                        // SAFETY: `spare` was allocated by us and never published.
-                        drop(unsafe { Box::from_raw(spare) });
+                        // We own `spare` and never published it.
+                        self.give_back(spare);
                     }
                     return;
                 }
@@ -249,8 +293,9 @@ impl<T> Queue<T> {
             self.head_block.store(next, Ordering::Relaxed);
             self.head_index.store(index + 2, Ordering::Relaxed);
             // SAFETY: every slot of `block` was reserved and made ready, so no producer
-            // touches it again (step 5); we leave it now and nobody else frees it.
-            drop(unsafe { Box::from_raw(block) });
+            // touches it again (step 5); we leave it now, so we own it.
+            unsafe { (*block).reset() };
+            self.give_back(block);
         } else {
             self.head_index.store(index + 1, Ordering::Relaxed);
         }
@@ -290,6 +335,12 @@ impl<T> Drop for Queue<T> {
             // SAFETY: the last block, reached and left by nobody else.
             drop(unsafe { Box::from_raw(block) });
         }
+        let spare = self.spare.load(Ordering::Relaxed);
+        if !spare.is_null() {
+            // SAFETY: the spare is owned by the queue (rule 7) and reachable from nowhere
+            // else.
+            drop(unsafe { Box::from_raw(spare) });
+        }
     }
 }
 
@@ -311,6 +362,31 @@ mod tests {
         }
         // SAFETY: single consumer.
         assert_eq!(unsafe { q.pop() }, None);
+    }
+
+    #[test]
+    fn recycled_blocks_come_back_empty() {
+        // Drain each block before the next fills, so every install after the first two
+        // takes the consumer's spare: a stale `ready` flag would pop a value twice.
+        let q = Queue::new();
+        let mut next = 0;
+        for round in 0..6 {
+            for i in 0..BLOCK_CAP + round {
+                q.push(round * 1000 + i);
+            }
+            for i in 0..BLOCK_CAP + round {
+                // SAFETY: single consumer (this thread).
+                assert_eq!(unsafe { q.pop() }, Some(round * 1000 + i));
+                next += 1;
+            }
+            // SAFETY: single consumer.
+            assert_eq!(unsafe { q.pop() }, None, "round {round}");
+        }
+        assert!(next > 3 * BLOCK_CAP);
+        assert!(
+            !q.spare.load(Ordering::Relaxed).is_null(),
+            "no block was recycled"
+        );
     }
 
     #[test]
