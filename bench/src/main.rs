@@ -31,6 +31,24 @@ const EXIT_USAGE: u8 = 2;
 /// Exit code: a process crashed or the runtime failed.
 const EXIT_INTERNAL: u8 = 3;
 
+/// The harness runs on mimalloc, as a Rust service would on a many-core box; the BEAM
+/// brings its own allocators. With glibc's allocator a process spawned on one worker
+/// and freed on another serialises both threads on an arena lock (the `mailbox`
+/// workload spent a fifth of its time in that lock's futex). The otter library itself
+/// leaves the choice to the application. `--no-default-features` builds on the system
+/// allocator, which `.ci/run` does for its valgrind leak check (valgrind sees only
+/// malloc); every JSON line says which allocator ran (`"alloc"`).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The global allocator this binary was built with.
+pub(crate) const ALLOC: &str = if cfg!(feature = "mimalloc") {
+    "mimalloc"
+} else {
+    "system"
+};
+
 fn main() -> ExitCode {
     let mut args = Vec::new();
     for a in std::env::args_os().skip(1) {

@@ -55,6 +55,7 @@ pub(crate) fn json(bench: &str, params: &Params, threads: usize, out: &Outcome) 
         }
         .into(),
     );
+    m.insert("alloc".into(), crate::ALLOC.into());
     if !out.notes.is_empty() {
         m.insert("note".into(), out.notes.join("; ").into());
     }

@@ -14,7 +14,8 @@
 //! The cases (SEEDS.md / WORKLOADS.md):
 //! * ring: n, m in {100, 1000, 10000}; the 10000 x 10000 cell (100M sends) only with `--full`;
 //! * spawn: n = 1M, c in {1, 10, 100};
-//! * counting: msgs = 3M, style raw and server, senders 1 and the number of cores;
+//! * counting: msgs = 3M, style raw and server, senders 1 and the number of cores; and
+//!   style channel (OS threads over `std::sync::mpsc`, otter's side only), 1 sender;
 //! * mailbox: k in {1000, 3000, 10000, 30000, 100000}, both orders: otter `style=key` and
 //!   Erlang; otter `style=match` (Erlang's selective receive) for k up to 10000. Once an
 //!   Erlang run takes over 60 s (or times out), the larger k of that order are skipped for
@@ -242,6 +243,14 @@ pub(crate) fn cases(s: &Sizes) -> Vec<Case> {
             ));
         }
     }
+    // The machine's floor for one queue between two cores (`counting style=channel`).
+    let mut floor = case(
+        "counting",
+        &[("msgs", s.counting_msgs), ("senders", 1)],
+        &[("style", "channel")],
+    );
+    floor.impls = vec![Impl::Otter];
+    v.push(floor);
     for order in ["spawn", "reverse"] {
         for &k in &s.mailbox_k {
             let mut c = case("mailbox", &[("k", k)], &[("order", order)]);

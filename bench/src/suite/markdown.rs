@@ -88,7 +88,10 @@ pub(crate) fn write(
         ),
         ("kernel", meta.kernel.clone()),
         ("rustc", meta.rustc.clone()),
-        ("otter-bench build", meta.build.to_string()),
+        (
+            "otter-bench build",
+            format!("{}, global allocator {}", meta.build, crate::ALLOC),
+        ),
         ("Erlang/OTP", meta.otp.clone()),
         ("Erlang reference", erlang_line),
         (

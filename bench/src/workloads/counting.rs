@@ -13,7 +13,12 @@
 //! * `server`: the counter is an [`otter::server::Server`] (as `counting_server.erl` is a
 //!   `gen_server`): `Count(k)` is a `cast`, GetAndReset a `call` with no timeout
 //!   (`gen_server:call(S, get_and_reset, infinity)`); started with `start_link` before the
-//!   senders, stopped with `stop` after the timed region.
+//!   senders, stopped with `stop` after the timed region;
+//! * `channel` (otter only: the hardware's floor, no otter code at all): the counter and
+//!   each sender are OS threads, the messages go over `std::sync::mpsc` (crossbeam's
+//!   unbounded list channel), GetAndReset replies on a channel of its own. What one
+//!   well-tuned queue between two cores costs on this machine, so the report can show
+//!   how close otter's raw loop comes to it.
 //!
 //! ops = msgs. Extra fields: `get_and_reset_calls`, `style_run` (the style that ran).
 //!
@@ -25,6 +30,7 @@
 //! Check: the sum is exactly 100*msgs, reached within 1000 GetAndReset calls; every sender
 //! reported exactly once; (server) no call failed.
 
+use std::sync::{Arc, Barrier, mpsc};
 use std::time::Instant;
 
 use otter::server::{self, Flow, ReplyTo, Server, ServerContext};
@@ -40,7 +46,7 @@ pub(crate) const WORKLOAD: Workload = Workload {
     params: &[
         ParamSpec::int("msgs", 3_000_000),
         ParamSpec::int("senders", 1),
-        ParamSpec::choice("style", &["raw", "server"], "raw"),
+        ParamSpec::choice("style", &["raw", "server", "channel"], "raw"),
     ],
     validate: no_validation,
     run,
@@ -75,6 +81,7 @@ fn run(rt: &Runtime, p: &Params) -> Result<Outcome, ExitReason> {
     let (msgs, senders) = (p.int("msgs"), p.int("senders"));
     match p.choice("style") {
         "server" => run_server(rt, msgs, senders),
+        "channel" => Ok(run_channel(msgs, senders)),
         _ => run_raw(rt, msgs, senders),
     }
 }
@@ -236,7 +243,81 @@ fn run_raw(rt: &Runtime, msgs: u64, senders: u64) -> Result<Outcome, ExitReason>
     })
 }
 
-/// The check shared by both styles.
+/// The counter thread's protocol (style=channel).
+enum ThreadMsg {
+    Count(u64),
+    GetAndReset(mpsc::Sender<u64>),
+    Stop,
+}
+
+/// `style=channel`: OS threads and `std::sync::mpsc`, timed and checked like [`run_raw`].
+fn run_channel(msgs: u64, senders: u64) -> Outcome {
+    let (tx, rx) = mpsc::channel::<ThreadMsg>();
+    let counter = std::thread::spawn(move || {
+        let mut count = 0;
+        while let Ok(m) = rx.recv() {
+            match m {
+                ThreadMsg::Count(k) => count += k,
+                ThreadMsg::GetAndReset(reply) => {
+                    let _ = reply.send(std::mem::take(&mut count));
+                }
+                ThreadMsg::Stop => break,
+            }
+        }
+    });
+    let (share, longer) = (msgs / senders, msgs % senders);
+    let go = Arc::new(Barrier::new(senders as usize + 1));
+    let (sent_tx, sent_rx) = mpsc::channel::<u64>();
+    let threads: Vec<_> = (0..senders)
+        .map(|i| {
+            let (tx, go, sent) = (tx.clone(), go.clone(), sent_tx.clone());
+            let mine = share + u64::from(i < longer);
+            std::thread::spawn(move || {
+                go.wait();
+                for _ in 0..mine {
+                    let _ = tx.send(ThreadMsg::Count(K));
+                }
+                let _ = sent.send(i);
+            })
+        })
+        .collect();
+    let target = K * msgs;
+
+    go.wait();
+    let t0 = Instant::now();
+    let mut reported = vec![false; senders as usize];
+    let mut duplicate = None;
+    for _ in 0..senders {
+        let Ok(i) = sent_rx.recv() else { break };
+        if std::mem::replace(&mut reported[i as usize], true) {
+            duplicate = Some(i);
+        }
+    }
+    let (mut sum, mut calls) = (0, 0);
+    let (reply_tx, reply_rx) = mpsc::channel();
+    while sum < target && calls < MAX_CALLS {
+        let _ = tx.send(ThreadMsg::GetAndReset(reply_tx.clone()));
+        sum += reply_rx.recv().unwrap_or(0);
+        calls += 1;
+    }
+    let elapsed = t0.elapsed();
+    let _ = tx.send(ThreadMsg::Stop);
+    for t in threads {
+        let _ = t.join();
+    }
+    let _ = counter.join();
+
+    let check = verdict(duplicate, sum, target, calls);
+    let mut out = Outcome::new(elapsed, msgs, check);
+    out.extra.push(("get_and_reset_calls", calls.into()));
+    out.extra.push(("style_run", "channel".into()));
+    out.notes.push(
+        "style=channel: OS threads over std::sync::mpsc, no otter: the machine's floor".into(),
+    );
+    out
+}
+
+/// The check shared by every style.
 fn verdict(duplicate: Option<u64>, sum: u64, target: u64, calls: u64) -> Result<(), String> {
     if let Some(i) = duplicate {
         Err(format!("sender {i} reported twice"))

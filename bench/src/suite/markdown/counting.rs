@@ -70,4 +70,18 @@ pub(super) fn section(md: &mut String, res: &Results<'_>, s: &Sizes) {
             );
         }
     }
+    let floor = res.cell(&cid(1, "channel"), Impl::Otter);
+    let raw = res.cell(&cid(1, "raw"), Impl::Otter);
+    if let Some(f) = floor.median(ops_per_s) {
+        let _ = writeln!(
+            md,
+            "\nThe floor: the same messages between two OS threads over `std::sync::mpsc` \
+             (crossbeam's unbounded channel, no otter; `counting style=channel`): {} msgs/s. \
+             otter's raw loop, 1 sender, runs at {} of it: a message that crosses cores costs \
+             cache-line transfers that no runtime on this machine avoids.",
+            floor.show(ops_per_s, rate),
+            raw.median(ops_per_s)
+                .map_or("—".into(), |r| format!("{:.0}%", 100.0 * r / f)),
+        );
+    }
 }
