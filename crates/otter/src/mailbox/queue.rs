@@ -108,15 +108,34 @@ impl<T> Block<T> {
 }
 
 /// An unbounded MPSC queue of `T` stored inline in linked blocks. See the module docs.
+///
+/// Layout: the producers' fields first, the consumer's [`HEAD_DISTANCE`] bytes later.
+/// Every pop stores `head_index`, every push CASes `tail_index`: on one cache line the
+/// two would bounce it between the sender's and the receiver's cores on every message.
+/// 64 bytes apart (and a 16-byte aligned cell, which `Header` guarantees), the 16 bytes
+/// of tail can never share a line with the head. The cost is 40 bytes of padding per
+/// process; the gain, a fifth off a message streamed to a receiver on another core
+/// (`counting` and `closure style=message`, A/B in the same session).
+#[repr(C)]
 pub struct Queue<T> {
     tail_index: AtomicUsize,
     tail_block: AtomicPtr<Block<T>>,
+    /// A block for the next install, recycled by the consumer (rule 7), or null. Rarely
+    /// touched, so it sits in the gap.
+    spare: AtomicPtr<Block<T>>,
+    _gap: [u64; 5],
     head_index: AtomicUsize,
     head_block: AtomicPtr<Block<T>>,
-    /// A block for the next install, recycled by the consumer (rule 7), or null.
-    spare: AtomicPtr<Block<T>>,
     _owns: PhantomData<T>,
 }
+
+/// Bytes from `tail_index` to `head_index` (see [`Queue`]'s layout note).
+const HEAD_DISTANCE: usize = 64;
+const _: () = assert!(
+    std::mem::offset_of!(Queue<u8>, head_index) - std::mem::offset_of!(Queue<u8>, tail_index)
+        == HEAD_DISTANCE
+        && std::mem::offset_of!(Queue<u8>, tail_index) == 0
+);
 
 // SAFETY: values of `T` are moved in by producers and out by the one consumer, so `T`
 // crosses threads but is never shared: `T: Send` is all that is needed, as for
@@ -138,9 +157,10 @@ impl<T> Queue<T> {
         Queue {
             tail_index: AtomicUsize::new(0),
             tail_block: AtomicPtr::new(ptr::null_mut()),
+            spare: AtomicPtr::new(ptr::null_mut()),
+            _gap: [0; 5],
             head_index: AtomicUsize::new(0),
             head_block: AtomicPtr::new(ptr::null_mut()),
-            spare: AtomicPtr::new(ptr::null_mut()),
             _owns: PhantomData,
         }
     }

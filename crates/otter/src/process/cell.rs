@@ -66,8 +66,10 @@ use crate::process::table::{self, TransitionToReleased};
 use crate::scheduler::Shared;
 use crate::signal::{Effect, Exit, Kind, effect};
 
-/// The type-erased part of a process: what run queues and the table point to.
-#[repr(C)]
+/// The type-erased part of a process: what run queues and the table point to. Aligned
+/// to 16 so the mailbox's tail and head, 64 bytes apart, never share a cache line
+/// (`mailbox/queue.rs`, the layout note on `Queue`).
+#[repr(C, align(16))]
 pub(crate) struct Header {
     pub(crate) state: State,
     vtable: &'static VTable,
@@ -812,8 +814,9 @@ impl Task {
                 TransitionToIdle::Idle => {
                     if h.in_receive.load(Ordering::Relaxed) {
                         // The worker's half of the Dekker rule (`process/state.rs`): a
-                        // sender that saw us running did not schedule us.
-                        crate::loom::full_fence();
+                        // sender that saw us running did not schedule us. The fence follows
+                        // `transition_to_idle`'s RMW directly.
+                        crate::loom::fence_after_rmw();
                         // SAFETY: we are the worker that just polled the process, so we
                         // are its mailbox's only consumer now; the cell is live (`Task`).
                         let ready = unsafe { (h.vtable.has_message)(self.0) };
@@ -1095,6 +1098,7 @@ mod tests {
         // Everything links, monitors, trap_exit and exit signals need is behind one
         // lazily boxed record: the header stays one cache line.
         assert_eq!(std::mem::size_of::<super::Header>(), 64);
+        assert_eq!(std::mem::align_of::<super::Header>(), 16);
         assert_eq!(
             std::mem::size_of::<std::sync::Mutex<Option<Box<super::Bonds>>>>(),
             16
