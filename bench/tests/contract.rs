@@ -116,6 +116,11 @@ fn cases() -> Vec<Case> {
             json!({"msgs": 1001, "senders": 3, "style": "server"}),
             1001,
         ),
+        otter(
+            &["counting", "msgs=1001", "senders=2", "style=channel"],
+            json!({"msgs": 1001, "senders": 2, "style": "channel"}),
+            1001,
+        ),
         c(
             &["mailbox", "k=200", "order=reverse"],
             json!({"k": 200, "order": "reverse"}),

@@ -311,9 +311,6 @@ fn run_channel(msgs: u64, senders: u64) -> Outcome {
     let mut out = Outcome::new(elapsed, msgs, check);
     out.extra.push(("get_and_reset_calls", calls.into()));
     out.extra.push(("style_run", "channel".into()));
-    out.notes.push(
-        "style=channel: OS threads over std::sync::mpsc, no otter: the machine's floor".into(),
-    );
     out
 }
 

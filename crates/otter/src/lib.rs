@@ -138,6 +138,16 @@
 //! computation, as on the BEAM: a process that computes for long holds its worker, but
 //! the processes queued behind it are taken over by the other workers.
 //!
+//! ## Memory and the allocator
+//!
+//! Each process is one allocation (its control block, mailbox head and future); a
+//! mailbox allocates a block of 31 message slots when it first fills one and then
+//! recycles its blocks, so steady message traffic allocates nothing. A process is often
+//! spawned on one worker and freed on another: with glibc's `malloc` that serialises the
+//! two threads on an arena lock. otter leaves the global allocator to the application;
+//! its benchmark harness runs on `mimalloc`, and a spawn-heavy service should use it or
+//! `jemalloc` too (the BEAM brings its own allocators for the same reason).
+//!
 //! ## Differences from Erlang
 //!
 //! * Mailboxes are typed: a [`Pid<M>`] takes only `M`. Define an enum for a protocol.

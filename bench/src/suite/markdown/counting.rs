@@ -76,9 +76,11 @@ pub(super) fn section(md: &mut String, res: &Results<'_>, s: &Sizes) {
         let _ = writeln!(
             md,
             "\nThe floor: the same messages between two OS threads over `std::sync::mpsc` \
-             (crossbeam's unbounded channel, no otter; `counting style=channel`): {} msgs/s. \
-             otter's raw loop, 1 sender, runs at {} of it: a message that crosses cores costs \
-             cache-line transfers that no runtime on this machine avoids.",
+             (crossbeam's unbounded channel, no otter; `counting style=channel`): {}. \
+             otter's raw loop, 1 sender, runs at {} of it. A message that crosses cores costs \
+             cache-line transfers that no runtime on this machine avoids; otter pays two more \
+             locked instructions per send than the channel (the pid table's count, \
+             ARCHITECTURE.md \"Where the time goes\").",
             floor.show(ops_per_s, rate),
             raw.median(ops_per_s)
                 .map_or("—".into(), |r| format!("{:.0}%", 100.0 * r / f)),
