@@ -220,6 +220,7 @@ mod signal;
 pub mod supervisor;
 #[cfg(loom)]
 mod scheduler {
+    pub(crate) mod park;
     pub(crate) mod queue;
 }
 #[cfg(not(loom))]
@@ -256,5 +257,6 @@ pub mod __loom {
     pub use crate::process::gate::{Closed, Gate};
     pub use crate::process::state::{State, TransitionToIdle, TransitionToScheduled};
     pub use crate::process::table::{SlotWord, TransitionToReleased};
+    pub use crate::scheduler::park::Idle;
     pub use crate::scheduler::queue::{Item, Local};
 }

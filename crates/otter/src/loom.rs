@@ -3,7 +3,8 @@
 //! Under `cfg(loom)` these are loom's instrumented types, so the loom models in
 //! `tests/loom_*.rs` explore every interleaving of the real protocol code; otherwise
 //! they are `std`'s. Only the protocol modules (`mailbox/queue.rs`, `process/state.rs`,
-//! `process/table.rs`'s slot word, `process/gate.rs`, `scheduler/queue.rs`) import from here; the rest of
+//! `process/table.rs`'s slot word, `process/gate.rs`, `scheduler/queue.rs`,
+//! `scheduler/park.rs`) import from here; the rest of
 //! the crate uses `std` directly, because loom cannot model `static`s, threads it did
 //! not start, or `catch_unwind`.
 
@@ -16,6 +17,11 @@ pub(crate) use ::loom::sync::atomic::{
 pub(crate) use std::sync::atomic::{
     AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering, fence,
 };
+
+#[cfg(loom)]
+pub(crate) use ::loom::sync::Mutex;
+#[cfg(not(loom))]
+pub(crate) use std::sync::Mutex;
 
 /// A spin-loop hint that, under loom, yields to the model so a waiting thread lets the
 /// thread it waits for make progress.

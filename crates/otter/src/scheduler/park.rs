@@ -22,10 +22,16 @@
 //! its local queue and its LIFO slot are taken over, so a process that hogs its worker
 //! cannot hold up the processes queued behind it. The first worker to wake into an
 //! all-parked runtime wakes one more to act as this watchdog.
+//!
+//! The loom model `tests/loom_park.rs` runs steps (1)–(3) against a pusher, with
+//! `thread::park` for real: a lost wake-up is a deadlock loom reports.
 
-use std::sync::atomic::{AtomicUsize, Ordering, fence};
-use std::sync::{Mutex, PoisonError};
+#![allow(unreachable_pub)] // `pub` items are for the loom model; the module is private.
+
+use std::sync::PoisonError;
 use std::time::Duration;
+
+use crate::loom::{AtomicUsize, Mutex, Ordering, fence};
 
 /// How long a parked worker sleeps while another is busy before it looks for stuck
 /// workers. 5 ms: a hogged worker's queue waits at most about this long, and a parked
@@ -34,14 +40,15 @@ pub(crate) const WATCHDOG: Duration = Duration::from_millis(5);
 
 /// The set of parked workers.
 #[derive(Debug)]
-pub(crate) struct Idle {
+pub struct Idle {
     sleepers: Mutex<Vec<usize>>,
     num_sleeping: AtomicUsize,
     workers: usize,
 }
 
 impl Idle {
-    pub(crate) fn new(workers: usize) -> Idle {
+    /// No worker parked yet, out of `workers`.
+    pub fn new(workers: usize) -> Idle {
         Idle {
             sleepers: Mutex::new(Vec::with_capacity(workers)),
             num_sleeping: AtomicUsize::new(0),
@@ -50,7 +57,7 @@ impl Idle {
     }
 
     /// Step (1). Returns whether every other worker is parked too.
-    pub(crate) fn register(&self, me: usize) -> bool {
+    pub fn register(&self, me: usize) -> bool {
         let mut s = self.sleepers.lock().unwrap_or_else(PoisonError::into_inner);
         s.push(me);
         let n = self.num_sleeping.fetch_add(1, Ordering::SeqCst) + 1;
@@ -60,7 +67,7 @@ impl Idle {
     }
 
     /// Undoes `register` if nobody popped us meanwhile (we found work, or timed out).
-    pub(crate) fn unregister(&self, me: usize) {
+    pub fn unregister(&self, me: usize) {
         let mut s = self.sleepers.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(i) = s.iter().position(|&w| w == me) {
             s.swap_remove(i);
@@ -70,7 +77,7 @@ impl Idle {
 
     /// The pusher's side: returns a parked worker to unpark, if any.
     #[inline]
-    pub(crate) fn pop_sleeper(&self) -> Option<usize> {
+    pub fn pop_sleeper(&self) -> Option<usize> {
         fence(Ordering::SeqCst);
         if self.num_sleeping.load(Ordering::SeqCst) == 0 {
             return None;
@@ -87,12 +94,12 @@ impl Idle {
     }
 
     /// Whether every worker other than one is parked.
-    pub(crate) fn all_others_parked(&self) -> bool {
+    pub fn all_others_parked(&self) -> bool {
         self.num_sleeping.load(Ordering::SeqCst) + 1 >= self.workers
     }
 
     /// Whether some worker other than the caller (a parked one) is busy.
-    pub(crate) fn someone_busy(&self) -> bool {
+    pub fn someone_busy(&self) -> bool {
         self.num_sleeping.load(Ordering::SeqCst) < self.workers
     }
 }
