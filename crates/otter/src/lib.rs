@@ -258,5 +258,5 @@ pub mod __loom {
     pub use crate::process::state::{State, TransitionToIdle, TransitionToScheduled};
     pub use crate::process::table::{SlotWord, TransitionToReleased};
     pub use crate::scheduler::park::Idle;
-    pub use crate::scheduler::queue::{Item, Local};
+    pub use crate::scheduler::queue::{Item, LifoSlot, Local};
 }

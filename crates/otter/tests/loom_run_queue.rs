@@ -1,5 +1,6 @@
-//! Loom model of the local run queue (`src/scheduler/queue.rs`): the owner pushes and
-//! pops while a thief steals half; every task is taken exactly once.
+//! Loom models of the run queues (`src/scheduler/queue.rs`): the owner pushes and pops
+//! its local queue while a thief steals half; the owner fills and empties its LIFO slot
+//! while a watchdog takes from it. Every task is taken exactly once.
 //! Run: `RUSTFLAGS="--cfg loom" cargo test -p otter --release --test loom_run_queue`.
 #![cfg(loom)]
 // The model drives the queue's `unsafe` single-consumer API directly.
@@ -7,7 +8,7 @@
 
 use loom::sync::Arc;
 use loom::thread;
-use otter::__loom::{Item, Local};
+use otter::__loom::{Item, LifoSlot, Local};
 
 struct T(Box<usize>);
 
@@ -53,5 +54,31 @@ fn owner_pop_and_steal_take_each_task_once() {
         }
         sum += thief.join().unwrap();
         assert_eq!(sum, 1 + 2 + 4 + 8, "each task taken exactly once");
+    });
+}
+
+#[test]
+fn lifo_slot_owner_and_rescuer_take_each_task_once() {
+    // The owner fills the empty slot with a plain store (only it ever fills the slot),
+    // displaces its task with a second one, and empties it; meanwhile a watchdog takes
+    // whatever is there. Each of the two tasks must come out exactly once.
+    loom::model(|| {
+        let slot: Arc<LifoSlot<T>> = Arc::new(LifoSlot::new());
+        let s2 = slot.clone();
+        let rescuer = thread::spawn(move || s2.take().map_or(0, |t| *t.0));
+        let mut sum = 0;
+        assert!(
+            slot.replace(T(Box::new(1))).is_none(),
+            "the slot starts empty"
+        );
+        if let Some(t) = slot.replace(T(Box::new(2))) {
+            sum += *t.0;
+        }
+        if let Some(t) = slot.take() {
+            sum += *t.0;
+        }
+        sum += rescuer.join().unwrap();
+        assert_eq!(sum, 3, "a task lost or taken twice");
+        assert!(slot.take().is_none());
     });
 }

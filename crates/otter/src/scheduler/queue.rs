@@ -284,43 +284,66 @@ impl Injector {
     }
 }
 
-/// A worker's LIFO slot: the process most recently woken by the running process.
+/// A worker's LIFO slot: the process most recently woken by the running process. Only
+/// its owner fills it; the owner and a watchdog rescuing a stuck worker's process take
+/// from it (`scheduler/worker.rs`). Loom model: `tests/loom_run_queue.rs`.
 #[cfg(not(loom))]
-#[derive(Debug)]
-pub(crate) struct LifoSlot(AtomicPtr<()>);
+pub struct LifoSlot<T: Item = Task>(AtomicPtr<()>, std::marker::PhantomData<T>);
 
-#[cfg(not(loom))]
-impl LifoSlot {
-    pub(crate) fn new() -> LifoSlot {
-        LifoSlot(AtomicPtr::new(std::ptr::null_mut()))
+/// A worker's LIFO slot. See the non-loom definition.
+#[cfg(loom)]
+pub struct LifoSlot<T: Item>(AtomicPtr<()>, std::marker::PhantomData<T>);
+
+// SAFETY: the slot moves an owned item from the owner to whichever thread takes it,
+// like a channel of one: `T: Send` is what that needs. The state is one atomic.
+unsafe impl<T: Item + Send> Sync for LifoSlot<T> {}
+// SAFETY: as above.
+unsafe impl<T: Item + Send> Send for LifoSlot<T> {}
+
+impl<T: Item> std::fmt::Debug for LifoSlot<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LifoSlot")
+            .field("empty", &self.is_empty())
+            .finish()
+    }
+}
+
+impl<T: Item> LifoSlot<T> {
+    /// An empty slot.
+    pub fn new() -> LifoSlot<T> {
+        LifoSlot(
+            AtomicPtr::new(std::ptr::null_mut()),
+            std::marker::PhantomData,
+        )
     }
 
     /// Puts `task` in the slot, returning the task it displaces. Owner only.
     #[inline]
-    pub(crate) fn replace(&self, task: Task) -> Option<Task> {
+    pub fn replace(&self, task: T) -> Option<T> {
         // An empty slot can only be filled by its owner (thieves only take), so a plain
         // store suffices: no read-modify-write on the ring's and ping-pong's hot path.
         if self.0.load(Ordering::Relaxed).is_null() {
-            self.0.store(Item::into_raw(task), Ordering::Release);
+            self.0.store(task.into_raw(), Ordering::Release);
             return None;
         }
-        let old = self.0.swap(Item::into_raw(task), Ordering::AcqRel);
-        // SAFETY: a non-null value in the slot is a `Task::into_raw`, and `swap` hands it
-        // to exactly one taker.
-        (!old.is_null()).then(|| unsafe { <Task as Item>::from_raw(old) })
+        let old = self.0.swap(task.into_raw(), Ordering::AcqRel);
+        // SAFETY: a non-null value in the slot is an `into_raw` of a `T`, and `swap`
+        // hands it to exactly one taker.
+        (!old.is_null()).then(|| unsafe { T::from_raw(old) })
     }
 
-    /// Empties the slot.
-    pub(crate) fn take(&self) -> Option<Task> {
+    /// Empties the slot. Owner, or a thread rescuing a stuck owner's process.
+    pub fn take(&self) -> Option<T> {
         if self.0.load(Ordering::Relaxed).is_null() {
             return None;
         }
         let old = self.0.swap(std::ptr::null_mut(), Ordering::AcqRel);
         // SAFETY: as in `replace`.
-        (!old.is_null()).then(|| unsafe { <Task as Item>::from_raw(old) })
+        (!old.is_null()).then(|| unsafe { T::from_raw(old) })
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
+    /// Whether the slot is empty (a snapshot).
+    pub fn is_empty(&self) -> bool {
         self.0.load(Ordering::Acquire).is_null()
     }
 }
