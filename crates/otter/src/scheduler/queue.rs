@@ -347,3 +347,73 @@ impl<T: Item> LifoSlot<T> {
         self.0.load(Ordering::Acquire).is_null()
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// A boxed test task, so Miri checks every pointer round trip and that nothing leaks.
+    #[derive(Debug, PartialEq)]
+    struct B(Box<usize>);
+
+    impl Item for B {
+        fn into_raw(self) -> *mut () {
+            Box::into_raw(self.0).cast()
+        }
+        unsafe fn from_raw(ptr: *mut ()) -> Self {
+            // SAFETY: `ptr` came from `into_raw` above (the trait's contract).
+            B(unsafe { Box::from_raw(ptr.cast()) })
+        }
+    }
+
+    #[test]
+    fn local_is_fifo_and_full_at_capacity() {
+        let q: Local<B> = Local::new();
+        for i in 0..LOCAL_CAP {
+            assert!(q.push(B(Box::new(i))).is_ok());
+        }
+        let back = q.push(B(Box::new(LOCAL_CAP))).unwrap_err();
+        assert_eq!(*back.0, LOCAL_CAP, "a full queue hands the task back");
+        for i in 0..LOCAL_CAP {
+            assert_eq!(q.pop(), Some(B(Box::new(i))));
+        }
+        assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn steal_takes_half_and_drain_half_moves_the_rest() {
+        let victim: Local<B> = Local::new();
+        for i in 0..10 {
+            assert!(victim.push(B(Box::new(i))).is_ok());
+        }
+        let thief: Local<B> = Local::new();
+        let first = victim.steal_into(&thief).expect("work to steal");
+        // Half of 10 moved: one to run now, four onto the thief's queue.
+        assert_eq!(thief.len() + 1, 5);
+        assert_eq!(victim.len(), 5);
+        let mut moved = Vec::new();
+        victim.drain_half(|t| moved.push(*t.0));
+        let mut seen: Vec<usize> = moved;
+        seen.push(*first.0);
+        while let Some(t) = thief.pop() {
+            seen.push(*t.0);
+        }
+        while let Some(t) = victim.pop() {
+            seen.push(*t.0);
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, (0..10).collect::<Vec<_>>(), "each task exactly once");
+    }
+
+    #[test]
+    fn lifo_slot_hands_each_task_out_once() {
+        let slot: LifoSlot<B> = LifoSlot::new();
+        assert!(slot.is_empty());
+        assert_eq!(slot.replace(B(Box::new(1))), None);
+        assert_eq!(slot.replace(B(Box::new(2))), Some(B(Box::new(1))));
+        assert!(!slot.is_empty());
+        assert_eq!(slot.take(), Some(B(Box::new(2))));
+        assert_eq!(slot.take(), None);
+        assert!(slot.is_empty());
+    }
+}
