@@ -56,20 +56,6 @@ impl<T> UnsafeCell<T> {
     }
 }
 
-/// A full fence right after a `SeqCst` read-modify-write by the same thread. On x86-64
-/// outside loom and Miri that RMW was a `lock`-prefixed instruction, already a full
-/// barrier, so only the compiler needs holding back (Linux's `smp_mb__after_atomic`,
-/// which is `barrier()` on x86); elsewhere, and under loom and Miri, a real `SeqCst`
-/// fence. Used by the worker after `State::transition_to_idle`, once per receive that
-/// waits, the other half of the send path's `full_fence`.
-#[inline(always)]
-pub(crate) fn fence_after_rmw() {
-    #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
-    std::sync::atomic::compiler_fence(Ordering::SeqCst);
-    #[cfg(not(all(target_arch = "x86_64", not(loom), not(miri))))]
-    fence(Ordering::SeqCst);
-}
-
 /// A full (`SeqCst`) fence. On x86-64 outside loom and Miri it is a locked
 /// compare-and-swap on a stack variable instead of `mfence`: both are full barriers on
 /// x86, and the locked instruction is several times cheaper on current cores (the same

@@ -77,7 +77,8 @@ pub(crate) struct Header {
     pub(crate) pid: RawPid,
     refs: AtomicUsize,
     /// Set by a receive that returned `Pending` during the current poll; cleared by the
-    /// worker before each poll. Only the running worker's thread touches it (`Relaxed`).
+    /// worker before each poll. Written only by the running worker; senders read it
+    /// (`process/state.rs`, the message wake-up rule: fences order it).
     in_receive: AtomicBool,
     /// `exiting`, `registered`, `has_bonds`: the flags that close the races between
     /// the exit and a name, link or monitor attached meanwhile (`process/gate.rs`).
@@ -408,7 +409,10 @@ pub(crate) fn send<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> 
     // `Cell<_, M>` (module docs). The count we hold keeps it allocated.
     let prefix = unsafe { lookup.cell.cast::<Prefix<M>>().as_ref() };
     prefix.mailbox.push(message);
-    let wake = prefix.header.state.transition_to_scheduled_by_message();
+    let wake = prefix
+        .header
+        .state
+        .transition_to_scheduled_by_message(&prefix.header.in_receive);
     let spill = crate::scheduler::worker::count_send();
     if wake == TransitionToScheduled::Push || spill {
         // SAFETY: the count we hold makes shutdown wait for us before it frees the
@@ -711,8 +715,9 @@ impl<M> Owner<M> {
         schedule(self.cell);
     }
 
-    /// Records that a receive is waiting: the worker then re-checks the mailbox after
-    /// the poll (the state module's Dekker rule).
+    /// Records that a receive is waiting: senders that find the process running then
+    /// write `SCHEDULED`, and the worker looks at the mailbox again after the poll,
+    /// before it releases the process (the state module's message wake-up rule).
     #[inline]
     pub(crate) fn mark_waiting(&self) {
         self.prefix()
@@ -810,25 +815,26 @@ impl Task {
         // SAFETY: we set `RUNNING`, so the stage is ours; the cell is live (`Task`).
         let poll = unsafe { (h.vtable.poll)(self.0, &mut cx) };
         match poll {
-            Poll::Pending => match h.state.transition_to_idle() {
-                TransitionToIdle::Idle => {
-                    if h.in_receive.load(Ordering::Relaxed) {
-                        // The worker's half of the Dekker rule (`process/state.rs`): a
-                        // sender that saw us running did not schedule us. The fence follows
-                        // `transition_to_idle`'s RMW directly.
-                        crate::loom::fence_after_rmw();
-                        // SAFETY: we are the worker that just polled the process, so we
-                        // are its mailbox's only consumer now; the cell is live (`Task`).
-                        let ready = unsafe { (h.vtable.has_message)(self.0) };
-                        if ready && h.state.transition_to_scheduled() == TransitionToScheduled::Push
-                        {
-                            return RunOutcome::Reschedule(self);
-                        }
+            Poll::Pending => {
+                if h.in_receive.load(Ordering::Relaxed) {
+                    // The worker's half of the message wake-up rule (`process/state.rs`):
+                    // a sender that saw us running and not yet waiting did not schedule
+                    // us, so look now, while the process is still ours (`RUNNING`): once
+                    // idle, it may run, and even end and be freed, on another worker.
+                    crate::loom::full_fence();
+                    // SAFETY: we set `RUNNING` and have not released it, so we are the
+                    // mailbox's only consumer and the process cannot end elsewhere; the
+                    // cell is live (`Task`).
+                    if unsafe { (h.vtable.has_message)(self.0) } {
+                        h.state.transition_to_rescheduled();
+                        return RunOutcome::Reschedule(self);
                     }
-                    RunOutcome::Idle
                 }
-                TransitionToIdle::Reschedule => RunOutcome::Reschedule(self),
-            },
+                match h.state.transition_to_idle() {
+                    TransitionToIdle::Idle => RunOutcome::Idle,
+                    TransitionToIdle::Reschedule => RunOutcome::Reschedule(self),
+                }
+            }
             Poll::Ready(reason) => {
                 self.exit(reason);
                 RunOutcome::Exited

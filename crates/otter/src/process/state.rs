@@ -19,26 +19,32 @@
 //! # Message wake-ups skip the read-modify-write when they can
 //!
 //! A sender of a message uses [`State::transition_to_scheduled_by_message`]: if the
-//! receiver is already scheduled or running, it does not write the state at all, so a
-//! stream of messages to a busy receiver does not bounce the state's cache line between
-//! cores. That is safe because of a second rule, a Dekker pair:
+//! receiver is already scheduled, or running and not yet waiting in a receive, it does
+//! not write the state at all, so a stream of messages to a busy receiver does not
+//! bounce the state's cache line between cores. The process's `waiting` flag (set by a
+//! receive that found nothing, cleared before each poll) makes that safe, by a Dekker
+//! pair:
 //!
-//! * sender: push the message, `SeqCst` fence, read the state;
-//! * worker, after a `Pending` poll in which the process waited in a receive:
-//!   `transition_to_idle` (`SeqCst`), `SeqCst` fence, look at the mailbox, and
-//!   schedule the process again if a message is there.
+//! * sender: push the message, `SeqCst` fence, read the state and then `waiting`;
+//!   skip only if the process is scheduled, or running with `waiting` clear;
+//! * worker, after a `Pending` poll in which a receive set `waiting`, *while the
+//!   process is still `RUNNING`*: `SeqCst` fence, look at the mailbox; if a message
+//!   is there, [`State::transition_to_rescheduled`] and queue the process again, else
+//!   `transition_to_idle`.
 //!
-//! The fences forbid both the sender reading "running" and the worker missing the
-//! message. On x86-64 the worker's fence costs nothing: the `xadd` of
-//! `transition_to_idle` is a `lock`-prefixed instruction, a full barrier already
-//! (`loom::fence_after_rmw`; the loom model keeps the real fence). Wake-ups that are not messages (timers, foreign futures) always write.
+//! Either the sender sees `waiting` set, and writes `SCHEDULED` (which the worker's
+//! `transition_to_idle` then reports, or which finds the process idle and queues it),
+//! or the worker's look sees the message. The look happens before the process is
+//! released: once it is idle another worker may run it, consume its mailbox, even end
+//! it and free it, so the worker touches nothing of it after `transition_to_idle`.
+//! Wake-ups that are not messages (timers, foreign futures) always write.
 //!
 //! Between `transition_to_running` and the next transition, the worker has exclusive
 //! access to the process's future: that exclusivity is what `process/cell.rs` relies on.
 
 #![allow(unreachable_pub)] // `pub` items are for the loom models; the module is private.
 
-use crate::loom::{AtomicUsize, Ordering, full_fence};
+use crate::loom::{AtomicBool, AtomicUsize, Ordering, full_fence};
 
 /// Set while the process is in a run queue, or will be put back in one when the poll
 /// that is running now returns. Set by wakers, cleared by the worker that starts a poll.
@@ -96,13 +102,19 @@ impl State {
     }
 
     /// The message sender's wake-up (see the module docs): the caller has pushed a
-    /// message. Writes the state only if the process looks idle.
+    /// message. Writes the state only if the process is idle, or running and `waiting`
+    /// in a receive.
     #[inline]
-    pub fn transition_to_scheduled_by_message(&self) -> TransitionToScheduled {
+    pub fn transition_to_scheduled_by_message(
+        &self,
+        waiting: &AtomicBool,
+    ) -> TransitionToScheduled {
         const BUSY: usize = SCHEDULED | RUNNING | DONE;
         if self.0.load(Ordering::Relaxed) & BUSY != 0 {
             full_fence();
-            if self.0.load(Ordering::Relaxed) & BUSY != 0 {
+            let s = self.0.load(Ordering::Relaxed);
+            if s & (SCHEDULED | DONE) != 0 || (s & RUNNING != 0 && !waiting.load(Ordering::Relaxed))
+            {
                 return TransitionToScheduled::Nothing;
             }
         }
@@ -125,6 +137,26 @@ impl State {
             TransitionToIdle::Reschedule
         } else {
             TransitionToIdle::Idle
+        }
+    }
+
+    /// Running → scheduled, by the worker that polled the process and found a message
+    /// after a receive waited (module docs): the caller must queue it again. One RMW; a
+    /// `SCHEDULED` set by a waker during the poll is simply kept.
+    pub fn transition_to_rescheduled(&self) {
+        // One CAS, never passing through idle: a waker that saw idle would queue the
+        // process too.
+        let mut cur = self.0.load(Ordering::Relaxed);
+        loop {
+            debug_assert!(cur & RUNNING != 0 && cur & DONE == 0);
+            let new = (cur & !RUNNING) | SCHEDULED;
+            match self
+                .0
+                .compare_exchange_weak(cur, new, Ordering::SeqCst, Ordering::Relaxed)
+            {
+                Ok(_) => return,
+                Err(c) => cur = c,
+            }
         }
     }
 
