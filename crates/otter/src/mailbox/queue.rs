@@ -27,7 +27,8 @@
 //!    (`Acquire`). A slot reserved but not yet ready reads as "empty for now": the
 //!    producer schedules the receiver after its `ready` store, so nothing is lost and
 //!    FIFO order per queue holds.
-//! 5. The consumer frees a block after taking its last slot. By (3) every producer that
+//! 5. The consumer leaves a block after taking its last slot, and from then on owns it
+//!    (to recycle or free, rule 7). By (3) every producer that
 //!    reserved a slot in it has finished with it, and by (2) `next` was stored before
 //!    the last slot's `ready`, so the consumer can follow it without waiting.
 //! 6. The very first block is installed by the producer that wins the CAS of
@@ -52,7 +53,7 @@
 //!
 //! # Safety
 //!
-//! The `unsafe` blocks rely on (1)–(6) and on the single-consumer contract of
+//! The `unsafe` blocks rely on (1)–(7) and on the single-consumer contract of
 //! [`Queue::pop`], which is `unsafe fn` for that reason. The loom model in
 //! `tests/loom_mailbox.rs` checks the protocol with `BLOCK_CAP = 2`, and Miri runs the
 //! unit tests at the bottom of this file.
@@ -77,7 +78,8 @@ const LAP: usize = BLOCK_CAP + 1;
 
 struct Slot<T> {
     value: UnsafeCell<MaybeUninit<T>>,
-    /// 0 until the producer has written `value`, then 1. Never reset: a block is used once.
+    /// 0 until the producer has written `value`, then 1. Reset to 0 only by the consumer,
+    /// when it recycles the whole block (rule 7).
     ready: AtomicUsize,
 }
 

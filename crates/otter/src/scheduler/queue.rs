@@ -348,6 +348,13 @@ impl<T: Item> LifoSlot<T> {
     }
 }
 
+impl<T: Item> Drop for LifoSlot<T> {
+    fn drop(&mut self) {
+        // As for `Local`: nothing for `Task`, the boxed item of a model or test.
+        drop(self.take());
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
