@@ -60,7 +60,8 @@ impl<T> UnsafeCell<T> {
 /// compare-and-swap on a stack variable instead of `mfence`: both are full barriers on
 /// x86, and the locked instruction is several times cheaper on current cores (the same
 /// choice, and the same caveat that the C++ model does not promise it, as
-/// crossbeam-epoch's `pin`). Used on the message-send path, where it runs per message.
+/// crossbeam-epoch's `pin`). Used on the message-send path, where it runs per message,
+/// and by the worker's last look at a waiting process's mailbox.
 #[inline(always)]
 pub(crate) fn full_fence() {
     #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]

@@ -76,8 +76,8 @@ pub(crate) struct Header {
     rt: *const Shared,
     pub(crate) pid: RawPid,
     refs: AtomicUsize,
-    /// Set by a receive that returned `Pending` during the current poll; cleared by the
-    /// worker before each poll. Written only by the running worker; senders read it
+    /// Set by a receive that found no message during the current poll; cleared by the
+    /// worker before each poll, and left set while the process is idle. Senders read it
     /// (`process/state.rs`, the message wake-up rule: fences order it).
     in_receive: AtomicBool,
     /// `exiting`, `registered`, `has_bonds`: the flags that close the races between
@@ -153,8 +153,9 @@ struct VTable {
     drop_future: unsafe fn(NonNull<Header>),
     /// Drops the mailbox and frees the cell. Caller: whoever released the last reference.
     dealloc: unsafe fn(NonNull<Header>),
-    /// Whether a message is ready in the mailbox queue. Caller: the worker that just
-    /// polled the process (the consumer's thread, so the single-consumer rule holds).
+    /// Whether a message is in the mailbox queue or about to be (`Queue::may_have_message`:
+    /// reads the two indices only, so it is no consumer). Caller: the worker that polled
+    /// the process and still holds `RUNNING`, which keeps the cell live.
     has_message: unsafe fn(NonNull<Header>) -> bool,
 }
 
@@ -192,13 +193,11 @@ where
 
     /// # Safety
     ///
-    /// `ptr` is a live `Cell<F, M>`, and the caller is the worker that just polled it
-    /// (no other thread consumes its mailbox now).
+    /// `ptr` is a live `Cell<F, M>`.
     unsafe fn has_message(ptr: NonNull<Header>) -> bool {
         // SAFETY: caller's contract: a live `Cell<F, M>`.
         let cell = unsafe { ptr.cast::<Self>().as_ref() };
-        // SAFETY: caller's contract: we are the mailbox's consumer now.
-        unsafe { cell.mailbox.has_ready() }
+        cell.mailbox.may_have_message()
     }
 
     /// # Safety
@@ -822,9 +821,10 @@ impl Task {
                     // us, so look now, while the process is still ours (`RUNNING`): once
                     // idle, it may run, and even end and be freed, on another worker.
                     crate::loom::full_fence();
-                    // SAFETY: we set `RUNNING` and have not released it, so we are the
-                    // mailbox's only consumer and the process cannot end elsewhere; the
-                    // cell is live (`Task`).
+                    // Only the queue's indices are read: the mailbox's consumer is whoever
+                    // holds the `Context`, which may have been moved to another thread.
+                    // SAFETY: we set `RUNNING` and have not released it, so the process
+                    // cannot end elsewhere and the cell is live.
                     if unsafe { (h.vtable.has_message)(self.0) } {
                         h.state.transition_to_rescheduled();
                         return RunOutcome::Reschedule(self);

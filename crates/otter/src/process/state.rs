@@ -8,11 +8,12 @@
 //!   message). Only the caller that moves the process from idle to scheduled pushes it
 //!   onto a run queue, so a process is in at most one run queue at a time.
 //! * The worker that pops the process calls [`State::transition_to_running`] *before*
-//!   polling. The read-modify-write orders the poll after every event whose waker saw
-//!   the process scheduled-but-not-running, so no event is missed.
+//!   polling. The read-modify-write orders the poll after every event whose waker wrote
+//!   the state (a message sender that skipped the write is covered by the rule below).
 //! * After a poll that returned `Pending`, [`State::transition_to_idle`] clears
 //!   `RUNNING`; if a wake-up arrived during the poll (`SCHEDULED` set while `RUNNING`),
-//!   the worker must queue the process again.
+//!   the worker must queue the process again. Or, when the rule below finds a message,
+//!   [`State::transition_to_rescheduled`] moves it straight back to scheduled.
 //! * A process that finished is marked [`DONE`] by the worker that ran it; wake-ups of a
 //!   done process do nothing.
 //!
@@ -25,8 +26,8 @@
 //! receive that found nothing, cleared before each poll) makes that safe, by a Dekker
 //! pair:
 //!
-//! * sender: push the message, `SeqCst` fence, read the state and then `waiting`;
-//!   skip only if the process is scheduled, or running with `waiting` clear;
+//! * sender: push the message, `SeqCst` fence, read the state and `waiting`; skip only
+//!   if the process is scheduled or done, or running with `waiting` clear;
 //! * worker, after a `Pending` poll in which a receive set `waiting`, *while the
 //!   process is still `RUNNING`*: `SeqCst` fence, look at the mailbox; if a message
 //!   is there, [`State::transition_to_rescheduled`] and queue the process again, else
@@ -34,7 +35,15 @@
 //!
 //! Either the sender sees `waiting` set, and writes `SCHEDULED` (which the worker's
 //! `transition_to_idle` then reports, or which finds the process idle and queues it),
-//! or the worker's look sees the message. The look happens before the process is
+//! or the worker's look sees the message. A sender that skipped because the process was
+//! scheduled read the state before the next poll's `transition_to_running`; if that
+//! poll's receive misses the message, it sets `waiting`, and the worker's fence and the
+//! sender's are ordered one way or the other: the sender's first means the look sees
+//! the message, the worker's first would have shown the sender `RUNNING`, not
+//! `SCHEDULED`. Stale reads only cost work: a `waiting` left set from an earlier poll
+//! makes a sender write the state needlessly, and the look reports a position reserved
+//! but not yet written (`Queue::may_have_message`), which costs a poll that finds
+//! nothing and looks again. The look happens before the process is
 //! released: once it is idle another worker may run it, consume its mailbox, even end
 //! it and free it, so the worker touches nothing of it after `transition_to_idle`.
 //! Wake-ups that are not messages (timers, foreign futures) always write.
