@@ -133,3 +133,58 @@ fn rescheduling_a_running_process_never_passes_through_idle() {
         assert_eq!(waker.join().unwrap(), TransitionToScheduled::Nothing);
     });
 }
+
+/// Two senders, and a `waiting` flag left set by an earlier poll: neither message's
+/// wake-up is lost, and the process is never in two queues at once.
+#[test]
+fn two_senders_and_a_stale_waiting_flag_lose_no_wake() {
+    loom::model(|| {
+        let state = Arc::new(State::new_scheduled());
+        let waiting = Arc::new(AtomicBool::new(true)); // stale, from an earlier poll
+        let mailbox = Arc::new(AtomicUsize::new(0));
+        let queued = Arc::new(AtomicUsize::new(0));
+        let senders: Vec<_> = (0..2)
+            .map(|i| {
+                let (s, w, m, q) = (
+                    state.clone(),
+                    waiting.clone(),
+                    mailbox.clone(),
+                    queued.clone(),
+                );
+                thread::spawn(move || {
+                    m.fetch_or(1 << i, Ordering::Release);
+                    if s.transition_to_scheduled_by_message(&w) == TransitionToScheduled::Push {
+                        // At most one run queue at a time: nobody else holds it queued.
+                        assert_eq!(q.fetch_add(1, Ordering::Relaxed), 0, "queued twice");
+                    }
+                })
+            })
+            .collect();
+        // The worker polls while the process is queued (by the start or by a sender).
+        let mut seen = 0;
+        let mut queued_now = true;
+        while queued_now {
+            state.transition_to_running();
+            waiting.store(false, Ordering::Relaxed);
+            seen |= mailbox.load(Ordering::Acquire);
+            queued_now = if seen == 3 {
+                state.transition_to_idle() == TransitionToIdle::Reschedule
+            } else {
+                waiting.store(true, Ordering::Relaxed);
+                loom::sync::atomic::fence(Ordering::SeqCst);
+                if mailbox.load(Ordering::Relaxed) != seen {
+                    state.transition_to_rescheduled();
+                    true
+                } else {
+                    state.transition_to_idle() == TransitionToIdle::Reschedule
+                }
+            };
+        }
+        for s in senders {
+            s.join().unwrap();
+        }
+        // Whatever the worker did not see, a sender queued the process for.
+        let pushed = queued.load(Ordering::Relaxed);
+        assert!(seen == 3 || pushed == 1, "a message wake-up was lost");
+    });
+}
