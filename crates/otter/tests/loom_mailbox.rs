@@ -9,45 +9,50 @@ use loom::sync::Arc;
 use loom::thread;
 use otter::__loom::Queue;
 
+/// Two producers push `per` messages each while the consumer pops `early` times, then
+/// the consumer drains: every message arrives once, in its producer's order.
+fn two_producers(per: u32, early: usize) {
+    let q = Arc::new(Queue::new());
+    let producers: Vec<_> = (0..2u32)
+        .map(|p| {
+            let q = q.clone();
+            thread::spawn(move || {
+                for i in 0..per {
+                    q.push((p, i));
+                }
+            })
+        })
+        .collect();
+    let mut next = [0u32; 2];
+    let mut got = 0;
+    let mut take = |m: Option<(u32, u32)>| {
+        if let Some((p, i)) = m {
+            assert_eq!(next[p as usize], i, "per-producer order");
+            next[p as usize] += 1;
+            got += 1;
+        }
+    };
+    // Pop concurrently with the producers a bounded number of times (an unbounded spin
+    // would make loom's search infinite), then drain after they finish.
+    for _ in 0..early {
+        // SAFETY: this thread is the only consumer.
+        take(unsafe { q.pop() });
+    }
+    for p in producers {
+        p.join().unwrap();
+    }
+    for _ in 0..2 * per {
+        // SAFETY: single consumer.
+        take(unsafe { q.pop() });
+    }
+    assert_eq!(got, 2 * per, "a message was lost");
+    // SAFETY: single consumer.
+    assert!(unsafe { q.pop() }.is_none());
+}
+
 #[test]
 fn two_producers_one_consumer_keep_order_lose_nothing() {
-    loom::model(|| {
-        let q = Arc::new(Queue::new());
-        let producers: Vec<_> = (0..2u32)
-            .map(|p| {
-                let q = q.clone();
-                thread::spawn(move || {
-                    q.push((p, 0u32));
-                    q.push((p, 1u32));
-                })
-            })
-            .collect();
-        let mut next = [0u32; 2];
-        let mut got = 0;
-        let mut take = |m: Option<(u32, u32)>| {
-            if let Some((p, i)) = m {
-                assert_eq!(next[p as usize], i, "per-producer order");
-                next[p as usize] += 1;
-                got += 1;
-            }
-        };
-        // Pop concurrently with the producers a bounded number of times (an unbounded
-        // spin would make loom's search infinite), then drain after they finish.
-        for _ in 0..3 {
-            // SAFETY: this thread is the only consumer.
-            take(unsafe { q.pop() });
-        }
-        for p in producers {
-            p.join().unwrap();
-        }
-        for _ in 0..4 {
-            // SAFETY: single consumer.
-            take(unsafe { q.pop() });
-        }
-        assert_eq!(got, 4, "a message was lost");
-        // SAFETY: single consumer.
-        assert!(unsafe { q.pop() }.is_none());
-    });
+    loom::model(|| two_producers(2, 3));
 }
 
 #[test]
@@ -113,40 +118,5 @@ fn two_producers_across_a_recycled_block_keep_order_lose_nothing() {
     // Three messages from each of two producers need three blocks of two slots, so a
     // block the consumer left can come back as the third while both producers push:
     // one of them may hold a stale `tail_block` or give a spare back (rule 7).
-    loom::model(|| {
-        let q = Arc::new(Queue::new());
-        let producers: Vec<_> = (0..2u32)
-            .map(|p| {
-                let q = q.clone();
-                thread::spawn(move || {
-                    for i in 0..3u32 {
-                        q.push((p, i));
-                    }
-                })
-            })
-            .collect();
-        let mut next = [0u32; 2];
-        let mut got = 0;
-        let mut take = |m: Option<(u32, u32)>| {
-            if let Some((p, i)) = m {
-                assert_eq!(next[p as usize], i, "per-producer order");
-                next[p as usize] += 1;
-                got += 1;
-            }
-        };
-        for _ in 0..3 {
-            // SAFETY: this thread is the only consumer.
-            take(unsafe { q.pop() });
-        }
-        for p in producers {
-            p.join().unwrap();
-        }
-        for _ in 0..6 {
-            // SAFETY: single consumer.
-            take(unsafe { q.pop() });
-        }
-        assert_eq!(got, 6, "a message was lost");
-        // SAFETY: single consumer.
-        assert!(unsafe { q.pop() }.is_none());
-    });
+    loom::model(|| two_producers(3, 3));
 }
