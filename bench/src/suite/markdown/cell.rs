@@ -133,6 +133,23 @@ pub(super) fn ratio(
     }
 }
 
+/// "otter vs erlang" of two cells' medians of `f`: "N× faster" or "N× slower".
+/// `higher_better`: rates (true) or times (false).
+pub(super) fn faster_or_slower(
+    otter: &Cell<'_>,
+    erlang: &Cell<'_>,
+    f: impl Fn(&Value) -> Option<f64> + Copy,
+    higher_better: bool,
+) -> String {
+    ratio(
+        otter.median(f),
+        erlang.median(f),
+        higher_better,
+        "faster",
+        "slower",
+    )
+}
+
 /// "server vs raw" of one implementation: how its server layer compares with its own raw
 /// loop, plain (no bold: neither is "otter").
 pub(super) fn server_vs_raw(

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::cell::{Cell, Results, factor, ns_per_op, ratio};
+use super::cell::{Cell, Results, factor, faster_or_slower, ns_per_op};
 use super::{ERLANG, OTTER, id, write_svg};
 use crate::plot::{self, Axis, BarChart};
 use crate::suite::{Impl, Options, Sizes};
@@ -49,26 +49,14 @@ pub(super) fn section(
         "| message, ns/increment | {} | {} | {} |",
         om.show(ns_per_op, plot::nanos),
         em.show(ns_per_op, plot::nanos),
-        ratio(
-            om.median(ns_per_op),
-            em.median(ns_per_op),
-            false,
-            "faster",
-            "slower"
-        )
+        faster_or_slower(&om, &em, ns_per_op, false)
     );
     let _ = writeln!(
         md,
         "| closure, ns/increment | {} | {} | {} |",
         oc.show(ns_per_op, plot::nanos),
         ec.show(ns_per_op, plot::nanos),
-        ratio(
-            oc.median(ns_per_op),
-            ec.median(ns_per_op),
-            false,
-            "faster",
-            "slower"
-        )
+        faster_or_slower(&oc, &ec, ns_per_op, false)
     );
     let mc = |m: &Cell<'_>, c: &Cell<'_>| {
         m.median(ns_per_op)

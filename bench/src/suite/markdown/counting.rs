@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::cell::{Results, ops_per_s, rate, ratio, server_vs_raw};
+use super::cell::{Results, faster_or_slower, ops_per_s, rate, server_vs_raw};
 use super::id;
 use crate::plot;
 use crate::suite::{Impl, Sizes};
@@ -60,13 +60,7 @@ pub(super) fn section(md: &mut String, res: &Results<'_>, s: &Sizes) {
                 "| {style} | {senders} | {} | {} | {} | {vs_raw_o} | {vs_raw_e} |",
                 co.show(ops_per_s, rate),
                 ce.show(ops_per_s, rate),
-                ratio(
-                    co.median(ops_per_s),
-                    ce.median(ops_per_s),
-                    true,
-                    "faster",
-                    "slower"
-                ),
+                faster_or_slower(&co, &ce, ops_per_s, true),
             );
         }
     }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::cell::{Cell, Results, ratio, seconds};
+use super::cell::{Cell, Results, faster_or_slower, seconds};
 use super::{ERLANG, OTTER, OTTER_MATCH, id, write_svg};
 use crate::plot::{self, Axis, Guide, LineChart, Marker, Series};
 use crate::suite::{Impl, Options, Sizes};
@@ -62,13 +62,7 @@ pub(super) fn section(
             let _ = write!(
                 md,
                 " {} |",
-                ratio(
-                    cells[oi].median(seconds),
-                    cells[ei].median(seconds),
-                    false,
-                    "faster",
-                    "slower"
-                )
+                faster_or_slower(&cells[oi], &cells[ei], seconds, false)
             );
         }
         let _ = writeln!(md);

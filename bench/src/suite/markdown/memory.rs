@@ -2,7 +2,9 @@
 
 use std::fmt::Write as _;
 
-use super::cell::{Results, beam_bytes_per_process, bytes, bytes_per_process, ratio, seconds};
+use super::cell::{
+    Results, beam_bytes_per_process, bytes, bytes_per_process, faster_or_slower, ratio, seconds,
+};
 use super::id;
 use crate::plot;
 use crate::suite::{Impl, Sizes};
@@ -34,12 +36,6 @@ pub(super) fn section(md: &mut String, res: &Results<'_>, s: &Sizes) {
         ce.show(beam_bytes_per_process, bytes),
         co.show(seconds, plot::secs),
         ce.show(seconds, plot::secs),
-        ratio(
-            co.median(seconds),
-            ce.median(seconds),
-            false,
-            "faster",
-            "slower"
-        ),
+        faster_or_slower(&co, &ce, seconds, false),
     );
 }

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::cell::{Results, ns_per_op, ratio, server_vs_raw};
+use super::cell::{Results, faster_or_slower, ns_per_op, server_vs_raw};
 use super::id;
 use crate::plot;
 use crate::suite::{Impl, Sizes};
@@ -51,13 +51,7 @@ pub(super) fn section(md: &mut String, res: &Results<'_>, s: &Sizes) {
             "| {style} | {} | {} | {} | {vs_raw_o} | {vs_raw_e} |",
             co.show(ns_per_op, plot::nanos),
             ce.show(ns_per_op, plot::nanos),
-            ratio(
-                co.median(ns_per_op),
-                ce.median(ns_per_op),
-                false,
-                "faster",
-                "slower"
-            ),
+            faster_or_slower(&co, &ce, ns_per_op, false),
         );
     }
 }

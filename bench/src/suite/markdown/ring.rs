@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::cell::{Cell, Results, ops_per_s, rate, ratio, seconds};
+use super::cell::{Cell, Results, faster_or_slower, ops_per_s, rate, seconds};
 use super::{ERLANG, OTTER, id, write_svg};
 use crate::plot::{self, Axis, LineChart, Marker, Series};
 use crate::suite::{Impl, Options, Sizes};
@@ -55,13 +55,7 @@ pub(super) fn section(
                 " otter {}<br>erlang {}<br>{} |",
                 co.show(ops_per_s, rate),
                 ce.show(ops_per_s, rate),
-                ratio(
-                    co.median(ops_per_s),
-                    ce.median(ops_per_s),
-                    true,
-                    "faster",
-                    "slower"
-                )
+                faster_or_slower(&co, &ce, ops_per_s, true)
             );
         }
         let _ = writeln!(md);
@@ -112,13 +106,7 @@ pub(super) fn section(
                 ce.show(seconds, plot::secs),
                 co.show(ops_per_s, rate),
                 ce.show(ops_per_s, rate),
-                ratio(
-                    co.median(ops_per_s),
-                    ce.median(ops_per_s),
-                    true,
-                    "faster",
-                    "slower"
-                )
+                faster_or_slower(&co, &ce, ops_per_s, true)
             );
         }
     }

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::cell::{Results, ops_per_s, rate, ratio, seconds};
+use super::cell::{Results, faster_or_slower, ops_per_s, rate, seconds};
 use super::{ERLANG, OTTER, id, write_svg};
 use crate::plot::{self, Axis, BarChart};
 use crate::suite::{Impl, Options, Sizes};
@@ -44,13 +44,7 @@ pub(super) fn section(
             ce.show(seconds, plot::secs),
             co.show(ops_per_s, rate),
             ce.show(ops_per_s, rate),
-            ratio(
-                co.median(ops_per_s),
-                ce.median(ops_per_s),
-                true,
-                "faster",
-                "slower"
-            )
+            faster_or_slower(&co, &ce, ops_per_s, true)
         );
         vo.push(co.median(ops_per_s));
         ve.push(ce.median(ops_per_s));
