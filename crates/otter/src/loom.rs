@@ -56,12 +56,25 @@ impl<T> UnsafeCell<T> {
     }
 }
 
+/// A full fence right after a `SeqCst` read-modify-write by the same thread. On x86-64
+/// outside loom and Miri that RMW was a `lock`-prefixed instruction, already a full
+/// barrier, so only the compiler needs holding back (Linux's `smp_mb__after_atomic`,
+/// which is `barrier()` on x86); elsewhere, and under loom and Miri, a real `SeqCst`
+/// fence. Used by the worker after `State::transition_to_running`, once per poll: the
+/// other half of the send path's `full_fence` (`process/state.rs`).
+#[inline(always)]
+pub(crate) fn fence_after_rmw() {
+    #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
+    std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    #[cfg(not(all(target_arch = "x86_64", not(loom), not(miri))))]
+    fence(Ordering::SeqCst);
+}
+
 /// A full (`SeqCst`) fence. On x86-64 outside loom and Miri it is a locked
 /// compare-and-swap on a stack variable instead of `mfence`: both are full barriers on
 /// x86, and the locked instruction is several times cheaper on current cores (the same
 /// choice, and the same caveat that the C++ model does not promise it, as
-/// crossbeam-epoch's `pin`). Used on the message-send path, where it runs per message,
-/// and by the worker's last look at a waiting process's mailbox.
+/// crossbeam-epoch's `pin`). Used on the message-send path, when the receiver is busy.
 #[inline(always)]
 pub(crate) fn full_fence() {
     #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]

@@ -396,10 +396,7 @@ impl<M: Send + 'static> Future for Recv<'_, M> {
         }
         match cx.try_recv() {
             Some(m) => Poll::Ready(m),
-            None => {
-                cx.owner.mark_waiting();
-                Poll::Pending
-            }
+            None => Poll::Pending,
         }
     }
 }
@@ -443,7 +440,6 @@ impl<M: Send + 'static, P: FnMut(&M) -> bool> Future for RecvMatch<'_, M, P> {
                 return Poll::Pending;
             }
         }
-        this.cx.owner.mark_waiting();
         match this.sleep.as_mut() {
             Some(s) => {
                 if s.poll_elapsed(task) {
@@ -503,7 +499,6 @@ impl<M: Keyed + Send + 'static> Future for RecvKey<'_, M> {
             }
             this.cx.saved.push(m);
         }
-        this.cx.owner.mark_waiting();
         Poll::Pending
     }
 }

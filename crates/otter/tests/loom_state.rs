@@ -65,26 +65,19 @@ fn two_wakers_queue_the_process_once() {
     });
 }
 
-/// The message sender's skip rule (`transition_to_scheduled_by_message`) against the
-/// worker's look at the mailbox after a `Pending` poll in which a receive waited, made
-/// while the process is still `RUNNING` (`Task::run`): the Dekker pair of
-/// `src/process/state.rs`. The worker's side is mirrored here step by step.
+/// The message sender's skip rule (`transition_to_scheduled_by_message`) against a
+/// poll: the Dekker pair of `src/process/state.rs`. The worker runs the process until it
+/// goes idle; each poll takes the message if it is there.
 #[test]
-fn a_skipped_message_wake_is_caught_by_the_worker_before_it_lets_go() {
+fn a_message_wake_is_skipped_only_when_a_poll_is_still_to_come() {
     loom::model(|| {
         let state = Arc::new(State::new_scheduled());
-        let waiting = Arc::new(AtomicBool::new(false));
         let mailbox = Arc::new(AtomicUsize::new(0));
         let pushed = Arc::new(AtomicUsize::new(0));
-        let (s2, w2, m2, p2) = (
-            state.clone(),
-            waiting.clone(),
-            mailbox.clone(),
-            pushed.clone(),
-        );
+        let (s2, m2, p2) = (state.clone(), mailbox.clone(), pushed.clone());
         let sender = thread::spawn(move || {
             m2.store(1, Ordering::Release);
-            if s2.transition_to_scheduled_by_message(&w2) == TransitionToScheduled::Push {
+            if s2.transition_to_scheduled_by_message() == TransitionToScheduled::Push {
                 p2.fetch_add(1, Ordering::Relaxed);
             }
         });
@@ -93,18 +86,7 @@ fn a_skipped_message_wake_is_caught_by_the_worker_before_it_lets_go() {
         loop {
             polls += 1;
             state.transition_to_running();
-            waiting.store(false, Ordering::Relaxed);
-            // The receive: takes the message if it is there, else marks itself waiting.
             seen = seen.max(mailbox.load(Ordering::Acquire));
-            if seen == 0 {
-                waiting.store(true, Ordering::Relaxed);
-                // The worker, after the `Pending` poll, still owning the process.
-                loom::sync::atomic::fence(Ordering::SeqCst);
-                if mailbox.load(Ordering::Acquire) == 1 {
-                    state.transition_to_rescheduled();
-                    continue;
-                }
-            }
             match state.transition_to_idle() {
                 TransitionToIdle::Reschedule => continue,
                 TransitionToIdle::Idle => break,
@@ -116,75 +98,55 @@ fn a_skipped_message_wake_is_caught_by_the_worker_before_it_lets_go() {
         // will). A late wake-up after a poll already took the message is allowed: it
         // found the process idle, so the process was never in two queues at once.
         assert!(seen == 1 || pushed == 1, "message wake-up lost");
-        assert!(pushed <= 1 && polls <= 3);
+        assert!(pushed <= 1 && polls <= 2);
     });
 }
 
+/// Two senders, one of which may skip because the other's wake-up is pending: neither
+/// message's wake-up is lost, and the process is never in two queues at once.
 #[test]
-fn rescheduling_a_running_process_never_passes_through_idle() {
-    // A waker racing with `transition_to_rescheduled` must not see the process idle
-    // (it would queue it a second time).
+fn two_senders_lose_no_message_wake() {
     loom::model(|| {
         let state = Arc::new(State::new_scheduled());
+        // The process has run once and waits (idle), so both senders race to wake it.
         state.transition_to_running();
-        let s2 = state.clone();
-        let waker = thread::spawn(move || s2.transition_to_scheduled());
-        state.transition_to_rescheduled();
-        assert_eq!(waker.join().unwrap(), TransitionToScheduled::Nothing);
-    });
-}
-
-/// Two senders, and a `waiting` flag left set by an earlier poll: neither message's
-/// wake-up is lost, and the process is never in two queues at once.
-#[test]
-fn two_senders_and_a_stale_waiting_flag_lose_no_wake() {
-    loom::model(|| {
-        let state = Arc::new(State::new_scheduled());
-        let waiting = Arc::new(AtomicBool::new(true)); // stale, from an earlier poll
+        let _ = state.transition_to_idle();
         let mailbox = Arc::new(AtomicUsize::new(0));
-        let queued = Arc::new(AtomicUsize::new(0));
+        let queued = Arc::new(AtomicBool::new(false));
         let senders: Vec<_> = (0..2)
             .map(|i| {
-                let (s, w, m, q) = (
-                    state.clone(),
-                    waiting.clone(),
-                    mailbox.clone(),
-                    queued.clone(),
-                );
+                let (s, m, q) = (state.clone(), mailbox.clone(), queued.clone());
                 thread::spawn(move || {
                     m.fetch_or(1 << i, Ordering::Release);
-                    if s.transition_to_scheduled_by_message(&w) == TransitionToScheduled::Push {
+                    if s.transition_to_scheduled_by_message() == TransitionToScheduled::Push {
                         // At most one run queue at a time: nobody else holds it queued.
-                        assert_eq!(q.fetch_add(1, Ordering::Relaxed), 0, "queued twice");
+                        assert!(!q.swap(true, Ordering::AcqRel), "queued twice");
                     }
                 })
             })
             .collect();
-        // The worker polls while the process is queued (by the start or by a sender).
+        // The worker: whenever the process is queued, it runs it until it goes idle.
         let mut seen = 0;
-        let mut queued_now = true;
-        while queued_now {
-            state.transition_to_running();
-            waiting.store(false, Ordering::Relaxed);
-            seen |= mailbox.load(Ordering::Acquire);
-            queued_now = if seen == 3 {
-                state.transition_to_idle() == TransitionToIdle::Reschedule
-            } else {
-                waiting.store(true, Ordering::Relaxed);
-                loom::sync::atomic::fence(Ordering::SeqCst);
-                if mailbox.load(Ordering::Relaxed) != seen {
-                    state.transition_to_rescheduled();
-                    true
-                } else {
-                    state.transition_to_idle() == TransitionToIdle::Reschedule
+        for _ in 0..4 {
+            if !queued.swap(false, Ordering::AcqRel) {
+                thread::yield_now();
+                continue;
+            }
+            loop {
+                state.transition_to_running();
+                seen |= mailbox.load(Ordering::Acquire);
+                if state.transition_to_idle() == TransitionToIdle::Idle {
+                    break;
                 }
-            };
+            }
         }
         for s in senders {
             s.join().unwrap();
         }
-        // Whatever the worker did not see, a sender queued the process for.
-        let pushed = queued.load(Ordering::Relaxed);
-        assert!(seen == 3 || pushed == 1, "a message wake-up was lost");
+        // Whatever the worker did not see, the process is queued for.
+        assert!(
+            seen == 3 || queued.load(Ordering::Acquire),
+            "a message wake-up was lost"
+        );
     });
 }

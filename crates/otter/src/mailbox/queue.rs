@@ -267,17 +267,6 @@ impl<T> Queue<T> {
         }
     }
 
-    /// Whether a producer has reserved a position the consumer has not taken yet: a
-    /// message is ready, or about to be (its producer is between its CAS and its
-    /// `ready` store, and will wake the receiver after it). Reads only the two indices,
-    /// never a block, so any thread may ask, whoever the consumer is and whatever it is
-    /// doing; the answer is a snapshot. The indices can be equal only when the queue is
-    /// empty: `head_index` never sits on a lap's marker offset, and a producer moves
-    /// `tail_index` past the marker before the consumer can reach it (rule 2).
-    pub(crate) fn may_have_message(&self) -> bool {
-        self.tail_index.load(Ordering::Relaxed) != self.head_index.load(Ordering::Relaxed)
-    }
-
     /// Takes the oldest message, or `None` if there is none ready.
     ///
     /// # Safety

@@ -76,10 +76,6 @@ pub(crate) struct Header {
     rt: *const Shared,
     pub(crate) pid: RawPid,
     refs: AtomicUsize,
-    /// Set by a receive that found no message during the current poll; cleared by the
-    /// worker before each poll, and left set while the process is idle. Senders read it
-    /// (`process/state.rs`, the message wake-up rule: fences order it).
-    in_receive: AtomicBool,
     /// `exiting`, `registered`, `has_bonds`: the flags that close the races between
     /// the exit and a name, link or monitor attached meanwhile (`process/gate.rs`).
     gate: Gate,
@@ -153,10 +149,6 @@ struct VTable {
     drop_future: unsafe fn(NonNull<Header>),
     /// Drops the mailbox and frees the cell. Caller: whoever released the last reference.
     dealloc: unsafe fn(NonNull<Header>),
-    /// Whether a message is in the mailbox queue or about to be (`Queue::may_have_message`:
-    /// reads the two indices only, so it is no consumer). Caller: the worker that polled
-    /// the process and still holds `RUNNING`, which keeps the cell live.
-    has_message: unsafe fn(NonNull<Header>) -> bool,
 }
 
 enum Stage<F> {
@@ -188,17 +180,7 @@ where
         poll: Self::poll,
         drop_future: Self::drop_future,
         dealloc: Self::dealloc,
-        has_message: Self::has_message,
     };
-
-    /// # Safety
-    ///
-    /// `ptr` is a live `Cell<F, M>`.
-    unsafe fn has_message(ptr: NonNull<Header>) -> bool {
-        // SAFETY: caller's contract: a live `Cell<F, M>`.
-        let cell = unsafe { ptr.cast::<Self>().as_ref() };
-        cell.mailbox.may_have_message()
-    }
 
     /// # Safety
     ///
@@ -303,7 +285,6 @@ where
             rt,
             pid,
             refs: AtomicUsize::new(2),
-            in_receive: AtomicBool::new(false),
             gate: Gate::new(bonds.is_some()),
             signalled: AtomicBool::new(false),
             bonds: Mutex::new(bonds),
@@ -408,10 +389,7 @@ pub(crate) fn send<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> 
     // `Cell<_, M>` (module docs). The count we hold keeps it allocated.
     let prefix = unsafe { lookup.cell.cast::<Prefix<M>>().as_ref() };
     prefix.mailbox.push(message);
-    let wake = prefix
-        .header
-        .state
-        .transition_to_scheduled_by_message(&prefix.header.in_receive);
+    let wake = prefix.header.state.transition_to_scheduled_by_message();
     let spill = crate::scheduler::worker::count_send();
     if wake == TransitionToScheduled::Push || spill {
         // SAFETY: the count we hold makes shutdown wait for us before it frees the
@@ -714,17 +692,6 @@ impl<M> Owner<M> {
         schedule(self.cell);
     }
 
-    /// Records that a receive is waiting: senders that find the process running then
-    /// write `SCHEDULED`, and the worker looks at the mailbox again after the poll,
-    /// before it releases the process (the state module's message wake-up rule).
-    #[inline]
-    pub(crate) fn mark_waiting(&self) {
-        self.prefix()
-            .header
-            .in_receive
-            .store(true, Ordering::Relaxed);
-    }
-
     /// The runtime this process runs on, if it has not been shut down.
     pub(crate) fn runtime(&self) -> Option<&Shared> {
         let h = &self.prefix().header;
@@ -808,33 +775,15 @@ impl Task {
                 return RunOutcome::Exited;
             }
         }
-        h.in_receive.store(false, Ordering::Relaxed);
         let waker = waker(h.pid);
         let mut cx = TaskContext::from_waker(&waker);
         // SAFETY: we set `RUNNING`, so the stage is ours; the cell is live (`Task`).
         let poll = unsafe { (h.vtable.poll)(self.0, &mut cx) };
         match poll {
-            Poll::Pending => {
-                if h.in_receive.load(Ordering::Relaxed) {
-                    // The worker's half of the message wake-up rule (`process/state.rs`):
-                    // a sender that saw us running and not yet waiting did not schedule
-                    // us, so look now, while the process is still ours (`RUNNING`): once
-                    // idle, it may run, and even end and be freed, on another worker.
-                    crate::loom::full_fence();
-                    // Only the queue's indices are read: the mailbox's consumer is whoever
-                    // holds the `Context`, which may have been moved to another thread.
-                    // SAFETY: we set `RUNNING` and have not released it, so the process
-                    // cannot end elsewhere and the cell is live.
-                    if unsafe { (h.vtable.has_message)(self.0) } {
-                        h.state.transition_to_rescheduled();
-                        return RunOutcome::Reschedule(self);
-                    }
-                }
-                match h.state.transition_to_idle() {
-                    TransitionToIdle::Idle => RunOutcome::Idle,
-                    TransitionToIdle::Reschedule => RunOutcome::Reschedule(self),
-                }
-            }
+            Poll::Pending => match h.state.transition_to_idle() {
+                TransitionToIdle::Idle => RunOutcome::Idle,
+                TransitionToIdle::Reschedule => RunOutcome::Reschedule(self),
+            },
             Poll::Ready(reason) => {
                 self.exit(reason);
                 RunOutcome::Exited

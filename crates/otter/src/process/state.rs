@@ -12,40 +12,39 @@
 //!   the state (a message sender that skipped the write is covered by the rule below).
 //! * After a poll that returned `Pending`, [`State::transition_to_idle`] clears
 //!   `RUNNING`; if a wake-up arrived during the poll (`SCHEDULED` set while `RUNNING`),
-//!   the worker must queue the process again. Or, when the rule below finds a message,
-//!   [`State::transition_to_rescheduled`] moves it straight back to scheduled.
+//!   the worker must queue the process again. The worker touches nothing of the process
+//!   after that: once idle, it may run, end and be freed on another worker.
 //! * A process that finished is marked [`DONE`] by the worker that ran it; wake-ups of a
 //!   done process do nothing.
 //!
-//! # Message wake-ups skip the read-modify-write when they can
+//! # Message wake-ups skip the read-modify-write when one is already pending
 //!
 //! A sender of a message uses [`State::transition_to_scheduled_by_message`]: if the
-//! receiver is already scheduled, or running and not yet waiting in a receive, it does
-//! not write the state at all, so a stream of messages to a busy receiver does not
-//! bounce the state's cache line between cores. The process's `waiting` flag (set by a
-//! receive that found nothing, cleared before each poll) makes that safe, by a Dekker
-//! pair:
+//! receiver is already scheduled (queued, or running with a wake-up pending) or done, it
+//! does not write the state at all, so a stream of messages to a busy receiver costs
+//! one state write per poll of the receiver, not one per message. The skip is a Dekker
+//! pair with the poll that is still to come:
 //!
-//! * sender: push the message, `SeqCst` fence, read the state and `waiting`; skip only
-//!   if the process is scheduled or done, or running with `waiting` clear;
-//! * worker, after a `Pending` poll in which a receive set `waiting`, *while the
-//!   process is still `RUNNING`*: `SeqCst` fence, look at the mailbox; if a message
-//!   is there, [`State::transition_to_rescheduled`] and queue the process again, else
-//!   `transition_to_idle`.
+//! * sender: push the message, `SeqCst` fence, read the state; skip only if `SCHEDULED`
+//!   or `DONE` is set;
+//! * worker: `transition_to_running` (a `SeqCst` read-modify-write that clears
+//!   `SCHEDULED`, then a `SeqCst` fence), then the poll reads the mailbox.
 //!
-//! Either the sender sees `waiting` set, and writes `SCHEDULED` (which the worker's
-//! `transition_to_idle` then reports, or which finds the process idle and queues it),
-//! or the worker's look sees the message. A sender that skipped because the process was
-//! scheduled read the state before the next poll's `transition_to_running`; if that
-//! poll's receive misses the message, it sets `waiting`, and the worker's fence and the
-//! sender's are ordered one way or the other: the sender's first means the look sees
-//! the message, the worker's first would have shown the sender `RUNNING`, not
-//! `SCHEDULED`. Stale reads only cost work: a `waiting` left set from an earlier poll
-//! makes a sender write the state needlessly, and the look reports a position reserved
-//! but not yet written (`Queue::may_have_message`), which costs a poll that finds
-//! nothing and looks again. The look happens before the process is
-//! released: once it is idle another worker may run it, consume its mailbox, even end
-//! it and free it, so the worker touches nothing of it after `transition_to_idle`.
+//! If the sender's read saw `SCHEDULED`, it read it before the `transition_to_running`
+//! that clears it (else its fence would have made that write, or a later one, visible),
+//! so the sender's fence precedes the worker's in the `SeqCst` order, and the poll's
+//! read of the mailbox sees the message. (Without the worker's fence the C++ model
+//! lets that read be stale, and the loom model finds it; on x86-64 the `xadd` is the
+//! fence, see `loom::fence_after_rmw`.)
+//!
+//! A sender that finds the process running without a pending wake-up writes
+//! `SCHEDULED`, and `transition_to_idle` then reports it: the process runs once more.
+//! That extra poll finds nothing if the running poll already took the message; it is
+//! the price of a rule with one fenced pair and nothing on the worker's path after the
+//! poll (tokio's task state has the same shape: a `NOTIFIED` bit set while running).
+//! An earlier design let senders skip a running process that was not waiting in a
+//! receive, and had the worker fence and look at the mailbox again after such a poll:
+//! one more locked instruction on every hop of a ring, for fewer empty polls.
 //! Wake-ups that are not messages (timers, foreign futures) always write.
 //!
 //! Between `transition_to_running` and the next transition, the worker has exclusive
@@ -53,7 +52,7 @@
 
 #![allow(unreachable_pub)] // `pub` items are for the loom models; the module is private.
 
-use crate::loom::{AtomicBool, AtomicUsize, Ordering, full_fence};
+use crate::loom::{AtomicUsize, Ordering, fence_after_rmw, full_fence};
 
 /// Set while the process is in a run queue, or will be put back in one when the poll
 /// that is running now returns. Set by wakers, cleared by the worker that starts a poll.
@@ -111,19 +110,14 @@ impl State {
     }
 
     /// The message sender's wake-up (see the module docs): the caller has pushed a
-    /// message. Writes the state only if the process is idle, or running and `waiting`
-    /// in a receive.
+    /// message. Writes the state unless a wake-up is already pending or the process is
+    /// done.
     #[inline]
-    pub fn transition_to_scheduled_by_message(
-        &self,
-        waiting: &AtomicBool,
-    ) -> TransitionToScheduled {
-        const BUSY: usize = SCHEDULED | RUNNING | DONE;
-        if self.0.load(Ordering::Relaxed) & BUSY != 0 {
+    pub fn transition_to_scheduled_by_message(&self) -> TransitionToScheduled {
+        const PENDING: usize = SCHEDULED | DONE;
+        if self.0.load(Ordering::Relaxed) & PENDING != 0 {
             full_fence();
-            let s = self.0.load(Ordering::Relaxed);
-            if s & (SCHEDULED | DONE) != 0 || (s & RUNNING != 0 && !waiting.load(Ordering::Relaxed))
-            {
+            if self.0.load(Ordering::Relaxed) & PENDING != 0 {
                 return TransitionToScheduled::Nothing;
             }
         }
@@ -133,9 +127,12 @@ impl State {
     /// Scheduled → running, by the worker that popped the process. One `xadd`: the state
     /// is exactly `SCHEDULED` here (a queued process is neither running nor done), and
     /// `SCHEDULED + 1 == RUNNING`.
+    /// The fence after it is the worker's half of the message wake-up pair (module
+    /// docs); on x86-64 the `xadd` already is that fence, and it costs nothing more.
     pub fn transition_to_running(&self) {
         let prev = self.0.fetch_add(RUNNING - SCHEDULED, Ordering::SeqCst);
         debug_assert_eq!(prev & (SCHEDULED | RUNNING | DONE), SCHEDULED);
+        fence_after_rmw();
     }
 
     /// Running → idle after a `Pending` poll. One `xadd`.
@@ -146,26 +143,6 @@ impl State {
             TransitionToIdle::Reschedule
         } else {
             TransitionToIdle::Idle
-        }
-    }
-
-    /// Running → scheduled, by the worker that polled the process and found a message
-    /// after a receive waited (module docs): the caller must queue it again. One RMW; a
-    /// `SCHEDULED` set by a waker during the poll is simply kept.
-    pub fn transition_to_rescheduled(&self) {
-        // One CAS, never passing through idle: a waker that saw idle would queue the
-        // process too.
-        let mut cur = self.0.load(Ordering::Relaxed);
-        loop {
-            debug_assert!(cur & RUNNING != 0 && cur & DONE == 0);
-            let new = (cur & !RUNNING) | SCHEDULED;
-            match self
-                .0
-                .compare_exchange_weak(cur, new, Ordering::SeqCst, Ordering::Relaxed)
-            {
-                Ok(_) => return,
-                Err(c) => cur = c,
-            }
         }
     }
 
