@@ -61,7 +61,10 @@ impl<T> UnsafeCell<T> {
 /// barrier, so only the compiler needs holding back (Linux's `smp_mb__after_atomic`,
 /// which is `barrier()` on x86); elsewhere, and under loom and Miri, a real `SeqCst`
 /// fence. Used by the worker after `State::transition_to_running`, once per poll: the
-/// other half of the send path's `full_fence` (`process/state.rs`).
+/// other half of the send path's `full_fence` (`process/state.rs`). The caveat is
+/// `full_fence`'s: x86's ordering of locked instructions promises this, the C++ model
+/// does not (an RMW on one location is no fence for others), so loom and Miri, which
+/// follow the model, check the real fence, not this path.
 #[inline(always)]
 pub(crate) fn fence_after_rmw() {
     #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]

@@ -30,12 +30,15 @@
 //! * worker: `transition_to_running` (a `SeqCst` read-modify-write that clears
 //!   `SCHEDULED`, then a `SeqCst` fence), then the poll reads the mailbox.
 //!
-//! If the sender's read saw `SCHEDULED`, it read it before the `transition_to_running`
-//! that clears it (else its fence would have made that write, or a later one, visible),
-//! so the sender's fence precedes the worker's in the `SeqCst` order, and the poll's
-//! read of the mailbox sees the message. (Without the worker's fence the C++ model
-//! lets that read be stale, and the loom model finds it; on x86-64 the `xadd` is the
-//! fence, see `loom::fence_after_rmw`.)
+//! The `SCHEDULED` the sender read may be an old one or one set after an earlier
+//! `transition_to_running`; either way the next `transition_to_running` that clears it
+//! is still to come (a scheduled process is queued, a running one is requeued by
+//! `transition_to_idle`, or else it is done and the message is dropped with it). The
+//! sender read the state before that RMW, or the sender's fence would have made the RMW,
+//! or a later write, visible to it; so the sender's fence precedes the worker's in the
+//! `SeqCst` order, and the poll's read of the mailbox sees the message. (Without the
+//! worker's fence the C++ model lets that read be stale, and the loom model finds it; on
+//! x86-64 the `xadd` is the fence in hardware, see `loom::fence_after_rmw`.)
 //!
 //! A sender that finds the process running without a pending wake-up writes
 //! `SCHEDULED`, and `transition_to_idle` then reports it: the process runs once more.
@@ -98,8 +101,8 @@ impl State {
         State(AtomicUsize::new(SCHEDULED))
     }
 
-    /// Marks the process scheduled. `Release` publishes the caller's event to the poll
-    /// that follows; see the module docs.
+    /// Marks the process scheduled. The `SeqCst` read-modify-write (a release) publishes
+    /// the caller's event to the poll that follows; see the module docs.
     pub fn transition_to_scheduled(&self) -> TransitionToScheduled {
         let prev = self.0.fetch_or(SCHEDULED, Ordering::SeqCst);
         if prev & (SCHEDULED | RUNNING | DONE) == 0 {
