@@ -165,6 +165,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn message_wake_skips_only_a_pending_wake() {
+        let s = State::new_scheduled();
+        // Queued: the poll to come will see the message.
+        assert_eq!(
+            s.transition_to_scheduled_by_message(),
+            TransitionToScheduled::Nothing
+        );
+        s.transition_to_running();
+        // Running with nothing pending: the sender must write, and the poll's end
+        // reports it.
+        assert_eq!(
+            s.transition_to_scheduled_by_message(),
+            TransitionToScheduled::Nothing
+        );
+        assert_eq!(s.transition_to_idle(), TransitionToIdle::Reschedule);
+        s.transition_to_running();
+        assert_eq!(s.transition_to_idle(), TransitionToIdle::Idle);
+        assert_eq!(
+            s.transition_to_scheduled_by_message(),
+            TransitionToScheduled::Push
+        );
+    }
+
+    #[test]
     fn wake_while_running_reschedules_once() {
         let s = State::new_scheduled();
         s.transition_to_running();
@@ -183,6 +207,10 @@ mod tests {
         s.transition_to_running();
         s.transition_to_done();
         assert_eq!(s.transition_to_scheduled(), TransitionToScheduled::Nothing);
+        assert_eq!(
+            s.transition_to_scheduled_by_message(),
+            TransitionToScheduled::Nothing
+        );
         assert!(s.is_done());
     }
 }
