@@ -77,7 +77,8 @@ pub(crate) fn fence_after_rmw() {
 /// compare-and-swap on a stack variable instead of `mfence`: both are full barriers on
 /// x86, and the locked instruction is several times cheaper on current cores (the same
 /// choice, and the same caveat that the C++ model does not promise it, as
-/// crossbeam-epoch's `pin`). Used on the message-send path, when the receiver is busy.
+/// crossbeam-epoch's `pin`). Used on the message-send path, when the receiver already
+/// has a wake-up pending (`State::transition_to_scheduled_by_message`).
 #[inline(always)]
 pub(crate) fn full_fence() {
     #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]

@@ -28,13 +28,12 @@
 //!    producer schedules the receiver after its `ready` store, so nothing is lost and
 //!    FIFO order per queue holds.
 //! 5. The consumer leaves a block after taking its last slot, and from then on owns it
-//!    (to recycle or free, rule 7). By (3) every producer that
-//!    reserved a slot in it has finished with it, and by (2) `next` was stored before
-//!    the last slot's `ready`, so the consumer can follow it without waiting.
+//!    (to recycle or free, rule 7). By (3) every producer that reserved a slot in it
+//!    has finished with it, and by (2) `next` was stored before the last slot's
+//!    `ready`, so the consumer can follow it without waiting.
 //! 6. The very first block is installed by the producer that wins the CAS of
 //!    `tail_block` from null; it also publishes the block in `head_block` for the
 //!    consumer, which is the only other writer of `head_block`.
-//!
 //! 7. A block the consumer has left is recycled, not freed, if the queue's `spare` is
 //!    empty: the consumer clears its `ready` flags and `next`, then stores it in `spare`
 //!    by a compare-and-swap from null (`Release`). A producer about to install a block
