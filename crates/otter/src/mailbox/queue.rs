@@ -47,8 +47,19 @@
 //! `counting` workload spent a fifth of its time in that lock and in page faults).
 //! The cost is at most one extra block per mailbox that ever filled one.
 //!
-//! `head_index` and `head_block` are the consumer's; they are atomics only so that the
-//! one publication in (6) needs no `unsafe`, and the consumer accesses them `Relaxed`.
+//! 8. The consumer keeps `tail_seen`, a copy of `tail_index` from its last look. While
+//!    `head_index` is behind it, positions up to it have been reserved, and the consumer
+//!    reads their slots as in (4). When it catches up, it loads `tail_index` again before
+//!    touching the block, and equal means empty: no slot is even reserved. A stale
+//!    load can only make a message read as "empty for now", which (4) already allows.
+//!    A receiver that empties its mailbox (a ring, a ping-pong) then checks the tail's
+//!    line, which its sender has just written, instead of the next slot's, which may sit
+//!    on a line untouched since the block's previous use; a streaming receiver looks
+//!    at the tail once per batch it catches up with, not once per message.
+//!
+//! `head_index`, `head_block` and `tail_seen` are the consumer's; they are atomics only so
+//! that the one publication in (6) needs no `unsafe`, and the consumer accesses them
+//! `Relaxed`.
 //!
 //! # Safety
 //!
@@ -127,6 +138,8 @@ pub struct Queue<T> {
     _gap: [u64; 5],
     head_index: AtomicUsize,
     head_block: AtomicPtr<Block<T>>,
+    /// The consumer's copy of `tail_index` from its last look (rule 8).
+    tail_seen: AtomicUsize,
     _owns: PhantomData<T>,
 }
 
@@ -162,6 +175,7 @@ impl<T> Queue<T> {
             _gap: [0; 5],
             head_index: AtomicUsize::new(0),
             head_block: AtomicPtr::new(ptr::null_mut()),
+            tail_seen: AtomicUsize::new(0),
             _owns: PhantomData,
         }
     }
@@ -278,6 +292,15 @@ impl<T> Queue<T> {
             return None;
         }
         let index = self.head_index.load(Ordering::Relaxed);
+        if index == self.tail_seen.load(Ordering::Relaxed) {
+            // Rule 8: every position we know of is taken; look at the tail before the
+            // block, whose next slot may sit on a cache line nobody has touched lately.
+            let tail = self.tail_index.load(Ordering::Acquire);
+            if tail == index {
+                return None;
+            }
+            self.tail_seen.store(tail, Ordering::Relaxed);
+        }
         let offset = index % LAP;
         debug_assert!(offset < BLOCK_CAP);
         // SAFETY: the consumer frees a block only after leaving it (step 5), and we are
@@ -390,6 +413,25 @@ mod tests {
             !q.spare.load(Ordering::Relaxed).is_null(),
             "no block was recycled"
         );
+    }
+
+    #[test]
+    fn a_consumer_that_caught_up_sees_the_next_push() {
+        // Rule 8: after a pop that found the queue empty (head == tail_seen), the next
+        // pop looks at the tail again, in and across blocks.
+        let q = Queue::new();
+        for i in 0..(BLOCK_CAP * 2 + 3) {
+            // SAFETY: single consumer (this thread).
+            assert_eq!(unsafe { q.pop() }, None);
+            q.push(i);
+            q.push(i + 1000);
+            // SAFETY: single consumer.
+            assert_eq!(unsafe { q.pop() }, Some(i));
+            // SAFETY: single consumer.
+            assert_eq!(unsafe { q.pop() }, Some(i + 1000));
+        }
+        // SAFETY: single consumer.
+        assert_eq!(unsafe { q.pop() }, None);
     }
 
     #[test]
