@@ -121,21 +121,26 @@ impl<T> Block<T> {
 
 /// An unbounded MPSC queue of `T` stored inline in linked blocks. See the module docs.
 ///
-/// Layout: the producers' fields first, the consumer's [`HEAD_DISTANCE`] bytes later.
-/// Every pop stores `head_index`, every push CASes `tail_index`: on one cache line the
-/// two would bounce it between the sender's and the receiver's cores on every message.
-/// 64 bytes apart (and a 16-byte aligned cell, which `Header` guarantees), the 16 bytes
-/// of tail can never share a line with the head. The cost is 40 bytes of padding per
-/// process; the gain, a fifth off a message streamed to a receiver on another core
-/// (`counting` and `closure style=message`, A/B in the same session).
+/// Layout: the producers' fields first, then a gap `G`, then the consumer's fields at
+/// least [`HEAD_DISTANCE`] bytes after the producers'. Every pop stores `head_index`,
+/// every push CASes `tail_index`: on one cache line the two would bounce it between the
+/// sender's and the receiver's cores on every message. 64 bytes apart, the 16 bytes of
+/// tail and the 16 bytes of head can never share a line, whatever the alignment. The
+/// gain: a fifth off a message streamed to a receiver on another core (`counting` and
+/// `closure style=message`, A/B in the same session).
+///
+/// The gap need not be wasted: its owner may keep data there (`with_gap`, `gap`). A
+/// process cell keeps its control block in it, so that a sender finds the receiver's
+/// state on the line of the tail it CASes (`process/cell.rs`). `G` must be at least 40
+/// bytes, which `with_gap` checks at compile time; the default is 40 bytes of padding.
 #[repr(C)]
-pub struct Queue<T> {
+pub struct Queue<T, G = [u64; 5]> {
     tail_index: AtomicUsize,
     tail_block: AtomicPtr<Block<T>>,
     /// A block for the next install, recycled by the consumer (rule 7), or null. Rarely
-    /// touched, so it sits in the gap.
+    /// touched, so it sits with the tail rather than on the consumer's line.
     spare: AtomicPtr<Block<T>>,
-    _gap: [u64; 5],
+    gap: G,
     head_index: AtomicUsize,
     head_block: AtomicPtr<Block<T>>,
     /// The consumer's copy of `tail_index` from its last look (rule 8).
@@ -143,41 +148,65 @@ pub struct Queue<T> {
     _owns: PhantomData<T>,
 }
 
-/// Bytes from `tail_index` to `head_index` (see [`Queue`]'s layout note).
+/// Least bytes from `tail_index` to `head_index` (see [`Queue`]'s layout note).
 const HEAD_DISTANCE: usize = 64;
-const _: () = assert!(
-    std::mem::offset_of!(Queue<u8>, head_index) - std::mem::offset_of!(Queue<u8>, tail_index)
-        == HEAD_DISTANCE
-        && std::mem::offset_of!(Queue<u8>, tail_index) == 0
-);
+
+/// Bytes from the start of a [`Queue`] to its gap: the same for every `T` and `G` of
+/// alignment 8 or less (the fields before it are three words).
+pub const GAP_OFFSET: usize = 24;
 
 // SAFETY: values of `T` are moved in by producers and out by the one consumer, so `T`
 // crosses threads but is never shared: `T: Send` is all that is needed, as for
 // `std::sync::mpsc::Sender<T>`. The protocol fields are atomics.
-unsafe impl<T: Send> Send for Queue<T> {}
+unsafe impl<T: Send, G: Send> Send for Queue<T, G> {}
 // SAFETY: as above; `&Queue` only allows `push` (any thread) and the `unsafe` `pop`,
 // whose caller guarantees a single consumer.
-unsafe impl<T: Send> Sync for Queue<T> {}
+unsafe impl<T: Send, G: Sync> Sync for Queue<T, G> {}
 
-impl<T> std::fmt::Debug for Queue<T> {
+impl<T, G> std::fmt::Debug for Queue<T, G> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Queue").finish_non_exhaustive()
     }
 }
 
 impl<T> Queue<T> {
-    /// An empty queue; allocates nothing.
+    /// An empty queue with a gap of padding; allocates nothing. (Processes use
+    /// `with_gap`; the unit tests and the loom model use this.)
+    #[cfg_attr(not(any(test, loom)), allow(dead_code))]
     pub fn new() -> Self {
+        Queue::with_gap([0; 5])
+    }
+}
+
+impl<T, G> Queue<T, G> {
+    /// An empty queue keeping `gap` between its producers' and its consumer's fields;
+    /// allocates nothing.
+    pub fn with_gap(gap: G) -> Self {
+        const {
+            assert!(
+                std::mem::offset_of!(Self, head_index) - std::mem::offset_of!(Self, tail_index)
+                    >= HEAD_DISTANCE
+                    && std::mem::offset_of!(Self, tail_index) == 0
+                    && std::mem::offset_of!(Self, gap) == GAP_OFFSET,
+                "the gap must be at least 40 bytes, aligned to at most 8"
+            )
+        };
         Queue {
             tail_index: AtomicUsize::new(0),
             tail_block: AtomicPtr::new(ptr::null_mut()),
             spare: AtomicPtr::new(ptr::null_mut()),
-            _gap: [0; 5],
+            gap,
             head_index: AtomicUsize::new(0),
             head_block: AtomicPtr::new(ptr::null_mut()),
             tail_seen: AtomicUsize::new(0),
             _owns: PhantomData,
         }
+    }
+
+    /// What the owner keeps in the gap.
+    #[inline]
+    pub fn gap(&self) -> &G {
+        &self.gap
     }
 
     /// A block to install: the recycled spare if there is one (rule 7), else a new one.
@@ -329,7 +358,7 @@ impl<T> Queue<T> {
     }
 }
 
-impl<T> Drop for Queue<T> {
+impl<T, G> Drop for Queue<T, G> {
     fn drop(&mut self) {
         // `&mut self`: no producer is running, and every reserved slot is ready.
         let tail = self.tail_index.load(Ordering::Relaxed);

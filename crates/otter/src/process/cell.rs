@@ -3,19 +3,31 @@
 //! # Layout
 //!
 //! ```text
-//!  Cell<F, M> (repr(C), one Box per process)
-//!  +------------------------------------------+
-//!  | Header: state, vtable, runtime, pid, refs | <- *const Header is the task pointer
-//!  | mailbox: Queue<M>  (no block until used)  | <- same offset for every F (Prefix<M>)
-//!  | stage:   Running(F) | Finished           |
-//!  +------------------------------------------+
+//!  Cell<F, M> (repr(C), 64-byte aligned, one Box per process)
+//!  +-- line 0 ------------------------------------------------------+
+//!  | mailbox tail (tail_index, tail_block, spare)                   |
+//!  | Header: state, vtable, rt, pid, refs   <- *const Header, the task pointer
+//!  +-- line 1 ------------------------------------------------------+
+//!  |         gate, signalled, bonds   (the header ends here)        |
+//!  | mailbox head (head_index, head_block, tail_seen)               |
+//!  | stage: Running(F) | Finished   (continues on the next lines)   |
+//!  +----------------------------------------------------------------+
 //! ```
+//!
+//! The header lives in the gap the mailbox queue leaves between its producers' and its
+//! consumer's fields (`Queue<M, Header>`, `mailbox/queue.rs`). So a sender touches one
+//! line of the receiver's cell, not two: the tail it CASes and the state it wakes are
+//! together, and `rt`, which it needs to schedule, too. The receiver's own line holds
+//! the head, the `signalled` flag its worker checks before each poll, and the start of
+//! its future. In a ring of 10,000 processes, where every line of the receiver is
+//! cold, that is one miss fewer per hop than a header before the queue; and the gap
+//! that kept tail and head apart is no longer padding (80 bytes per process less).
 //!
 //! Everything type-specific goes through the header's `vtable`, so run queues, wakers
 //! and the table handle processes as `*const Header`. A sender knows `M` from its
-//! `Pid<M>` and reaches the mailbox through the `Prefix<M>` view, whose offsets are those
-//! of every `Cell<_, M>` because the struct is `repr(C)` and `Queue<M>`'s layout does not
-//! depend on `M`.
+//! `Pid<M>` and reaches the mailbox through the `Prefix<M>` view ([`cell_of`]), whose
+//! offsets are those of every `Cell<_, M>` because the struct is `repr(C)` and
+//! `Queue<M, Header>`'s layout does not depend on `M`.
 //!
 //! # Who may touch what
 //!
@@ -57,7 +69,7 @@ use std::sync::{Mutex, PoisonError};
 use std::task::{Context as TaskContext, Poll, RawWaker, RawWakerVTable, Waker};
 
 use crate::exit::{ExitReason, IntoExitReason};
-use crate::mailbox::queue::Queue;
+use crate::mailbox::queue::{GAP_OFFSET, Queue};
 use crate::monitor::{Down, Watcher};
 use crate::pid::{Pid, RawPid};
 use crate::process::gate::Gate;
@@ -66,10 +78,11 @@ use crate::process::table::{self, TransitionToReleased};
 use crate::scheduler::Shared;
 use crate::signal::{Effect, Exit, Kind, effect};
 
-/// The type-erased part of a process: what run queues and the table point to. Aligned
-/// to 16 so the mailbox's tail and head, 64 bytes apart, never share a cache line
-/// (`mailbox/queue.rs`, the layout note on `Queue`).
-#[repr(C, align(16))]
+/// The type-erased part of a process: what run queues and the table point to. It lives
+/// in the gap of the process's mailbox, right after the queue's tail (module docs,
+/// layout): the fields a sender touches (`state`, `rt`) come first, on the tail's cache
+/// line; those of links, monitors and exits after them, on the head's.
+#[repr(C)]
 pub(crate) struct Header {
     pub(crate) state: State,
     vtable: &'static VTable,
@@ -125,7 +138,9 @@ struct TrapFn(unsafe fn(NonNull<Header>, Exit));
 /// `cell` is a live `Cell<_, M>` (see [`TrapFn`]).
 unsafe fn deliver_exit<M: From<Exit> + Send + 'static>(cell: NonNull<Header>, exit: Exit) {
     // SAFETY: caller's contract: a live `Cell<_, M>`, whose prefix is `Prefix<M>`.
-    let prefix = unsafe { cell.cast::<Prefix<M>>().as_ref() };
+    let prefix = cell_of::<Prefix<M>>(cell);
+    // SAFETY: as above.
+    let prefix = unsafe { prefix.as_ref() };
     // User code (`From<Exit>`) runs under the receiver's bonds lock: a panic in it drops
     // this one message and goes no further.
     if let Ok(message) = catch_unwind(AssertUnwindSafe(|| M::from(exit))) {
@@ -156,18 +171,37 @@ enum Stage<F> {
     Finished,
 }
 
-#[repr(C)]
+/// A process. The header lives in the mailbox's gap (see the module docs' layout).
+#[repr(C, align(64))]
 struct Cell<F, M> {
-    header: Header,
-    mailbox: Queue<M>,
+    mailbox: Queue<M, Header>,
     stage: std::cell::UnsafeCell<Stage<F>>,
 }
 
 /// The part of every `Cell<_, M>` a sender or the owner needs.
 #[repr(C)]
 struct Prefix<M> {
-    header: Header,
-    mailbox: Queue<M>,
+    mailbox: Queue<M, Header>,
+}
+
+impl<M> Prefix<M> {
+    #[inline]
+    fn header(&self) -> &Header {
+        self.mailbox.gap()
+    }
+}
+
+/// From a process's header (the task pointer) to its cell, as a `Prefix<M>` or a
+/// `Cell<F, M>`: the header sits `GAP_OFFSET` bytes into its cell (the mailbox is the
+/// cell's first field, and `Queue::with_gap` checks the offset).
+///
+/// Dereferencing the result is sound only if `header` was derived from the cell's
+/// allocation, as every header pointer is (in `spawn`), and not from a `&Header`, whose
+/// provenance covers the header alone.
+#[inline]
+fn cell_of<T>(header: NonNull<Header>) -> NonNull<T> {
+    let cell = header.as_ptr().wrapping_byte_sub(GAP_OFFSET);
+    NonNull::new(cell.cast()).expect("a header is never at address 0..GAP_OFFSET")
 }
 
 impl<F, M> Cell<F, M>
@@ -187,7 +221,9 @@ where
     /// `ptr` is a live `Cell<F, M>` and the caller is the worker that set `RUNNING`.
     unsafe fn poll(ptr: NonNull<Header>, cx: &mut TaskContext<'_>) -> Poll<ExitReason> {
         // SAFETY: caller's contract: a live `Cell<F, M>`.
-        let cell = unsafe { ptr.cast::<Self>().as_ref() };
+        let cell = cell_of::<Self>(ptr);
+        // SAFETY: as above.
+        let cell = unsafe { cell.as_ref() };
         // SAFETY: `stage` is ours while `RUNNING` (module rules).
         let stage = unsafe { &mut *cell.stage.get() };
         let Stage::Running(fut) = stage else {
@@ -209,7 +245,9 @@ where
     /// drops it concurrently (module rules: the exit's worker, or shutdown).
     unsafe fn drop_future(ptr: NonNull<Header>) {
         // SAFETY: caller's contract: a live `Cell<F, M>`.
-        let cell = unsafe { ptr.cast::<Self>().as_ref() };
+        let cell = cell_of::<Self>(ptr);
+        // SAFETY: as above.
+        let cell = unsafe { cell.as_ref() };
         // SAFETY: caller's contract gives exclusive access to `stage`.
         let stage = unsafe { &mut *cell.stage.get() };
         // A panicking destructor must not unwind into the worker; the parts of the
@@ -229,7 +267,9 @@ where
     /// has just released: nothing else can reach it.
     unsafe fn dealloc(ptr: NonNull<Header>) {
         // SAFETY: caller's contract: we own the allocation made by `Box` in `spawn`.
-        let cell = unsafe { Box::from_raw(ptr.cast::<Self>().as_ptr()) };
+        let cell = cell_of::<Self>(ptr);
+        // SAFETY: as above.
+        let cell = unsafe { Box::from_raw(cell.as_ptr()) };
         // Undelivered messages are dropped here; a panicking `Drop` of a message must
         // not take the thread that happened to free the cell with it.
         let _ = catch_unwind(AssertUnwindSafe(move || drop(cell)));
@@ -275,11 +315,11 @@ where
     let raw: *mut MaybeUninit<Cell<Fut, M>> = Box::into_raw(Box::new_uninit());
     let p = raw.cast::<Cell<Fut, M>>();
     // SAFETY: `p` points to memory we own; taking a field's address reads nothing.
-    let header_field = unsafe { &raw mut (*p).header };
-    // SAFETY: we initialise the header and the mailbox field by field, through raw
-    // pointers, before anything reads them.
+    let mailbox_field = unsafe { &raw mut (*p).mailbox };
+    // SAFETY: we initialise the mailbox (with the header in its gap), then the stage,
+    // through raw pointers, before anything reads them.
     unsafe {
-        header_field.write(Header {
+        mailbox_field.write(Queue::with_gap(Header {
             state: State::new_scheduled(),
             vtable: &Cell::<Fut, M>::VTABLE,
             rt,
@@ -288,26 +328,31 @@ where
             gate: Gate::new(bonds.is_some()),
             signalled: AtomicBool::new(false),
             bonds: Mutex::new(bonds),
-        });
+        }));
     }
-    // SAFETY: as for the header.
-    let mailbox_field = unsafe { &raw mut (*p).mailbox };
-    // SAFETY: as for the header.
-    unsafe { mailbox_field.write(Queue::new()) };
-    let header = NonNull::new(p.cast::<Header>()).expect("Box is non-null");
+    // The header is `GAP_OFFSET` bytes into the cell (`cell_of`); the pointer derives
+    // from `p`, so it may reach the whole allocation.
+    let header =
+        NonNull::new(p.wrapping_byte_add(GAP_OFFSET).cast::<Header>()).expect("Box is non-null");
     let owner = Owner {
         cell: header,
         _type: std::marker::PhantomData,
     };
     // Building the future runs user code (the closure), which may panic: then the
-    // `Owner` is dropped during unwinding (refs 2 -> 1), and `Undo` frees the
-    // allocation (as `MaybeUninit`: no destructor runs; the header and the empty mailbox
-    // own nothing) and gives the index back.
-    struct Undo<T>(u32, *mut MaybeUninit<T>);
-    impl<T> Drop for Undo<T> {
+    // `Owner` is dropped during unwinding (refs 2 -> 1), and `Undo` drops the empty
+    // mailbox with the header in its gap (the bonds of a `spawn_link` are boxed), frees
+    // the allocation (as `MaybeUninit`: the stage was never written) and gives the
+    // index back.
+    struct Undo<F, M>(u32, *mut MaybeUninit<Cell<F, M>>);
+    impl<F, M> Drop for Undo<F, M> {
         fn drop(&mut self) {
             table::free_index(self.0);
-            // SAFETY: the allocation made above, never published.
+            // SAFETY: the allocation made above, never published: its mailbox field is
+            // initialised and nobody else can reach it.
+            let mailbox = unsafe { &raw mut (*self.1.cast::<Cell<F, M>>()).mailbox };
+            // SAFETY: as above.
+            unsafe { ptr::drop_in_place(mailbox) };
+            // SAFETY: as above.
             drop(unsafe { Box::from_raw(self.1) });
         }
     }
@@ -387,15 +432,15 @@ pub(crate) fn send<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> 
     // SAFETY: a `Pid<M>` only names cells whose mailbox holds `M` (`Pid::from_raw` is
     // called only by `spawn` with its own `M`), and `Prefix<M>` has the offsets of every
     // `Cell<_, M>` (module docs). The count we hold keeps it allocated.
-    let prefix = unsafe { lookup.cell.cast::<Prefix<M>>().as_ref() };
+    let prefix = unsafe { cell_of::<Prefix<M>>(lookup.cell).as_ref() };
     prefix.mailbox.push(message);
-    let wake = prefix.header.state.transition_to_scheduled_by_message();
+    let wake = prefix.header().state.transition_to_scheduled_by_message();
     let spill = crate::scheduler::worker::count_send();
     if wake == TransitionToScheduled::Push || spill {
         // SAFETY: the count we hold makes shutdown wait for us before it frees the
         // runtime (`shutdown_processes` step 2), and the process was alive when we took
         // it, so its runtime is alive.
-        let rt = unsafe { &*prefix.header.rt };
+        let rt = unsafe { &*prefix.header().rt };
         if wake == TransitionToScheduled::Push {
             rt.schedule(Task(lookup.cell));
         }
@@ -564,7 +609,7 @@ pub(crate) fn unlink(me: RawPid, other: RawPid) {
 
 /// Sets or clears the trap flag of the process owning `owner`; returns the old value.
 pub(crate) fn set_trap_exit<M: From<Exit> + Send + 'static>(owner: &Owner<M>, on: bool) -> bool {
-    let h = &owner.prefix().header;
+    let h = owner.prefix().header();
     let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
     let new = on.then_some(TrapFn(deliver_exit::<M>));
     match bonds.as_mut() {
@@ -676,7 +721,7 @@ impl<M> Owner<M> {
     fn prefix(&self) -> &Prefix<M> {
         // SAFETY: the owner reference keeps the cell allocated; it was created by
         // `spawn` for a `Cell<_, M>`, whose prefix is `Prefix<M>`.
-        unsafe { self.cell.cast::<Prefix<M>>().as_ref() }
+        unsafe { cell_of::<Prefix<M>>(self.cell).as_ref() }
     }
 
     /// Takes the oldest message that is ready.
@@ -694,7 +739,7 @@ impl<M> Owner<M> {
 
     /// The runtime this process runs on, if it has not been shut down.
     pub(crate) fn runtime(&self) -> Option<&Shared> {
-        let h = &self.prefix().header;
+        let h = self.prefix().header();
         if h.state.is_done() {
             return None;
         }
@@ -1051,13 +1096,29 @@ mod tests {
     #[test]
     fn links_and_monitors_cost_an_idle_process_one_word() {
         // Everything links, monitors, trap_exit and exit signals need is behind one
-        // lazily boxed record: the header stays one cache line.
+        // lazily boxed record: the header stays 64 bytes.
         assert_eq!(std::mem::size_of::<super::Header>(), 64);
-        assert_eq!(std::mem::align_of::<super::Header>(), 16);
         assert_eq!(
             std::mem::size_of::<std::sync::Mutex<Option<Box<super::Bonds>>>>(),
             16
         );
+    }
+
+    #[test]
+    fn a_sender_touches_one_cache_line_of_the_cell() {
+        // The layout of the module docs: with the cell 64-byte aligned, the queue's tail
+        // and the header's `state` and `rt` share the first line; the exit's fields, the
+        // queue's head and the start of the future follow on the next.
+        use super::{GAP_OFFSET, Header, Prefix};
+        use std::mem::offset_of;
+        assert_eq!(
+            std::mem::align_of::<super::Cell<std::future::Ready<()>, u64>>(),
+            64
+        );
+        assert!(GAP_OFFSET + offset_of!(Header, state) + 8 <= 64);
+        assert!(GAP_OFFSET + offset_of!(Header, rt) + 8 <= 64);
+        assert!(GAP_OFFSET + offset_of!(Header, gate) >= 64);
+        assert_eq!(std::mem::size_of::<Prefix<u64>>(), 112);
     }
 
     #[test]
