@@ -1122,6 +1122,20 @@ mod tests {
     }
 
     #[test]
+    fn a_spawn_link_whose_closure_panics_leaks_nothing() {
+        // The closure runs before the process is published: its panic unwinds through
+        // `spawn`'s `Undo`, which must drop the header's boxed bonds (Miri checks leaks).
+        let rt = Runtime::builder().threads(1).build().unwrap();
+        let r = rt.block_on(|cx: Context<()>| async move {
+            let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                cx.spawn_link(|_c: Context<()>| -> std::future::Ready<()> { panic!("closure") })
+            }));
+            built.is_err()
+        });
+        assert_eq!(r, Ok(true));
+    }
+
+    #[test]
     fn root_panic_is_its_exit_reason() {
         let rt = Runtime::builder().threads(1).build().unwrap();
         let r = rt.block_on(|_cx: Context<()>| async { panic!("root") });
