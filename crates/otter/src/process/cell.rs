@@ -60,7 +60,6 @@
 #![allow(unsafe_code)]
 
 use std::future::Future;
-use std::mem::MaybeUninit;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::ptr::{self, NonNull};
@@ -312,8 +311,7 @@ where
     let bonds = bonds(pid).map(Box::new);
     // Take the raw pointer first: every pointer handed out below derives from it, so no
     // later `Box` retag invalidates them (Stacked Borrows).
-    let raw: *mut MaybeUninit<Cell<Fut, M>> = Box::into_raw(Box::new_uninit());
-    let p = raw.cast::<Cell<Fut, M>>();
+    let p: *mut Cell<Fut, M> = Box::into_raw(Box::<Cell<Fut, M>>::new_uninit()).cast();
     // SAFETY: `p` points to memory we own; taking a field's address reads nothing.
     let mailbox_field = unsafe { &raw mut (*p).mailbox };
     // SAFETY: we initialise the mailbox (with the header in its gap), then the stage,
@@ -338,30 +336,42 @@ where
         cell: header,
         _type: std::marker::PhantomData,
     };
-    // Building the future runs user code (the closure), which may panic: then the
-    // `Owner` is dropped during unwinding (refs 2 -> 1), and `Undo` drops the empty
-    // mailbox with the header in its gap (the bonds of a `spawn_link` are boxed), frees
-    // the allocation (as `MaybeUninit`: the stage was never written) and gives the
-    // index back.
-    struct Undo<F, M>(u32, *mut MaybeUninit<Cell<F, M>>);
-    impl<F, M> Drop for Undo<F, M> {
+    // SAFETY: `p` points to memory we own; taking a field's address reads nothing.
+    let stage_field = unsafe { &raw mut (*p).stage };
+    // SAFETY: the stage reads `Finished` until the future is built, so that the cell is
+    // complete (and `dealloc` may drop it) whatever the closure does.
+    unsafe { stage_field.write(std::cell::UnsafeCell::new(Stage::Finished)) };
+    // Building the future runs user code (the closure), which may panic. It may also
+    // have kept the `Context` (moved out through a captured `&mut`) or copied the pid,
+    // so `Undo` ends the process as an exit would, minus what an unpublished process
+    // never had: mark it done (a kept `Context` finds no runtime), bump the slot's
+    // generation (a kept pid never resolves, even once the slot is reused), give the
+    // index back and release the slot reference. The owner reference, dropped during
+    // the unwinding or by whoever kept the `Context`, frees the cell (`dealloc`).
+    struct Undo {
+        index: u32,
+        slot: &'static table::Slot,
+        header: NonNull<Header>,
+    }
+    impl Drop for Undo {
         fn drop(&mut self) {
-            table::free_index(self.0);
-            // SAFETY: the allocation made above, never published: its mailbox field is
-            // initialised and nobody else can reach it.
-            let mailbox = unsafe { &raw mut (*self.1.cast::<Cell<F, M>>()).mailbox };
-            // SAFETY: as above.
-            unsafe { ptr::drop_in_place(mailbox) };
-            // SAFETY: as above.
-            drop(unsafe { Box::from_raw(self.1) });
+            // SAFETY: the slot reference, released last below, keeps the cell allocated.
+            let h = unsafe { self.header.as_ref() };
+            h.state.transition_to_done();
+            self.slot.word.discard();
+            table::free_index(self.index);
+            release_ref(self.header);
         }
     }
-    let undo = Undo(index, raw);
+    let undo = Undo {
+        index,
+        slot,
+        header,
+    };
     let fut = f(crate::Context::new(owner, Pid::from_raw(pid)));
     std::mem::forget(undo);
-    // SAFETY: as for the header.
-    let stage_field = unsafe { &raw mut (*p).stage };
-    // SAFETY: the stage is the last uninitialised field; nothing reads it yet.
+    // SAFETY: the stage holds `Finished`, which owns nothing, so overwriting it drops
+    // nothing; the process is not published, so nobody reads the stage yet.
     unsafe { stage_field.write(std::cell::UnsafeCell::new(Stage::Running(fut))) };
     let raw = header.as_ptr();
     slot.cell.store(raw, Ordering::Relaxed);
@@ -1131,6 +1141,36 @@ mod tests {
                 cx.spawn_link(|_c: Context<()>| -> std::future::Ready<()> { panic!("closure") })
             }));
             built.is_err()
+        });
+        assert_eq!(r, Ok(true));
+    }
+
+    #[test]
+    fn a_context_and_pid_kept_by_a_panicking_closure_stay_harmless() {
+        // The closure may keep what `spawn` handed it before it panics: its pid must
+        // never name the slot's next process, and its `Context` must keep the cell
+        // allocated until it is dropped (Miri checks the use-after-free).
+        let rt = Runtime::builder().threads(1).build().unwrap();
+        let r = rt.block_on(|cx: Context<()>| async move {
+            let mut kept: Option<(Context<u64>, crate::Pid<u64>)> = None;
+            let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                cx.spawn(|c: Context<u64>| -> std::future::Ready<()> {
+                    let pid = c.pid();
+                    kept = Some((c, pid));
+                    panic!("closure")
+                })
+            }));
+            assert!(built.is_err());
+            let (kept_cx, kept_pid) = kept.take().unwrap();
+            // The next spawn on this thread reuses the slot (the free-index cache is LIFO).
+            let next = cx.spawn(|mut c: Context<u64>| async move {
+                c.recv().await;
+            });
+            assert_eq!(next.raw.index, kept_pid.raw.index, "the slot was reused");
+            let stale = kept_pid.try_send(7).is_err();
+            assert!(next.try_send(1).is_ok());
+            drop(kept_cx);
+            stale
         });
         assert_eq!(r, Ok(true));
     }

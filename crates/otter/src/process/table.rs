@@ -124,6 +124,17 @@ impl SlotWord {
         }
     }
 
+    /// For a slot whose process was never published (building its future panicked):
+    /// bumps the generation, so that a pid handed out for it never resolves, even after
+    /// the slot is reused. A plain store: nobody else writes an unpublished word (a
+    /// lookup with a stale pid only reads it, finds `ALIVE` clear and fails).
+    pub fn discard(&self) {
+        let w = self.0.load(Ordering::Relaxed);
+        debug_assert_eq!(w & (ALIVE | COUNT_MASK), 0, "discarding a published slot");
+        let generation = (w >> GEN_SHIFT).wrapping_add(1) & 0xffff_ffff;
+        self.0.store(generation << GEN_SHIFT, Ordering::Release);
+    }
+
     /// Whether the slot holds the live process of `generation`.
     pub(crate) fn is_alive(&self, generation: u32) -> bool {
         let w = self.0.load(Ordering::Acquire);
@@ -294,6 +305,21 @@ mod tests {
         assert!(!w.is_alive(g));
         assert_eq!(w.release(), TransitionToReleased::Free);
         assert_eq!(w.generation(), g.wrapping_add(1));
+    }
+
+    #[test]
+    fn a_discarded_slot_never_resolves_its_pid() {
+        let w = SlotWord::new();
+        let g = w.generation();
+        w.discard();
+        assert_eq!(w.generation(), g.wrapping_add(1));
+        w.publish();
+        assert!(
+            !w.acquire(g),
+            "the discarded pid resolves to the slot's next process"
+        );
+        assert!(w.acquire(g.wrapping_add(1)));
+        assert_eq!(w.release(), TransitionToReleased::Keep);
     }
 
     #[test]
