@@ -52,14 +52,17 @@
 //!    reads their slots as in (4). When it catches up, it loads `tail_index` again before
 //!    touching the block, and equal means empty: no slot is even reserved. A stale
 //!    load can only make a message read as "empty for now", which (4) already allows.
+//!    "Catches up" is `head_index >= tail_seen`, not `==`: the look may find the tail at
+//!    a block's marker offset (2), one past the block's last slot, and the head then
+//!    skips the marker; with `==` the consumer would never look at the tail again.
 //!    A receiver that empties its mailbox (a ring, a ping-pong) then checks the tail's
 //!    line, which its sender has just written, instead of the next slot's, which may sit
 //!    on a line untouched since the block's previous use; a streaming receiver looks
 //!    at the tail once per batch it catches up with, not once per message.
 //!
-//! `head_index`, `head_block` and `tail_seen` are the consumer's; they are atomics only so
-//! that the one publication in (6) needs no `unsafe`, and the consumer accesses them
-//! `Relaxed`.
+//! `head_index`, `head_block` and `tail_seen` are the consumer's, accessed `Relaxed`.
+//! They are atomics only because `pop` takes `&self`: for `head_block`, so that the one
+//! publication in (6) needs no `unsafe`.
 //!
 //! # Safety
 //!
@@ -124,10 +127,11 @@ impl<T> Block<T> {
 /// Layout: the producers' fields first, then a gap `G`, then the consumer's fields at
 /// least [`HEAD_DISTANCE`] bytes after the producers'. Every pop stores `head_index`,
 /// every push CASes `tail_index`: on one cache line the two would bounce it between the
-/// sender's and the receiver's cores on every message. 64 bytes apart, the 16 bytes of
-/// tail and the 16 bytes of head can never share a line, whatever the alignment. The
-/// gain: a fifth off a message streamed to a receiver on another core (`counting` and
-/// `closure style=message`, A/B in the same session).
+/// sender's and the receiver's cores on every message. With `head_index` 64 bytes after
+/// `tail_index` and the queue 16-byte aligned, the 16 bytes of tail and the 24 of head
+/// can never share a line (a process cell puts them 88 bytes apart, which needs no
+/// alignment at all). The gain: a fifth off a message streamed to a receiver on another
+/// core (`counting` and `closure style=message`, A/B in the same session).
 ///
 /// The gap need not be wasted: its owner may keep data there (`with_gap`, `gap`). A
 /// process cell keeps its control block in it, so that a sender finds the receiver's
@@ -321,7 +325,7 @@ impl<T, G> Queue<T, G> {
             return None;
         }
         let index = self.head_index.load(Ordering::Relaxed);
-        if index == self.tail_seen.load(Ordering::Relaxed) {
+        if index >= self.tail_seen.load(Ordering::Relaxed) {
             // Rule 8: every position we know of is taken; look at the tail before the
             // block, whose next slot may sit on a cache line nobody has touched lately.
             let tail = self.tail_index.load(Ordering::Acquire);
