@@ -3,7 +3,7 @@
 //! # Layout
 //!
 //! ```text
-//!  Cell<F, M> (repr(C), 64-byte aligned, one Box per process)
+//!  Cell<F, M> (repr(C), one Box per process; lines as when it starts on one)
 //!  +-- line 0 ------------------------------------------------------+
 //!  | mailbox tail (tail_index, tail_block, spare)                   |
 //!  | Header: state, vtable, rt, pid, refs   <- *const Header, the task pointer
@@ -15,13 +15,16 @@
 //! ```
 //!
 //! The header lives in the gap the mailbox queue leaves between its producers' and its
-//! consumer's fields (`Queue<M, Header>`, `mailbox/queue.rs`). So a sender touches one
-//! line of the receiver's cell, not two: the tail it CASes and the state it wakes are
-//! together, and `rt`, which it needs to schedule, too. The receiver's own line holds
-//! the head, the `signalled` flag its worker checks before each poll, and the start of
-//! its future. In a ring of 10,000 processes, where every line of the receiver is
-//! cold, that is one miss fewer per hop than a header before the queue; and the gap
-//! that kept tail and head apart is no longer padding (80 bytes per process less).
+//! consumer's fields (`Queue<M, Header>`, `mailbox/queue.rs`). So everything a sender
+//! touches in the receiver's cell is in its first 48 bytes: the tail it CASes, the state
+//! it wakes and `rt`, which it needs to schedule. That is one cache line when the cell
+//! starts on a 64-byte boundary and at most two otherwise (with the header before the
+//! queue it was always two). The cell is only 16-byte aligned: `align(64)` would send
+//! every spawn down glibc's `posix_memalign` path for applications on the system
+//! allocator. The receiver's fields (the head, the `signalled` flag its worker checks
+//! before each poll, the start of its future) come after. The gap that kept tail and
+//! head apart is no longer padding: the part before the future shrank from 144 to 112
+//! bytes (the head gained `tail_seen`, 8 bytes).
 //!
 //! Everything type-specific goes through the header's `vtable`, so run queues, wakers
 //! and the table handle processes as `*const Header`. A sender knows `M` from its
@@ -171,7 +174,7 @@ enum Stage<F> {
 }
 
 /// A process. The header lives in the mailbox's gap (see the module docs' layout).
-#[repr(C, align(64))]
+#[repr(C, align(16))]
 struct Cell<F, M> {
     mailbox: Queue<M, Header>,
     stage: std::cell::UnsafeCell<Stage<F>>,
@@ -1115,18 +1118,18 @@ mod tests {
     }
 
     #[test]
-    fn a_sender_touches_one_cache_line_of_the_cell() {
-        // The layout of the module docs: with the cell 64-byte aligned, the queue's tail
-        // and the header's `state` and `rt` share the first line; the exit's fields, the
-        // queue's head and the start of the future follow on the next.
+    fn a_senders_fields_are_the_first_48_bytes_of_the_cell() {
+        // The layout of the module docs: the queue's tail and the header's `state` and
+        // `rt` come first, within 48 bytes; the exit's fields, the queue's head and the
+        // future follow.
         use super::{GAP_OFFSET, Header, Prefix};
         use std::mem::offset_of;
         assert_eq!(
             std::mem::align_of::<super::Cell<std::future::Ready<()>, u64>>(),
-            64
+            16
         );
-        assert!(GAP_OFFSET + offset_of!(Header, state) + 8 <= 64);
-        assert!(GAP_OFFSET + offset_of!(Header, rt) + 8 <= 64);
+        assert!(GAP_OFFSET + offset_of!(Header, state) + 8 <= 48);
+        assert!(GAP_OFFSET + offset_of!(Header, rt) + 8 <= 48);
         assert!(GAP_OFFSET + offset_of!(Header, gate) >= 64);
         assert_eq!(std::mem::size_of::<Prefix<u64>>(), 112);
     }
