@@ -135,7 +135,7 @@ impl<T> Block<T> {
 ///
 /// The gap need not be wasted: its owner may keep data there (`with_gap`, `gap`). A
 /// process cell keeps its control block in it, so that a sender finds the receiver's
-/// state on the line of the tail it CASes (`process/cell.rs`). `G` must be at least 40
+/// state right after the tail it CASes (`process/cell.rs`). `G` must be at least 40
 /// bytes, which `with_gap` checks at compile time; the default is 40 bytes of padding.
 #[repr(C)]
 pub struct Queue<T, G = [u64; 5]> {
@@ -450,8 +450,8 @@ mod tests {
 
     #[test]
     fn a_consumer_that_caught_up_sees_the_next_push() {
-        // Rule 8: after a pop that found the queue empty (head == tail_seen), the next
-        // pop looks at the tail again, in and across blocks.
+        // Rule 8: after a pop that found the queue empty (head caught up with
+        // tail_seen), the next pop looks at the tail again, in and across blocks.
         let q = Queue::new();
         for i in 0..(BLOCK_CAP * 2 + 3) {
             // SAFETY: single consumer (this thread).

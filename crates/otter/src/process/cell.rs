@@ -82,8 +82,8 @@ use crate::signal::{Effect, Exit, Kind, effect};
 
 /// The type-erased part of a process: what run queues and the table point to. It lives
 /// in the gap of the process's mailbox, right after the queue's tail (module docs,
-/// layout): the fields a sender touches (`state`, `rt`) come first, on the tail's cache
-/// line; those of links, monitors and exits after them, on the head's.
+/// layout): the fields a sender touches (`state`, `rt`) come first, so that with the
+/// tail they are the cell's first 48 bytes; those of links, monitors and exits follow.
 #[repr(C)]
 pub(crate) struct Header {
     pub(crate) state: State,
