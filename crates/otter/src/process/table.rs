@@ -42,6 +42,11 @@ const ALIVE: u64 = 1 << 31;
 const COUNT_MASK: u64 = ALIVE - 1;
 const GEN_SHIFT: u32 = 32;
 
+/// The generation after the one in word `w`, shifted into place (32 bits, wrapping).
+fn next_generation(w: u64) -> u64 {
+    ((w >> GEN_SHIFT).wrapping_add(1) & 0xffff_ffff) << GEN_SHIFT
+}
+
 /// The word of one slot. Separate from the table so the loom model can test it alone.
 #[derive(Debug)]
 pub struct SlotWord(AtomicU64);
@@ -112,8 +117,7 @@ impl SlotWord {
         let mut w = self.0.load(Ordering::Relaxed);
         loop {
             debug_assert!(w & ALIVE != 0, "retiring a dead slot");
-            let generation = (w >> GEN_SHIFT).wrapping_add(1) & 0xffff_ffff;
-            let new = (generation << GEN_SHIFT) | ((w & COUNT_MASK) + 1);
+            let new = next_generation(w) | ((w & COUNT_MASK) + 1);
             match self
                 .0
                 .compare_exchange_weak(w, new, Ordering::AcqRel, Ordering::Relaxed)
@@ -131,8 +135,7 @@ impl SlotWord {
     pub fn discard(&self) {
         let w = self.0.load(Ordering::Relaxed);
         debug_assert_eq!(w & (ALIVE | COUNT_MASK), 0, "discarding a published slot");
-        let generation = (w >> GEN_SHIFT).wrapping_add(1) & 0xffff_ffff;
-        self.0.store(generation << GEN_SHIFT, Ordering::Release);
+        self.0.store(next_generation(w), Ordering::Release);
     }
 
     /// Whether the slot holds the live process of `generation`.
