@@ -833,7 +833,9 @@ impl Task {
                 return RunOutcome::Exited;
             }
         }
-        let waker = waker(h.pid);
+        // Dropping this waker would do nothing (it holds no reference, see [`waker`])
+        // but through an indirect call, on every poll: it is not dropped.
+        let waker = std::mem::ManuallyDrop::new(waker(h.pid));
         let mut cx = TaskContext::from_waker(&waker);
         // SAFETY: we set `RUNNING`, so the stage is ours; the cell is live (`Task`).
         let poll = unsafe { (h.vtable.poll)(self.0, &mut cx) };

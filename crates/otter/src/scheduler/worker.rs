@@ -22,8 +22,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use crate::process::cell::{RunOutcome, Task};
-use crate::scheduler::Shared;
 use crate::scheduler::park::WATCHDOG;
+use crate::scheduler::{Remote, Shared};
 
 /// Messages one poll of a process may receive before it yields. The figure is tokio's
 /// cooperative budget (128 operations per task poll); ERTS gives a process 4,000
@@ -144,10 +144,12 @@ impl Worker {
     }
 
     fn run(&mut self) {
-        while !self.shared().is_shutdown() {
-            match self.next_task() {
+        let shared = Arc::clone(&self.shared);
+        let me = &shared.workers[self.index];
+        while !shared.is_shutdown() {
+            match self.next_task(&shared, me) {
                 Some(task) => {
-                    self.run_task(task);
+                    self.run_chain(&shared, me, task);
                     if std::mem::take(&mut self.kick_watchdog) {
                         self.kick();
                     }
@@ -157,9 +159,31 @@ impl Worker {
         }
     }
 
+    /// Runs `task`, then, while the LIFO slot holds a process (woken by the one that
+    /// just ran) and neither the LIFO cap nor the injector's turn (rules 1 and 2 of the
+    /// module docs) says otherwise, that process: the ring's and ping-pong's path, kept
+    /// free of `next_task`'s other steps. A chain is at most [`MAX_LIFO_POLLS`] + 1
+    /// polls long, so the shutdown flag is still read every few polls.
+    #[inline]
+    fn run_chain(&mut self, shared: &Shared, me: &Remote, mut task: Task) {
+        loop {
+            self.run_task(shared, me, task);
+            if self.lifo_polls >= MAX_LIFO_POLLS || self.tick % GLOBAL_INTERVAL == 0 {
+                return;
+            }
+            match me.lifo.take() {
+                Some(t) => {
+                    self.lifo_polls += 1;
+                    task = t;
+                }
+                None => return,
+            }
+        }
+    }
+
     /// Woken into a runtime where everyone else sleeps without a timeout: wake one to be
-    /// the watchdog while we are busy. Done after our first task, so the futex wake-up
-    /// is not on that task's latency path.
+    /// the watchdog while we are busy. Done after our first task (and the LIFO chain it
+    /// starts), so the futex wake-up is not on that task's latency path.
     fn kick(&self) {
         let shared = self.shared();
         if shared.workers.len() > 1 && shared.idle.all_others_parked() {
@@ -167,9 +191,9 @@ impl Worker {
         }
     }
 
-    fn run_task(&mut self, task: Task) {
+    #[inline]
+    fn run_task(&mut self, shared: &Shared, me: &Remote, task: Task) {
         self.tick = self.tick.wrapping_add(1);
-        let me = &self.shared().workers[self.index];
         // Only this worker writes its counter: a plain store, no read-modify-write.
         me.ticks.store(
             me.ticks.load(Ordering::Relaxed).wrapping_add(1),
@@ -178,14 +202,12 @@ impl Worker {
         BUDGET_LEFT.with(|b| b.set(BUDGET));
         SENT.with(|s| s.set(0));
         match task.run() {
-            RunOutcome::Reschedule(task) => self.shared().push_local(self.index, task),
+            RunOutcome::Reschedule(task) => shared.push_local(self.index, task),
             RunOutcome::Idle | RunOutcome::Exited => {}
         }
     }
 
-    fn next_task(&mut self) -> Option<Task> {
-        let shared = &*self.shared;
-        let me = &shared.workers[self.index];
+    fn next_task(&mut self, shared: &Shared, me: &Remote) -> Option<Task> {
         if self.tick % GLOBAL_INTERVAL == 0 {
             if let Some(t) = shared.injector.pop_into(&me.local, 0) {
                 return Some(t);
@@ -284,7 +306,7 @@ impl Worker {
         self.kick_watchdog = true;
         if shared.idle.someone_busy() {
             if let Some(t) = self.rescue_stuck() {
-                self.run_task(t);
+                self.run_task(&shared, &shared.workers[me], t);
             }
         }
     }
