@@ -213,7 +213,15 @@ impl<M: Send + 'static> Context<M> {
     /// assert_eq!(r.unwrap(), (None, Some(3)));
     /// ```
     pub fn try_recv(&mut self) -> Option<M> {
-        self.saved.pop_front().or_else(|| self.owner.pop())
+        if let Some(m) = self.saved.as_deref_mut().and_then(Saved::pop_front) {
+            return Some(m);
+        }
+        self.owner.pop()
+    }
+
+    /// The save area, boxed on its first use (`Context::saved`).
+    fn saved_mut(&mut self) -> &mut Saved<M> {
+        self.saved.get_or_insert_with(|| Box::new(Saved::new()))
     }
 
     /// Takes the oldest message for which `pred` is true if there is one now, without
@@ -230,18 +238,20 @@ impl<M: Send + 'static> Context<M> {
     /// assert_eq!(r.unwrap(), (Some(2), None, Some(1)));
     /// ```
     pub fn try_recv_match(&mut self, mut pred: impl FnMut(&M) -> bool) -> Option<M> {
-        let mut seq = self.saved.base;
-        while seq < self.saved.end() {
-            if self.saved.get(seq).is_some_and(&mut pred) {
-                return self.saved.take(seq);
+        if let Some(saved) = self.saved.as_deref_mut() {
+            let mut seq = saved.base;
+            while seq < saved.end() {
+                if saved.get(seq).is_some_and(&mut pred) {
+                    return saved.take(seq);
+                }
+                seq += 1;
             }
-            seq += 1;
         }
         while let Some(m) = self.owner.pop() {
             if pred(&m) {
                 return Some(m);
             }
-            self.saved.push(m);
+            self.saved_mut().push(m);
         }
         None
     }
@@ -311,7 +321,7 @@ impl<M: Send + 'static> Context<M> {
     ) -> Option<M> {
         let sleep = deadline.map(|d| Sleep::new(self.timer(), d));
         RecvMatch {
-            cursor: self.saved.base,
+            cursor: self.saved.as_ref().map_or(0, |s| s.base),
             cx: self,
             pred,
             sleep,
@@ -347,10 +357,11 @@ impl<M: Send + 'static> Context<M> {
     where
         M: Keyed,
     {
-        if self.saved.index.is_none() {
-            self.saved.index = Some(Box::new(Index::<M::Key>::new()));
-            self.saved.indexer = Some((index_one::<M>, clear_index::<M::Key>));
-            self.saved.reindex();
+        let saved = self.saved_mut();
+        if saved.index.is_none() {
+            saved.index = Some(Box::new(Index::<M::Key>::new()));
+            saved.indexer = Some((index_one::<M>, clear_index::<M::Key>));
+            saved.reindex();
         }
         RecvKey { cx: self, key }
     }
@@ -418,21 +429,22 @@ impl<M: Send + 'static, P: FnMut(&M) -> bool> Future for RecvMatch<'_, M, P> {
             this.cx.owner.schedule_self();
             return Poll::Pending;
         }
-        let saved = &mut this.cx.saved;
-        let mut seq = this.cursor.max(saved.base);
-        while seq < saved.end() {
-            if saved.get(seq).is_some_and(|m| (this.pred)(m)) {
-                return Poll::Ready(saved.take(seq));
+        if let Some(saved) = this.cx.saved.as_deref_mut() {
+            let mut seq = this.cursor.max(saved.base);
+            while seq < saved.end() {
+                if saved.get(seq).is_some_and(|m| (this.pred)(m)) {
+                    return Poll::Ready(saved.take(seq));
+                }
+                seq += 1;
             }
-            seq += 1;
+            this.cursor = seq;
         }
-        this.cursor = seq;
         let mut examined = 0u32;
         while let Some(m) = this.cx.owner.pop() {
             if (this.pred)(&m) {
                 return Poll::Ready(Some(m));
             }
-            this.cursor = this.cx.saved.push(m) + 1;
+            this.cursor = this.cx.saved_mut().push(m) + 1;
             examined += 1;
             if examined == crate::scheduler::worker::BUDGET * 8 {
                 // A long scan yields like a long run of receives does.
@@ -489,15 +501,14 @@ impl<M: Keyed + Send + 'static> Future for RecvKey<'_, M> {
             this.cx.owner.schedule_self();
             return Poll::Pending;
         }
-        let saved = &mut this.cx.saved;
-        if let Some(m) = take_indexed::<M>(saved, this.key) {
+        if let Some(m) = take_indexed::<M>(this.cx.saved_mut(), this.key) {
             return Poll::Ready(m);
         }
         while let Some(m) = this.cx.owner.pop() {
             if m.key().as_ref() == Some(this.key) {
                 return Poll::Ready(m);
             }
-            this.cx.saved.push(m);
+            this.cx.saved_mut().push(m);
         }
         Poll::Pending
     }

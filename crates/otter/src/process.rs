@@ -59,25 +59,24 @@ use crate::ExitReason;
 /// ```
 pub struct Context<M> {
     pub(crate) owner: Owner<M>,
-    pid: Pid<M>,
-    pub(crate) saved: Saved<M>,
+    /// The save area of selective receive (`mailbox.rs`), boxed on first use: a
+    /// process that never leaves a message behind carries one word here. The
+    /// `Context` is part of every process's future (twice, when it is an `async fn`'s
+    /// argument), so its size is paid on every process and its lines on every poll.
+    pub(crate) saved: Option<Box<Saved<M>>>,
 }
 
 impl<M> std::fmt::Debug for Context<M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Context")
-            .field("pid", &self.pid)
+            .field("pid", &self.owner.pid())
             .finish_non_exhaustive()
     }
 }
 
 impl<M: Send + 'static> Context<M> {
-    pub(crate) fn new(owner: Owner<M>, pid: Pid<M>) -> Context<M> {
-        Context {
-            owner,
-            pid,
-            saved: Saved::new(),
-        }
+    pub(crate) fn new(owner: Owner<M>) -> Context<M> {
+        Context { owner, saved: None }
     }
 
     /// This process's pid (Erlang's `self()`).
@@ -88,7 +87,7 @@ impl<M: Send + 'static> Context<M> {
     /// assert!(ok.unwrap());
     /// ```
     pub fn pid(&self) -> Pid<M> {
-        self.pid
+        self.owner.pid()
     }
 
     /// Spawns a process on this process's runtime. It is queued on this worker, and
@@ -136,7 +135,7 @@ impl<M: Send + 'static> Context<M> {
         Fut: Future + Send + 'static,
         Fut::Output: IntoExitReason,
     {
-        let me = self.pid.raw;
+        let me = self.pid().raw;
         cell::spawn_bonded(self.spawn_runtime(), f, |child| {
             if link {
                 cell::link_one_side(me, child);
@@ -365,7 +364,7 @@ impl<M: Send + 'static> Context<M> {
         M: From<Down>,
     {
         let reference = MonitorRef::new(target);
-        let me = self.pid;
+        let me = self.pid();
         let watcher = Watcher {
             id: reference.id,
             notify: Box::new(move |down| {
@@ -466,7 +465,7 @@ impl<M: Send + 'static> Context<M> {
     /// assert_eq!(r.unwrap(), ExitReason::Shutdown);
     /// ```
     pub fn link(&self, pid: impl Into<ProcessId>) {
-        cell::link(self.pid.raw, pid.into().0);
+        cell::link(self.pid().raw, pid.into().0);
     }
 
     /// Removes the link with `pid` (Erlang's `unlink/1`). Once it returns, the link has no
@@ -489,7 +488,7 @@ impl<M: Send + 'static> Context<M> {
     /// assert_eq!(r, Ok(1));
     /// ```
     pub fn unlink(&self, pid: impl Into<ProcessId>) {
-        cell::unlink(self.pid.raw, pid.into().0);
+        cell::unlink(self.pid().raw, pid.into().0);
     }
 
     /// Sets whether this process traps exits (Erlang's `process_flag(trap_exit, On)`);
@@ -541,7 +540,7 @@ impl<M: Send + 'static> Context<M> {
     /// assert_eq!(r.unwrap(), ExitReason::Killed);
     /// ```
     pub fn exit(&self, pid: impl Into<ProcessId>, reason: ExitReason) {
-        cell::signal(pid.into().0, self.pid.raw, reason, Kind::Exit);
+        cell::signal(pid.into().0, self.pid().raw, reason, Kind::Exit);
     }
 
     /// Stops a monitor (Erlang's `demonitor/1`). Returns true if it was active: then no

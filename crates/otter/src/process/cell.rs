@@ -371,7 +371,7 @@ where
         slot,
         header,
     };
-    let fut = f(crate::Context::new(owner, Pid::from_raw(pid)));
+    let fut = f(crate::Context::new(owner));
     std::mem::forget(undo);
     // SAFETY: the stage holds `Finished`, which owns nothing, so overwriting it drops
     // nothing; the process is not published, so nobody reads the stage yet.
@@ -735,6 +735,13 @@ impl<M> Owner<M> {
         // SAFETY: the owner reference keeps the cell allocated; it was created by
         // `spawn` for a `Cell<_, M>`, whose prefix is `Prefix<M>`.
         unsafe { cell_of::<Prefix<M>>(self.cell).as_ref() }
+    }
+
+    /// The pid of this process. The owner of a `Cell<_, M>` is made by `spawn` with its
+    /// own `M`, so the pid names a mailbox of `M` (the rule of `Pid::from_raw`).
+    #[inline]
+    pub(crate) fn pid(&self) -> Pid<M> {
+        Pid::from_raw(self.prefix().header().pid)
     }
 
     /// Takes the oldest message that is ready.
