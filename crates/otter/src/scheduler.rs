@@ -19,7 +19,9 @@
 //!
 //! # Shutdown
 //!
-//! 1. Set the shutdown flag and wake every worker; each returns after its current poll.
+//! 1. Set the shutdown flag and wake every worker; each returns after its current poll,
+//!    or after the LIFO chain that poll is part of (at most `MAX_LIFO_POLLS` + 1 polls:
+//!    `Worker::run_chain`).
 //! 2. Join the workers, then stop the timer thread (dropping pending timers).
 //! 3. End every process that is still alive (`process::cell::shutdown_processes`): their
 //!    futures are dropped, which drops their `Context`s and everything they own.

@@ -148,12 +148,7 @@ impl Worker {
         let me = &shared.workers[self.index];
         while !shared.is_shutdown() {
             match self.next_task(&shared, me) {
-                Some(task) => {
-                    self.run_chain(&shared, me, task);
-                    if std::mem::take(&mut self.kick_watchdog) {
-                        self.kick();
-                    }
-                }
+                Some(task) => self.run_chain(&shared, me, task),
                 None => self.park(),
             }
         }
@@ -168,6 +163,11 @@ impl Worker {
     fn run_chain(&mut self, shared: &Shared, me: &Remote, mut task: Task) {
         loop {
             self.run_task(shared, me, task);
+            // After the first task since a park, not after the chain: the process that
+            // task woke may be the one that hogs this worker.
+            if std::mem::take(&mut self.kick_watchdog) {
+                self.kick();
+            }
             if self.lifo_polls >= MAX_LIFO_POLLS || self.tick % GLOBAL_INTERVAL == 0 {
                 return;
             }
@@ -182,8 +182,8 @@ impl Worker {
     }
 
     /// Woken into a runtime where everyone else sleeps without a timeout: wake one to be
-    /// the watchdog while we are busy. Done after our first task (and the LIFO chain it
-    /// starts), so the futex wake-up is not on that task's latency path.
+    /// the watchdog while we are busy. Done after our first task, so the futex wake-up
+    /// is not on that task's latency path.
     fn kick(&self) {
         let shared = self.shared();
         if shared.workers.len() > 1 && shared.idle.all_others_parked() {
