@@ -253,7 +253,7 @@ pub use timer::interval::IntervalRef;
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod __loom {
-    pub use crate::mailbox::queue::Queue;
+    pub use crate::mailbox::queue::{Queue, TryPopError};
     pub use crate::process::gate::{Closed, Gate};
     pub use crate::process::state::{State, TransitionToIdle, TransitionToScheduled};
     pub use crate::process::table::{SlotWord, TransitionToReleased};

@@ -56,15 +56,16 @@ impl<T> UnsafeCell<T> {
     }
 }
 
-/// A full fence right after a `SeqCst` read-modify-write by the same thread. On x86-64
-/// outside loom and Miri that RMW was a `lock`-prefixed instruction, already a full
-/// barrier, so only the compiler needs holding back (Linux's `smp_mb__after_atomic`,
-/// which is `barrier()` on x86); elsewhere, and under loom and Miri, a real `SeqCst`
-/// fence. Used by the worker after `State::transition_to_running`, once per poll: the
-/// other half of the send path's `full_fence` (`process/state.rs`). The caveat is
-/// `full_fence`'s: x86's ordering of locked instructions promises this, the C++ model
-/// does not (an RMW on one location is no fence for others), so loom and Miri, which
-/// follow the model, check the real fence, not this path.
+/// A full fence right after a read-modify-write by the same thread. On x86-64 outside
+/// loom and Miri that RMW was a `lock`-prefixed instruction, already a full barrier, so
+/// only the compiler needs holding back (Linux's `smp_mb__after_atomic`, which is
+/// `barrier()` on x86); elsewhere, and under loom and Miri, a real `SeqCst` fence. Used
+/// by the two halves of the message wake-up protocol (`process/state.rs`): the worker
+/// after `State::transition_to_running`, once per poll, and the sender after reserving
+/// its slot in `Queue::push`, once per message. The caveat is `full_fence`'s: x86's
+/// ordering of locked instructions promises this, the C++ model does not (an RMW on one
+/// location is no fence for others), so loom and Miri, which follow the model, check the
+/// real fence, not this path.
 #[inline(always)]
 pub(crate) fn fence_after_rmw() {
     #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
@@ -77,8 +78,7 @@ pub(crate) fn fence_after_rmw() {
 /// compare-and-swap on a stack variable instead of `mfence`: both are full barriers on
 /// x86, and the locked instruction is several times cheaper on current cores (the same
 /// choice, and the same caveat that the C++ model does not promise it, as
-/// crossbeam-epoch's `pin`). Used on the message-send path, when the receiver already
-/// has a wake-up pending (`State::transition_to_scheduled_by_message`).
+/// crossbeam-epoch's `pin`). Used by the exit gate (`process/gate.rs`).
 #[inline(always)]
 pub(crate) fn full_fence() {
     #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]

@@ -36,18 +36,18 @@ fn two_producers(per: u32, early: usize) {
     // would make loom's search infinite), then drain after they finish.
     for _ in 0..early {
         // SAFETY: this thread is the only consumer.
-        take(unsafe { q.pop() });
+        take(unsafe { q.pop() }.ok());
     }
     for p in producers {
         p.join().unwrap();
     }
     for _ in 0..2 * per {
         // SAFETY: single consumer.
-        take(unsafe { q.pop() });
+        take(unsafe { q.pop() }.ok());
     }
     assert_eq!(got, 2 * per, "a message was lost");
     // SAFETY: single consumer.
-    assert!(unsafe { q.pop() }.is_none());
+    assert!(unsafe { q.pop() }.ok().is_none());
 }
 
 #[test]
@@ -66,7 +66,7 @@ fn drop_with_messages_in_flight_frees_everything() {
             }
         });
         // SAFETY: single consumer.
-        let first = unsafe { q.pop() };
+        let first = unsafe { q.pop() }.ok();
         t.join().unwrap();
         if let Some(b) = first {
             assert_eq!(*b, 0);
@@ -93,7 +93,7 @@ fn recycled_blocks_come_back_empty_and_keep_order() {
         let mut next = 0;
         for _ in 0..4 {
             // SAFETY: this thread is the only consumer.
-            if let Some(i) = unsafe { q.pop() } {
+            if let Ok(i) = unsafe { q.pop() } {
                 assert_eq!(i, next, "order across a recycled block");
                 next += 1;
             }
@@ -101,13 +101,13 @@ fn recycled_blocks_come_back_empty_and_keep_order() {
         t.join().unwrap();
         while next < 5 {
             // SAFETY: single consumer.
-            let i = unsafe { q.pop() }.expect("a message was lost");
+            let i = unsafe { q.pop() }.ok().expect("a message was lost");
             assert_eq!(i, next, "order across a recycled block");
             next += 1;
         }
         // SAFETY: single consumer.
         assert!(
-            unsafe { q.pop() }.is_none(),
+            unsafe { q.pop() }.ok().is_none(),
             "a recycled slot still read as ready"
         );
     });

@@ -24,9 +24,13 @@
 //! 3. A producer writes the value and then sets the slot's `ready` flag (`Release`).
 //!    That store is its last access to the block.
 //! 4. The consumer reads slots in position order and only after seeing `ready`
-//!    (`Acquire`). A slot reserved but not yet ready reads as "empty for now": the
-//!    producer schedules the receiver after its `ready` store, so nothing is lost and
-//!    FIFO order per queue holds.
+//!    (`Acquire`). A slot reserved but not yet ready reads as [`TryPopError::InFlight`],
+//!    never as [`TryPopError::Empty`]: its producer may already have decided not to wake
+//!    the receiver (the reservation, not the `ready` store, is the event of the wake-up
+//!    protocol in `process/state.rs`), so the receiver must look again, and FIFO order
+//!    per queue holds because it takes nothing past that slot meanwhile. `Empty` means
+//!    that no position at or after the head was reserved when the consumer last loaded
+//!    `tail_index`.
 //! 5. The consumer leaves a block after taking its last slot, and from then on owns it
 //!    (to recycle or free, rule 7). By (3) every producer that reserved a slot in it
 //!    has finished with it, and by (2) `next` was stored before the last slot's
@@ -52,6 +56,8 @@
 //!    reads their slots as in (4). When it catches up, it loads `tail_index` again before
 //!    touching the block, and equal means empty: no slot is even reserved. A stale
 //!    load can only make a message read as "empty for now", which (4) already allows.
+//!    Whenever `head_index < tail_seen`, the head's slot is reserved, so a pop that finds
+//!    it not ready reports `InFlight` without looking at the tail (4).
 //!    "Catches up" is `head_index >= tail_seen`, not `==`: the look may find the tail at
 //!    a block's marker offset (2), one past the block's last slot, and the head then
 //!    skips the marker; with `==` the consumer would never look at the tail again.
@@ -77,7 +83,19 @@ use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::ptr;
 
-use crate::loom::{AtomicPtr, AtomicUsize, Ordering, UnsafeCell, spin_hint};
+use crate::loom::{AtomicPtr, AtomicUsize, Ordering, UnsafeCell, fence_after_rmw, spin_hint};
+
+/// Why [`Queue::pop`] returned no message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TryPopError {
+    /// Nothing was reserved past the head at the consumer's last look at `tail_index`:
+    /// a producer that reserves a slot from now on follows the wake-up protocol.
+    Empty,
+    /// The head's slot is reserved but its producer has not written it yet (rule 4):
+    /// it will, within a few instructions unless its thread is preempted, and it may
+    /// not wake the receiver, so the receiver must pop again.
+    InFlight,
+}
 
 /// Slots per block. 31 keeps a block of 16-byte messages under 1 KiB (crossbeam uses the
 /// same figure); under loom it shrinks to 2 so the models cross block boundaries.
@@ -234,6 +252,14 @@ impl<T, G> Queue<T, G> {
     /// Appends `value`. Never blocks (it may spin for the few instructions another
     /// producer needs to install a block) and allocates at most one block per
     /// `BLOCK_CAP` pushes, none while the consumer keeps up (rule 7).
+    ///
+    /// The reservation (rule 1) is followed by a `SeqCst` fence (`fence_after_rmw`: free
+    /// on x86-64, where the CAS is a locked instruction), before the value is written.
+    /// It is the sender's half of the wake-up protocol (`process/state.rs`): the
+    /// caller's loads after `push` are ordered after the reservation, and a consumer
+    /// that loads `tail_index` after its own fence and misses it has published
+    /// something the caller will see. Whatever the consumer finds at the reserved slot
+    /// meanwhile reads as `InFlight` (rule 4), never as empty.
     pub fn push(&self, value: T) {
         let mut spare: *mut Block<T> = ptr::null_mut();
         let mut tail = self.tail_index.load(Ordering::Acquire);
@@ -281,6 +307,8 @@ impl<T, G> Queue<T, G> {
                 Ordering::Acquire,
             ) {
                 Ok(_) => {
+                    // The wake-up protocol's fence (see `push`'s docs).
+                    fence_after_rmw();
                     if offset + 1 == BLOCK_CAP {
                         // Step (2): we own the last slot, so we install the next block.
                         let next = std::mem::replace(&mut spare, ptr::null_mut());
@@ -313,26 +341,27 @@ impl<T, G> Queue<T, G> {
         }
     }
 
-    /// Takes the oldest message, or `None` if there is none ready.
+    /// Takes the oldest message, or says why there is none (see [`TryPopError`]).
     ///
     /// # Safety
     ///
     /// Only one thread at a time may call `pop` (single consumer); the caller's exclusive
     /// ownership of the receiving end (`&mut` on the mailbox owner) ensures it.
-    pub unsafe fn pop(&self) -> Option<T> {
-        let block = self.head_block.load(Ordering::Acquire);
-        if block.is_null() {
-            return None;
-        }
+    pub unsafe fn pop(&self) -> Result<T, TryPopError> {
         let index = self.head_index.load(Ordering::Relaxed);
         if index >= self.tail_seen.load(Ordering::Relaxed) {
             // Rule 8: every position we know of is taken; look at the tail before the
             // block, whose next slot may sit on a cache line nobody has touched lately.
             let tail = self.tail_index.load(Ordering::Acquire);
             if tail == index {
-                return None;
+                return Err(TryPopError::Empty);
             }
             self.tail_seen.store(tail, Ordering::Relaxed);
+        }
+        let block = self.head_block.load(Ordering::Acquire);
+        if block.is_null() {
+            // Reserved, but the first block's install (rule 6) is not visible yet.
+            return Err(TryPopError::InFlight);
         }
         let offset = index % LAP;
         debug_assert!(offset < BLOCK_CAP);
@@ -340,7 +369,7 @@ impl<T, G> Queue<T, G> {
         // the only consumer (caller's contract), so `block` is live.
         let slot = unsafe { &(*block).slots[offset] };
         if slot.ready.load(Ordering::Acquire) == 0 {
-            return None;
+            return Err(TryPopError::InFlight);
         }
         // SAFETY: `ready` was set after the value was written (step 3), and nobody else
         // reads or writes this slot again.
@@ -358,7 +387,7 @@ impl<T, G> Queue<T, G> {
         } else {
             self.head_index.store(index + 1, Ordering::Relaxed);
         }
-        Some(value)
+        Ok(value)
     }
 }
 
@@ -417,10 +446,10 @@ mod tests {
         }
         for i in 0..(BLOCK_CAP * 3 + 5) {
             // SAFETY: single consumer (this thread).
-            assert_eq!(unsafe { q.pop() }, Some(i));
+            assert_eq!(unsafe { q.pop() }.ok(), Some(i));
         }
         // SAFETY: single consumer.
-        assert_eq!(unsafe { q.pop() }, None);
+        assert_eq!(unsafe { q.pop() }.ok(), None);
     }
 
     #[test]
@@ -435,11 +464,11 @@ mod tests {
             }
             for i in 0..BLOCK_CAP + round {
                 // SAFETY: single consumer (this thread).
-                assert_eq!(unsafe { q.pop() }, Some(round * 1000 + i));
+                assert_eq!(unsafe { q.pop() }.ok(), Some(round * 1000 + i));
                 next += 1;
             }
             // SAFETY: single consumer.
-            assert_eq!(unsafe { q.pop() }, None, "round {round}");
+            assert_eq!(unsafe { q.pop() }.ok(), None, "round {round}");
         }
         assert!(next > 3 * BLOCK_CAP);
         assert!(
@@ -455,23 +484,54 @@ mod tests {
         let q = Queue::new();
         for i in 0..(BLOCK_CAP * 2 + 3) {
             // SAFETY: single consumer (this thread).
-            assert_eq!(unsafe { q.pop() }, None);
+            assert_eq!(unsafe { q.pop() }.ok(), None);
             q.push(i);
             q.push(i + 1000);
             // SAFETY: single consumer.
-            assert_eq!(unsafe { q.pop() }, Some(i));
+            assert_eq!(unsafe { q.pop() }.ok(), Some(i));
             // SAFETY: single consumer.
-            assert_eq!(unsafe { q.pop() }, Some(i + 1000));
+            assert_eq!(unsafe { q.pop() }.ok(), Some(i + 1000));
         }
         // SAFETY: single consumer.
-        assert_eq!(unsafe { q.pop() }, None);
+        assert_eq!(unsafe { q.pop() }.ok(), None);
+    }
+
+    #[test]
+    fn a_reserved_slot_reads_in_flight_until_written() {
+        // Rule 4: a slot reserved and not yet written is `InFlight`, not `Empty`, both
+        // when the consumer finds it by looking at the tail and when it already knew
+        // of it (`head_index < tail_seen`).
+        let q = Queue::new();
+        // SAFETY: single consumer (this thread).
+        assert_eq!(unsafe { q.pop() }, Err(TryPopError::Empty));
+        q.push(10);
+        // A producer's reservation of position 1, stopped before it writes the slot.
+        assert_eq!(q.tail_index.fetch_add(1, Ordering::AcqRel), 1);
+        // SAFETY: single consumer.
+        assert_eq!(unsafe { q.pop() }, Ok(10));
+        for _ in 0..2 {
+            // SAFETY: single consumer.
+            assert_eq!(unsafe { q.pop() }, Err(TryPopError::InFlight));
+        }
+        // The producer finishes: it writes position 1 and sets `ready` (rule 3).
+        let block = q.tail_block.load(Ordering::Acquire);
+        // SAFETY: the block is live (the queue holds it) and position 1 is ours.
+        let slot = unsafe { &(*block).slots[1] };
+        // SAFETY: as above: nobody else writes this slot.
+        slot.value
+            .with_mut(|v| unsafe { v.write(MaybeUninit::new(11)) });
+        slot.ready.store(1, Ordering::Release);
+        // SAFETY: single consumer.
+        assert_eq!(unsafe { q.pop() }, Ok(11));
+        // SAFETY: single consumer.
+        assert_eq!(unsafe { q.pop() }, Err(TryPopError::Empty));
     }
 
     #[test]
     fn empty_queue_allocates_nothing_and_drops() {
         let q: Queue<String> = Queue::new();
         // SAFETY: single consumer.
-        assert!(unsafe { q.pop() }.is_none());
+        assert!(unsafe { q.pop() }.ok().is_none());
         drop(q);
     }
 
@@ -490,7 +550,7 @@ mod tests {
             q.push(Counted(drops.clone()));
         }
         // SAFETY: single consumer.
-        drop(unsafe { q.pop() });
+        drop(unsafe { q.pop() }.ok());
         assert_eq!(drops.load(Ordering::Relaxed), 1);
         drop(q);
         assert_eq!(drops.load(Ordering::Relaxed), n);
@@ -515,7 +575,7 @@ mod tests {
         let mut got = 0;
         while got < producers * per {
             // SAFETY: this thread is the only consumer.
-            if let Some((p, i)) = unsafe { q.pop() } {
+            if let Ok((p, i)) = unsafe { q.pop() } {
                 assert_eq!(next[p], i, "producer {p} out of order");
                 next[p] += 1;
                 got += 1;
@@ -527,6 +587,6 @@ mod tests {
             h.join().unwrap();
         }
         // SAFETY: single consumer.
-        assert!(unsafe { q.pop() }.is_none());
+        assert!(unsafe { q.pop() }.ok().is_none());
     }
 }

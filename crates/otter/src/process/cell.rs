@@ -71,7 +71,7 @@ use std::sync::{Mutex, PoisonError};
 use std::task::{Context as TaskContext, Poll, RawWaker, RawWakerVTable, Waker};
 
 use crate::exit::{ExitReason, IntoExitReason};
-use crate::mailbox::queue::{GAP_OFFSET, Queue};
+use crate::mailbox::queue::{GAP_OFFSET, Queue, TryPopError};
 use crate::monitor::{Down, Watcher};
 use crate::pid::{Pid, RawPid};
 use crate::process::gate::Gate;
@@ -744,15 +744,27 @@ impl<M> Owner<M> {
         Pid::from_raw(self.prefix().header().pid)
     }
 
-    /// Takes the oldest message that is ready.
+    /// Takes the oldest message that is ready. Called only by the running process.
+    ///
+    /// A message whose slot is reserved but not yet written (`TryPopError::InFlight`)
+    /// reads as none, and the process schedules itself so that it looks again after
+    /// this poll: its sender may have skipped the wake-up (`process/state.rs`).
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<M> {
         // SAFETY: `&mut self` on the one `Owner` of this mailbox makes us its only
         // consumer.
-        unsafe { self.prefix().mailbox.pop() }
+        match unsafe { self.prefix().mailbox.pop() } {
+            Ok(m) => Some(m),
+            Err(TryPopError::Empty) => None,
+            Err(TryPopError::InFlight) => {
+                self.schedule_self();
+                None
+            }
+        }
     }
 
-    /// Schedules this process again (a yield: the budget ran out).
+    /// Schedules this process again: a yield when the budget ran out, or a second look
+    /// at a message in flight (`pop`).
     pub(crate) fn schedule_self(&self) {
         schedule(self.cell);
     }

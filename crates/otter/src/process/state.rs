@@ -23,22 +23,34 @@
 //! receiver is already scheduled (queued, or running with a wake-up pending) or done, it
 //! does not write the state at all, so a stream of messages to a busy receiver costs
 //! one state write per poll of the receiver, not one per message. The skip is a Dekker
-//! pair with the poll that is still to come:
+//! pair with the poll that is still to come, and its event is the message's
+//! *reservation*, the read-modify-write of the mailbox's `tail_index`
+//! (`mailbox/queue.rs`, rules 1 and 4), not the message itself:
 //!
-//! * sender: push the message, `SeqCst` fence, read the state; skip only if `SCHEDULED`
-//!   or `DONE` is set;
+//! * sender: reserve the slot, `SeqCst` fence, write the message and set `ready`, read
+//!   the state; skip only if `SCHEDULED` or `DONE` is set;
 //! * worker: `transition_to_running` (a `SeqCst` read-modify-write that clears
-//!   `SCHEDULED`, then a `SeqCst` fence), then the poll reads the mailbox.
+//!   `SCHEDULED`, then a `SeqCst` fence), then the poll's receive, which loads
+//!   `tail_index` before it reports the mailbox empty.
 //!
 //! The `SCHEDULED` the sender read may be an old one or one set after an earlier
 //! `transition_to_running`; either way the next `transition_to_running` that clears it
 //! is still to come (a scheduled process is queued, a running one is requeued by
 //! `transition_to_idle`, or else it is done and the message is dropped with it). The
-//! sender read the state before that RMW, or the sender's fence would have made the RMW,
-//! or a later write, visible to it; so the sender's fence precedes the worker's in the
-//! `SeqCst` order, and the poll's read of the mailbox sees the message. (Without the
-//! worker's fence the C++ model lets that read be stale, and the loom model finds it; on
-//! x86-64 the `xadd` is the fence in hardware, see `loom::fence_after_rmw`.)
+//! sender read the state before that RMW, or its fence would have made the RMW, or a
+//! later write, visible to it; so the sender's fence precedes the worker's in the
+//! `SeqCst` order, and the poll's load of `tail_index` sees the reservation. The slot
+//! may still be unwritten then, so the queue reports it `InFlight`, never empty, and a
+//! receiver that meets it schedules itself and looks again (`Owner::pop` in
+//! `process/cell.rs`); it meets one only in the few instructions between a sender's
+//! reservation and its `ready` store, unless that sender's thread is preempted there.
+//!
+//! Both fences are `fence_after_rmw`: each side's last read-modify-write (the
+//! reservation, the state's `xadd`) is a locked instruction on x86-64, already a full
+//! barrier, so on x86-64 a message to a busy receiver costs no fence at all. An earlier
+//! version used the `ready` store as the event; a `ready` store is a plain store, so the
+//! sender needed a locked instruction of its own after it, on every message: taking it
+//! away made `counting` a fifth to a third faster (ARCHITECTURE.md has the figures).
 //!
 //! A sender that finds the process running without a pending wake-up writes
 //! `SCHEDULED`, and `transition_to_idle` then reports it: the process runs once more.
@@ -55,7 +67,7 @@
 
 #![allow(unreachable_pub)] // `pub` items are for the loom models; the module is private.
 
-use crate::loom::{AtomicUsize, Ordering, fence_after_rmw, full_fence};
+use crate::loom::{AtomicUsize, Ordering, fence_after_rmw};
 
 /// Set while the process is in a run queue, or will be put back in one when the poll
 /// that is running now returns. Set by wakers, cleared by the worker that starts a poll.
@@ -113,16 +125,15 @@ impl State {
     }
 
     /// The message sender's wake-up (see the module docs): the caller has pushed a
-    /// message. Writes the state unless a wake-up is already pending or the process is
-    /// done.
+    /// message into the process's mailbox (`Queue::push`, which fences after its
+    /// reservation). Writes the state unless a wake-up is already pending or the
+    /// process is done.
     #[inline]
     pub fn transition_to_scheduled_by_message(&self) -> TransitionToScheduled {
         const PENDING: usize = SCHEDULED | DONE;
+        // The fence after the reservation is `push`'s (`mailbox/queue.rs`).
         if self.0.load(Ordering::Relaxed) & PENDING != 0 {
-            full_fence();
-            if self.0.load(Ordering::Relaxed) & PENDING != 0 {
-                return TransitionToScheduled::Nothing;
-            }
+            return TransitionToScheduled::Nothing;
         }
         self.transition_to_scheduled()
     }
