@@ -73,8 +73,9 @@ pub(super) fn section(md: &mut String, res: &Results<'_>, s: &Sizes) {
              (crossbeam's unbounded channel, no otter; `counting style=channel`): {}. \
              otter's raw loop, 1 sender, runs at {} of it. A message that crosses cores costs \
              cache-line transfers, and the channel pays them too. otter's send has two locked \
-             instructions more (the pid table's count), but a build without them for a \
-             stream ran no faster (ARCHITECTURE.md \"Where the time goes\").",
+             instructions more (the pid table's count taken and given back); a build \
+             without them ran a stream about a tenth faster (ARCHITECTURE.md \"Where the \
+             time goes\").",
             floor.show(ops_per_s, rate),
             raw.median(ops_per_s)
                 .map_or("—".into(), |r| format!("{:.0}%", 100.0 * r / f)),
