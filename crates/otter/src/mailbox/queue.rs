@@ -55,7 +55,10 @@
 //!    `head_index` is behind it, positions up to it have been reserved, and the consumer
 //!    reads their slots as in (4). When it catches up, it loads `tail_index` again before
 //!    touching the block, and equal means empty: no slot is even reserved. A stale
-//!    load can only make a message read as "empty for now", which (4) already allows.
+//!    load can only miss a reservation whose producer will still wake the receiver: the
+//!    load comes after the fence that follows the receiver's `transition_to_running`, and
+//!    the wake-up protocol (`process/state.rs`) makes the reservation of any producer
+//!    that skipped the wake-up visible to it.
 //!    Whenever `head_index < tail_seen`, the head's slot is reserved, so a pop that finds
 //!    it not ready reports `InFlight` without looking at the tail (4).
 //!    "Catches up" is `head_index >= tail_seen`, not `==`: the look may find the tail at
