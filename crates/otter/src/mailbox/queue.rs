@@ -38,8 +38,8 @@
 //! 6. The very first block is installed by the producer that wins the CAS of
 //!    `tail_block` from null; it also publishes the block in `head_block` for the
 //!    consumer, which is the only other writer of `head_block`.
-//! 7. A block the consumer has left is recycled, not freed, if the queue's `spare` is
-//!    empty: the consumer clears its `ready` flags and `next`, then stores it in `spare`
+//! 7. A block the consumer has left is recycled, not freed, if the consumer keeps up
+//!    (below) and the queue's `spare` is empty: the consumer clears its `ready` flags and `next`, then stores it in `spare`
 //!    by a compare-and-swap from null (`Release`). A producer about to install a block
 //!    takes the spare by a swap to null (`Acquire`) and only then uses it; a spare it
 //!    did not use goes back the same way, or is freed. Whoever holds the pointer owns
@@ -50,6 +50,15 @@
 //! different threads, glibc's allocator serialises them on its arena lock (the
 //! `counting` workload spent a fifth of its time in that lock and in page faults).
 //! The cost is at most one extra block per mailbox that ever filled one.
+//! The consumer recycles only while it keeps up, within [`RECYCLE_WITHIN`] positions of
+//! the tail it last saw (a ring, a ping-pong: one block goes round and stays hot in
+//! both caches); a consumer far behind a stream frees the block instead. A block
+//! recycled there is one the consumer has just reset, dirty in its cache, which the
+//! producer then writes thousands of messages ahead, and the `spare` pointer's line is
+//! the producers' tail line, which each give-back took from them: the stream ran
+//! faster with the allocator's blocks (`counting`, ARCHITECTURE.md has the figures).
+//! For the same reason a producer looks at `spare` before it swaps: an empty spare
+//! costs it no write.
 //!
 //! 8. The consumer keeps `tail_seen`, a copy of `tail_index` from its last look. While
 //!    `head_index` is behind it, positions up to it have been reserved, and the consumer
@@ -109,6 +118,10 @@ pub(crate) const BLOCK_CAP: usize = 2;
 
 /// Positions per block: the slots plus the "next block being installed" marker.
 const LAP: usize = BLOCK_CAP + 1;
+
+/// How close behind the producers (positions from the head to `tail_seen`) the consumer
+/// must be for a block it leaves to be recycled (rule 7): two blocks.
+const RECYCLE_WITHIN: usize = 2 * LAP;
 
 struct Slot<T> {
     value: UnsafeCell<MaybeUninit<T>>,
@@ -235,7 +248,11 @@ impl<T, G> Queue<T, G> {
     }
 
     /// A block to install: the recycled spare if there is one (rule 7), else a new one.
+    /// The load first: a swap on an empty spare would write the tail's line for nothing.
     fn take_block(&self) -> *mut Block<T> {
+        if self.spare.load(Ordering::Relaxed).is_null() {
+            return Block::alloc();
+        }
         let b = self.spare.swap(ptr::null_mut(), Ordering::Acquire);
         if b.is_null() { Block::alloc() } else { b }
     }
@@ -263,7 +280,41 @@ impl<T, G> Queue<T, G> {
     /// that loads `tail_index` after its own fence and misses it has published
     /// something the caller will see. Whatever the consumer finds at the reserved slot
     /// meanwhile reads as `InFlight` (rule 4), never as empty.
+    ///
+    /// Inlined, and only the common case: the first turn of `push_slow`'s loop when the
+    /// slot is not a block's last and the block is installed; everything else is out of
+    /// line, so that the send paths inlining it stay short.
+    #[inline(always)]
     pub fn push(&self, value: T) {
+        // The loop's first turn when it is the common one: a slot that is not the
+        // block's last, in a block already installed.
+        let tail = self.tail_index.load(Ordering::Acquire);
+        let block = self.tail_block.load(Ordering::Acquire);
+        let offset = tail % LAP;
+        if offset + 1 < BLOCK_CAP
+            && !block.is_null()
+            && self
+                .tail_index
+                .compare_exchange_weak(tail, tail + 1, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            // The wake-up protocol's fence (see `push`'s docs).
+            fence_after_rmw();
+            // SAFETY: as in `push_slow`'s [1]-[3]: the CAS reserved position `tail` of
+            // `block`, which stays live until our `ready` store.
+            let slot = unsafe { &(*block).slots[offset] };
+            // SAFETY: as above: we are the slot's only accessor now.
+            slot.value
+                .with_mut(|v| unsafe { v.write(MaybeUninit::new(value)) });
+            slot.ready.store(1, Ordering::Release);
+            return;
+        }
+        self.push_slow(value);
+    }
+
+    /// `push`'s loop: the first block, the last slot of a block, a lost CAS.
+    #[inline(never)]
+    fn push_slow(&self, value: T) {
         let mut spare: *mut Block<T> = ptr::null_mut();
         let mut tail = self.tail_index.load(Ordering::Acquire);
         let mut block = self.tail_block.load(Ordering::Acquire);
@@ -383,10 +434,17 @@ impl<T, G> Queue<T, G> {
             debug_assert!(!next.is_null());
             self.head_block.store(next, Ordering::Relaxed);
             self.head_index.store(index + 2, Ordering::Relaxed);
-            // SAFETY: every slot of `block` was reserved and made ready, so no producer
-            // touches it again (step 5); we leave it now, so we own it.
-            unsafe { (*block).reset() };
-            self.give_back(block);
+            // Rule 7: recycle only while we keep up with the producers (`tail_seen` is
+            // above `index` here: the slot we read was reserved).
+            if self.tail_seen.load(Ordering::Relaxed) - index < RECYCLE_WITHIN {
+                // SAFETY: every slot of `block` was reserved and made ready, so no
+                // producer touches it again (step 5); we leave it now, so we own it.
+                unsafe { (*block).reset() };
+                self.give_back(block);
+            } else {
+                // SAFETY: as above, we own it; it is reachable from nowhere else.
+                drop(unsafe { Box::from_raw(block) });
+            }
         } else {
             self.head_index.store(index + 1, Ordering::Relaxed);
         }

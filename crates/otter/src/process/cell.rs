@@ -47,8 +47,10 @@
 //!
 //! Two references keep a cell allocated, counted in `header.refs` (initially 2):
 //! 1. the *slot reference*: the process table's word (`process/table.rs`) counts the
-//!    process while it is alive plus every in-flight sender; when that count drains after
-//!    the process retired, the slot reference is released;
+//!    process while it is alive plus every in-flight sender, and every worker's stream
+//!    cache that keeps a count on it until its poll ends (the stream cache's rules,
+//!    below `send`); when that count drains after the process retired, the slot
+//!    reference is released;
 //! 2. the *owner reference*: the [`Owner`] inside the process's `Context`, released when
 //!    the `Context` is dropped (normally with the future, at exit).
 //!
@@ -436,32 +438,169 @@ fn release_ref(cell: NonNull<Header>) {
     }
 }
 
+// ===== the stream cache =====
+//
+// A send takes a table count and gives it back: two locked instructions around the
+// mailbox's tail CAS. A process that streams to one receiver (`counting`) pays them on
+// every message. So a worker keeps the count of a run of sends to one process for the
+// rest of the poll: from the poll's `STREAM_AFTER + 1`-th send on, a send to the same
+// pid as the send before it takes a count once and keeps it in `STREAM`, and the sends
+// after it only check the slot's word (the pid still resolves) before they push.
+//
+// Rules:
+// 1. Only a worker keeps a count, and only on a process of its own runtime: the
+//    runtime's shutdown joins its workers before it waits for counts
+//    (`shutdown_processes`), and every count kept is given back by then.
+// 2. The worker gives the count back after every poll (`end_stream`, from
+//    `Worker::run_task`), and a send to another pid gives it back first. So a cell
+//    outlives its process's exit by at most the rest of one poll of one sender, as it
+//    does for a sender caught between its lookup and its release today.
+// 3. `STREAM` is cleared before a kept count is released: the release may free a cell,
+//    whose messages' `Drop` may send. Such a send may keep a count again;
+//    `end_stream` loops until none is kept.
+// 4. The first `STREAM_AFTER` sends of a poll (all of a ring's or a ping-pong's) do
+//    not look at the cache at all.
+
+/// The stream cache of one thread: the target of its last streaming send and the
+/// table count kept on it, if any (rules above).
+#[derive(Clone, Copy)]
+struct Stream {
+    /// `RawPid::to_bits` of the last target; `u64::MAX` names none (index `u32::MAX`
+    /// is past the table's end).
+    last: u64,
+    /// The slot and cell of `last` on which this thread holds a table count.
+    held: Option<(&'static table::Slot, NonNull<Header>)>,
+}
+
+impl Stream {
+    const NONE: Stream = Stream {
+        last: u64::MAX,
+        held: None,
+    };
+}
+
+thread_local! {
+    static STREAM: std::cell::Cell<Stream> = const { std::cell::Cell::new(Stream::NONE) };
+}
+
+/// Sends in one poll before `send` looks at the stream cache (rule 4). Small, so that a
+/// stream is found early; more than the two or three sends of a request and its reply.
+const STREAM_AFTER: u32 = 4;
+
+/// Gives back the count the stream cache keeps, if any (rules 2 and 3). Called by the
+/// worker after every poll.
+#[inline]
+pub(crate) fn end_stream() {
+    while let Some((slot, cell)) = STREAM.with(std::cell::Cell::get).held {
+        STREAM.with(|c| c.set(Stream::NONE));
+        release_slot(slot, cell);
+    }
+}
+
 /// Puts `message` in `pid`'s mailbox and schedules it; hands it back if it exited.
 #[inline]
 pub(crate) fn send<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> {
+    let sent = crate::scheduler::worker::count_send();
+    if sent > STREAM_AFTER {
+        return send_streaming(pid, message, sent);
+    }
     let Some(lookup) = Lookup::new(pid.raw) else {
         return Err(message);
     };
+    // SAFETY: the count `lookup` holds keeps the cell allocated until it drops, after
+    // this call. No spill: `sent` is below `SPILL_AFTER_SENDS`.
+    unsafe { deliver(lookup.cell, message, false) };
+    Ok(())
+}
+
+/// `send` past the first [`STREAM_AFTER`] sends of a poll. Out of line, so that the
+/// first sends of a poll stay as short as they were.
+#[inline(never)]
+fn send_streaming<M: Send + 'static>(pid: Pid<M>, message: M, sent: u32) -> Result<(), M> {
+    let bits = pid.raw.to_bits();
+    let s = STREAM.with(std::cell::Cell::get);
+    if s.last == bits {
+        if let Some((slot, cell)) = s.held {
+            if !slot.word.is_alive(pid.raw.generation) {
+                return Err(message);
+            }
+            let spill = sent == crate::scheduler::worker::SPILL_AFTER_SENDS;
+            // SAFETY: the count the cache keeps holds the cell until `end_stream`, after
+            // this call.
+            unsafe { deliver(cell, message, spill) };
+            return Ok(());
+        }
+    } else {
+        // A new target: forget the old one (rule 3: before its count goes back).
+        STREAM.with(|c| {
+            c.set(Stream {
+                last: bits,
+                held: None,
+            });
+        });
+        if let Some((slot, cell)) = s.held {
+            release_slot(slot, cell);
+        }
+    }
+    let Some(lookup) = Lookup::new(pid.raw) else {
+        return Err(message);
+    };
+    let spill = sent == crate::scheduler::worker::SPILL_AFTER_SENDS;
+    // SAFETY: the count `lookup` holds keeps the cell allocated until it drops or moves
+    // into the cache, after this call.
+    unsafe { deliver(lookup.cell, message, spill) };
+    if s.last == bits {
+        keep(lookup);
+    }
+    Ok(())
+}
+
+/// The second send in a row to one pid: keeps its count in the stream cache if this
+/// thread is a worker of the process's runtime (rule 1); else gives it back.
+#[cold]
+fn keep(lookup: Lookup) {
+    // SAFETY: the count `lookup` holds keeps the cell allocated.
+    let h = unsafe { lookup.cell.as_ref() };
+    if crate::scheduler::worker::is_worker_of(h.rt)
+        && STREAM.with(std::cell::Cell::get).held.is_none()
+    {
+        let held = Some((lookup.slot, lookup.cell));
+        std::mem::forget(lookup);
+        STREAM.with(|c| {
+            c.set(Stream {
+                last: h.pid.to_bits(),
+                held,
+            });
+        });
+    }
+}
+
+/// Pushes `message` and wakes the receiver.
+///
+/// # Safety
+///
+/// `cell` is a `Cell<_, M>` (a `Pid<M>` only names cells whose mailbox holds `M`) and
+/// the caller holds a table count on it.
+#[inline(always)]
+unsafe fn deliver<M: Send + 'static>(cell: NonNull<Header>, message: M, spill: bool) {
     // SAFETY: a `Pid<M>` only names cells whose mailbox holds `M` (`Pid::from_raw` is
     // called only by `spawn` with its own `M`), and `Prefix<M>` has the offsets of every
     // `Cell<_, M>` (module docs). The count we hold keeps it allocated.
-    let prefix = unsafe { cell_of::<Prefix<M>>(lookup.cell).as_ref() };
+    let prefix = unsafe { cell_of::<Prefix<M>>(cell).as_ref() };
     prefix.mailbox.push(message);
     let wake = prefix.header().state.transition_to_scheduled_by_message();
-    let spill = crate::scheduler::worker::count_send();
     if wake == TransitionToScheduled::Push || spill {
         // SAFETY: the count we hold makes shutdown wait for us before it frees the
         // runtime (`shutdown_processes` step 2), and the process was alive when we took
         // it, so its runtime is alive.
         let rt = unsafe { &*prefix.header().rt };
         if wake == TransitionToScheduled::Push {
-            rt.schedule(Task(lookup.cell));
+            rt.schedule(Task(cell));
         }
         if spill {
             rt.spill_lifo();
         }
     }
-    Ok(())
 }
 
 /// Schedules the process if it was idle. The caller holds a reference.
@@ -1125,6 +1264,74 @@ mod tests {
             e.reason
         });
         assert_eq!(r, Ok(ExitReason::Noproc));
+    }
+
+    #[test]
+    fn a_stream_to_a_process_that_exits_loses_nothing() {
+        // Sends past `STREAM_AFTER` keep one table count on their receiver until the
+        // poll ends. The receiver exits mid-stream here (on the other worker) or after
+        // it (on one): every message is received, handed back or dropped with the
+        // cell, once the kept count goes back.
+        for threads in [1, 2] {
+            let drops = Arc::new(AtomicUsize::new(0));
+            let rt = Runtime::builder().threads(threads).build().unwrap();
+            let d = drops.clone();
+            let r = rt.block_on(move |cx: Context<()>| async move {
+                let child = cx.spawn(|mut c: Context<Counted>| async move {
+                    c.recv().await;
+                    c.recv().await;
+                });
+                let mut accepted = 0;
+                for _ in 0..20 {
+                    if child.try_send(Counted(d.clone())).is_ok() {
+                        accepted += 1;
+                    }
+                }
+                while child.is_alive() {
+                    cx.yield_now().await;
+                }
+                for _ in 0..6 {
+                    assert!(child.try_send(Counted(d.clone())).is_err());
+                }
+                accepted
+            });
+            assert!(r.unwrap() >= 2);
+            drop(rt);
+            assert_eq!(drops.load(Ordering::SeqCst), 26, "threads = {threads}");
+        }
+    }
+
+    #[test]
+    fn a_message_dropped_with_a_kept_cell_may_stream() {
+        // Rule 3 of the stream cache: the kept count of a process that streamed to
+        // itself frees its cell after the poll, and the `Drop` of the messages left in
+        // it streams to another process, which keeps a count again.
+        struct Bomb(crate::Pid<u8>);
+        impl Drop for Bomb {
+            fn drop(&mut self) {
+                for _ in 0..6 {
+                    self.0.send(1);
+                }
+            }
+        }
+        let rt = Runtime::builder().threads(1).build().unwrap();
+        let r = rt.block_on(|mut cx: Context<u32>| async move {
+            let me = cx.pid();
+            let sink = cx.spawn(move |mut c: Context<u8>| async move {
+                let mut n = 0;
+                while n < 36 {
+                    n += u32::from(c.recv().await);
+                }
+                me.send(n);
+            });
+            cx.spawn(move |c: Context<Bomb>| async move {
+                for _ in 0..6 {
+                    c.pid().send(Bomb(sink));
+                }
+            });
+            cx.recv().await
+        });
+        assert_eq!(r, Ok(36));
     }
 
     #[test]

@@ -65,19 +65,25 @@ pub(crate) fn current_index(shared: &Shared) -> Option<usize> {
     std::ptr::eq(rt, shared).then_some(index)
 }
 
+/// Whether this thread is a worker of the runtime `rt`.
+#[inline]
+pub(crate) fn is_worker_of(rt: *const Shared) -> bool {
+    std::ptr::eq(CURRENT.with(Cell::get).0, rt)
+}
+
 /// Whether this thread is a worker of any otter runtime.
 pub(crate) fn is_worker_thread() -> bool {
     !CURRENT.with(Cell::get).0.is_null()
 }
 
-/// Counts a message sent by the running process; true exactly when this poll has sent
-/// [`SPILL_AFTER_SENDS`] messages (the caller then spills the LIFO slot).
+/// Counts a message sent by the running process; returns how many it has sent in
+/// this poll, this one included (on a thread that is not a worker: ever).
 #[inline]
-pub(crate) fn count_send() -> bool {
+pub(crate) fn count_send() -> u32 {
     SENT.with(|s| {
         let n = s.get().wrapping_add(1);
         s.set(n);
-        n == SPILL_AFTER_SENDS
+        n
     })
 }
 
@@ -201,7 +207,11 @@ impl Worker {
         );
         BUDGET_LEFT.with(|b| b.set(BUDGET));
         SENT.with(|s| s.set(0));
-        match task.run() {
+        let outcome = task.run();
+        // A table count the poll kept in the stream cache goes back now (rule 2 of the
+        // stream cache, `process/cell.rs`).
+        crate::process::cell::end_stream();
+        match outcome {
             RunOutcome::Reschedule(task) => shared.push_local(self.index, task),
             RunOutcome::Idle | RunOutcome::Exited => {}
         }
