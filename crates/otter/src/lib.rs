@@ -133,8 +133,8 @@
 //! One worker thread per core (see [`Builder::threads`]), each with a local run queue and
 //! a LIFO slot for the process just woken by a message; a global injector for work from
 //! outside; idle workers steal half of a busy worker's queue, and park when there is
-//! nothing (an idle runtime uses no CPU). Each poll of a process may receive a budget of
-//! messages before it yields. Processes are not preempted in the middle of a
+//! nothing (an idle runtime uses no CPU). Each turn of a process may receive a budget
+//! of messages before it yields, if anything else waits for its worker. Processes are not preempted in the middle of a
 //! computation, as on the BEAM: a process that computes for long holds its worker, but
 //! the processes queued behind it are taken over by the other workers.
 //!
@@ -165,7 +165,8 @@
 //!   separate kind of signal.
 //! * A trapped exit is an ordinary message of the process's type (`M: From<Exit>`).
 //! * An exit signal ends its target at the target's next suspension point (an `.await`
-//!   that waits), not in the middle of a computation; sent to oneself likewise.
+//!   that waits, or a receive that spends its budget), not in the middle of a
+//!   computation; sent to oneself likewise.
 //! * `link` to a process that does not exist sends the caller the exit signal `noproc`
 //!   (trapped: an `Exit` message; otherwise it exits), where Erlang's `link/1` raises.
 //! * Servers: typed requests and replies, `async` handlers, `ReplyTo` consumed by the

@@ -401,8 +401,7 @@ impl<M: Send + 'static> Future for Recv<'_, M> {
     #[inline]
     fn poll(self: Pin<&mut Self>, _: &mut TaskContext<'_>) -> Poll<M> {
         let cx = &mut *self.get_mut().cx;
-        if !consume_budget() {
-            cx.owner.schedule_self();
+        if !consume_budget() && !cx.owner.budget_spent() {
             return Poll::Pending;
         }
         match cx.try_recv() {
@@ -425,8 +424,7 @@ impl<M: Send + 'static, P: FnMut(&M) -> bool> Future for RecvMatch<'_, M, P> {
 
     fn poll(self: Pin<&mut Self>, task: &mut TaskContext<'_>) -> Poll<Option<M>> {
         let this = self.get_mut();
-        if !consume_budget() {
-            this.cx.owner.schedule_self();
+        if !consume_budget() && !this.cx.owner.budget_spent() {
             return Poll::Pending;
         }
         if let Some(saved) = this.cx.saved.as_deref_mut() {
@@ -497,8 +495,7 @@ impl<M: Keyed + Send + 'static> Future for RecvKey<'_, M> {
 
     fn poll(self: Pin<&mut Self>, _: &mut TaskContext<'_>) -> Poll<M> {
         let this = self.get_mut();
-        if !consume_budget() {
-            this.cx.owner.schedule_self();
+        if !consume_budget() && !this.cx.owner.budget_spent() {
             return Poll::Pending;
         }
         if let Some(m) = take_indexed::<M>(this.cx.saved_mut(), this.key) {

@@ -40,7 +40,9 @@
 //!
 //! A process is ended by a signal at its next suspension point: if it is waiting, at
 //! once (the signal schedules it, and the worker runs its exit instead of polling it);
-//! if it is running, when its current poll returns. A process that computes for a long
+//! if it is running, when its current poll returns, or at the end of its budget if it
+//! receives a stream that never runs dry (`Owner::budget_spent` checks for a pending
+//! signal before it lets the turn start over in place). A process that computes for a long
 //! time without awaiting is ended after that computation (the scheduler is cooperative;
 //! Erlang preempts by reductions). Its exit then runs as usual: name released, `Down`s,
 //! link signals with the reason, future dropped.

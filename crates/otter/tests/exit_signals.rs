@@ -298,3 +298,55 @@ rt_test!(a_killed_root_reports_the_signal_reason, |rt: &Runtime| {
     });
     assert_eq!(r, Err::<(), _>(ExitReason::ShutdownWith("enough".into())));
 });
+
+/// A process whose mailbox never runs dry does not wait in a receive, and when nothing
+/// else waits for its worker it goes on past its budget without yielding (the worker's
+/// `renew_turn`); an exit signal still stops it at a budget's end, not when its mailbox
+/// is empty. Two workers: the victim drains a million messages on one while the killer
+/// spins on the other until the victim has started, then kills it: before it drained
+/// them all.
+#[test]
+fn an_exit_signal_stops_a_process_whose_mailbox_never_runs_dry() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    const BACKLOG: u64 = 1_000_000;
+    let rt = Runtime::builder().threads(2).build().unwrap();
+    let started = Arc::new(AtomicBool::new(false));
+    let received = Arc::new(AtomicU64::new(0));
+    let (s2, r2) = (started.clone(), received.clone());
+    let r = rt.block_on(move |mut cx: Context<T>| async move {
+        let (victim, _) = cx.spawn_monitor(move |mut c: Context<u64>| async move {
+            for i in 0..BACKLOG {
+                c.pid().send(i);
+            }
+            s2.store(true, Ordering::SeqCst);
+            // Never ends by itself: no message is `u64::MAX`. Each message takes a
+            // little work, so that the backlog lasts seconds, not the milliseconds a
+            // descheduled killer thread might lose.
+            while c.recv().await != u64::MAX {
+                for k in 0..1_000u32 {
+                    std::hint::black_box(k);
+                }
+                r2.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        // Spin (no await): the victim was queued on this worker, so the other one takes
+        // it, and it runs alone there.
+        support::eventually(
+            "the victim starts",
+            std::time::Duration::from_secs(20),
+            || started.load(Ordering::SeqCst),
+        );
+        cx.exit(victim, ExitReason::Kill);
+        let T::Down(d) = cx.recv().await else {
+            panic!("expected the victim's Down")
+        };
+        (d.reason, received.load(Ordering::SeqCst))
+    });
+    let (reason, got) = r.unwrap();
+    assert_eq!(reason, ExitReason::Killed);
+    assert!(
+        got < BACKLOG,
+        "the victim received all {BACKLOG} messages before the signal stopped it"
+    );
+}

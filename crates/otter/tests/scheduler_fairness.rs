@@ -102,3 +102,35 @@ rt_test!(a_foreign_future_wakes_its_process, |rt: &Runtime| {
     t.join().unwrap();
     assert_eq!(r.unwrap(), 5);
 });
+
+/// A process that receives a long backlog yields when its budget is spent if another
+/// process waits for its worker: the one queued behind it runs before the backlog is
+/// drained. One worker, so that nobody else can take the waiting process; the worker
+/// goes on with the receiver without a yield only when nothing else waits
+/// (`renew_turn`).
+#[test]
+fn a_spent_budget_yields_to_a_process_queued_behind() {
+    const BACKLOG: u64 = 100_000;
+    let rt = Runtime::builder().threads(1).build().unwrap();
+    let r = rt.block_on(|mut cx: Context<u64>| async move {
+        let me = cx.pid();
+        for i in 0..BACKLOG {
+            me.send(i);
+        }
+        let ran = Arc::new(AtomicBool::new(false));
+        let r2 = ran.clone();
+        cx.spawn(move |_: Context<()>| async move { r2.store(true, Ordering::SeqCst) });
+        let mut seen_at = None;
+        for i in 0..BACKLOG {
+            assert_eq!(cx.recv().await, i);
+            if seen_at.is_none() && ran.load(Ordering::SeqCst) {
+                seen_at = Some(i);
+            }
+        }
+        seen_at
+    });
+    let seen_at = r
+        .unwrap()
+        .expect("the queued process ran only after the backlog");
+    assert!(seen_at < 1_000, "it waited for {seen_at} receives");
+}

@@ -452,9 +452,10 @@ fn release_ref(cell: NonNull<Header>) {
 //    runtime's shutdown joins its workers before it waits for counts
 //    (`shutdown_processes`), and every count kept is given back by then.
 // 2. The worker gives the count back after every poll (`end_stream`, from
-//    `Worker::run_task`), and a send to another pid gives it back first. So a cell
-//    outlives its process's exit by at most the rest of one poll of one sender, as it
-//    does for a sender caught between its lookup and its release today.
+//    `Worker::run_task`) and at every turn renewed in place (`worker::renew_turn`),
+//    and a send to another pid gives it back first. So a cell outlives its process's
+//    exit by at most the rest of one turn of one sender, as it does for a sender caught
+//    between its lookup and its release.
 // 3. `STREAM` is cleared before a kept count is released: the release may free a cell,
 //    whose messages' `Drop` may send. Such a send may keep a count again;
 //    `end_stream` loops until none is kept.
@@ -514,12 +515,12 @@ pub(crate) fn send<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> 
 }
 
 /// `send` past the first [`STREAM_AFTER`] sends of a poll. Out of line, so that the
-/// first sends of a poll stay as short as they were.
+/// first sends of a poll stay as short as they were; and short itself: a send to the
+/// pid whose count the cache keeps is all it does, the rest is [`stream_miss`]'s.
 #[inline(never)]
 fn send_streaming<M: Send + 'static>(pid: Pid<M>, message: M, sent: u32) -> Result<(), M> {
-    let bits = pid.raw.to_bits();
     let s = STREAM.with(std::cell::Cell::get);
-    if s.last == bits {
+    if s.last == pid.raw.to_bits() {
         if let Some((slot, cell)) = s.held {
             if !slot.word.is_alive(pid.raw.generation) {
                 return Err(message);
@@ -527,10 +528,19 @@ fn send_streaming<M: Send + 'static>(pid: Pid<M>, message: M, sent: u32) -> Resu
             let spill = sent == crate::scheduler::worker::SPILL_AFTER_SENDS;
             // SAFETY: the count the cache keeps holds the cell until `end_stream`, after
             // this call.
-            unsafe { deliver(cell, message, spill) };
+            unsafe { deliver_streamed(cell, message, spill) };
             return Ok(());
         }
-    } else {
+    }
+    stream_miss(pid, message, sent, s)
+}
+
+/// A streaming send whose pid's count the cache does not keep: it looks the pid up,
+/// and keeps the count if the send before went to the same pid.
+#[inline(never)]
+fn stream_miss<M: Send + 'static>(pid: Pid<M>, message: M, sent: u32, s: Stream) -> Result<(), M> {
+    let bits = pid.raw.to_bits();
+    if s.last != bits {
         // A new target: forget the old one (rule 3: before its count goes back).
         STREAM.with(|c| {
             c.set(Stream {
@@ -600,6 +610,39 @@ unsafe fn deliver<M: Send + 'static>(cell: NonNull<Header>, message: M, spill: b
         if spill {
             rt.spill_lifo();
         }
+    }
+}
+
+/// [`deliver`] for a stream: the wake-up, which a stream rarely needs, is out of line.
+///
+/// # Safety
+///
+/// As for [`deliver`].
+#[inline(always)]
+unsafe fn deliver_streamed<M: Send + 'static>(cell: NonNull<Header>, message: M, spill: bool) {
+    // SAFETY: as in `deliver`.
+    let prefix = unsafe { cell_of::<Prefix<M>>(cell).as_ref() };
+    prefix.mailbox.push(message);
+    if prefix.header().state.is_wake_pending() && !spill {
+        return;
+    }
+    wake_streamed(cell, spill);
+}
+
+/// The rest of [`deliver_streamed`]: as [`deliver`]'s wake-up. The caller holds a count
+/// on `cell`.
+#[inline(never)]
+fn wake_streamed(cell: NonNull<Header>, spill: bool) {
+    // SAFETY: the caller's count keeps the cell allocated.
+    let h = unsafe { cell.as_ref() };
+    let wake = h.state.transition_to_scheduled_by_message();
+    // SAFETY: as in `deliver`.
+    let rt = unsafe { &*h.rt };
+    if wake == TransitionToScheduled::Push {
+        rt.schedule(Task(cell));
+    }
+    if spill {
+        rt.spill_lifo();
     }
 }
 
@@ -900,6 +943,25 @@ impl<M> Owner<M> {
                 None
             }
         }
+    }
+
+    /// The running process's budget is spent: true if it goes on with a new turn in
+    /// place (`worker::renew_turn`), false if it yields (it is scheduled again, and the
+    /// receive returns `Pending`). Not in place if an exit signal waits for it, which
+    /// the worker applies before a poll (`Task::run`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn budget_spent(&self) -> bool {
+        let h = self.prefix().header();
+        if !h.signalled.load(Ordering::Acquire)
+            && self
+                .runtime()
+                .is_some_and(crate::scheduler::worker::renew_turn)
+        {
+            return true;
+        }
+        self.schedule_self();
+        false
     }
 
     /// Schedules this process again: a yield when the budget ran out, or a second look

@@ -129,6 +129,14 @@ impl State {
     /// message into the process's mailbox (`Queue::push`, which fences after its
     /// reservation). Writes the state unless a wake-up is already pending or the
     /// process is done.
+    /// Whether a message's wake-up would do nothing now
+    /// ([`State::transition_to_scheduled_by_message`]'s first look, for a caller that
+    /// takes the rest out of line).
+    #[inline]
+    pub fn is_wake_pending(&self) -> bool {
+        self.0.load(Ordering::Relaxed) & (SCHEDULED | DONE) != 0
+    }
+
     #[inline]
     pub fn transition_to_scheduled_by_message(&self) -> TransitionToScheduled {
         const PENDING: usize = SCHEDULED | DONE;

@@ -14,8 +14,12 @@
 //! 5. Stealing half of another worker's local queue, from a random victim onwards.
 //! 6. Parking (see `park.rs`).
 //!
-//! Each poll of a process has a budget of [`BUDGET`] messages; a receive that finds the
-//! budget spent yields: the process goes to the back of the local queue.
+//! Each turn of a process has a budget of [`BUDGET`] messages; a receive that finds the
+//! budget spent yields: the process goes to the back of the local queue. If that queue,
+//! the LIFO slot and the injector are empty, the yield would only pop the process right
+//! back; the receive then starts a new turn in place instead ([`renew_turn`]), unless an
+//! exit signal waits for the process. So a turn is one poll, or one stretch of a poll
+//! between two budgets.
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -99,6 +103,39 @@ pub(crate) fn consume_budget() -> bool {
             true
         }
     })
+}
+
+/// A new turn in place for the running process, whose budget is spent, if this worker
+/// has nothing else to run: the shutdown has not begun, the LIFO slot and the local
+/// queue are empty and so is the injector. A yield would then put the process at the
+/// back of an empty local queue and pop it right back (`next_task`); this skips the two
+/// state transitions and the queue round trip, which in a stream cost the sender the
+/// cache line of the mailbox's tail (`ARCHITECTURE.md`, "Where the time goes"). What the
+/// worker does between two polls is done here too: the turn is counted (`ticks`, which
+/// the watchdog reads), the budget and the send count start over, and the stream cache
+/// gives its count back. Takes the unit of the budget of the receive that asks. False,
+/// and nothing done, if the caller must yield; always on a thread that is not one of
+/// `shared`'s workers.
+pub(crate) fn renew_turn(shared: &Shared) -> bool {
+    let Some(i) = current_index(shared) else {
+        return false;
+    };
+    let me = &shared.workers[i];
+    if shared.is_shutdown()
+        || !me.lifo.is_empty()
+        || me.local.len() != 0
+        || !shared.injector.is_empty()
+    {
+        return false;
+    }
+    me.ticks.store(
+        me.ticks.load(Ordering::Relaxed).wrapping_add(1),
+        Ordering::Relaxed,
+    );
+    BUDGET_LEFT.with(|b| b.set(BUDGET - 1));
+    SENT.with(|s| s.set(0));
+    crate::process::cell::end_stream();
+    true
 }
 
 /// The worker loop. Returns when the runtime shuts down.
