@@ -72,10 +72,10 @@ pub(super) fn section(md: &mut String, res: &Results<'_>, s: &Sizes) {
             "\nThe floor: the same messages between two OS threads over `std::sync::mpsc` \
              (crossbeam's unbounded channel, no otter; `counting style=channel`): {}. \
              otter's raw loop, 1 sender, runs at {} of it. A message that crosses cores costs \
-             cache-line transfers, and the channel pays them too. otter's send has two locked \
-             instructions more (the pid table's count taken and given back); a build \
-             without them ran a stream about a tenth faster (ARCHITECTURE.md \"Where the \
-             time goes\").",
+             cache-line transfers, and the channel pays them too. A stream's send in otter has \
+             one locked instruction, the mailbox tail's CAS (the pid table's count is kept \
+             across a poll); what the rest of its time is goes in ARCHITECTURE.md \"Where \
+             the time goes\".",
             floor.show(ops_per_s, rate),
             raw.median(ops_per_s)
                 .map_or("—".into(), |r| format!("{:.0}%", 100.0 * r / f)),
