@@ -378,7 +378,7 @@ impl Runtime {
 impl Drop for Runtime {
     fn drop(&mut self) {
         let shared = &self.shared;
-        if worker::current_index(shared).is_some() {
+        if worker::current_index(Arc::as_ptr(shared)).is_some() {
             // Joining our own thread would never return. This happens only if a process
             // owned the `Runtime` it runs on; leak the runtime rather than deadlock.
             eprintln!("otter: a Runtime was dropped by one of its own processes; leaking it");

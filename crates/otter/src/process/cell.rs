@@ -519,26 +519,31 @@ pub(crate) fn send<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> 
 /// pid whose count the cache keeps is all it does, the rest is [`stream_miss`]'s.
 #[inline(never)]
 fn send_streaming<M: Send + 'static>(pid: Pid<M>, message: M, sent: u32) -> Result<(), M> {
+    let spill = sent == crate::scheduler::worker::SPILL_AFTER_SENDS;
     let s = STREAM.with(std::cell::Cell::get);
     if s.last == pid.raw.to_bits() {
         if let Some((slot, cell)) = s.held {
             if !slot.word.is_alive(pid.raw.generation) {
                 return Err(message);
             }
-            let spill = sent == crate::scheduler::worker::SPILL_AFTER_SENDS;
             // SAFETY: the count the cache keeps holds the cell until `end_stream`, after
             // this call.
             unsafe { deliver_streamed(cell, message, spill) };
             return Ok(());
         }
     }
-    stream_miss(pid, message, sent, s)
+    stream_miss(pid, message, spill, s)
 }
 
 /// A streaming send whose pid's count the cache does not keep: it looks the pid up,
 /// and keeps the count if the send before went to the same pid.
 #[inline(never)]
-fn stream_miss<M: Send + 'static>(pid: Pid<M>, message: M, sent: u32, s: Stream) -> Result<(), M> {
+fn stream_miss<M: Send + 'static>(
+    pid: Pid<M>,
+    message: M,
+    spill: bool,
+    s: Stream,
+) -> Result<(), M> {
     let bits = pid.raw.to_bits();
     if s.last != bits {
         // A new target: forget the old one (rule 3: before its count goes back).
@@ -555,7 +560,6 @@ fn stream_miss<M: Send + 'static>(pid: Pid<M>, message: M, sent: u32, s: Stream)
     let Some(lookup) = Lookup::new(pid.raw) else {
         return Err(message);
     };
-    let spill = sent == crate::scheduler::worker::SPILL_AFTER_SENDS;
     // SAFETY: the count `lookup` holds keeps the cell allocated until it drops or moves
     // into the cache, after this call.
     unsafe { deliver(lookup.cell, message, spill) };
@@ -571,7 +575,7 @@ fn stream_miss<M: Send + 'static>(pid: Pid<M>, message: M, sent: u32, s: Stream)
 fn keep(lookup: Lookup) {
     // SAFETY: the count `lookup` holds keeps the cell allocated.
     let h = unsafe { lookup.cell.as_ref() };
-    if crate::scheduler::worker::is_worker_of(h.rt)
+    if crate::scheduler::worker::current_index(h.rt).is_some()
         && STREAM.with(std::cell::Cell::get).held.is_none()
     {
         let held = Some((lookup.slot, lookup.cell));
@@ -598,12 +602,20 @@ unsafe fn deliver<M: Send + 'static>(cell: NonNull<Header>, message: M, spill: b
     // `Cell<_, M>` (module docs). The count we hold keeps it allocated.
     let prefix = unsafe { cell_of::<Prefix<M>>(cell).as_ref() };
     prefix.mailbox.push(message);
-    let wake = prefix.header().state.transition_to_scheduled_by_message();
+    wake_by_message(prefix.header(), cell, spill);
+}
+
+/// The receiver's side of a delivery: schedules it if the message found it idle, and
+/// hands the LIFO slot to the local queue on a poll's `SPILL_AFTER_SENDS`-th send.
+/// `h` is `cell`'s header, and the caller holds a table count on `cell`.
+#[inline(always)]
+fn wake_by_message(h: &Header, cell: NonNull<Header>, spill: bool) {
+    let wake = h.state.transition_to_scheduled_by_message();
     if wake == TransitionToScheduled::Push || spill {
-        // SAFETY: the count we hold makes shutdown wait for us before it frees the
-        // runtime (`shutdown_processes` step 2), and the process was alive when we took
-        // it, so its runtime is alive.
-        let rt = unsafe { &*prefix.header().rt };
+        // SAFETY: the count the caller holds makes shutdown wait for it before it frees
+        // the runtime (`shutdown_processes` step 2), and the process was alive when the
+        // count was taken, so its runtime is alive.
+        let rt = unsafe { &*h.rt };
         if wake == TransitionToScheduled::Push {
             rt.schedule(Task(cell));
         }
@@ -629,21 +641,12 @@ unsafe fn deliver_streamed<M: Send + 'static>(cell: NonNull<Header>, message: M,
     wake_streamed(cell, spill);
 }
 
-/// The rest of [`deliver_streamed`]: as [`deliver`]'s wake-up. The caller holds a count
-/// on `cell`.
+/// The rest of [`deliver_streamed`], out of line. The caller holds a count on `cell`.
 #[inline(never)]
 fn wake_streamed(cell: NonNull<Header>, spill: bool) {
     // SAFETY: the caller's count keeps the cell allocated.
     let h = unsafe { cell.as_ref() };
-    let wake = h.state.transition_to_scheduled_by_message();
-    // SAFETY: as in `deliver`.
-    let rt = unsafe { &*h.rt };
-    if wake == TransitionToScheduled::Push {
-        rt.schedule(Task(cell));
-    }
-    if spill {
-        rt.spill_lifo();
-    }
+    wake_by_message(h, cell, spill);
 }
 
 /// Schedules the process if it was idle. The caller holds a reference.

@@ -62,17 +62,12 @@ thread_local! {
     static SENT: Cell<u32> = const { Cell::new(0) };
 }
 
-/// This thread's worker index if it is a worker of `shared`.
+/// This thread's worker index if it is a worker of `shared`. A raw pointer, so that a
+/// sender can ask about a process's runtime without dereferencing it.
 #[inline]
-pub(crate) fn current_index(shared: &Shared) -> Option<usize> {
+pub(crate) fn current_index(shared: *const Shared) -> Option<usize> {
     let (rt, index) = CURRENT.with(Cell::get);
     std::ptr::eq(rt, shared).then_some(index)
-}
-
-/// Whether this thread is a worker of the runtime `rt`.
-#[inline]
-pub(crate) fn is_worker_of(rt: *const Shared) -> bool {
-    std::ptr::eq(CURRENT.with(Cell::get).0, rt)
 }
 
 /// Whether this thread is a worker of any otter runtime.
