@@ -45,6 +45,10 @@ pub(crate) const MAX_LIFO_POLLS: u32 = 8;
 /// it. A sender in a long send loop would otherwise keep its receiver waiting in the
 /// slot (only the watchdog would free it), so the two would not run in parallel. Equal
 /// to the receive budget: a poll that sends this much is a producer, not a ping-pong.
+/// Only once a poll: a receiver that the same poll wakes again later waits in the slot
+/// until the poll ends or the watchdog takes it. Spilling it too made `counting`
+/// slower (the receiver then chases the sender; ARCHITECTURE.md, "A receiver woken
+/// late in a long poll waits for the watchdog").
 pub(crate) const SPILL_AFTER_SENDS: u32 = BUDGET;
 
 /// Ticks between forced looks at the injector. 61, as in Go's scheduler and
