@@ -127,14 +127,23 @@ pub(crate) fn renew_turn(shared: &Shared) -> bool {
     {
         return false;
     }
+    // The asking receive takes the first unit of the new budget.
+    begin_turn(me, BUDGET - 1);
+    crate::process::cell::end_stream();
+    true
+}
+
+/// What every turn starts with, a poll's or one renewed in place: the turn is counted
+/// in `ticks` (the watchdog's sign of progress; only this worker writes its counter, so
+/// a plain store, no read-modify-write), and the budget and the send count start over.
+#[inline]
+fn begin_turn(me: &Remote, budget: u32) {
     me.ticks.store(
         me.ticks.load(Ordering::Relaxed).wrapping_add(1),
         Ordering::Relaxed,
     );
-    BUDGET_LEFT.with(|b| b.set(BUDGET - 1));
+    BUDGET_LEFT.with(|b| b.set(budget));
     SENT.with(|s| s.set(0));
-    crate::process::cell::end_stream();
-    true
 }
 
 /// The worker loop. Returns when the runtime shuts down.
@@ -236,13 +245,7 @@ impl Worker {
     #[inline]
     fn run_task(&mut self, shared: &Shared, me: &Remote, task: Task) {
         self.tick = self.tick.wrapping_add(1);
-        // Only this worker writes its counter: a plain store, no read-modify-write.
-        me.ticks.store(
-            me.ticks.load(Ordering::Relaxed).wrapping_add(1),
-            Ordering::Relaxed,
-        );
-        BUDGET_LEFT.with(|b| b.set(BUDGET));
-        SENT.with(|s| s.set(0));
+        begin_turn(me, BUDGET);
         let outcome = task.run();
         // A table count the poll kept in the stream cache goes back now (rule 2 of the
         // stream cache, `process/cell.rs`).
