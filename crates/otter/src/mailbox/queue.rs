@@ -302,11 +302,7 @@ impl<T, G> Queue<T, G> {
             fence_after_rmw();
             // SAFETY: as in `push_slow`'s [1]-[3]: the CAS reserved position `tail` of
             // `block`, which stays live until our `ready` store.
-            let slot = unsafe { &(*block).slots[offset] };
-            // SAFETY: as above: we are the slot's only accessor now.
-            slot.value
-                .with_mut(|v| unsafe { v.write(MaybeUninit::new(value)) });
-            slot.ready.store(1, Ordering::Release);
+            unsafe { write_slot(block, offset, value) };
             return;
         }
         self.push_slow(value);
@@ -376,11 +372,7 @@ impl<T, G> Queue<T, G> {
                     // SAFETY: [1] the CAS reserved position `tail`, so no other producer
                     // writes this slot; [2] the block is live until we set `ready` (step 5);
                     // [3] the consumer reads `value` only after `ready` (step 4).
-                    let slot = unsafe { &(*block).slots[offset] };
-                    // SAFETY: see [1]–[3] above: we are the slot's only accessor now.
-                    slot.value
-                        .with_mut(|v| unsafe { v.write(MaybeUninit::new(value)) });
-                    slot.ready.store(1, Ordering::Release);
+                    unsafe { write_slot(block, offset, value) };
                     if !spare.is_null() {
                         // We own `spare` and never published it.
                         self.give_back(spare);
@@ -450,6 +442,23 @@ impl<T, G> Queue<T, G> {
         }
         Ok(value)
     }
+}
+
+/// Writes `value` into slot `offset` of `block` and sets its `ready` flag (rule 3): the
+/// producer's last access to the block.
+///
+/// # Safety
+///
+/// The caller's CAS reserved that slot of the live `block`, and nothing has written it.
+#[inline(always)]
+unsafe fn write_slot<T>(block: *mut Block<T>, offset: usize, value: T) {
+    // SAFETY: caller's contract: the block is live until our `ready` store (rule 5).
+    let slot = unsafe { &(*block).slots[offset] };
+    // SAFETY: caller's contract: we are the slot's only accessor, and the consumer reads
+    // `value` only after `ready` (rule 4).
+    slot.value
+        .with_mut(|v| unsafe { v.write(MaybeUninit::new(value)) });
+    slot.ready.store(1, Ordering::Release);
 }
 
 impl<T, G> Drop for Queue<T, G> {
