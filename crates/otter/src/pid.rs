@@ -85,7 +85,10 @@ impl<M> Pid<M> {
     /// });
     /// assert_eq!(got.unwrap(), "hello");
     /// ```
-    #[inline]
+    // Always inlined, with the stream path of `process::cell::send`: a loop of sends
+    // to one process then runs in the caller's loop body (`ARCHITECTURE.md`, "The
+    // stream's send, inlined").
+    #[inline(always)]
     pub fn send(&self, message: M)
     where
         M: Send + 'static,

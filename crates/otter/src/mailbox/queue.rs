@@ -291,8 +291,8 @@ impl<T, G> Queue<T, G> {
         let tail = self.tail_index.load(Ordering::Acquire);
         let block = self.tail_block.load(Ordering::Acquire);
         let offset = tail % LAP;
-        if offset + 1 < BLOCK_CAP
-            && !block.is_null()
+        if !block.is_null()
+            && offset + 1 < BLOCK_CAP
             && self
                 .tail_index
                 .compare_exchange_weak(tail, tail + 1, Ordering::AcqRel, Ordering::Acquire)
