@@ -520,7 +520,8 @@ pub(crate) fn send<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> 
                 }
                 // SAFETY: the count the cache keeps holds the cell until `end_stream`,
                 // after this call.
-                return unsafe { deliver_streamed(cell, message, spill) };
+                unsafe { deliver_streamed(cell, message, spill) };
+                return Ok(());
             }
         }
         return stream_miss(pid, message, spill);
@@ -635,20 +636,14 @@ fn wake_by_message(h: &Header, cell: NonNull<Header>, spill: bool) {
 ///
 /// As for [`deliver`].
 #[inline(always)]
-unsafe fn deliver_streamed<M: Send + 'static>(
-    cell: NonNull<Header>,
-    message: M,
-    spill: bool,
-) -> Result<(), M> {
+unsafe fn deliver_streamed<M: Send + 'static>(cell: NonNull<Header>, message: M, spill: bool) {
     // SAFETY: as in `deliver`.
     let prefix = unsafe { cell_of::<Prefix<M>>(cell).as_ref() };
-    let state = &prefix.header().state;
     prefix.mailbox.push(message);
-    if state.is_wake_pending() && !spill {
-        return Ok(());
+    if prefix.header().state.is_wake_pending() && !spill {
+        return;
     }
     wake_streamed(cell, spill);
-    Ok(())
 }
 
 /// The rest of [`deliver_streamed`], out of line. The caller holds a count on `cell`.
