@@ -74,6 +74,14 @@ pub(crate) fn current_index(shared: *const Shared) -> Option<usize> {
     std::ptr::eq(rt, shared).then_some(index)
 }
 
+/// The runtime this thread is a worker of; null on any other thread. While it is not
+/// null it may be dereferenced: `run` sets it from the `Arc<Shared>` it holds, and clears
+/// it before it lets go of that `Arc`.
+#[inline]
+pub(crate) fn current_runtime() -> *const Shared {
+    CURRENT.with(Cell::get).0
+}
+
 /// Whether this thread is a worker of any otter runtime.
 pub(crate) fn is_worker_thread() -> bool {
     !CURRENT.with(Cell::get).0.is_null()
