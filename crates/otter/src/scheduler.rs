@@ -91,7 +91,7 @@ impl Shared {
     }
 
     /// Moves the current worker's LIFO process to its local queue and wakes a parked
-    /// worker to take it (see `worker::SPILL_AFTER_SENDS`).
+    /// worker to take it (see `worker::SPILL_AFTER_SENDS` and `worker::SPILL_INTERVAL`).
     #[cold]
     pub(crate) fn spill_lifo(&self) {
         if let Some(i) = worker::current_index(self) {

@@ -1,6 +1,7 @@
 //! Rules of the scheduler: a process that hogs its worker does not stop the others
 //! (their queued work is taken over by other workers); two chatty processes do not
-//! starve the rest of their worker; futures from outside otter wake processes.
+//! starve the rest of their worker; a receiver woken again late in a long send loop runs
+//! before the loop ends; futures from outside otter wake processes.
 
 #[path = "support/rt.rs"]
 mod support;
@@ -62,6 +63,56 @@ rt_test!(chatty_pair_does_not_starve_the_rest, |rt: &Runtime| {
     });
     r.unwrap();
 });
+
+/// A receiver that empties its mailbox in the middle of a sender's long send loop and is
+/// woken again by that same poll waits in the sender's LIFO slot; it must still run
+/// before the loop ends, which here it alone can end. The poll hands the slot on every
+/// `SPILL_INTERVAL` sends (`scheduler/worker.rs`), and the watchdog would take it
+/// otherwise. Two workers: the sender never yields its own.
+#[test]
+fn a_receiver_woken_late_in_a_long_send_loop_runs_before_the_loop_ends() {
+    let rt = Runtime::builder().threads(2).build().unwrap();
+    let r = rt.block_on(|cx: Context<()>| async move {
+        let idle = Arc::new(AtomicBool::new(false));
+        let late = Arc::new(AtomicBool::new(false));
+        let (idle2, late2) = (idle.clone(), late.clone());
+        let receiver = cx.spawn(move |mut c: Context<u64>| async move {
+            // The first batch: past the first spill, so this runs on the other worker.
+            c.recv().await;
+            while c.try_recv().is_some() {}
+            idle2.store(true, Ordering::SeqCst);
+            // Empty now (the sender waits for `idle`): this receive parks, and the next
+            // send wakes it into the sender's LIFO slot.
+            while c.try_recv().is_some() {}
+            c.recv().await;
+            late2.store(true, Ordering::SeqCst);
+        });
+        let t0 = Instant::now();
+        let mut sent = 0u64;
+        // One poll throughout: no await until the receiver has seen a late message.
+        for _ in 0..200 {
+            receiver.send(sent);
+            sent += 1;
+        }
+        while !idle.load(Ordering::SeqCst) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "the receiver never ran"
+            );
+            std::hint::spin_loop();
+        }
+        while !late.load(Ordering::SeqCst) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "the receiver woken late never ran"
+            );
+            receiver.send(sent);
+            sent += 1;
+        }
+        sent
+    });
+    assert!(r.unwrap() > 200);
+}
 
 /// A one-shot channel that is not otter's: its waker comes from the std `Waker` API.
 #[derive(Default)]

@@ -511,7 +511,7 @@ pub(crate) fn end_stream() {
 pub(crate) fn send<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> {
     let sent = crate::scheduler::worker::count_send();
     if sent > STREAM_AFTER {
-        let spill = sent == crate::scheduler::worker::SPILL_AFTER_SENDS;
+        let spill = crate::scheduler::worker::spills_at(sent);
         let s = STREAM.with(std::cell::Cell::get);
         if s.last == pid.raw.to_bits() {
             if let Some((slot, cell)) = s.held {
@@ -537,7 +537,7 @@ fn send_first<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> {
         return Err(message);
     };
     // SAFETY: the count `lookup` holds keeps the cell allocated until it drops, after
-    // this call. No spill: `sent` is below `SPILL_AFTER_SENDS`.
+    // this call. No spill: `sent` is at most `STREAM_AFTER`, below `SPILL_AFTER_SENDS`.
     unsafe { deliver(lookup.cell, message, false) };
     Ok(())
 }
@@ -611,7 +611,7 @@ unsafe fn deliver<M: Send + 'static>(cell: NonNull<Header>, message: M, spill: b
 }
 
 /// The receiver's side of a delivery: schedules it if the message found it idle, and
-/// hands the LIFO slot to the local queue on a poll's `SPILL_AFTER_SENDS`-th send.
+/// hands the LIFO slot to the local queue on the sends `worker::spills_at` names.
 /// `h` is `cell`'s header, and the caller holds a table count on `cell`.
 #[inline(always)]
 fn wake_by_message(h: &Header, cell: NonNull<Header>, spill: bool) {
