@@ -70,6 +70,9 @@
 //!    that skipped the wake-up visible to it.
 //!    Whenever `head_index < tail_seen`, the head's slot is reserved, so a pop that finds
 //!    it not ready reports `InFlight` without looking at the tail (4).
+//!    `tail_seen` moves only once `head_block` is seen non-null, so a pop below it
+//!    needs no null check: a reservation can be visible before the first block's
+//!    install (6), and such a look leaves `tail_seen` as it was and reports `InFlight`.
 //!    "Catches up" is `head_index >= tail_seen`, not `==`: the look may find the tail at
 //!    a block's marker offset (2), one past the block's last slot, and the head then
 //!    skips the marker; with `==` the consumer would never look at the tail again.
@@ -402,18 +405,25 @@ impl<T, G> Queue<T, G> {
             if tail == index {
                 return Err(TryPopError::Empty);
             }
+            if self.head_block.load(Ordering::Acquire).is_null() {
+                // Reserved, but the first block's install (rule 6) is not visible yet;
+                // `tail_seen` stays, so the next pop looks again (rule 8).
+                return Err(TryPopError::InFlight);
+            }
             self.tail_seen.store(tail, Ordering::Relaxed);
         }
+        // Rule 8: `head_block` was seen non-null before `tail_seen` last moved, and it
+        // only ever moves to a block's `next`, which is never null when followed (5).
         let block = self.head_block.load(Ordering::Acquire);
-        if block.is_null() {
-            // Reserved, but the first block's install (rule 6) is not visible yet.
-            return Err(TryPopError::InFlight);
-        }
+        debug_assert!(!block.is_null());
         let offset = index % LAP;
         debug_assert!(offset < BLOCK_CAP);
         // SAFETY: the consumer frees a block only after leaving it (step 5), and we are
         // the only consumer (caller's contract), so `block` is live.
-        let slot = unsafe { &(*block).slots[offset] };
+        let slots = unsafe { &(*block).slots };
+        // SAFETY: `offset` is a slot, never the marker offset: the head starts at 0 and
+        // steps over the marker when it leaves a block (`index + 2` below).
+        let slot = unsafe { slots.get_unchecked(offset) };
         if slot.ready.load(Ordering::Acquire) == 0 {
             return Err(TryPopError::InFlight);
         }
