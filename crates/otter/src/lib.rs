@@ -132,9 +132,10 @@
 //!
 //! One worker thread per core (see [`Builder::threads`]), each with a local run queue and
 //! a LIFO slot for the process just woken by a message; a global injector for work from
-//! outside; idle workers steal half of a busy worker's queue, and park when there is
-//! nothing (an idle runtime uses no CPU). Each turn of a process may receive a budget
-//! of messages before it yields, if anything else waits for its worker. Processes are
+//! outside; idle workers steal half of a busy worker's queue, and when there is nothing
+//! they spin for up to 200 µs, as the BEAM's schedulers busy-wait, then park (an idle
+//! runtime uses no CPU). Each turn of a process may receive a budget of messages before
+//! it yields, if anything else waits for its worker. Processes are
 //! not preempted in the middle of a computation, as on the BEAM: a process that
 //! computes for long holds its worker, but the processes queued behind it are taken
 //! over by the other workers.

@@ -3,15 +3,15 @@
 //! M:N scheduling on one worker thread per core (by default). Each worker has a local
 //! run queue and a LIFO slot (`scheduler/queue.rs`); a global injector takes work from
 //! outside the workers; idle workers steal half of a busy worker's queue and otherwise
-//! park (`scheduler/park.rs`). The order in which a worker picks its next process is in
-//! `scheduler/worker.rs`.
+//! spin for a while, then park (`scheduler/park.rs`). The order in which a worker picks
+//! its next process is in `scheduler/worker.rs`.
 //!
 //! # Where a woken process goes
 //!
 //! * Woken by a message (or any waker) on one of its own runtime's workers: that
 //!   worker's LIFO slot; a process displaced from the slot goes to the local queue.
 //! * Spawned on a worker, or yielding: the back of that worker's local queue.
-//! * From any other thread: the injector, and a parked worker is woken.
+//! * From any other thread: the injector, and a spinning or parked worker is woken.
 //!
 //! A push onto a local queue wakes a parked worker only if the queue then holds more
 //! than the one process this worker will run next (tokio's rule): a chain of spawns or
@@ -137,7 +137,7 @@ impl Shared {
         self.wake_one();
     }
 
-    /// Unparks one parked worker, if any.
+    /// Wakes one spinning worker, or else unparks one parked worker, if any.
     #[inline]
     pub(crate) fn wake_one(&self) {
         if let Some(w) = self.idle.pop_sleeper() {

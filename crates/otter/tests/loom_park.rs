@@ -1,7 +1,7 @@
-//! Loom model of parking (`src/scheduler/park.rs`): a worker that finds no work registers
-//! as sleeping, looks once more and parks; a pusher makes work visible and wakes a
-//! registered sleeper. A wake-up lost between the two is a worker parked for good: loom
-//! reports it as a deadlock.
+//! Loom model of parking (`src/scheduler/park.rs`): a worker that finds no work spins for
+//! a wake-up, then registers as sleeping, looks once more and parks; a pusher makes work
+//! visible and wakes a spinner, or else a registered sleeper. A wake-up lost between the
+//! two is a worker parked for good: loom reports it as a deadlock.
 //! Run: `RUSTFLAGS="--cfg loom" cargo test -p otter --release --test loom_park`.
 #![cfg(loom)]
 
@@ -11,12 +11,23 @@ use loom::thread;
 use otter::__loom::Idle;
 
 /// The worker loop's idle path, as `scheduler/worker.rs` runs it: take work if there is
-/// some, else register, look again, park; `items` stands for every run queue.
+/// some, else spin for a wake-up, then register, look again, park; `items` stands for
+/// every run queue.
 fn worker(idle: &Idle, me: usize, items: &AtomicUsize, want: usize) {
     let mut got = 0;
     while got < want {
         if take(items) {
             got += 1;
+            continue;
+        }
+        // Step (0), with the clock replaced by two looks: the spin may end either way.
+        idle.begin_spin();
+        let woken = idle.take_wake() || {
+            thread::yield_now();
+            idle.take_wake()
+        };
+        idle.end_spin();
+        if woken {
             continue;
         }
         idle.register(me);
@@ -44,7 +55,8 @@ fn a_push_wakes_a_worker_that_is_about_to_park() {
             let (idle, items) = (idle.clone(), items.clone());
             thread::spawn(move || worker(&idle, 0, &items, 1))
         };
-        // The pusher: make the work visible, then wake a sleeper if one is registered.
+        // The pusher: make the work visible, then wake the spinner, or a sleeper if one
+        // is registered.
         items.fetch_add(1, Ordering::Release);
         if idle.pop_sleeper() == Some(0) {
             w.thread().unpark();
