@@ -7,7 +7,8 @@
 //! `Down` arrives after every message the monitored process sent to the watcher (it is
 //! sent by the exiting process itself, on the same per-pair ordered path); after
 //! `demonitor`, no `Down` for that reference arrives, and `demonitor_flush` also removes
-//! one already delivered.
+//! one already delivered; a monitor belongs to the process that set it, and another
+//! process's `demonitor` of its reference does nothing (returns false).
 //!
 //! Typed mailboxes: the watcher's message type `M` says how a `Down` becomes a message,
 //! with `M: From<Down>`; [`DownMessage`] adds the way back, for `demonitor_flush`.
@@ -34,6 +35,10 @@ use crate::pid::RawPid;
 
 /// Identifies one monitor (Erlang's monitor reference). Unique in the OS process.
 ///
+/// A monitor belongs to the process that set it: only that process's
+/// [`demonitor`](crate::Context::demonitor) stops it. Another process that is handed
+/// the reference can compare it with a [`Down`]'s, not cancel it.
+///
 /// ```
 /// use otter::{Context, Down, Runtime};
 /// enum Msg { Down(Down) }
@@ -51,6 +56,9 @@ use crate::pid::RawPid;
 pub struct MonitorRef {
     pub(crate) id: u64,
     pub(crate) target: RawPid,
+    /// The watcher: the process that set the monitor and alone may stop it (`None`
+    /// for the monitor of a call, which no process's `demonitor` ever gets).
+    pub(crate) owner: Option<RawPid>,
 }
 
 impl fmt::Debug for MonitorRef {
@@ -62,10 +70,12 @@ impl fmt::Debug for MonitorRef {
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 impl MonitorRef {
-    pub(crate) fn new(target: RawPid) -> MonitorRef {
+    /// A new monitor of `target`, set by `owner`.
+    pub(crate) fn new(target: RawPid, owner: Option<RawPid>) -> MonitorRef {
         MonitorRef {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             target,
+            owner,
         }
     }
 }
@@ -118,9 +128,22 @@ pub trait DownMessage: From<Down> {
 /// A watcher recorded in the monitored process's header.
 pub(crate) struct Watcher {
     pub(crate) id: u64,
+    /// The process that set the monitor (see [`MonitorRef`]'s `owner`).
+    pub(crate) owner: Option<RawPid>,
     /// Delivers the `Down` (a message built by `Context::monitor`, or a call's slot
     /// filled); may hand back a waker, which the exit wakes after releasing its lock.
     pub(crate) notify: Box<dyn FnOnce(Down) -> Option<std::task::Waker> + Send>,
+}
+
+impl Watcher {
+    /// The reference of this monitor of `target` (for the `Down` the exit sends).
+    pub(crate) fn reference(&self, target: RawPid) -> MonitorRef {
+        MonitorRef {
+            id: self.id,
+            target,
+            owner: self.owner,
+        }
+    }
 }
 
 impl fmt::Debug for Watcher {

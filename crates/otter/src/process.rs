@@ -363,10 +363,11 @@ impl<M: Send + 'static> Context<M> {
     where
         M: From<Down>,
     {
-        let reference = MonitorRef::new(target);
         let me = self.pid();
+        let reference = MonitorRef::new(target, Some(me.raw));
         let watcher = Watcher {
             id: reference.id,
+            owner: reference.owner,
             notify: Box::new(move |down| {
                 me.send(M::from(down));
                 None
@@ -545,7 +546,9 @@ impl<M: Send + 'static> Context<M> {
 
     /// Stops a monitor (Erlang's `demonitor/1`). Returns true if it was active: then no
     /// `Down` for it will come. False if it had fired: its `Down` is already in this
-    /// process's mailbox (use [`Context::demonitor_flush`] to drop it too).
+    /// process's mailbox (use [`Context::demonitor_flush`] to drop it too). False too,
+    /// and nothing changes, if this process did not set the monitor: a monitor belongs
+    /// to its watcher, as in Erlang.
     ///
     /// ```
     /// use otter::{Context, Down, Runtime};
@@ -563,6 +566,9 @@ impl<M: Send + 'static> Context<M> {
     /// assert_eq!(r.unwrap(), (true, true));
     /// ```
     pub fn demonitor(&self, reference: MonitorRef) -> bool {
+        if reference.owner != Some(self.pid().raw) {
+            return false;
+        }
         cell::remove_watcher(reference.target, reference.id)
     }
 

@@ -191,3 +191,36 @@ rt_test!(
         assert!(crashes <= N / 2);
     }
 );
+
+rt_test!(
+    a_monitor_is_stopped_only_by_the_process_that_set_it,
+    |rt: &Runtime| {
+        let r = rt.block_on(|mut cx: Context<Msg>| async move {
+            let me = cx.pid();
+            // B gets the reference of A's monitor on it and tries to stop that monitor.
+            let b = cx.spawn(move |mut c: Context<MonitorRef>| async move {
+                let mref = c.recv().await;
+                let stopped = c.demonitor(mref);
+                me.send(Msg::Data(u32::from(stopped)));
+            });
+            let mref = cx.monitor(b);
+            b.send(mref);
+            // B's demonitor had no effect: it says so, and A's Down still comes (after
+            // B's message; the timeout only bounds a failure).
+            let answer = match cx.recv().await {
+                Msg::Data(x) => x,
+                Msg::Down(d) => panic!("Down before B's answer: {d:?}"),
+            };
+            let down = cx
+                .recv_timeout(std::time::Duration::from_secs(5))
+                .await
+                .map(|m| match m {
+                    Msg::Down(d) => (d.reference == mref, d.reason),
+                    Msg::Data(x) => panic!("unexpected Data({x})"),
+                });
+            // A's own demonitor still finds nothing to stop: the monitor has fired.
+            (answer, down, cx.demonitor(mref))
+        });
+        assert_eq!(r.unwrap(), (0, Some((true, ExitReason::Normal)), false));
+    }
+);

@@ -1181,10 +1181,7 @@ fn signal_bonds(h: &Header, reason: &ExitReason) {
         let watchers = bonds.as_mut().map(|b| std::mem::take(&mut b.watchers));
         for watcher in watchers.into_iter().flatten() {
             let down = Down {
-                reference: crate::monitor::MonitorRef {
-                    id: watcher.id,
-                    target: h.pid,
-                },
+                reference: watcher.reference(h.pid),
                 pid: crate::ProcessId(h.pid),
                 reason: reason.clone(),
             };

@@ -213,11 +213,12 @@ impl<R: Send + 'static> Pending<R> {
         target: RawPid,
         on_exit: impl FnOnce(ExitReason) -> Result<R, CallError> + Send + 'static,
     ) -> Watcher {
-        let reference = MonitorRef::new(target);
+        let reference = MonitorRef::new(target, None);
         self.monitor = Some(reference);
         let slot = self.slot.clone();
         Watcher {
             id: reference.id,
+            owner: None,
             notify: Box::new(move |down: Down| {
                 let outcome = match down.reason {
                     ExitReason::Noproc => Err(CallError::Noproc),
