@@ -24,7 +24,15 @@
 //!   before siblings are stopped. A child that fails to restart counts as one more
 //!   restart and is tried again through a message the supervisor sends itself, so the
 //!   requests and exit signals that came meanwhile are handled first
-//!   (`try_again_restart`). A zero period or a duplicate child id is refused at start.
+//!   (`try_again_restart`). The children a one_for_all / rest_for_one restart started
+//!   before the failure stay up, those after it stay stopped, and the retry restarts
+//!   from the failed child by the strategy: rest_for_one keeps the ones before it,
+//!   one_for_all stops and starts them all again. A zero period or a duplicate child id
+//!   is refused at start.
+//! * **Requests**: a child terminated while its restart is being retried stays stopped
+//!   (the retry leaves it alone) until `restart_child`; `restart_child` and
+//!   `delete_child` answer [`ChildError::Restarting`] meanwhile; a simple_one_for_one
+//!   child is found by the pid it had ([`SupervisorRef::terminate_pid`]).
 //! * **Shutdown**: the supervisor monitors the child, then `brutal_kill` sends
 //!   `exit(child, kill)`; a timeout sends `exit(child, shutdown)` and, if the child has
 //!   not exited when it expires, `kill`; `infinity` sends `shutdown` and waits; after the
@@ -45,6 +53,9 @@
 //!   intensity 1 in 5 s, crashes 5.9 s apart exceed OTP's limit but not otter's.
 //! * Errors are logged nowhere: the supervisor's decisions are observable through
 //!   [`SupervisorRef::which_children`] and the exit reasons.
+//! * `which_children` gives a child whose restart is being retried as not running
+//!   (`pid: None`), where OTP gives `restarting`; `restart_child` and `delete_child`
+//!   tell the two apart.
 
 mod child;
 
@@ -169,6 +180,9 @@ pub enum ChildError {
     AlreadyPresent(Option<ProcessId>),
     /// The child is running; stop it first (`delete_child`, `restart_child`).
     Running,
+    /// The child's restart failed and the supervisor is trying again; terminate it
+    /// first (`delete_child`, `restart_child`; OTP's `restarting`).
+    Restarting,
     /// The start function failed with this reason.
     StartFailed(ExitReason),
     /// The call to the supervisor failed.
@@ -181,6 +195,7 @@ impl std::fmt::Display for ChildError {
             ChildError::NotFound => f.write_str("no such child"),
             ChildError::AlreadyPresent(_) => f.write_str("a child with this id exists"),
             ChildError::Running => f.write_str("the child is running"),
+            ChildError::Restarting => f.write_str("the child is being restarted"),
             ChildError::StartFailed(r) => write!(f, "the child failed to start: {r}"),
             ChildError::Call(e) => write!(f, "supervisor call failed: {e}"),
         }
@@ -221,7 +236,29 @@ struct Child {
     /// Unique in this supervisor (ids are not, for simple_one_for_one).
     key: u64,
     spec: ChildSpec,
-    pid: Option<ProcessId>,
+    status: Status,
+}
+
+/// Where a child is (OTP's `#child.pid`: a pid, `undefined` or `{restarting, Pid}`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    Running(ProcessId),
+    /// Not running: terminated, or not started again yet by a multi-child restart.
+    Stopped,
+    /// Its restart failed: a [`TryAgain`] with its key is on its way. Holds the pid it
+    /// had if its own exit began the restart (how `terminate_pid` still finds a
+    /// simple_one_for_one child). Terminating it makes it `Stopped`, and the retry
+    /// then leaves it alone.
+    Restarting(Option<ProcessId>),
+}
+
+impl Child {
+    fn pid(&self) -> Option<ProcessId> {
+        match self.status {
+            Status::Running(pid) => Some(pid),
+            Status::Stopped | Status::Restarting(_) => None,
+        }
+    }
 }
 
 /// A supervisor process's state. Start one with [`start_link`].
@@ -232,15 +269,14 @@ pub struct Supervisor {
     children: Vec<Child>,
     restarts: VecDeque<Instant>,
     next_key: u64,
-    /// Children whose restart failed, to try again (keys, in start order).
-    retry: Vec<u64>,
 }
 
-/// The supervisor's own message: try the failed restarts again. Sent to itself, so
-/// that requests and exit signals that came meanwhile are handled in between (OTP's
-/// `try_again_restart`).
+/// The supervisor's own message: try a failed restart again (the child's key). Sent to
+/// itself, so that requests and exit signals that came meanwhile are handled in
+/// between (OTP's `try_again_restart`); a child no longer restarting by then is left
+/// alone.
 #[derive(Debug)]
-pub struct TryAgain(());
+pub struct TryAgain(u64);
 
 impl std::fmt::Debug for Supervisor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -311,21 +347,25 @@ impl SupervisorRef {
         }
     }
 
-    /// Stops a child by id and keeps its spec (`terminate_child/2`).
+    /// Stops a child by id and keeps its spec (`terminate_child/2`); a temporary
+    /// child's spec goes too. A child whose restart keeps failing stays stopped (the
+    /// supervisor's retry leaves it alone) until [`SupervisorRef::restart_child`].
     ///
     /// See [`start_link`] for an example.
     pub async fn terminate_child(self, id: &str) -> Result<(), ChildError> {
         self.done(Request::TerminateChild(id.into())).await
     }
 
-    /// Stops a simple_one_for_one child by pid, and forgets it.
+    /// Stops a simple_one_for_one child by pid, and forgets it; a child whose restart
+    /// keeps failing is found by the pid it had.
     ///
     /// See [`SupervisorRef`] for an example of dynamic children.
     pub async fn terminate_pid(self, pid: ProcessId) -> Result<(), ChildError> {
         self.done(Request::TerminatePid(pid)).await
     }
 
-    /// Starts a stopped child again (`restart_child/2`).
+    /// Starts a stopped child again (`restart_child/2`). `Err(Running)` if it runs,
+    /// `Err(Restarting)` while the supervisor retries a failed restart.
     ///
     /// See [`start_link`] for an example.
     pub async fn restart_child(self, id: &str) -> Result<ProcessId, ChildError> {
@@ -335,7 +375,8 @@ impl SupervisorRef {
         }
     }
 
-    /// Removes a stopped child's spec (`delete_child/2`).
+    /// Removes a stopped child's spec (`delete_child/2`). Errors as
+    /// [`SupervisorRef::restart_child`].
     ///
     /// See [`start_link`] for an example.
     pub async fn delete_child(self, id: &str) -> Result<(), ChildError> {
@@ -457,7 +498,6 @@ impl Server for Supervisor {
             children: Vec::new(),
             restarts: VecDeque::new(),
             next_key: 0,
-            retry: Vec::new(),
         };
         // OTP's `check_flags` / `check_startspec`: reject before starting anything.
         if spec.period.is_zero() {
@@ -503,15 +543,15 @@ impl Server for Supervisor {
                     .iter()
                     .map(|c| ChildInfo {
                         id: c.spec.id.clone(),
-                        pid: c.pid,
+                        pid: c.pid(),
                         kind: c.spec.kind,
                     })
                     .collect(),
             ),
             Request::StartChild(spec) => Response::Started(self.start_child(spec, cx).await),
-            Request::TerminateChild(id) => Response::Done(match self.position(&id) {
-                None => Err(ChildError::NotFound),
-                Some(i) => {
+            Request::TerminateChild(id) => Response::Done(match self.find(&id) {
+                Err(e) => Err(e),
+                Ok(i) => {
                     self.stop_child(i, cx).await;
                     // OTP's `del_child`: a temporary child's spec goes with it.
                     if self.children[i].spec.restart == Restart::Temporary {
@@ -520,33 +560,20 @@ impl Server for Supervisor {
                     Ok(())
                 }
             }),
-            Request::TerminatePid(pid) => Response::Done(
-                match self.children.iter().position(|c| c.pid == Some(pid)) {
-                    None => Err(ChildError::NotFound),
-                    Some(i) => {
-                        self.stop_child(i, cx).await;
-                        if self.strategy == Strategy::SimpleOneForOne {
-                            self.children.remove(i);
-                        }
-                        Ok(())
-                    }
-                },
-            ),
-            Request::RestartChild(id) => Response::Started(match self.position(&id) {
-                None => Err(ChildError::NotFound),
-                Some(i) if self.children[i].pid.is_some() => Err(ChildError::Running),
-                Some(i) => match start(&self.children[i].spec, cx).await {
+            Request::TerminatePid(pid) => Response::Done(self.terminate_pid(pid, cx).await),
+            Request::RestartChild(id) => Response::Started(match self.find_stopped(&id) {
+                Err(e) => Err(e),
+                Ok(i) => match start(&self.children[i].spec, cx).await {
                     Ok(pid) => {
-                        self.children[i].pid = Some(pid);
+                        self.children[i].status = Status::Running(pid);
                         Ok(pid)
                     }
                     Err(r) => Err(ChildError::StartFailed(r)),
                 },
             }),
-            Request::DeleteChild(id) => Response::Done(match self.position(&id) {
-                None => Err(ChildError::NotFound),
-                Some(i) if self.children[i].pid.is_some() => Err(ChildError::Running),
-                Some(i) => {
+            Request::DeleteChild(id) => Response::Done(match self.find_stopped(&id) {
+                Err(e) => Err(e),
+                Ok(i) => {
                     self.children.remove(i);
                     Ok(())
                 }
@@ -559,22 +586,32 @@ impl Server for Supervisor {
     async fn handle_info(&mut self, info: Info<TryAgain>, cx: &mut SupervisorContext) -> Flow {
         let exit = match info {
             Info::Exit(exit) => exit,
-            Info::Message(TryAgain(())) => {
-                let keys = std::mem::take(&mut self.retry);
-                if keys.is_empty() {
-                    return Flow::Continue;
-                }
-                if !self.add_restart() {
-                    return Flow::Stop(ExitReason::Shutdown);
-                }
-                return self.start_keys(keys, cx).await;
+            Info::Message(TryAgain(key)) => {
+                // OTP's `try_again_restart`: only a child still restarting; one
+                // terminated, restarted or deleted meanwhile is left as it is.
+                let found = self
+                    .children
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, c)| match c.status {
+                        Status::Restarting(was) if c.key == key => Some((i, was)),
+                        _ => None,
+                    });
+                return match found {
+                    Some((i, was)) => self.restart(i, was, cx).await,
+                    None => Flow::Continue,
+                };
             }
             Info::Down(_) => return Flow::Continue,
         };
-        let Some(i) = self.children.iter().position(|c| c.pid == Some(exit.from)) else {
+        let Some(i) = self
+            .children
+            .iter()
+            .position(|c| c.status == Status::Running(exit.from))
+        else {
             return Flow::Continue; // not (or no longer) our child: a stale signal
         };
-        self.children[i].pid = None;
+        self.children[i].status = Status::Stopped;
         let spec = &self.children[i].spec;
         if !spec.restart.restarts_after(&exit.reason) {
             if spec.restart == Restart::Temporary || self.strategy == Strategy::SimpleOneForOne {
@@ -582,7 +619,7 @@ impl Server for Supervisor {
             }
             return Flow::Continue;
         }
-        self.restart(i, cx).await
+        self.restart(i, Some(exit.from), cx).await
     }
 
     async fn terminate(&mut self, _reason: &ExitReason, cx: &mut SupervisorContext) {
@@ -591,11 +628,45 @@ impl Server for Supervisor {
 }
 
 impl Supervisor {
-    fn position(&self, id: &str) -> Option<usize> {
+    /// The static child with this id (OTP's `find_child` by id).
+    fn find(&self, id: &str) -> Result<usize, ChildError> {
         if self.strategy == Strategy::SimpleOneForOne {
-            return None;
+            return Err(ChildError::NotFound);
         }
-        self.children.iter().position(|c| &*c.spec.id == id)
+        self.children
+            .iter()
+            .position(|c| &*c.spec.id == id)
+            .ok_or(ChildError::NotFound)
+    }
+
+    /// As [`Supervisor::find`], for `restart_child` and `delete_child`: the child must
+    /// be stopped.
+    fn find_stopped(&self, id: &str) -> Result<usize, ChildError> {
+        let i = self.find(id)?;
+        match self.children[i].status {
+            Status::Stopped => Ok(i),
+            Status::Running(_) => Err(ChildError::Running),
+            Status::Restarting(_) => Err(ChildError::Restarting),
+        }
+    }
+
+    /// `terminate_child` with a pid (a restarting child by the pid it had).
+    async fn terminate_pid(
+        &mut self,
+        pid: ProcessId,
+        cx: &mut SupervisorContext,
+    ) -> Result<(), ChildError> {
+        let found = self.children.iter().position(|c| {
+            c.status == Status::Running(pid) || c.status == Status::Restarting(Some(pid))
+        });
+        let Some(i) = found else {
+            return Err(ChildError::NotFound);
+        };
+        self.stop_child(i, cx).await;
+        if self.strategy == Strategy::SimpleOneForOne {
+            self.children.remove(i);
+        }
+        Ok(())
     }
 
     async fn start_child(
@@ -606,7 +677,7 @@ impl Supervisor {
         if self.strategy != Strategy::SimpleOneForOne
             && let Some(c) = self.children.iter().find(|c| c.spec.id == spec.id)
         {
-            return Err(ChildError::AlreadyPresent(c.pid));
+            return Err(ChildError::AlreadyPresent(c.pid()));
         }
         let pid = start(&spec, cx).await.map_err(ChildError::StartFailed)?;
         self.push(spec, pid);
@@ -618,7 +689,7 @@ impl Supervisor {
         self.children.push(Child {
             key: self.next_key,
             spec,
-            pid: Some(pid),
+            status: Status::Running(pid),
         });
     }
 
@@ -637,10 +708,16 @@ impl Supervisor {
         self.restarts.len() <= self.intensity as usize
     }
 
-    /// Restarts after child `i` exited, by the strategy; stops the supervisor with
-    /// `Shutdown` when the intensity is exceeded. The restart is counted first, before
-    /// any sibling is stopped (OTP's order).
-    async fn restart(&mut self, i: usize, cx: &mut SupervisorContext) -> Flow {
+    /// Restarts child `i` (after its exit, or to try its failed restart again) by the
+    /// strategy; stops the supervisor with `Shutdown` when the intensity is exceeded.
+    /// The restart is counted first, before any sibling is stopped (OTP's order).
+    /// `was`: the pid child `i` had, kept if its restart fails.
+    async fn restart(
+        &mut self,
+        i: usize,
+        was: Option<ProcessId>,
+        cx: &mut SupervisorContext,
+    ) -> Flow {
         if !self.add_restart() {
             return Flow::Stop(ExitReason::Shutdown);
         }
@@ -651,9 +728,7 @@ impl Supervisor {
             Strategy::RestForOne => (i..self.children.len()).collect(),
         };
         for &j in set.iter().rev() {
-            if j != i {
-                self.stop_child(j, cx).await;
-            }
+            self.stop_child(j, cx).await;
         }
         // Temporary children stopped by the strategy are not restarted: forget them.
         let forget: Vec<u64> = set
@@ -666,59 +741,37 @@ impl Supervisor {
             .map(|&j| self.children[j].key)
             .filter(|k| !forget.contains(k))
             .collect();
+        let first = self.children[i].key;
         self.children.retain(|c| !forget.contains(&c.key));
-        self.start_keys(keys, cx).await
-    }
-
-    /// Starts the stopped children with these keys, in start order. If one fails, the
-    /// ones it started are stopped again and the supervisor sends itself [`TryAgain`]:
-    /// the retry counts as another restart, after whatever else came meanwhile.
-    async fn start_keys(&mut self, keys: Vec<u64>, cx: &mut SupervisorContext) -> Flow {
-        let positions: Vec<usize> = self
-            .children
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| keys.contains(&c.key))
-            .map(|(j, _)| j)
-            .collect();
-        if self.start_set(&positions, cx).await.is_err() {
-            self.retry = keys;
-            cx.pid().send(ServerMsg::Info(TryAgain(())));
+        for key in keys {
+            let j = self
+                .children
+                .iter()
+                .position(|c| c.key == key)
+                .expect("a child of the restart set");
+            match start(&self.children[j].spec, cx).await {
+                Ok(pid) => self.children[j].status = Status::Running(pid),
+                Err(_) => {
+                    // OTP's `restart_multiple_children`: the children started before
+                    // it stay up, the ones after it stay stopped; the retry restarts
+                    // from this child by the strategy (for one_for_all, all again).
+                    let was = if key == first { was } else { None };
+                    self.children[j].status = Status::Restarting(was);
+                    cx.pid().send(ServerMsg::Info(TryAgain(key)));
+                    break;
+                }
+            }
         }
         Flow::Continue
     }
 
-    /// Starts the stopped children at `positions` in order; on a failure, stops the ones
-    /// it started (reverse order) and fails.
-    async fn start_set(
-        &mut self,
-        positions: &[usize],
-        cx: &mut SupervisorContext,
-    ) -> Result<(), ()> {
-        for (n, &j) in positions.iter().enumerate() {
-            if self.children[j].pid.is_some() {
-                continue;
-            }
-            match start(&self.children[j].spec, cx).await {
-                Ok(pid) => self.children[j].pid = Some(pid),
-                Err(_) => {
-                    for &k in positions[..n].iter().rev() {
-                        self.stop_child(k, cx).await;
-                    }
-                    return Err(());
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Stops child `i` by its shutdown spec (see the module docs); its pid is cleared.
+    /// Stops child `i` by its shutdown spec (see the module docs), if it runs; it is
+    /// `Stopped` after (a restarting child too: its retry will leave it alone).
     async fn stop_child(&mut self, i: usize, cx: &mut SupervisorContext) {
-        let Some(pid) = self.children[i].pid.take() else {
-            return;
-        };
-        let shutdown = self.children[i].spec.shutdown;
-        stop(pid, shutdown, cx).await;
+        let status = std::mem::replace(&mut self.children[i].status, Status::Stopped);
+        if let Status::Running(pid) = status {
+            stop(pid, self.children[i].spec.shutdown, cx).await;
+        }
     }
 
     /// Stops every child: in reverse start order, or all at once for
@@ -728,7 +781,11 @@ impl Supervisor {
             let pids: Vec<(ProcessId, Shutdown)> = self
                 .children
                 .iter_mut()
-                .filter_map(|c| c.pid.take().map(|p| (p, c.spec.shutdown)))
+                .filter_map(|c| {
+                    let pid = c.pid().map(|p| (p, c.spec.shutdown));
+                    c.status = Status::Stopped;
+                    pid
+                })
                 .collect();
             stop_many(&pids, cx).await;
             return;

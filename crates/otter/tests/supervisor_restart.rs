@@ -658,3 +658,66 @@ rt_test!(
         );
     }
 );
+
+rt_test!(
+    rest_for_one_keeps_a_restarted_child_when_a_later_restart_fails,
+    |rt: &Runtime| {
+        let attempts = Arc::new(AtomicU32::new(0));
+        let a2 = attempts.clone();
+        let r = rt.block_on(move |mut cx: Context<Log>| async move {
+            let log = cx.pid();
+            // a, then flaky; flaky's first restart (its attempt 2) fails.
+            let spec = SupervisorSpec::new(Strategy::RestForOne)
+                .intensity(10, Duration::from_secs(5))
+                .child(logged("a", log, false))
+                .child(flaky(log, a2, |n| n == 2));
+            let sup = supervisor::start_link(&cx, spec).await.unwrap();
+            let (_, a) = started(&mut cx).await;
+            proc_started(&mut cx).await;
+            a.cast(C::Crash);
+            // flaky is stopped, a restarted, flaky's restart fails. OTP keeps the new a
+            // and tries again from flaky (supervisor_SUITE: `restarting_started_child`).
+            let (_, a_again) = started(&mut cx).await;
+            let next = match cx.recv().await {
+                Log::Proc(_) => "flaky started".to_string(),
+                other => format!("{other:?}"),
+            };
+            let kids = sup.which_children().await.unwrap();
+            let a_kept = kids[0].pid == Some(a_again.id());
+            let flaky_runs = kids[1].pid.is_some();
+            (next, a_kept, flaky_runs, cx.try_recv().is_none())
+        });
+        assert_eq!(r.unwrap(), ("flaky started".to_string(), true, true, true));
+        assert_eq!(attempts.load(Ordering::SeqCst), 3);
+    }
+);
+
+rt_test!(
+    one_for_all_stops_a_restarted_child_when_a_later_restart_fails,
+    |rt: &Runtime| {
+        let attempts = Arc::new(AtomicU32::new(0));
+        let a2 = attempts.clone();
+        let r = rt.block_on(move |mut cx: Context<Log>| async move {
+            let log = cx.pid();
+            let spec = SupervisorSpec::new(Strategy::OneForAll)
+                .intensity(10, Duration::from_secs(5))
+                .child(logged("a", log, false))
+                .child(flaky(log, a2, |n| n == 2));
+            let sup = supervisor::start_link(&cx, spec).await.unwrap();
+            let (_, a) = started(&mut cx).await;
+            proc_started(&mut cx).await;
+            a.cast(C::Crash);
+            // flaky is stopped, a restarted, flaky's restart fails; the retry restarts
+            // them all: the new a is stopped before a third one starts
+            // (supervisor_SUITE: `one_for_all_other_child_fails_restart`).
+            started(&mut cx).await;
+            let stop = stopped(&mut cx).await;
+            let (_, a3) = started(&mut cx).await;
+            proc_started(&mut cx).await;
+            let kids = sup.which_children().await.unwrap();
+            (stop, kids[0].pid == Some(a3.id()), kids[1].pid.is_some())
+        });
+        assert_eq!(r.unwrap(), ("a", true, true));
+        assert_eq!(attempts.load(Ordering::SeqCst), 3);
+    }
+);

@@ -1,0 +1,202 @@
+//! Rules of the requests to a supervisor (OTP `supervisor`: `terminate_child/2`,
+//! `restart_child/2`, `delete_child/2`): a child terminated while its restart keeps
+//! failing stays stopped until `restart_child`, which answers `restarting` meanwhile.
+
+#[path = "support/rt.rs"]
+mod support;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Poll, Waker};
+use std::time::Duration;
+
+use otter::supervisor::{self, ChildError, ChildSpec, Strategy, SupervisorSpec};
+use otter::{Context, ExitReason, Pid, Runtime};
+
+/// What the test process hears.
+#[derive(Debug)]
+enum Ev {
+    /// A child the start function started.
+    Proc(Pid<()>),
+    /// The start function's failing attempt waits on its gate.
+    Blocked,
+}
+
+/// A gate that a start function's future waits on until the test opens it: the
+/// supervisor is then busy inside that start, and requests sent meanwhile queue.
+#[derive(Clone, Default)]
+struct Gate(Arc<Mutex<(bool, Option<Waker>)>>);
+
+impl Gate {
+    fn open(&self) {
+        let waker = {
+            let mut g = self.0.lock().unwrap();
+            g.0 = true;
+            g.1.take()
+        };
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+
+    async fn wait(self) {
+        std::future::poll_fn(|cx| {
+            let mut g = self.0.lock().unwrap();
+            if g.0 {
+                Poll::Ready(())
+            } else {
+                g.1 = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        })
+        .await
+    }
+}
+
+/// A child whose start function counts its attempts: attempt 2 waits on `gate` and
+/// then fails; every other attempt starts a process that exits when sent `()`.
+fn gated(log: Pid<Ev>, attempts: Arc<AtomicU32>, gate: Gate) -> ChildSpec {
+    ChildSpec::new("gated", move |sup| {
+        let n = attempts.fetch_add(1, Ordering::SeqCst) + 1;
+        let started = (n != 2).then(|| {
+            let pid = sup.spawn_link(|mut c: Context<()>| async move { c.recv().await });
+            log.send(Ev::Proc(pid));
+            pid.id()
+        });
+        let gate = gate.clone();
+        async move {
+            match started {
+                Some(id) => Ok(id),
+                None => {
+                    log.send(Ev::Blocked);
+                    gate.wait().await;
+                    Err(ExitReason::ShutdownWith(
+                        format!("attempt {n} failed").into(),
+                    ))
+                }
+            }
+        }
+    })
+}
+
+async fn proc_started(cx: &mut Context<Ev>) -> Pid<()> {
+    match cx.recv().await {
+        Ev::Proc(p) => p,
+        other => panic!("expected a start, got {other:?}"),
+    }
+}
+
+async fn blocked(cx: &mut Context<Ev>) {
+    match cx.recv().await {
+        Ev::Blocked => {}
+        other => panic!("expected the failing restart, got {other:?}"),
+    }
+}
+
+/// Polls a call once: a call sends its request before it first waits, so the request
+/// is in the supervisor's mailbox when this returns.
+async fn send_now<F: Future>(mut call: Pin<&mut F>) {
+    std::future::poll_fn(|cx| {
+        assert!(call.as_mut().poll(cx).is_pending(), "answered at once");
+        Poll::Ready(())
+    })
+    .await
+}
+
+rt_test!(
+    a_child_terminated_while_restarting_stays_stopped,
+    |rt: &Runtime| {
+        let attempts = Arc::new(AtomicU32::new(0));
+        let a2 = attempts.clone();
+        let r = rt.block_on(move |mut cx: Context<Ev>| async move {
+            let gate = Gate::default();
+            let spec = SupervisorSpec::new(Strategy::OneForOne)
+                .intensity(10, Duration::from_secs(5))
+                .child(gated(cx.pid(), a2, gate.clone()));
+            let sup = supervisor::start_link(&cx, spec).await.unwrap();
+            proc_started(&mut cx).await.send(());
+            // The restart (attempt 2) fails once the gate opens; the supervisor then
+            // queues its retry behind the request sent meanwhile.
+            blocked(&mut cx).await;
+            let mut terminate = std::pin::pin!(sup.terminate_child("gated"));
+            send_now(terminate.as_mut()).await;
+            gate.open();
+            let terminated = terminate.await;
+            // The retry found the child terminated: it stays stopped (OTP), until
+            // restart_child.
+            let stopped = sup.which_children().await.unwrap()[0].pid.is_none();
+            let again = sup.restart_child("gated").await.unwrap();
+            let p = proc_started(&mut cx).await;
+            (terminated, stopped, again == p.id())
+        });
+        assert_eq!(r.unwrap(), (Ok(()), true, true));
+        assert_eq!(attempts.load(Ordering::SeqCst), 3);
+    }
+);
+
+rt_test!(
+    a_dynamic_child_terminated_while_restarting_stays_stopped,
+    |rt: &Runtime| {
+        let attempts = Arc::new(AtomicU32::new(0));
+        let a2 = attempts.clone();
+        let r = rt.block_on(move |mut cx: Context<Ev>| async move {
+            let gate = Gate::default();
+            let spec = SupervisorSpec::new(Strategy::SimpleOneForOne)
+                .intensity(10, Duration::from_secs(5));
+            let sup = supervisor::start_link(&cx, spec).await.unwrap();
+            sup.start_child(gated(cx.pid(), a2, gate.clone()))
+                .await
+                .unwrap();
+            let first = proc_started(&mut cx).await;
+            first.send(());
+            blocked(&mut cx).await;
+            // OTP's terminate_child(Sup, Pid) finds a restarting dynamic child by the
+            // pid it had.
+            let mut terminate = std::pin::pin!(sup.terminate_pid(first.id()));
+            send_now(terminate.as_mut()).await;
+            gate.open();
+            let terminated = terminate.await;
+            let left = sup.which_children().await.unwrap().len();
+            (terminated, left)
+        });
+        assert_eq!(r.unwrap(), (Ok(()), 0));
+        assert_eq!(attempts.load(Ordering::SeqCst), 2);
+    }
+);
+
+rt_test!(
+    restart_and_delete_of_a_restarting_child_say_so,
+    |rt: &Runtime| {
+        let attempts = Arc::new(AtomicU32::new(0));
+        let a2 = attempts.clone();
+        let r = rt.block_on(move |mut cx: Context<Ev>| async move {
+            let gate = Gate::default();
+            let spec = SupervisorSpec::new(Strategy::OneForOne)
+                .intensity(10, Duration::from_secs(5))
+                .child(gated(cx.pid(), a2, gate.clone()));
+            let sup = supervisor::start_link(&cx, spec).await.unwrap();
+            proc_started(&mut cx).await.send(());
+            blocked(&mut cx).await;
+            let mut restart = std::pin::pin!(sup.restart_child("gated"));
+            send_now(restart.as_mut()).await;
+            let mut delete = std::pin::pin!(sup.delete_child("gated"));
+            send_now(delete.as_mut()).await;
+            gate.open();
+            // OTP: `{error, restarting}` to both; the retry then restarts the child.
+            let answers = (restart.await.map(|_| ()), delete.await);
+            let p = proc_started(&mut cx).await;
+            let kids = sup.which_children().await.unwrap();
+            (answers, kids[0].pid == Some(p.id()))
+        });
+        assert_eq!(
+            r.unwrap(),
+            (
+                (Err(ChildError::Restarting), Err(ChildError::Restarting)),
+                true
+            )
+        );
+        assert_eq!(attempts.load(Ordering::SeqCst), 3);
+    }
+);
