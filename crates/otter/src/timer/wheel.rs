@@ -15,6 +15,11 @@ pub(crate) const SLOTS: usize = 64;
 /// Levels: `64^6` ms of range.
 pub(crate) const LEVELS: usize = 6;
 
+/// The farthest ahead of `now` a timer is filed at once: 63 slots of the top level, so
+/// that its slot is never the one that holds `now` (which `advance` would visit again at
+/// once). About 2.1 years; a later deadline is re-filed when that slot comes round.
+const MAX_SPAN: u64 = (SLOTS as u64 - 1) << ((LEVELS - 1) * 6);
+
 /// A timer's key: slab index and the entry's generation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Key {
@@ -96,6 +101,9 @@ impl<T> Wheel<T> {
     }
 
     fn file(&mut self, key: Key, deadline: u64) {
+        // A deadline beyond the wheel's range is filed at the farthest slot it can hold
+        // and re-filed from there; it still fires at its own deadline, never early.
+        let deadline = deadline.min(self.now.saturating_add(MAX_SPAN));
         let level = level_for(self.now, deadline);
         let slot = slot_for(deadline, level);
         self.slots[level * SLOTS + slot].push(key);
@@ -122,41 +130,55 @@ impl<T> Wheel<T> {
 
     /// The earliest instant (ms) at which something may be due, if any timer is pending.
     /// It may be a cascade point rather than a deadline: `advance` to it, then ask again.
+    ///
+    /// The minimum over *every* level, not the lowest non-empty one: a level-0 timer
+    /// filed after the clock entered a higher level's slot must not hide that slot (the
+    /// wheel's invariant below keeps such a slot from being left behind).
     pub(crate) fn next_expiration(&self) -> Option<u64> {
+        self.next_slot().map(|(at, _)| at)
+    }
+
+    /// The earliest occupied slot: when it is due and its level.
+    ///
+    /// Invariant: every occupied slot of level `l` starts at or after the start of the
+    /// level-`l` slot that holds `now`, within one rotation. `advance` keeps it by moving
+    /// the clock to each slot's start before any later instant, and `file` keeps it by
+    /// filing a deadline at the level of the highest 6-bit group in which it differs
+    /// from `now` (so its slot is after `now`'s at that level), capped at [`MAX_SPAN`].
+    fn next_slot(&self) -> Option<(u64, usize)> {
+        let mut best: Option<(u64, usize)> = None;
         for level in 0..LEVELS {
             let occ = self.occupied[level];
             if occ == 0 {
                 continue;
             }
-            let width = 1u64 << (level * 6);
-            let current = ((self.now >> (level * 6)) % SLOTS as u64) as u32;
+            let shift = level * 6;
+            let current = ((self.now >> shift) % SLOTS as u64) as u32;
             // Slots from `current` on, wrapping: rotate so `current` is bit 0.
-            let rotated = occ.rotate_right(current);
-            let dist = u64::from(rotated.trailing_zeros());
-            let base = (self.now >> (level * 6)) << (level * 6);
-            let at = base + dist * width;
-            return Some(at.max(self.now));
+            let dist = u64::from(occ.rotate_right(current).trailing_zeros());
+            let at = ((self.now >> shift) + dist)
+                .checked_mul(1 << shift)
+                .unwrap_or(u64::MAX)
+                .max(self.now);
+            if best.is_none_or(|(b, _)| at < b) {
+                best = Some((at, level));
+            }
         }
-        None
+        best
     }
 
     /// Moves time to `now` (ms) and hands every timer due by then to `fire`.
+    ///
+    /// The clock visits the start of every occupied slot on the way, in order, and
+    /// never goes past `now`: a slot is emptied (its timers fired or re-filed one level
+    /// down or more) as the clock enters it, before anything later is looked at.
     pub(crate) fn advance(&mut self, now: u64, mut fire: impl FnMut(T)) {
-        while self.now <= now {
-            let Some(next) = self.next_expiration() else {
-                self.now = now;
-                return;
-            };
-            if next > now {
-                self.now = now;
-                return;
+        while let Some((at, level)) = self.next_slot() {
+            if at > now {
+                break;
             }
-            self.now = next;
-            // Take the lowest level's due slot; cascade or fire its entries.
-            let level = (0..LEVELS)
-                .find(|&l| self.occupied[l] & (1 << slot_for(next, l)) != 0)
-                .expect("next_expiration points at an occupied slot");
-            let slot = slot_for(next, level);
+            self.now = at;
+            let slot = slot_for(at, level);
             self.occupied[level] &= !(1 << slot);
             let keys = std::mem::take(&mut self.slots[level * SLOTS + slot]);
             for key in keys {
@@ -173,13 +195,8 @@ impl<T> Wheel<T> {
                     self.file(key, d);
                 }
             }
-            if self.now == u64::MAX {
-                return;
-            }
-            if self.next_expiration() != Some(self.now) {
-                self.now += 1;
-            }
         }
+        self.now = self.now.max(now);
     }
 }
 
@@ -236,5 +253,144 @@ mod tests {
         assert_eq!(got, vec!["b"]);
         assert_eq!(w.len(), 0);
         assert_eq!(w.next_expiration(), None);
+    }
+    /// The reported defect: a timer due in a higher level's slot while short timers keep
+    /// arriving at level 0 (a process looping on short receive timeouts). It must fire
+    /// at its deadline, not a level's span (here 4.1 s) later.
+    #[test]
+    fn a_timer_fires_on_time_while_short_timers_keep_arriving() {
+        let mut w = Wheel::new();
+        // 30 ms before the 4,096 ms boundary of level 2, a 70 ms timer is filed at
+        // level 2 (its deadline is past the boundary).
+        let mut t = 4096 - 30;
+        w.advance(t, |_: u64| panic!("nothing is due"));
+        let long = t + 70;
+        w.insert(long, long);
+        let mut fired_long = None;
+        // A short timer 3 ms ahead at every step, as a receive loop with a timeout.
+        while fired_long.is_none() && t < 20_000 {
+            w.insert(t + 3, 0);
+            t += 1;
+            w.advance(t, |v| {
+                if v != 0 {
+                    fired_long = Some(t);
+                }
+            });
+        }
+        assert_eq!(fired_long, Some(long), "the long timer fired late");
+    }
+
+    /// xorshift64*: a fixed, dependency-free generator so that a failing seed replays.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// The wheel against a plain list of deadlines, under random inserts, cancels and
+    /// advances of every size: each `advance(t)` fires exactly the timers due by `t`,
+    /// and `next_expiration` is never later than the earliest pending deadline.
+    #[test]
+    fn behaves_as_a_sorted_list_of_deadlines() {
+        let (seeds, steps): (u64, u32) = if cfg!(miri) { (2, 300) } else { (200, 3_000) };
+        for seed in 1..=seeds {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let mut w = Wheel::new();
+            // (id, deadline, key) of the timers pending in the model.
+            let mut model: Vec<(u64, u64, Key)> = Vec::new();
+            let mut now = 0u64;
+            let mut next_id = 0u64;
+            for step in 0..steps {
+                match rng.below(10) {
+                    0..=3 => {
+                        let ahead = match rng.below(6) {
+                            0 => rng.below(4),
+                            1 => rng.below(70),
+                            2 => rng.below(5_000),
+                            3 => rng.below(300_000),
+                            4 => rng.below(1 << 40),
+                            // Just around a level boundary of the clock.
+                            _ => {
+                                let l = 1 + rng.below(3) as u32;
+                                let span = 1u64 << (6 * l);
+                                (span - now % span + rng.below(3)).saturating_sub(1)
+                            }
+                        };
+                        // Now and then a deadline already past.
+                        let deadline = if rng.below(20) == 0 {
+                            now.saturating_sub(rng.below(10))
+                        } else {
+                            now + ahead
+                        };
+                        let key = w.insert(deadline, next_id);
+                        model.push((next_id, deadline.max(now), key));
+                        next_id += 1;
+                    }
+                    4 if !model.is_empty() => {
+                        let i = rng.below(model.len() as u64) as usize;
+                        let (id, _, key) = model.swap_remove(i);
+                        assert_eq!(w.cancel(key), Some(id), "seed {seed} step {step}");
+                        assert_eq!(w.cancel(key), None);
+                    }
+                    _ => {
+                        let step_by = match rng.below(5) {
+                            0 => 0,
+                            1 => 1,
+                            2 => rng.below(70),
+                            3 => rng.below(5_000),
+                            _ => {
+                                let span = 1u64 << (6 * (1 + rng.below(3) as u32));
+                                span - now % span - rng.below(2).min(span - now % span)
+                            }
+                        };
+                        now += step_by;
+                        let mut fired = Vec::new();
+                        w.advance(now, |id| fired.push(id));
+                        fired.sort_unstable();
+                        let mut due: Vec<u64> = model
+                            .iter()
+                            .filter(|&&(_, d, _)| d <= now)
+                            .map(|&(id, _, _)| id)
+                            .collect();
+                        due.sort_unstable();
+                        assert_eq!(fired, due, "seed {seed} step {step}: advance({now})");
+                        model.retain(|&(_, d, _)| d > now);
+                    }
+                }
+                assert_eq!(w.len(), model.len());
+                if let Some(earliest) = model.iter().map(|&(_, d, _)| d).min() {
+                    let next = w.next_expiration().expect("timers are pending");
+                    assert!(
+                        next <= earliest,
+                        "seed {seed} step {step}: next_expiration {next} > earliest {earliest}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_deadline_beyond_the_range_fires_at_its_deadline() {
+        let mut w = Wheel::new();
+        let far = MAX_SPAN * 3 + 12_345;
+        w.insert(far, ());
+        let mut fired = 0;
+        // Jump slot by slot as a sleeping timer thread would.
+        while let Some(at) = w.next_expiration() {
+            assert!(at <= far);
+            w.advance(at, |()| fired += 1);
+            if fired > 0 {
+                assert_eq!(at, far);
+                break;
+            }
+        }
+        assert_eq!(fired, 1);
     }
 }
