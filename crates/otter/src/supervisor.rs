@@ -31,8 +31,11 @@
 //!   is refused at start.
 //! * **Requests**: a child terminated while its restart is being retried stays stopped
 //!   (the retry leaves it alone) until `restart_child`; `restart_child` and
-//!   `delete_child` answer [`ChildError::Restarting`] meanwhile; a simple_one_for_one
-//!   child is found by the pid it had ([`SupervisorRef::terminate_pid`]).
+//!   `delete_child` answer [`ChildError::Restarting`] meanwhile. Requests by id to a
+//!   simple_one_for_one supervisor answer [`ChildError::SimpleOneForOne`]; its children
+//!   are terminated by pid ([`SupervisorRef::terminate_pid`], OTP's `terminate_child`
+//!   with a pid: `Ok` for a pid that has exited, `NotFound` for a live process that is
+//!   not a child, and on the other strategies).
 //! * **Shutdown**: the supervisor monitors the child, then `brutal_kill` sends
 //!   `exit(child, kill)`; a timeout sends `exit(child, shutdown)` and, if the child has
 //!   not exited when it expires, `kill`; `infinity` sends `shutdown` and waits; after the
@@ -55,7 +58,8 @@
 //!   [`SupervisorRef::which_children`] and the exit reasons.
 //! * `which_children` gives a child whose restart is being retried as not running
 //!   (`pid: None`), where OTP gives `restarting`; `restart_child` and `delete_child`
-//!   tell the two apart.
+//!   tell the two apart. It also gives a running [`ChildSpec::supervisor`] child as a
+//!   [`SupervisorRef`] ([`ChildInfo::supervisor`]), where OTP's pid serves for both.
 
 mod child;
 
@@ -64,7 +68,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::exit::ExitReason;
-use crate::pid::ProcessId;
+use crate::pid::{Pid, ProcessId};
 use crate::server::{
     self, CallError, Flow, Info, ReplyTo, Server, ServerContext, ServerMsg, ServerRef,
 };
@@ -154,6 +158,9 @@ pub struct ChildInfo {
     pub pid: Option<ProcessId>,
     /// Worker or supervisor.
     pub kind: ChildKind,
+    /// The running child as a supervisor, if it was started by
+    /// [`ChildSpec::supervisor`]: to send it requests in turn.
+    pub supervisor: Option<SupervisorRef>,
 }
 
 /// The counts of [`SupervisorRef::count_children`] (OTP's `[{specs, _}, {active, _},
@@ -173,7 +180,8 @@ pub struct ChildCounts {
 /// Why a supervisor request failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChildError {
-    /// No child with that id (or pid, for simple_one_for_one).
+    /// No child with that id, or no simple_one_for_one child with that pid (OTP's
+    /// `not_found`).
     NotFound,
     /// A child with that id exists already (`already_present`), or runs
     /// (`already_started`, with its pid).
@@ -183,6 +191,9 @@ pub enum ChildError {
     /// The child's restart failed and the supervisor is trying again; terminate it
     /// first (`delete_child`, `restart_child`; OTP's `restarting`).
     Restarting,
+    /// A request by child id to a simple_one_for_one supervisor, whose children have
+    /// no ids of their own (OTP's `simple_one_for_one`): use the pid.
+    SimpleOneForOne,
     /// The start function failed with this reason.
     StartFailed(ExitReason),
     /// The call to the supervisor failed.
@@ -196,6 +207,9 @@ impl std::fmt::Display for ChildError {
             ChildError::AlreadyPresent(_) => f.write_str("a child with this id exists"),
             ChildError::Running => f.write_str("the child is running"),
             ChildError::Restarting => f.write_str("the child is being restarted"),
+            ChildError::SimpleOneForOne => {
+                f.write_str("simple_one_for_one children are found by pid, not id")
+            }
             ChildError::StartFailed(r) => write!(f, "the child failed to start: {r}"),
             ChildError::Call(e) => write!(f, "supervisor call failed: {e}"),
         }
@@ -211,7 +225,7 @@ pub enum Request {
     StartChild(ChildSpec),
     /// `terminate_child/2` by id.
     TerminateChild(Arc<str>),
-    /// `terminate_child/2` by pid (simple_one_for_one).
+    /// `terminate_child/2` by pid (simple_one_for_one children).
     TerminatePid(ProcessId),
     /// `restart_child/2`.
     RestartChild(Arc<str>),
@@ -315,6 +329,13 @@ impl From<SupervisorRef> for ProcessId {
     }
 }
 
+/// A supervisor found as a server (e.g. by `server::whereis` under its registered name).
+impl From<ServerRef<Supervisor>> for SupervisorRef {
+    fn from(server: ServerRef<Supervisor>) -> SupervisorRef {
+        SupervisorRef { server }
+    }
+}
+
 impl SupervisorRef {
     /// The supervisor's process id.
     ///
@@ -350,14 +371,19 @@ impl SupervisorRef {
     /// Stops a child by id and keeps its spec (`terminate_child/2`); a temporary
     /// child's spec goes too. A child whose restart keeps failing stays stopped (the
     /// supervisor's retry leaves it alone) until [`SupervisorRef::restart_child`].
+    /// `Err(SimpleOneForOne)` on a simple_one_for_one supervisor: use
+    /// [`SupervisorRef::terminate_pid`].
     ///
     /// See [`start_link`] for an example.
     pub async fn terminate_child(self, id: &str) -> Result<(), ChildError> {
         self.done(Request::TerminateChild(id.into())).await
     }
 
-    /// Stops a simple_one_for_one child by pid, and forgets it; a child whose restart
-    /// keeps failing is found by the pid it had.
+    /// Stops a simple_one_for_one child by pid, and forgets it (`terminate_child/2`
+    /// with a pid). As OTP: `Ok` if `pid` has already exited (nothing left to stop),
+    /// also when its restart is failing (it is then found by the pid it had);
+    /// `Err(NotFound)` if `pid` is alive but not a child, and on a supervisor of any
+    /// other strategy (stop its children by id).
     ///
     /// See [`SupervisorRef`] for an example of dynamic children.
     pub async fn terminate_pid(self, pid: ProcessId) -> Result<(), ChildError> {
@@ -365,7 +391,8 @@ impl SupervisorRef {
     }
 
     /// Starts a stopped child again (`restart_child/2`). `Err(Running)` if it runs,
-    /// `Err(Restarting)` while the supervisor retries a failed restart.
+    /// `Err(Restarting)` while the supervisor retries a failed restart,
+    /// `Err(SimpleOneForOne)` on a simple_one_for_one supervisor.
     ///
     /// See [`start_link`] for an example.
     pub async fn restart_child(self, id: &str) -> Result<ProcessId, ChildError> {
@@ -545,6 +572,13 @@ impl Server for Supervisor {
                         id: c.spec.id.clone(),
                         pid: c.pid(),
                         kind: c.spec.kind,
+                        supervisor: c.pid().filter(|_| c.spec.is_supervisor).map(|pid| {
+                            // The start function of `ChildSpec::supervisor` (the only
+                            // one that sets `is_supervisor`) started a supervisor.
+                            SupervisorRef {
+                                server: ServerRef::from(Pid::from_raw(pid.0)),
+                            }
+                        }),
                     })
                     .collect(),
             ),
@@ -631,7 +665,7 @@ impl Supervisor {
     /// The static child with this id (OTP's `find_child` by id).
     fn find(&self, id: &str) -> Result<usize, ChildError> {
         if self.strategy == Strategy::SimpleOneForOne {
-            return Err(ChildError::NotFound);
+            return Err(ChildError::SimpleOneForOne);
         }
         self.children
             .iter()
@@ -650,23 +684,29 @@ impl Supervisor {
         }
     }
 
-    /// `terminate_child` with a pid (a restarting child by the pid it had).
+    /// `terminate_child` with a pid: OTP looks a pid up among simple_one_for_one
+    /// children only (by the pid it had, if it is restarting), and a pid that is not
+    /// alive has nothing left to terminate.
     async fn terminate_pid(
         &mut self,
         pid: ProcessId,
         cx: &mut SupervisorContext,
     ) -> Result<(), ChildError> {
+        if self.strategy != Strategy::SimpleOneForOne {
+            return Err(ChildError::NotFound);
+        }
         let found = self.children.iter().position(|c| {
             c.status == Status::Running(pid) || c.status == Status::Restarting(Some(pid))
         });
-        let Some(i) = found else {
-            return Err(ChildError::NotFound);
-        };
-        self.stop_child(i, cx).await;
-        if self.strategy == Strategy::SimpleOneForOne {
-            self.children.remove(i);
+        match found {
+            Some(i) => {
+                self.stop_child(i, cx).await;
+                self.children.remove(i);
+                Ok(())
+            }
+            None if pid.is_alive() => Err(ChildError::NotFound),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     async fn start_child(

@@ -1,6 +1,7 @@
 //! Rules of the requests to a supervisor (OTP `supervisor`: `terminate_child/2`,
 //! `restart_child/2`, `delete_child/2`): a child terminated while its restart keeps
-//! failing stays stopped until `restart_child`, which answers `restarting` meanwhile.
+//! failing stays stopped until `restart_child`; `terminate_child` by pid is for
+//! simple_one_for_one children, and a pid that has exited is already terminated.
 
 #[path = "support/rt.rs"]
 mod support;
@@ -12,8 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
 use std::time::Duration;
 
-use otter::supervisor::{self, ChildError, ChildSpec, Strategy, SupervisorSpec};
-use otter::{Context, ExitReason, Pid, Runtime};
+use otter::supervisor::{self, ChildError, ChildSpec, Restart, Strategy, SupervisorSpec};
+use otter::{Context, Down, ExitReason, Pid, Runtime};
 
 /// What the test process hears.
 #[derive(Debug)]
@@ -22,6 +23,13 @@ enum Ev {
     Proc(Pid<()>),
     /// The start function's failing attempt waits on its gate.
     Blocked,
+    Down(Down),
+}
+
+impl From<Down> for Ev {
+    fn from(d: Down) -> Ev {
+        Ev::Down(d)
+    }
 }
 
 /// A gate that a start function's future waits on until the test opens it: the
@@ -166,6 +174,57 @@ rt_test!(
     }
 );
 
+fn waiter(id: &'static str) -> ChildSpec {
+    ChildSpec::process(id, || |mut c: Context<()>| async move { c.recv().await })
+}
+
+rt_test!(
+    terminate_pid_of_an_exited_dynamic_child_is_ok,
+    |rt: &Runtime| {
+        let r = rt.block_on(|mut cx: Context<Ev>| async move {
+            let sup = supervisor::start_link(&cx, SupervisorSpec::new(Strategy::SimpleOneForOne))
+                .await
+                .unwrap();
+            let pid = sup
+                .start_child(waiter("w").restart(Restart::Temporary))
+                .await
+                .unwrap();
+            let m = cx.monitor(pid);
+            cx.exit(pid, ExitReason::Shutdown);
+            match cx.recv().await {
+                Ev::Down(d) if d.reference == m => {}
+                other => panic!("{other:?}"),
+            }
+            // The child's exit signal reached the supervisor before our Down: it has
+            // forgotten the child by now.
+            let left = sup.which_children().await.unwrap().len();
+            // OTP: a pid that is not alive is terminated already (`ok`); a live process
+            // that is not a child is `not_found`.
+            let exited = sup.terminate_pid(pid).await;
+            let stranger = sup.terminate_pid(cx.pid().id()).await;
+            (left, exited, stranger)
+        });
+        assert_eq!(r.unwrap(), (0, Ok(()), Err(ChildError::NotFound)));
+    }
+);
+
+rt_test!(
+    terminate_pid_on_a_supervisor_of_static_children_is_not_found,
+    |rt: &Runtime| {
+        let r = rt.block_on(|cx: Context<Ev>| async move {
+            let spec = SupervisorSpec::new(Strategy::OneForOne).child(waiter("w"));
+            let sup = supervisor::start_link(&cx, spec).await.unwrap();
+            let pid = sup.which_children().await.unwrap()[0].pid.unwrap();
+            // OTP's terminate_child(Sup, Pid) looks a pid up only among
+            // simple_one_for_one children: elsewhere it is `not_found`.
+            let answer = sup.terminate_pid(pid).await;
+            let still = sup.which_children().await.unwrap()[0].pid == Some(pid);
+            (answer, still, pid.is_alive())
+        });
+        assert_eq!(r.unwrap(), (Err(ChildError::NotFound), true, true));
+    }
+);
+
 rt_test!(
     restart_and_delete_of_a_restarting_child_say_so,
     |rt: &Runtime| {
@@ -198,5 +257,70 @@ rt_test!(
             )
         );
         assert_eq!(attempts.load(Ordering::SeqCst), 3);
+    }
+);
+
+rt_test!(
+    requests_by_id_to_simple_one_for_one_say_so,
+    |rt: &Runtime| {
+        let r = rt.block_on(|cx: Context<Ev>| async move {
+            let sup = supervisor::start_link(&cx, SupervisorSpec::new(Strategy::SimpleOneForOne))
+                .await
+                .unwrap();
+            let pid = sup.start_child(waiter("w")).await.unwrap();
+            // OTP: `{error, simple_one_for_one}`; the child is untouched.
+            let answers = (
+                sup.terminate_child("w").await,
+                sup.restart_child("w").await.map(|_| ()),
+                sup.delete_child("w").await,
+            );
+            let kids = sup.which_children().await.unwrap();
+            (answers, kids.len(), kids[0].pid == Some(pid))
+        });
+        let e = Err(ChildError::SimpleOneForOne);
+        assert_eq!(r.unwrap(), ((e.clone(), e.clone(), e), 1, true));
+    }
+);
+
+rt_test!(
+    a_supervisor_child_is_reachable_as_a_supervisor_ref,
+    |rt: &Runtime| {
+        let r = rt.block_on(|cx: Context<Ev>| async move {
+            let spec = SupervisorSpec::new(Strategy::OneForOne)
+                .child(ChildSpec::supervisor("sub", || {
+                    SupervisorSpec::new(Strategy::SimpleOneForOne)
+                }))
+                .child(waiter("w"));
+            let top = supervisor::start_link(&cx, spec).await.unwrap();
+            let kids = top.which_children().await.unwrap();
+            let sub = kids[0].supervisor.expect("sub runs");
+            let same = Some(sub.id()) == kids[0].pid;
+            let worker = kids[1].supervisor;
+            // The handle works: the subtree takes a child.
+            let leaf = sub.start_child(waiter("leaf")).await.unwrap();
+            let leaves = sub.which_children().await.unwrap();
+            // A stopped supervisor child has no handle.
+            top.terminate_child("sub").await.unwrap();
+            let gone = top.which_children().await.unwrap()[0].supervisor;
+            (same, worker, leaves[0].pid == Some(leaf), gone)
+        });
+        assert_eq!(r.unwrap(), (true, None, true, None));
+    }
+);
+
+rt_test!(
+    a_supervisor_found_by_name_is_a_supervisor_ref,
+    |rt: &Runtime| {
+        let r = rt.block_on(|cx: Context<Ev>| async move {
+            let spec = SupervisorSpec::new(Strategy::OneForOne).child(waiter("w"));
+            let sup = supervisor::start_link_named(&cx, "top", spec)
+                .await
+                .unwrap();
+            let found = otter::server::whereis::<supervisor::Supervisor, _>(&cx, "top")
+                .map(supervisor::SupervisorRef::from);
+            let n = found.unwrap().which_children().await.unwrap().len();
+            (found == Some(sup), n)
+        });
+        assert_eq!(r.unwrap(), (true, 1));
     }
 );

@@ -112,6 +112,11 @@ pub struct ChildSpec {
     pub(crate) restart: Restart,
     pub(crate) shutdown: Shutdown,
     pub(crate) kind: ChildKind,
+    /// Set by [`ChildSpec::supervisor`] alone: its child is an otter supervisor, so
+    /// `which_children` may type the child's pid as a `SupervisorRef` (a mailbox of
+    /// another type must never be sent a supervisor's messages). Not `kind`, which
+    /// only describes the child, as OTP's `type` key.
+    pub(crate) is_supervisor: bool,
 }
 
 impl fmt::Debug for ChildSpec {
@@ -149,6 +154,7 @@ impl ChildSpec {
             restart: Restart::Permanent,
             shutdown: Shutdown::default(),
             kind: ChildKind::Worker,
+            is_supervisor: false,
         }
     }
 
@@ -229,12 +235,22 @@ impl ChildSpec {
     }
 
     /// A supervisor child (a subtree): `spec()` builds its specification at each start.
-    /// Shutdown `Infinity`, as OTP's default for supervisors.
+    /// Shutdown `Infinity`, as OTP's default for supervisors. While it runs, its parent's
+    /// [`which_children`](crate::supervisor::SupervisorRef::which_children) gives it as
+    /// a [`SupervisorRef`](crate::supervisor::SupervisorRef) too.
     ///
     /// ```
-    /// use otter::supervisor::{ChildSpec, Strategy, SupervisorSpec};
-    /// let spec = ChildSpec::supervisor("sub", || SupervisorSpec::new(Strategy::OneForOne));
-    /// assert_eq!(spec.id(), "sub");
+    /// use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
+    /// use otter::{Context, Runtime};
+    /// let rt = Runtime::new();
+    /// let n = rt.block_on(|cx: Context<()>| async move {
+    ///     let sub = ChildSpec::supervisor("sub", || SupervisorSpec::new(Strategy::OneForOne));
+    ///     let top = SupervisorSpec::new(Strategy::OneForOne).child(sub);
+    ///     let top = supervisor::start_link(&cx, top).await.unwrap();
+    ///     let sub = top.which_children().await.unwrap()[0].supervisor.unwrap();
+    ///     sub.which_children().await.unwrap().len()
+    /// });
+    /// assert_eq!(n.unwrap(), 0);
     /// ```
     pub fn supervisor(
         id: impl Into<Arc<str>>,
@@ -245,6 +261,7 @@ impl ChildSpec {
             async move { started.await.map(|s| s.id()) }
         });
         c.kind = ChildKind::Supervisor;
+        c.is_supervisor = true;
         c.shutdown = Shutdown::Infinity;
         c
     }
