@@ -157,8 +157,7 @@ impl<T> Wheel<T> {
             // Slots from `current` on, wrapping: rotate so `current` is bit 0.
             let dist = u64::from(occ.rotate_right(current).trailing_zeros());
             let at = ((self.now >> shift) + dist)
-                .checked_mul(1 << shift)
-                .unwrap_or(u64::MAX)
+                .saturating_mul(1 << shift)
                 .max(self.now);
             if best.is_none_or(|(b, _)| at < b) {
                 best = Some((at, level));
