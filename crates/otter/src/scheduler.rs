@@ -26,6 +26,9 @@
 //! 3. End every process that is still alive (`process::cell::shutdown_processes`): their
 //!    futures are dropped, which drops their `Context`s and everything they own.
 //! 4. Drop the queues (which own nothing) and the shared state.
+//!
+//! A `Runtime` dropped on one of its own threads (a worker or the timer thread) sets the
+//! flag and hands steps 1–4 to a new thread, since a thread cannot join itself.
 
 pub(crate) mod park;
 pub(crate) mod queue;
@@ -376,34 +379,58 @@ impl Runtime {
 }
 
 impl Drop for Runtime {
+    /// Shuts the runtime down (the module docs' steps). On one of the runtime's own
+    /// threads (a worker, when a process drops the `Runtime` it runs on, or the timer
+    /// thread, when a timer drops a message that holds it) the joins would wait for
+    /// the calling thread itself: the shutdown begins at once and finishes on a thread
+    /// of its own, and `drop` returns. Nothing is freed before every thread that could
+    /// touch it has been joined.
     fn drop(&mut self) {
-        let shared = &self.shared;
-        if worker::current_index(Arc::as_ptr(shared)).is_some() {
-            // Joining our own thread would never return. This happens only if a process
-            // owned the `Runtime` it runs on; leak the runtime rather than deadlock.
-            eprintln!("otter: a Runtime was dropped by one of its own processes; leaking it");
+        let shared = self.shared.clone();
+        let threads = std::mem::take(&mut self.threads);
+        let own_thread = worker::current_index(Arc::as_ptr(&shared)).is_some()
+            || shared.timer.is_current_thread();
+        if !own_thread {
+            shut_down(&shared, threads);
             return;
         }
         shared.shutdown.store(true, Ordering::SeqCst);
-        while shared.outside_spawns.load(Ordering::SeqCst) != 0 {
-            std::thread::yield_now();
+        let reaper = shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name("otter-shutdown".into())
+            .spawn(move || shut_down(&reaper, threads));
+        if spawned.is_err() {
+            // No thread to finish on: the workers stop, but nothing is freed, since a
+            // process may still be reached through a pid.
+            eprintln!(
+                "otter: a Runtime dropped on its own thread could not start its shutdown thread; leaking it"
+            );
+            std::mem::forget(shared);
         }
-        for w in shared.workers.iter() {
-            if let Some(t) = w.thread.get() {
-                t.unpark();
-            }
-        }
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
-        shared.timer.shutdown();
-        cell::shutdown_processes(shared);
-        while shared
-            .injector
-            .pop_into(&shared.workers[0].local, 0)
-            .is_some()
-        {}
     }
+}
+
+/// The shutdown's steps (module docs), on a thread that is none of the runtime's.
+fn shut_down(shared: &Shared, threads: Vec<JoinHandle<()>>) {
+    shared.shutdown.store(true, Ordering::SeqCst);
+    while shared.outside_spawns.load(Ordering::SeqCst) != 0 {
+        std::thread::yield_now();
+    }
+    for w in shared.workers.iter() {
+        if let Some(t) = w.thread.get() {
+            t.unpark();
+        }
+    }
+    for t in threads {
+        let _ = t.join();
+    }
+    shared.timer.shutdown();
+    cell::shutdown_processes(shared);
+    while shared
+        .injector
+        .pop_into(&shared.workers[0].local, 0)
+        .is_some()
+    {}
 }
 
 struct RootSlot<T> {

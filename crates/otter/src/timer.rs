@@ -121,8 +121,18 @@ impl Timer {
             .ok();
     }
 
-    /// Stops the thread and drops pending timers. Called by the runtime's shutdown.
+    /// Whether the calling thread is this timer's thread.
+    pub(crate) fn is_current_thread(&self) -> bool {
+        TIMER_THREAD.with(|t| std::ptr::eq(t.get(), self))
+    }
+
+    /// Stops the thread and drops pending timers. Called by the runtime's shutdown, on
+    /// a thread other than the timer's own (`Runtime::drop` sees to that).
     pub(crate) fn shutdown(&self) {
+        assert!(
+            !self.is_current_thread(),
+            "otter: a timer cannot be shut down from its own thread"
+        );
         {
             let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
             g.shutdown = true;
@@ -151,7 +161,13 @@ pub(crate) fn global() -> Arc<Timer> {
     GLOBAL.get_or_init(Timer::new).clone()
 }
 
+thread_local! {
+    /// The timer whose thread this is; null on any other thread. Only compared.
+    static TIMER_THREAD: std::cell::Cell<*const Timer> = const { std::cell::Cell::new(std::ptr::null()) };
+}
+
 fn run(timer: std::sync::Weak<Timer>) {
+    TIMER_THREAD.with(|t| t.set(timer.as_ptr()));
     let mut due = Vec::new();
     loop {
         let Some(t) = timer.upgrade() else { return };
