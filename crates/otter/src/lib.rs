@@ -158,7 +158,7 @@
 //! * No preemption inside a poll: a process yields at `.await` points (a receive whose
 //!   budget is spent yields by itself).
 //! * A [`Context`] may be moved out of its process (it is `Send`), but receives there are
-//!   not woken by new messages.
+//!   not woken by new messages: polled again, they take what has arrived.
 //! * [`Context::recv_key`] has no Erlang counterpart (the BEAM's closest is the
 //!   receive-marker optimisation for fresh references).
 //! * Names are per runtime (Erlang: per node) and typed: [`Context::whereis`] finds a

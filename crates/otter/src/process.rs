@@ -40,7 +40,8 @@ use crate::ExitReason;
 /// process: it moves with the process's future between workers (`Send`), but it is not
 /// `Clone` and not `Sync`, and receiving takes `&mut self`, so there is one receiver.
 /// Moving it out of its process (into another process or thread) is memory-safe, but
-/// receives there are not woken by new messages: wake-ups go to the process.
+/// receives there are not woken by new messages: wake-ups go to the process. A receive
+/// polled on a plain thread takes every message that is there (no turn budget applies).
 ///
 /// ```
 /// let rt = otter::Runtime::new();

@@ -980,17 +980,21 @@ impl<M> Owner<M> {
     #[inline(never)]
     pub(crate) fn budget_spent(&self) -> bool {
         let h = self.prefix().header();
+        let rt = crate::scheduler::worker::current_runtime();
+        if rt.is_null() {
+            // Not on a worker: the `Context` was moved out of its process to a plain
+            // thread. There is no turn to yield, and nothing would poll this receive
+            // again: it takes what is there.
+            return true;
+        }
         if !h.signalled.load(Ordering::Acquire) {
-            let rt = crate::scheduler::worker::current_runtime();
-            if !rt.is_null() {
-                // A process is polled only by the workers of its own runtime (`block_on`
-                // spawns its root and refuses to run on a worker).
-                debug_assert!(ptr::eq(rt, h.rt));
-                // SAFETY: not null, so this thread is a worker and its `run` holds the
-                // runtime (`worker::current_runtime`).
-                if crate::scheduler::worker::renew_turn(unsafe { &*rt }) {
-                    return true;
-                }
+            // A process is polled only by the workers of its own runtime (`block_on`
+            // spawns its root and refuses to run on a worker).
+            debug_assert!(ptr::eq(rt, h.rt));
+            // SAFETY: not null, so this thread is a worker and its `run` holds the
+            // runtime (`worker::current_runtime`).
+            if crate::scheduler::worker::renew_turn(unsafe { &*rt }) {
+                return true;
             }
         }
         self.schedule_self();
