@@ -3,7 +3,8 @@
 //! Validation follows WORKLOADS.md and the Erlang reference's `bench_common.erl`: an unknown
 //! or repeated key, a malformed argument (no `=`, empty key) or a bad value (not plain
 //! decimal digits, zero, out of range, an unknown choice) is a [`UsageError`]; the caller
-//! prints it as one line on stderr and exits 2 with nothing on stdout.
+//! prints it as one line on stderr and exits 2 with nothing on stdout. The message quotes
+//! what was given escaped (`{:?}`), so that a newline in an argument cannot break the line.
 
 use std::fmt;
 
@@ -143,12 +144,12 @@ pub(crate) fn parse(
                 .chain(std::iter::once("threads"))
                 .collect();
             return Err(UsageError(format!(
-                "{bench}: unknown key '{key}' (known: {})",
+                "{bench}: unknown key {key:?} (known: {})",
                 known.join(", ")
             )));
         }
         if given.iter().any(|(k, _)| *k == key) {
-            return Err(UsageError(format!("{bench}: key '{key}' given twice")));
+            return Err(UsageError(format!("{bench}: key {key:?} given twice")));
         }
         given.push((key, raw));
     }
@@ -202,13 +203,13 @@ fn parse_int(raw: &str, lo: u64, hi: u64) -> Option<u64> {
 
 fn malformed(bench: &str, arg: &str) -> UsageError {
     UsageError(format!(
-        "{bench}: malformed argument '{arg}' (expected key=value)"
+        "{bench}: malformed argument {arg:?} (expected key=value)"
     ))
 }
 
 fn bad_value(bench: &str, key: &str, raw: &str, expected: String) -> UsageError {
     UsageError(format!(
-        "{bench}: bad value for {key}: '{raw}' (expected {expected})"
+        "{bench}: bad value for {key}: {raw:?} (expected {expected})"
     ))
 }
 
@@ -253,6 +254,25 @@ mod tests {
             &["n=99999999999999999999999"],
         ] {
             assert!(parse("x", SPEC, &args(bad), 2).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn errors_echo_arguments_escaped_on_one_line() {
+        for bad in [
+            &["n=1\n2"][..],
+            &["x\ny=1"],
+            &["n\n"],
+            &["=\n"],
+            &["style=a\u{2028}b"],
+            &["n=1", "n\r=2"],
+            &["n=1", "n=\u{1b}[2J"],
+        ] {
+            let e = parse("x", SPEC, &args(bad), 2).expect_err("a bad argument");
+            assert!(
+                !e.0.chars().any(char::is_control) && !e.0.contains('\u{2028}'),
+                "{bad:?}: {e}"
+            );
         }
     }
 

@@ -10,7 +10,8 @@
 //! `erlang-reference/bench`: one JSON object on one line on stdout; exit 0 if the self-check
 //! passed, 1 if it failed (the line is printed all the same), 2 on a bad command line
 //! (unknown workload or key, malformed `key=value`, bad value: one line on stderr, nothing
-//! on stdout), 3 if a process crashed or the runtime could not start.
+//! on stdout), 3 if a process crashed or the runtime could not start. Every error is one
+//! line: arguments are quoted escaped.
 //!
 //! The suite runs the seeds' experiments, this binary and the Erlang twin alternately, one
 //! measurement per subprocess, and writes `bench-report/` (see `suite.rs`).
@@ -101,7 +102,7 @@ fn run_one(bench: &str, kvs: &[String]) -> ExitCode {
     let Some(w) = workloads::find(bench) else {
         let names: Vec<&str> = workloads::ALL.iter().map(|w| w.name).collect();
         eprintln!(
-            "otter-bench: unknown workload '{bench}'; BENCH is one of {} (or suite)",
+            "otter-bench: unknown workload {bench:?}; BENCH is one of {} (or suite)",
             names.join(", ")
         );
         return ExitCode::from(EXIT_USAGE);

@@ -63,6 +63,8 @@ pub(crate) struct Options {
     pub(crate) no_erlang: bool,
 }
 
+/// The suite's command line. An error's message quotes what was given escaped (`{:?}`), so
+/// it is one line.
 fn parse_options(args: &[String]) -> Result<Options, String> {
     let mut o = Options {
         quick: false,
@@ -81,7 +83,7 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
         };
         let positive = |name: &str, v: String| match v.parse::<u64>() {
             Ok(n) if n > 0 && v.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
-            _ => Err(format!("{name}: '{v}' is not a positive integer")),
+            _ => Err(format!("{name}: {v:?} is not a positive integer")),
         };
         match a.as_str() {
             "--quick" => o.quick = true,
@@ -93,7 +95,7 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
             }
             "--out" => o.out = PathBuf::from(value("--out")?),
             "-h" | "--help" => return Err(String::new()),
-            other => return Err(format!("unknown suite option '{other}'")),
+            other => return Err(format!("unknown suite option {other:?}")),
         }
     }
     if o.quick && o.full {
@@ -487,8 +489,7 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            eprintln!("otter-bench suite: {e}");
-            eprintln!("{SUITE_USAGE}");
+            eprintln!("otter-bench suite: {e}; {SUITE_USAGE}");
             return ExitCode::from(2);
         }
     };
@@ -542,11 +543,10 @@ fn run(o: &Options) -> Result<ExitCode, String> {
         erlang,
     };
 
-    std::fs::create_dir_all(&o.out)
-        .map_err(|e| format!("cannot create {}: {e}", o.out.display()))?;
+    std::fs::create_dir_all(&o.out).map_err(|e| format!("cannot create {:?}: {e}", o.out))?;
     let results_path = o.out.join("results.jsonl");
-    let mut results_file = File::create(&results_path)
-        .map_err(|e| format!("cannot write {}: {e}", results_path.display()))?;
+    let mut results_file =
+        File::create(&results_path).map_err(|e| format!("cannot write {results_path:?}: {e}"))?;
     std::fs::write(o.out.join("meta.json"), format!("{:#}\n", meta.to_json(o)))
         .map_err(|e| format!("cannot write meta.json: {e}"))?;
 
@@ -733,6 +733,14 @@ mod tests {
         assert_eq!(opts(&["--quick", "--reps", "2"]).unwrap().reps, 2);
         assert_eq!(opts(&["--out", "x"]).unwrap().out, PathBuf::from("x"));
         assert!(opts(&["--reps", "0"]).is_err());
+        for bad in [
+            &["--reps", "1\n2"][..],
+            &["--bo\ngus"],
+            &["--timeout", "\r"],
+        ] {
+            let e = opts(bad).expect_err("a bad option");
+            assert!(!e.chars().any(char::is_control), "{bad:?}: {e}");
+        }
         assert!(opts(&["--reps"]).is_err());
         assert!(opts(&["--quick", "--full"]).is_err());
         assert!(opts(&["--bogus"]).is_err());

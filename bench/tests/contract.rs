@@ -5,8 +5,9 @@
 //! Every workload runs at a small size and must print exactly one JSON line on stdout with
 //! the contract's fields, typed, with `params` holding every parameter (defaults filled in),
 //! the right `ops`, `check == "ok"`, and exit 0. Bad command lines must exit 2 with nothing
-//! on stdout and one line on stderr. Finally `otter-bench suite --quick` must write its
-//! report.
+//! on stdout and one line on stderr; for otter, that includes arguments with a newline (the
+//! `bad_input_is_one_line_on_stderr_and_exit_2_*` tests). Finally `otter-bench suite
+//! --quick` must write its report.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -417,4 +418,63 @@ fn suite_quick_writes_the_report() {
         assert!(!s.contains("no data"), "{svg} has data");
     }
     let _ = std::fs::remove_dir_all(&out);
+}
+
+// ---------------------------------------------------------------------------------------
+// Bad input is one line on stderr and exit 2 (WORKLOADS.md), whatever the argument: issue
+// 22, item 10.
+
+/// The address space (KiB, `ulimit -v`) the bad-input runs get: 4 GiB. A binary that
+/// allocated before checking its input aborts at this limit instead of filling the
+/// machine.
+const CAPPED_ADDRESS_SPACE_KIB: u64 = 4 << 20;
+
+/// How long a bad command line may take to be refused (it takes milliseconds).
+const REFUSAL_LIMIT: Duration = Duration::from_secs(10);
+
+/// Runs `otter-bench args...` under `ulimit -v CAPPED_ADDRESS_SPACE_KIB`.
+fn run_capped(args: &[&str]) -> Run {
+    let script = format!("ulimit -v {CAPPED_ADDRESS_SPACE_KIB} && exec \"$0\" \"$@\"");
+    let mut argv = vec!["-c", &script, OTTER];
+    argv.extend_from_slice(args);
+    run(Path::new("/bin/sh"), &argv, REFUSAL_LIMIT)
+}
+
+/// Asserts WORKLOADS.md's rule for bad input: exit 2, nothing on stdout, exactly one line
+/// on stderr, and that line says each of `mentions`.
+fn assert_one_line_usage_error(args: &[&str], mentions: &[&str]) {
+    let r = run_capped(args);
+    let what = format!("otter-bench {args:?}");
+    assert_eq!(r.code, Some(2), "{what}: exit code; stderr: {}", r.stderr);
+    assert!(r.stdout.is_empty(), "{what}: stdout: {:?}", r.stdout);
+    assert!(
+        r.stderr.ends_with('\n') && r.stderr.matches('\n').count() == 1,
+        "{what}: exactly one line on stderr: {:?}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains('\r'),
+        "{what}: no carriage return: {:?}",
+        r.stderr
+    );
+    for m in mentions {
+        assert!(
+            r.stderr.contains(m),
+            "{what}: stderr says {m:?}: {:?}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn bad_input_is_one_line_on_stderr_and_exit_2_arguments_echoed_escaped() {
+    // A newline in an argument used to split the error over two lines.
+    assert_one_line_usage_error(&["ring", "n=1\n2"], &["\\n"]);
+    assert_one_line_usage_error(&["ring", "x\ny=1"], &["\\n"]);
+    assert_one_line_usage_error(&["ring", "n\n"], &["\\n"]);
+    assert_one_line_usage_error(&["ri\nng"], &["\\n"]);
+    assert_one_line_usage_error(&["pingpong", "style=ra\nw"], &["\\n"]);
+    assert_one_line_usage_error(&["ring", "n=1", "n\r=2"], &["\\r"]);
+    assert_one_line_usage_error(&["suite", "--bo\ngus"], &["\\n"]);
+    assert_one_line_usage_error(&["suite", "--reps", "1\n2"], &["\\n"]);
 }
