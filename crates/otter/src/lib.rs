@@ -228,6 +228,7 @@ mod scheduler {
 }
 #[cfg(not(loom))]
 mod timer;
+mod unwind;
 
 #[cfg(not(loom))]
 pub use error::{BuildError, SendError};

@@ -84,6 +84,19 @@ type IndexOps<M> = (
     fn(&mut (dyn Any + Send)),
 );
 
+impl<M> Drop for Saved<M> {
+    /// Drops the saved messages one at a time, each under `catch_unwind`: a message
+    /// whose `Drop` panics must not leave the next one to be dropped while unwinding,
+    /// which would abort the OS process.
+    fn drop(&mut self) {
+        while let Some(slot) = self.slots.pop_front() {
+            if let Some(m) = slot {
+                crate::unwind::catch_silently(move || drop(m));
+            }
+        }
+    }
+}
+
 impl<M> Saved<M> {
     pub(crate) fn new() -> Saved<M> {
         Saved {

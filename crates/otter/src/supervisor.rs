@@ -839,8 +839,7 @@ impl Supervisor {
 /// Runs a child's start function; a panic in it is a failed start (OTP catches the
 /// start function's crash), not a crash of the supervisor.
 async fn start(spec: &ChildSpec, cx: &mut SupervisorContext) -> Result<ProcessId, ExitReason> {
-    let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (spec.start)(cx)))
-        .map_err(|p| ExitReason::from_panic(&*p))?;
+    let started = crate::unwind::catch_panic(|| (spec.start)(cx))?;
     server::catch(started).await?
 }
 

@@ -205,7 +205,7 @@ fn run(timer: std::sync::Weak<Timer>) {
             match a {
                 Action::Wake(w) => w.wake(),
                 Action::Run(f) => {
-                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+                    crate::unwind::catch_silently(f);
                 }
             }
         }

@@ -493,9 +493,14 @@ impl<T, G> Drop for Queue<T, G> {
                 // SAFETY: positions head..tail were all written (no producer is mid-push
                 // under `&mut self`) and not yet read.
                 let slot = unsafe { &(*block).slots[offset] };
-                // SAFETY: as above: the value is initialised and read exactly once.
-                slot.value
-                    .with_mut(|v| unsafe { ptr::drop_in_place(v.cast::<T>()) });
+                // One at a time, each under `catch_unwind`: a message whose `Drop`
+                // panics must not unwind past the rest (a second panic while unwinding
+                // would abort); what a panicking drop did not get to is leaked.
+                crate::unwind::catch_silently(|| {
+                    // SAFETY: as above: the value is initialised and read exactly once.
+                    slot.value
+                        .with_mut(|v| unsafe { ptr::drop_in_place(v.cast::<T>()) });
+                });
             }
             index += 1;
         }
@@ -517,6 +522,25 @@ mod tests {
     use super::*;
     use std::sync::Arc;
     use std::sync::atomic::AtomicUsize as StdAtomicUsize;
+
+    #[test]
+    fn dropping_the_queue_drops_each_message_even_if_one_panics() {
+        struct Bomb(Arc<StdAtomicUsize>);
+        impl Drop for Bomb {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+                panic!("bomb");
+            }
+        }
+        let drops = Arc::new(StdAtomicUsize::new(0));
+        let q = Queue::new();
+        // Across a block boundary, so the blocks are freed past the panics too.
+        for _ in 0..BLOCK_CAP + 2 {
+            q.push(Bomb(drops.clone()));
+        }
+        drop(q);
+        assert_eq!(drops.load(Ordering::SeqCst), BLOCK_CAP + 2);
+    }
 
     #[test]
     fn fifo_across_blocks() {

@@ -65,7 +65,6 @@
 #![allow(unsafe_code)]
 
 use std::future::Future;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -81,6 +80,7 @@ use crate::process::state::{State, TransitionToIdle, TransitionToScheduled};
 use crate::process::table::{self, TransitionToReleased};
 use crate::scheduler::Shared;
 use crate::signal::{Effect, Exit, Kind, effect};
+use crate::unwind::{catch_panic, catch_silently};
 
 /// The type-erased part of a process: what run queues and the table point to. It lives
 /// in the gap of the process's mailbox, right after the queue's tail (module docs,
@@ -147,7 +147,7 @@ unsafe fn deliver_exit<M: From<Exit> + Send + 'static>(cell: NonNull<Header>, ex
     let prefix = unsafe { prefix.as_ref() };
     // User code (`From<Exit>`) runs under the receiver's bonds lock: a panic in it drops
     // this one message and goes no further.
-    if let Ok(message) = catch_unwind(AssertUnwindSafe(|| M::from(exit))) {
+    if let Ok(message) = catch_panic(|| M::from(exit)) {
         prefix.mailbox.push(message);
         schedule(cell);
     }
@@ -242,10 +242,10 @@ where
         // SAFETY: the future lives inside a heap cell that never moves until it is
         // dropped in place by `drop_future`: it is pinned.
         let fut = unsafe { Pin::new_unchecked(fut) };
-        match catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
+        match catch_panic(|| fut.poll(cx)) {
             Ok(Poll::Pending) => Poll::Pending,
             Ok(Poll::Ready(out)) => Poll::Ready(out.into_exit_reason()),
-            Err(payload) => Poll::Ready(ExitReason::from_panic(&*payload)),
+            Err(reason) => Poll::Ready(reason),
         }
     }
 
@@ -262,9 +262,9 @@ where
         let stage = unsafe { &mut *cell.stage.get() };
         // A panicking destructor must not unwind into the worker; the parts of the
         // future it did not get to are leaked, as async-task does.
-        let _ = catch_unwind(AssertUnwindSafe(|| {
+        catch_silently(|| {
             *stage = Stage::Finished;
-        }));
+        });
         // If the drop panicked, `stage` may still read `Running` with a half-dropped
         // future: overwrite it without dropping again.
         // SAFETY: exclusive access as above; `write` does not drop the old value.
@@ -282,7 +282,7 @@ where
         let cell = unsafe { Box::from_raw(cell.as_ptr()) };
         // Undelivered messages are dropped here; a panicking `Drop` of a message must
         // not take the thread that happened to free the cell with it.
-        let _ = catch_unwind(AssertUnwindSafe(move || drop(cell)));
+        catch_silently(move || drop(cell));
     }
 }
 
@@ -1189,7 +1189,7 @@ fn signal_bonds(h: &Header, reason: &ExitReason) {
                 pid: crate::ProcessId(h.pid),
                 reason: reason.clone(),
             };
-            if let Ok(Some(waker)) = catch_unwind(AssertUnwindSafe(|| (watcher.notify)(down))) {
+            if let Ok(Some(waker)) = catch_panic(|| (watcher.notify)(down)) {
                 wake.push(waker);
             }
         }
@@ -1507,5 +1507,60 @@ mod tests {
         let rt = Runtime::builder().threads(1).build().unwrap();
         let r = rt.block_on(|_cx: Context<()>| async { panic!("root") });
         assert_eq!(r, Err::<(), _>(ExitReason::Panic("root".into())));
+    }
+
+    /// Counts its drop, then panics.
+    struct Bomb(Arc<AtomicUsize>);
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            panic!("bomb");
+        }
+    }
+
+    #[test]
+    fn messages_whose_drop_panics_are_dropped_one_at_a_time() {
+        // Two saved by a selective receive (the save area's drop) and two left queued
+        // (the queue's drop when the cell is freed): each is dropped, none aborts.
+        let drops = Arc::new(AtomicUsize::new(0));
+        let rt = Runtime::builder().threads(1).build().unwrap();
+        let d = drops.clone();
+        let r = rt.block_on(move |mut cx: Context<crate::Down>| async move {
+            let (child, _) = cx.spawn_monitor(|mut c: Context<Option<Bomb>>| async move {
+                c.recv_match(|m| m.is_none()).await;
+                std::future::pending::<()>().await
+            });
+            child.send(Some(Bomb(d.clone())));
+            child.send(Some(Bomb(d.clone())));
+            child.send(None);
+            child.send(Some(Bomb(d.clone())));
+            child.send(Some(Bomb(d.clone())));
+            cx.exit(child, ExitReason::Shutdown);
+            cx.recv().await.reason
+        });
+        assert_eq!(r, Ok(ExitReason::Shutdown));
+        drop(rt);
+        assert_eq!(drops.load(Ordering::SeqCst), 4);
+    }
+
+    #[test]
+    fn a_panic_payload_whose_drop_panics_is_an_exit_reason() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let rt = Runtime::builder().threads(1).build().unwrap();
+        let d = drops.clone();
+        let r = rt.block_on(move |mut cx: Context<crate::Down>| async move {
+            cx.spawn_monitor(move |_: Context<()>| async move {
+                let payload: Result<(), Bomb> = Err(Bomb(d));
+                if let Err(bomb) = payload {
+                    std::panic::panic_any(bomb);
+                }
+            });
+            cx.recv().await.reason
+        });
+        assert_eq!(
+            r,
+            Ok(ExitReason::Panic("<non-string panic payload>".into()))
+        );
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
     }
 }

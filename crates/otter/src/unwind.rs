@@ -1,0 +1,54 @@
+//! User code that may panic, run where a panic must not escape: a process's poll, a
+//! message's or a future's `Drop`, a timer's action, a watcher's notification. A panic
+//! is caught and becomes an exit reason or nothing, and its payload is dropped here,
+//! where a second panic (a payload whose own `Drop` panics) is caught too: nothing
+//! unwinds into a worker or the timer thread, and no drop panics while another unwinds
+//! (which would abort the OS process).
+
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+#[cfg(not(loom))]
+use crate::exit::ExitReason;
+
+/// Runs `f` and turns a panic into its exit reason, dropping the panic's payload with
+/// [`drop_payload`]. Every place the runtime runs user code under `catch_unwind` goes
+/// through here or [`catch_silently`], so that no payload is dropped where a panic can
+/// escape.
+#[cfg(not(loom))]
+#[inline]
+pub(crate) fn catch_panic<R>(f: impl FnOnce() -> R) -> Result<R, ExitReason> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+        let reason = ExitReason::from_panic(&*payload);
+        drop_payload(payload);
+        reason
+    })
+}
+
+/// How many payloads deep [`drop_payload`] follows a drop that panics again.
+const PAYLOAD_DROPS: usize = 8;
+
+/// Drops a panic payload whose own `Drop` may panic (`std::panic::panic_any` takes any
+/// value): that panic is caught too and its payload dropped the same way, up to
+/// [`PAYLOAD_DROPS`] deep; a payload past that is leaked rather than unwound into a
+/// worker.
+#[cold]
+pub(crate) fn drop_payload(payload: Box<dyn Any + Send>) {
+    let mut next = Some(payload);
+    for _ in 0..PAYLOAD_DROPS {
+        let Some(p) = next.take() else { return };
+        if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(p))) {
+            next = Some(again);
+        }
+    }
+    std::mem::forget(next);
+}
+
+/// Runs `f`; a panic in it is caught and its payload dropped with [`drop_payload`].
+/// For a drop that has nobody to report to.
+#[inline]
+pub(crate) fn catch_silently(f: impl FnOnce()) {
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
+        drop_payload(payload);
+    }
+}
