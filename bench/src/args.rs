@@ -5,6 +5,7 @@
 //! decimal digits, zero, out of range, an unknown choice) is a [`UsageError`]; the caller
 //! prints it as one line on stderr and exits 2 with nothing on stdout. The message quotes
 //! what was given escaped (`{:?}`), so that a newline in an argument cannot break the line.
+//! What the values may cost the machine is checked next, by `workloads::check`.
 
 use std::fmt;
 

@@ -9,14 +9,16 @@
 //! A single run follows the contract of `shared/WORKLOADS.md`, exactly like the Erlang twin
 //! `erlang-reference/bench`: one JSON object on one line on stdout; exit 0 if the self-check
 //! passed, 1 if it failed (the line is printed all the same), 2 on a bad command line
-//! (unknown workload or key, malformed `key=value`, bad value: one line on stderr, nothing
-//! on stdout), 3 if a process crashed or the runtime could not start. Every error is one
+//! (unknown workload or key, malformed `key=value`, bad value, or values that would need
+//! more than the bounds of `limits.rs` allow: one line on stderr, nothing on stdout), 3 if
+//! a process crashed or the runtime (or an OS thread) could not start. Every error is one
 //! line: arguments are quoted escaped.
 //!
 //! The suite runs the seeds' experiments, this binary and the Erlang twin alternately, one
 //! measurement per subprocess, and writes `bench-report/` (see `suite.rs`).
 
 mod args;
+mod limits;
 mod plot;
 mod report;
 mod suite;
@@ -24,6 +26,12 @@ mod sysinfo;
 mod workloads;
 
 use std::process::ExitCode;
+
+use crate::limits::{
+    Bytes, CHAIN_BYTES, Limits, MAX_OPS, MAX_OS_THREADS, MAX_PROCESSES, MESSAGE_BYTES,
+    OS_THREAD_BYTES, PROCESS_BYTES, RING_PROCESS_BYTES,
+};
+use crate::workloads::RunError;
 
 /// Exit code: the run's self-check failed.
 const EXIT_CHECK_FAILED: u8 = 1;
@@ -73,10 +81,12 @@ fn main() -> ExitCode {
 }
 
 fn usage() -> String {
+    let limits = Limits::of_this_machine();
     let mut s = String::from(
         "usage: otter-bench BENCH [key=value ...] [threads=N]\n       \
          otter-bench [suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang]]\n\
-         workloads (defaults shown):",
+         workloads (defaults shown; max: the largest value of each key on this machine, the\n\
+         other keys at their defaults):",
     );
     for w in workloads::ALL {
         let params: Vec<String> = w
@@ -88,11 +98,68 @@ fn usage() -> String {
             })
             .collect();
         s.push_str(&format!(
-            "\n  {:<9} {}\n            {}",
+            "\n  {:<9} {}\n            {}\n            max: {}",
             w.name,
             params.join(" "),
-            w.summary
+            w.summary,
+            largest_values(w, &limits)
         ));
+    }
+    s.push_str(&format!(
+        "\n  threads=N (every workload): scheduler threads, 1..{} (default: all cores)\n\
+         bounds, checked before a run allocates anything (a run over one is a bad command\n\
+         line: one line on stderr, exit 2):\n  \
+         ops (the JSON ops, ring's n*m) <= {MAX_OPS}: hours at any rate, and exact in JSON\n  \
+         processes alive at once <= {MAX_PROCESSES}\n  \
+         OS threads a run starts (counting style=channel: senders+1) <= {MAX_OS_THREADS}: each \
+         takes a pid\n    and four memory mappings; Linux's defaults run out near 16,000 threads\n  \
+         memory at the peak <= {budget} here: {basis}, the least of\n    \
+         MemTotal, the cgroup's memory limit, ulimit -v and ulimit -d. Charged, measured peaks\n    \
+         plus a margin: a ring process {ring} (it keeps a message block), an idle process,\n    \
+         a mailbox child or a counting sender {process}, a spawn chain {chain}, an OS thread\n    \
+         {thread} (its stack), a message {message} (counting's msgs and closure style=message's\n    \
+         n may all be queued at once)\n  \
+         suite: --reps 1..{max_reps}, --timeout 1..{max_timeout} (seconds: a week)",
+        args::MAX_THREADS,
+        max_reps = suite::MAX_REPS,
+        max_timeout = suite::MAX_TIMEOUT_SECS,
+        budget = Bytes::of(limits.memory_budget),
+        basis = limits.basis,
+        ring = Bytes::of(RING_PROCESS_BYTES),
+        process = Bytes::of(PROCESS_BYTES),
+        chain = Bytes::of(CHAIN_BYTES),
+        thread = Bytes::of(OS_THREAD_BYTES),
+        message = Bytes::of(MESSAGE_BYTES),
+    ));
+    s
+}
+
+/// `n=9865476 m=1000000000`: the largest value of each integer key of `w` (the others at
+/// their defaults), then, for each choice that lowers one, e.g. `(style=channel: senders=1024)`.
+fn largest_values(w: &workloads::Workload, limits: &Limits) -> String {
+    let maxima = |with: &[String]| -> Vec<String> {
+        workloads::int_keys(w)
+            .map(|k| format!("{k}={}", workloads::largest_accepted(w, k, with, limits)))
+            .collect()
+    };
+    let base = maxima(&[]);
+    let mut s = base.join(" ");
+    for p in w.params {
+        let args::Kind::Choice(choices, default) = p.kind else {
+            continue;
+        };
+        for c in choices.iter().filter(|c| **c != default) {
+            let with = format!("{}={c}", p.name);
+            let differ: Vec<String> = maxima(std::slice::from_ref(&with))
+                .into_iter()
+                .zip(&base)
+                .filter(|(m, b)| m != *b)
+                .map(|(m, _)| m)
+                .collect();
+            if !differ.is_empty() {
+                s.push_str(&format!(" ({with}: {})", differ.join(" ")));
+            }
+        }
     }
     s
 }
@@ -114,7 +181,7 @@ fn run_one(bench: &str, kvs: &[String]) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    if let Err(why) = (w.validate)(&params) {
+    if let Err(why) = workloads::check(w, &params, &Limits::of_this_machine()) {
         eprintln!("otter-bench: {bench}: {why}");
         return ExitCode::from(EXIT_USAGE);
     }
@@ -131,8 +198,12 @@ fn run_one(bench: &str, kvs: &[String]) -> ExitCode {
     };
     let outcome = match (w.run)(&rt, &params) {
         Ok(o) => o,
-        Err(reason) => {
+        Err(RunError::Crashed(reason)) => {
             eprintln!("otter-bench: {bench}: the benchmark process crashed: {reason:?}");
+            return ExitCode::from(EXIT_INTERNAL);
+        }
+        Err(RunError::Refused(why)) => {
+            eprintln!("otter-bench: {bench}: {why}");
             return ExitCode::from(EXIT_INTERNAL);
         }
     };

@@ -51,6 +51,12 @@ const ERLANG_CUTOFF_SECS: f64 = 60.0;
 pub(crate) const INSTALL_ERLANG: &str = "apt-get install -y erlang-nox";
 
 const SUITE_USAGE: &str = "usage: otter-bench suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang]";
+/// The most repetitions `--reps` takes: a default run takes about 15 minutes a repetition,
+/// so 1000 is ten days; the bound catches typos and keeps the run count in range.
+pub(crate) const MAX_REPS: u64 = 1000;
+/// The longest `--timeout` a run may have, in seconds: a week (the slowest run of a full
+/// suite, Erlang's mailbox at k=100,000 in reverse order, takes under a minute).
+pub(crate) const MAX_TIMEOUT_SECS: u64 = 7 * 24 * 3600;
 
 /// The suite's options.
 #[derive(Debug, Clone)]
@@ -65,7 +71,7 @@ pub(crate) struct Options {
 
 /// The suite's command line. An error's message quotes what was given escaped (`{:?}`), so
 /// it is one line.
-fn parse_options(args: &[String]) -> Result<Options, String> {
+pub(crate) fn parse_options(args: &[String]) -> Result<Options, String> {
     let mut o = Options {
         quick: false,
         full: false,
@@ -81,17 +87,18 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
                 .cloned()
                 .ok_or_else(|| format!("{name} needs a value"))
         };
-        let positive = |name: &str, v: String| match v.parse::<u64>() {
-            Ok(n) if n > 0 && v.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
-            _ => Err(format!("{name}: {v:?} is not a positive integer")),
+        let positive = |name: &str, v: String, max: u64| match v.parse::<u64>() {
+            Ok(n) if (1..=max).contains(&n) && v.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
+            _ => Err(format!("{name}: {v:?} is not an integer in 1..={max}")),
         };
         match a.as_str() {
             "--quick" => o.quick = true,
             "--full" => o.full = true,
             "--no-erlang" => o.no_erlang = true,
-            "--reps" => o.reps = positive("--reps", value("--reps")?)? as usize,
+            "--reps" => o.reps = positive("--reps", value("--reps")?, MAX_REPS)? as usize,
             "--timeout" => {
-                o.timeout = Duration::from_secs(positive("--timeout", value("--timeout")?)?)
+                let secs = positive("--timeout", value("--timeout")?, MAX_TIMEOUT_SECS)?;
+                o.timeout = Duration::from_secs(secs);
             }
             "--out" => o.out = PathBuf::from(value("--out")?),
             "-h" | "--help" => return Err(String::new()),
@@ -733,6 +740,11 @@ mod tests {
         assert_eq!(opts(&["--quick", "--reps", "2"]).unwrap().reps, 2);
         assert_eq!(opts(&["--out", "x"]).unwrap().out, PathBuf::from("x"));
         assert!(opts(&["--reps", "0"]).is_err());
+        assert_eq!(opts(&["--reps", "1000"]).unwrap().reps, 1000);
+        assert!(opts(&["--reps", "1001"]).is_err());
+        assert!(opts(&["--reps", "18446744073709551615"]).is_err());
+        assert!(opts(&["--timeout", "604800"]).is_ok());
+        assert!(opts(&["--timeout", "604801"]).is_err());
         for bad in [
             &["--reps", "1\n2"][..],
             &["--bo\ngus"],

@@ -5,9 +5,10 @@
 //! Every workload runs at a small size and must print exactly one JSON line on stdout with
 //! the contract's fields, typed, with `params` holding every parameter (defaults filled in),
 //! the right `ops`, `check == "ok"`, and exit 0. Bad command lines must exit 2 with nothing
-//! on stdout and one line on stderr; for otter, that includes arguments with a newline (the
-//! `bad_input_is_one_line_on_stderr_and_exit_2_*` tests). Finally `otter-bench suite
-//! --quick` must write its report.
+//! on stdout and one line on stderr; for otter, that includes values beyond what the machine
+//! can hold and arguments with a newline (the `bad_input_is_one_line_on_stderr_and_exit_2_*`
+//! tests, run under an address-space cap). Finally `otter-bench suite --quick` must write
+//! its report.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -421,12 +422,14 @@ fn suite_quick_writes_the_report() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Bad input is one line on stderr and exit 2 (WORKLOADS.md), whatever the argument: issue
-// 22, item 10.
+// Bad input is one line on stderr and exit 2 (WORKLOADS.md), whatever the value: issue 22,
+// item 10. These run otter only: the Erlang twin has limits of its own (its +P process
+// limit), which are not otter's.
 
 /// The address space (KiB, `ulimit -v`) the bad-input runs get: 4 GiB. A binary that
 /// allocated before checking its input aborts at this limit instead of filling the
-/// machine.
+/// machine, and the memory bound (half of the least of MemTotal, the cgroup limit and this)
+/// is the same on every machine, so `ring n=16777216` is over it everywhere.
 const CAPPED_ADDRESS_SPACE_KIB: u64 = 4 << 20;
 
 /// How long a bad command line may take to be refused (it takes milliseconds).
@@ -467,6 +470,68 @@ fn assert_one_line_usage_error(args: &[&str], mentions: &[&str]) {
 }
 
 #[test]
+fn bad_input_is_one_line_on_stderr_and_exit_2_too_many_processes() {
+    // Used to abort out of memory while spawning.
+    assert_one_line_usage_error(
+        &["counting", "senders=100000000"],
+        &["senders+2", "processes"],
+    );
+    assert_one_line_usage_error(&["memory", "p=100000000"], &["p+1", "processes"]);
+    assert_one_line_usage_error(&["mailbox", "k=100000000"], &["k+1", "processes"]);
+    assert_one_line_usage_error(
+        &["spawn", "n=100000000", "c=100000000"],
+        &["2*c+1", "processes"],
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_on_stderr_and_exit_2_counts_beyond_memory() {
+    // Used to panic with "capacity overflow" (exit 3, a backtrace on stderr).
+    assert_one_line_usage_error(
+        &["counting", "senders=18446744073709551615"],
+        &["senders+2", "processes"],
+    );
+    assert_one_line_usage_error(&["memory", "p=18446744073709551615"], &["p ="]);
+    assert_one_line_usage_error(&["mailbox", "k=18446744073709551615"], &["k ="]);
+    // Every message may sit in the counter's mailbox at once.
+    assert_one_line_usage_error(&["closure", "n=999999999999"], &["n =", "memory"]);
+    assert_one_line_usage_error(&["counting", "msgs=999999999999"], &["msgs =", "memory"]);
+}
+
+#[test]
+fn bad_input_is_one_line_on_stderr_and_exit_2_ring_beyond_memory() {
+    // The largest n the process bound accepts; it used to abort out of memory.
+    assert_one_line_usage_error(&["ring", "n=16777216", "m=1"], &["n =", "memory"]);
+}
+
+#[test]
+fn bad_input_is_one_line_on_stderr_and_exit_2_channel_senders_beyond_os_threads() {
+    // One OS thread a sender: it used to exit 101 (or abort) when the OS refused a thread.
+    assert_one_line_usage_error(
+        &["counting", "style=channel", "senders=100000"],
+        &["senders+1", "OS threads"],
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_on_stderr_and_exit_2_operations_beyond_the_bound() {
+    // These used to run for centuries (or overflow n*m).
+    assert_one_line_usage_error(
+        &["ring", "n=2", "m=18446744073709551615"],
+        &["n*m", "operations"],
+    );
+    assert_one_line_usage_error(
+        &["pingpong", "r=18446744073709551615"],
+        &["r =", "operations"],
+    );
+    assert_one_line_usage_error(&["spawn", "n=18446744073709551615"], &["n =", "operations"]);
+    assert_one_line_usage_error(
+        &["closure", "style=closure", "n=18446744073709551615"],
+        &["n =", "operations"],
+    );
+}
+
+#[test]
 fn bad_input_is_one_line_on_stderr_and_exit_2_arguments_echoed_escaped() {
     // A newline in an argument used to split the error over two lines.
     assert_one_line_usage_error(&["ring", "n=1\n2"], &["\\n"]);
@@ -477,4 +542,63 @@ fn bad_input_is_one_line_on_stderr_and_exit_2_arguments_echoed_escaped() {
     assert_one_line_usage_error(&["ring", "n=1", "n\r=2"], &["\\r"]);
     assert_one_line_usage_error(&["suite", "--bo\ngus"], &["\\n"]);
     assert_one_line_usage_error(&["suite", "--reps", "1\n2"], &["\\n"]);
+}
+
+#[test]
+fn bad_input_is_one_line_on_stderr_and_exit_2_suite_options_beyond_the_bound() {
+    let out = std::env::temp_dir().join(format!("otter-bench-reps-test-{}", std::process::id()));
+    let out_s = out.to_str().expect("utf-8 temp dir");
+    assert_one_line_usage_error(
+        &[
+            "suite",
+            "--no-erlang",
+            "--out",
+            out_s,
+            "--reps",
+            "18446744073709551615",
+        ],
+        &["--reps"],
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn help_states_the_bound_of_every_parameter() {
+    let r = run(Path::new(OTTER), &["--help"], REFUSAL_LIMIT);
+    assert_eq!(r.code, Some(0), "--help: exit code");
+    for (bench, keys) in [
+        ("ring", &["n", "m"][..]),
+        ("spawn", &["n", "c"]),
+        ("counting", &["msgs", "senders"]),
+        ("mailbox", &["k"]),
+        ("closure", &["n"]),
+        ("memory", &["p"]),
+        ("pingpong", &["r"]),
+    ] {
+        // The workload's block: its line and the indented lines after it.
+        let block: Vec<&str> = r
+            .stderr
+            .lines()
+            .skip_while(|l| !l.starts_with(&format!("  {bench} ")))
+            .take_while(|l| l.starts_with(&format!("  {bench} ")) || l.starts_with("    "))
+            .collect();
+        let max = block
+            .iter()
+            .find(|l| l.trim_start().starts_with("max:"))
+            .unwrap_or_else(|| panic!("--help gives {bench} a max: line: {block:?}"));
+        for key in keys {
+            assert!(
+                max.split_whitespace().any(|w| w
+                    .strip_prefix(&format!("{key}="))
+                    .is_some_and(|v| v.trim_end_matches([',', ';']).parse::<u64>().is_ok())),
+                "--help states the bound of {bench} {key}: {max:?}"
+            );
+        }
+    }
+    for needle in ["MemTotal", "processes", "OS threads", "ops"] {
+        assert!(
+            r.stderr.contains(needle),
+            "--help explains the bounds ({needle})"
+        );
+    }
 }

@@ -24,10 +24,11 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use otter::{Context, ExitReason, Pid, Runtime};
+use otter::{Context, Pid, Runtime};
 
-use super::{Outcome, Workload, expect, no_validation};
+use super::{Footprint, Outcome, RunError, Workload, count, expect, no_validation};
 use crate::args::{ParamSpec, Params};
+use crate::limits::MESSAGE_BYTES;
 
 /// The workload.
 pub(crate) const WORKLOAD: Workload = Workload {
@@ -38,6 +39,7 @@ pub(crate) const WORKLOAD: Workload = Workload {
         ParamSpec::choice("style", &["message", "closure"], "message"),
     ],
     validate: no_validation,
+    footprint,
     run,
 };
 
@@ -50,17 +52,29 @@ enum CounterMsg {
     Stop(Pid<u64>),
 }
 
-fn run(rt: &Runtime, p: &Params) -> Result<Outcome, ExitReason> {
+/// n increments. style=message: the driver does not wait for the counter, so all n `Go`
+/// may be queued at once; style=closure: one closure alive at a time.
+fn footprint(p: &Params) -> Footprint {
+    let n = count(p.int("n"));
+    let f = Footprint::new(("n", n), ("2", 2));
+    if p.choice("style") == "closure" {
+        f
+    } else {
+        f.charge("n", n, "queued messages", MESSAGE_BYTES)
+    }
+}
+
+fn run(rt: &Runtime, p: &Params) -> Result<Outcome, RunError> {
     let n = p.int("n");
     let closure = p.choice("style") == "closure";
-    rt.block_on(move |cx: Context<u64>| async move {
+    Ok(rt.block_on(move |cx: Context<u64>| async move {
         let (elapsed, count) = if closure {
             by_closures(n)
         } else {
             by_messages(cx, n).await
         };
         Outcome::new(elapsed, n, expect("count", count, n))
-    })
+    })?)
 }
 
 async fn by_messages(mut cx: Context<u64>, n: u64) -> (std::time::Duration, u64) {

@@ -36,8 +36,9 @@ use std::time::Instant;
 use otter::server::{self, Flow, ReplyTo, Server, ServerContext};
 use otter::{Context, ExitReason, Pid, Runtime};
 
-use super::{Outcome, Workload, no_validation};
+use super::{Footprint, Outcome, RunError, Workload, count, no_validation};
 use crate::args::{ParamSpec, Params};
+use crate::limits::{MESSAGE_BYTES, OS_THREAD_BYTES, PROCESS_BYTES};
 
 /// The workload.
 pub(crate) const WORKLOAD: Workload = Workload {
@@ -49,6 +50,7 @@ pub(crate) const WORKLOAD: Workload = Workload {
         ParamSpec::choice("style", &["raw", "server", "channel"], "raw"),
     ],
     validate: no_validation,
+    footprint,
     run,
 };
 
@@ -77,12 +79,32 @@ enum CoordMsg {
     Reply(u64, u64),
 }
 
-fn run(rt: &Runtime, p: &Params) -> Result<Outcome, ExitReason> {
+/// msgs messages, all of which may be queued at the counter at once (a sender does not
+/// wait for it); senders processes (each with its pid and report kept), or with
+/// style=channel OS threads, plus the counter.
+fn footprint(p: &Params) -> Footprint {
+    let (msgs, senders) = (count(p.int("msgs")), count(p.int("senders")));
+    let f = if p.choice("style") == "channel" {
+        Footprint::new(("msgs", msgs), ("1", 1))
+            .os_threads("senders+1", senders + 1)
+            .charge("senders+1", senders + 1, "OS threads", OS_THREAD_BYTES)
+    } else {
+        Footprint::new(("msgs", msgs), ("senders+2", senders + 2)).charge(
+            "senders",
+            senders,
+            "sender processes",
+            PROCESS_BYTES,
+        )
+    };
+    f.charge("msgs", msgs, "queued messages", MESSAGE_BYTES)
+}
+
+fn run(rt: &Runtime, p: &Params) -> Result<Outcome, RunError> {
     let (msgs, senders) = (p.int("msgs"), p.int("senders"));
     match p.choice("style") {
-        "server" => run_server(rt, msgs, senders),
-        "channel" => Ok(run_channel(msgs, senders)),
-        _ => run_raw(rt, msgs, senders),
+        "server" => Ok(run_server(rt, msgs, senders)?),
+        "channel" => run_channel(msgs, senders),
+        _ => Ok(run_raw(rt, msgs, senders)?),
     }
 }
 
@@ -251,9 +273,14 @@ enum ThreadMsg {
 }
 
 /// `style=channel`: OS threads and `std::sync::mpsc`, timed and checked like [`run_raw`].
-fn run_channel(msgs: u64, senders: u64) -> Outcome {
+/// An OS thread the system refuses (the checks keep their number far below its limits) is
+/// a [`RunError::Refused`]; the threads already started wait for `go` until the exit.
+fn run_channel(msgs: u64, senders: u64) -> Result<Outcome, RunError> {
+    let refused = |what: &str, e: std::io::Error| {
+        RunError::Refused(format!("the system refused an OS thread ({what}): {e}"))
+    };
     let (tx, rx) = mpsc::channel::<ThreadMsg>();
-    let counter = std::thread::spawn(move || {
+    let counter = std::thread::Builder::new().spawn(move || {
         let mut count = 0;
         while let Ok(m) = rx.recv() {
             match m {
@@ -265,22 +292,25 @@ fn run_channel(msgs: u64, senders: u64) -> Outcome {
             }
         }
     });
+    let counter = counter.map_err(|e| refused("the counter", e))?;
     let (share, longer) = (msgs / senders, msgs % senders);
     let go = Arc::new(Barrier::new(senders as usize + 1));
     let (sent_tx, sent_rx) = mpsc::channel::<u64>();
-    let threads: Vec<_> = (0..senders)
+    let threads = (0..senders)
         .map(|i| {
             let (tx, go, sent) = (tx.clone(), go.clone(), sent_tx.clone());
             let mine = share + u64::from(i < longer);
-            std::thread::spawn(move || {
-                go.wait();
-                for _ in 0..mine {
-                    let _ = tx.send(ThreadMsg::Count(K));
-                }
-                let _ = sent.send(i);
-            })
+            std::thread::Builder::new()
+                .spawn(move || {
+                    go.wait();
+                    for _ in 0..mine {
+                        let _ = tx.send(ThreadMsg::Count(K));
+                    }
+                    let _ = sent.send(i);
+                })
+                .map_err(|e| refused(&format!("sender {i} of {senders}"), e))
         })
-        .collect();
+        .collect::<Result<Vec<_>, _>>()?;
     let target = K * msgs;
 
     go.wait();
@@ -311,7 +341,7 @@ fn run_channel(msgs: u64, senders: u64) -> Outcome {
     let mut out = Outcome::new(elapsed, msgs, check);
     out.extra.push(("get_and_reset_calls", calls.into()));
     out.extra.push(("style_run", "channel".into()));
-    out
+    Ok(out)
 }
 
 /// The check shared by every style.

@@ -23,10 +23,11 @@
 
 use std::time::Instant;
 
-use otter::{Context, ExitReason, Keyed, Pid, Runtime};
+use otter::{Context, Keyed, Pid, Runtime};
 
-use super::{Outcome, Workload, expect, process_room};
+use super::{Footprint, Outcome, RunError, Workload, count, expect, no_validation};
 use crate::args::{ParamSpec, Params};
+use crate::limits::PROCESS_BYTES;
 
 /// The workload.
 pub(crate) const WORKLOAD: Workload = Workload {
@@ -37,7 +38,8 @@ pub(crate) const WORKLOAD: Workload = Workload {
         ParamSpec::choice("order", &["spawn", "reverse"], "spawn"),
         ParamSpec::choice("style", &["key", "match"], "key"),
     ],
-    validate,
+    validate: no_validation,
+    footprint,
     run,
 };
 
@@ -53,15 +55,18 @@ impl Keyed for Hello {
     }
 }
 
-fn validate(p: &Params) -> Result<(), String> {
-    process_room("k", p.int("k"))
+/// k children, all of them alive at once when the parent spawns them all before any runs
+/// (`threads=1`), each with its message and pid kept by the parent.
+fn footprint(p: &Params) -> Footprint {
+    let k = count(p.int("k"));
+    Footprint::new(("k", k), ("k+1", k + 1)).charge("k", k, "children", PROCESS_BYTES)
 }
 
-fn run(rt: &Runtime, p: &Params) -> Result<Outcome, ExitReason> {
+fn run(rt: &Runtime, p: &Params) -> Result<Outcome, RunError> {
     let k = p.int("k");
     let reverse = p.choice("order") == "reverse";
     let keyed = p.choice("style") == "key";
-    rt.block_on(move |mut cx: Context<Hello>| async move {
+    Ok(rt.block_on(move |mut cx: Context<Hello>| async move {
         let parent = cx.pid();
         let mut pids = Vec::with_capacity(k as usize);
         let t0 = Instant::now();
@@ -102,5 +107,5 @@ fn run(rt: &Runtime, p: &Params) -> Result<Outcome, ExitReason> {
             "style=match: recv_match on the child's pid (Erlang's selective receive)".to_string()
         });
         out
-    })
+    })?)
 }

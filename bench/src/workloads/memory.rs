@@ -20,17 +20,19 @@
 
 use std::time::{Duration, Instant};
 
-use otter::{Context, ExitReason, Pid, Runtime};
+use otter::{Context, Pid, Runtime};
 
-use super::{Outcome, Workload, process_room};
+use super::{Footprint, Outcome, RunError, Workload, count, no_validation};
 use crate::args::{ParamSpec, Params};
+use crate::limits::PROCESS_BYTES;
 
 /// The workload.
 pub(crate) const WORKLOAD: Workload = Workload {
     name: "memory",
     summary: "p idle processes blocked in recv: resident bytes per process",
     params: &[ParamSpec::int("p", 100_000)],
-    validate,
+    validate: no_validation,
+    footprint,
     run,
 };
 
@@ -47,13 +49,15 @@ enum ParentMsg {
 #[derive(Debug)]
 struct Stop;
 
-fn validate(p: &Params) -> Result<(), String> {
-    process_room("p", p.int("p"))
+/// p idle processes, each with its pid kept and its `Ready` maybe queued at the parent.
+fn footprint(params: &Params) -> Footprint {
+    let p = count(params.int("p"));
+    Footprint::new(("p", p), ("p+1", p + 1)).charge("p", p, "idle processes", PROCESS_BYTES)
 }
 
-fn run(rt: &Runtime, params: &Params) -> Result<Outcome, ExitReason> {
+fn run(rt: &Runtime, params: &Params) -> Result<Outcome, RunError> {
     let p = params.int("p");
-    rt.block_on(move |mut cx: Context<ParentMsg>| async move {
+    Ok(rt.block_on(move |mut cx: Context<ParentMsg>| async move {
         let parent = cx.pid();
         let mut pids: Vec<Pid<Stop>> = Vec::with_capacity(p as usize);
         let rss0 = vm_rss();
@@ -112,7 +116,7 @@ fn run(rt: &Runtime, params: &Params) -> Result<Outcome, ExitReason> {
             out.check = Err(format!("{alive} processes still alive 10 s after Stop"));
         }
         out
-    })
+    })?)
 }
 
 /// VmRSS of this OS process, in bytes.

@@ -24,7 +24,7 @@ use std::time::Instant;
 use otter::server::{self, Flow, ReplyTo, Server, ServerContext};
 use otter::{Context, ExitReason, Pid, Runtime};
 
-use super::{Outcome, Workload, expect, no_validation};
+use super::{Footprint, Outcome, RunError, Workload, count, expect, no_validation};
 use crate::args::{ParamSpec, Params};
 
 /// The workload.
@@ -36,6 +36,7 @@ pub(crate) const WORKLOAD: Workload = Workload {
         ParamSpec::choice("style", &["raw", "server"], "raw"),
     ],
     validate: no_validation,
+    footprint,
     run,
 };
 
@@ -57,12 +58,17 @@ enum ToA {
     Pings(u64),
 }
 
-fn run(rt: &Runtime, p: &Params) -> Result<Outcome, ExitReason> {
+/// r round trips, one message in flight, two processes.
+fn footprint(p: &Params) -> Footprint {
+    Footprint::new(("r", count(p.int("r"))), ("2", 2))
+}
+
+fn run(rt: &Runtime, p: &Params) -> Result<Outcome, RunError> {
     let r = p.int("r");
-    match p.choice("style") {
-        "server" => run_server(rt, r),
-        _ => run_raw(rt, r),
-    }
+    Ok(match p.choice("style") {
+        "server" => run_server(rt, r)?,
+        _ => run_raw(rt, r)?,
+    })
 }
 
 /// `style=server`: one synchronous call per round trip through otter's server layer, timed

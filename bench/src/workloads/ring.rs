@@ -18,17 +18,19 @@
 
 use std::time::Instant;
 
-use otter::{Context, ExitReason, Pid, Runtime};
+use otter::{Context, Pid, Runtime};
 
-use super::{Outcome, Workload, expect, process_room};
+use super::{Footprint, Outcome, RunError, Workload, count, expect, no_validation};
 use crate::args::{ParamSpec, Params};
+use crate::limits::RING_PROCESS_BYTES;
 
 /// The workload.
 pub(crate) const WORKLOAD: Workload = Workload {
     name: "ring",
     summary: "n processes in a ring, a token round it m times (n*m sends)",
     params: &[ParamSpec::int("n", 1000), ParamSpec::int("m", 1000)],
-    validate,
+    validate: no_validation,
+    footprint,
     run,
 };
 
@@ -41,13 +43,15 @@ enum Msg {
     Stop,
 }
 
-fn validate(p: &Params) -> Result<(), String> {
-    process_room("n", p.int("n"))
+/// n processes, each keeping a message block once the token has passed; n*m sends.
+fn footprint(p: &Params) -> Footprint {
+    let (n, m) = (count(p.int("n")), count(p.int("m")));
+    Footprint::new(("n*m", n * m), ("n", n)).charge("n", n, "ring processes", RING_PROCESS_BYTES)
 }
 
-fn run(rt: &Runtime, p: &Params) -> Result<Outcome, ExitReason> {
+fn run(rt: &Runtime, p: &Params) -> Result<Outcome, RunError> {
     let (n, m) = (p.int("n"), p.int("m"));
-    rt.block_on(move |mut cx: Context<Msg>| async move {
+    Ok(rt.block_on(move |mut cx: Context<Msg>| async move {
         let t0 = Instant::now();
         let mut first = cx.pid();
         for _ in 1..n {
@@ -66,7 +70,7 @@ fn run(rt: &Runtime, p: &Params) -> Result<Outcome, ExitReason> {
         while !matches!(cx.recv().await, Msg::Stop) {}
         let elapsed = t0.elapsed();
         Outcome::new(elapsed, n * m, expect("hops", hops, n * m))
-    })
+    })?)
 }
 
 /// A relay: forwards the token (one more send) and, once, `Stop`.

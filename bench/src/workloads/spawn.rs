@@ -21,10 +21,11 @@ use std::pin::Pin;
 use std::task::Poll;
 use std::time::Instant;
 
-use otter::{Context, ExitReason, Pid, Runtime};
+use otter::{Context, Pid, Runtime};
 
-use super::{Outcome, Workload, expect, process_room};
+use super::{Footprint, Outcome, RunError, Workload, count, expect};
 use crate::args::{ParamSpec, Params};
+use crate::limits::CHAIN_BYTES;
 
 /// The workload.
 pub(crate) const WORKLOAD: Workload = Workload {
@@ -32,6 +33,7 @@ pub(crate) const WORKLOAD: Workload = Workload {
     summary: "n processes in c chains, each spawns the next and exits",
     params: &[ParamSpec::int("n", 1_000_000), ParamSpec::int("c", 1)],
     validate,
+    footprint,
     run,
 };
 
@@ -44,13 +46,18 @@ fn validate(p: &Params) -> Result<(), String> {
     if c > n {
         return Err(format!("c={c} exceeds n={n} (every chain needs a process)"));
     }
-    // About two processes per chain are alive at once.
-    process_room("c", 2 * c)
+    Ok(())
 }
 
-fn run(rt: &Runtime, p: &Params) -> Result<Outcome, ExitReason> {
+/// n spawns; about two processes a chain alive at once, and the coordinator.
+fn footprint(p: &Params) -> Footprint {
+    let (n, c) = (count(p.int("n")), count(p.int("c")));
+    Footprint::new(("n", n), ("2*c+1", 2 * c + 1)).charge("c", c, "chains", CHAIN_BYTES)
+}
+
+fn run(rt: &Runtime, p: &Params) -> Result<Outcome, RunError> {
     let (n, c) = (p.int("n"), p.int("c"));
-    rt.block_on(move |mut cx: Context<Done>| async move {
+    Ok(rt.block_on(move |mut cx: Context<Done>| async move {
         let coordinator = cx.pid();
         let (len, longer) = (n / c, n % c);
         let t0 = Instant::now();
@@ -83,7 +90,7 @@ fn run(rt: &Runtime, p: &Params) -> Result<Outcome, ExitReason> {
             ));
         }
         out
-    })
+    })?)
 }
 
 /// One process of a chain: `left` processes still to create after this one, `made` created
