@@ -225,6 +225,7 @@ pub mod supervisor;
 mod scheduler {
     pub(crate) mod park;
     pub(crate) mod queue;
+    pub(crate) mod tuning;
 }
 #[cfg(not(loom))]
 mod timer;

@@ -42,7 +42,7 @@ use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 
 use crate::process::Context;
-use crate::scheduler::worker::consume_budget;
+use crate::scheduler::context::consume_budget;
 use crate::timer::Sleep;
 
 /// A message type with a key for [`Context::recv_key`].
@@ -457,7 +457,7 @@ impl<M: Send + 'static, P: FnMut(&M) -> bool> Future for RecvMatch<'_, M, P> {
             }
             this.cursor = this.cx.saved_mut().push(m) + 1;
             examined += 1;
-            if examined == crate::scheduler::worker::BUDGET * 8 {
+            if examined == crate::scheduler::tuning::BUDGET * 8 {
                 // A long scan yields like a long run of receives does.
                 this.cx.owner.schedule_self();
                 return Poll::Pending;

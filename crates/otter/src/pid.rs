@@ -66,65 +66,13 @@ pub struct Pid<M> {
 
 impl<M> Pid<M> {
     /// Only the process cell constructs typed pids: a `Pid<M>` always names a process
-    /// whose mailbox holds `M`, which `process/cell.rs` relies on.
+    /// whose mailbox holds `M`, which `process/cell.rs` relies on. (Sending and
+    /// `is_alive` are in `process/send.rs`: this module depends on nothing else.)
     pub(crate) fn from_raw(raw: RawPid) -> Pid<M> {
         Pid {
             raw,
             _type: PhantomData,
         }
-    }
-
-    /// Sends `message`. Never blocks; if the process has exited the message is dropped,
-    /// as with Erlang's `!`.
-    ///
-    /// ```
-    /// let rt = otter::Runtime::new();
-    /// let got = rt.block_on(|mut cx: otter::Context<&'static str>| async move {
-    ///     cx.pid().send("hello");
-    ///     cx.recv().await
-    /// });
-    /// assert_eq!(got.unwrap(), "hello");
-    /// ```
-    // Always inlined, with the stream path of `process::cell::send`: a loop of sends
-    // to one process then runs in the caller's loop body (`ARCHITECTURE.md`, "The
-    // stream's send, inlined").
-    #[inline(always)]
-    pub fn send(&self, message: M)
-    where
-        M: Send + 'static,
-    {
-        let _ = crate::process::cell::send(*self, message);
-    }
-
-    /// Sends `message`, or hands it back if the process has exited.
-    ///
-    /// ```
-    /// let rt = otter::Runtime::new();
-    /// let pid = rt.handle().spawn(|_cx: otter::Context<u8>| async {});
-    /// # let watcher = pid;
-    /// // Once the process has exited, `try_send` tells us.
-    /// while watcher.is_alive() { std::thread::yield_now(); }
-    /// assert_eq!(pid.try_send(1), Err(otter::SendError(1)));
-    /// ```
-    #[inline]
-    pub fn try_send(&self, message: M) -> Result<(), crate::SendError<M>>
-    where
-        M: Send + 'static,
-    {
-        crate::process::cell::send(*self, message).map_err(crate::SendError)
-    }
-
-    /// Whether the process is still running (Erlang's `is_process_alive/1`). The answer
-    /// can be stale as soon as it is returned.
-    ///
-    /// ```
-    /// let rt = otter::Runtime::new();
-    /// let alive = rt.block_on(|cx: otter::Context<()>| async move { cx.pid().is_alive() });
-    /// assert!(alive.unwrap());
-    /// ```
-    pub fn is_alive(&self) -> bool {
-        crate::process::table::slot(self.raw.index)
-            .is_some_and(|s| s.word.is_alive(self.raw.generation))
     }
 }
 
@@ -157,20 +105,6 @@ pub struct ProcessId(pub(crate) RawPid);
 impl<M> From<Pid<M>> for ProcessId {
     fn from(pid: Pid<M>) -> ProcessId {
         pid.id()
-    }
-}
-
-impl ProcessId {
-    /// Whether the process is alive (see [`Pid::is_alive`]).
-    ///
-    /// ```
-    /// let rt = otter::Runtime::new();
-    /// let alive = rt.block_on(|cx: otter::Context<()>| async move { cx.pid().id().is_alive() });
-    /// assert!(alive.unwrap());
-    /// ```
-    pub fn is_alive(&self) -> bool {
-        crate::process::table::slot(self.0.index)
-            .is_some_and(|s| s.word.is_alive(self.0.generation))
     }
 }
 

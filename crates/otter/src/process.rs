@@ -12,8 +12,12 @@
 
 pub(crate) mod cell;
 pub(crate) mod gate;
+pub(crate) mod harness;
+pub(crate) mod owner;
+pub(crate) mod send;
 pub(crate) mod state;
 pub(crate) mod table;
+pub(crate) mod waker;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -26,11 +30,11 @@ use crate::mailbox::Saved;
 use crate::monitor::{Down, DownMessage, MonitorRef, Watcher};
 use crate::pid::{Pid, ProcessId, RawPid};
 use crate::registry::RegisterError;
+use crate::signal::bonds::{self, Bonds};
 use crate::signal::{Exit, Kind};
 use crate::timer::interval::IntervalRef;
 use crate::timer::{Action, Sleep, Timer, TimerKey};
-use cell::Bonds;
-use cell::Owner;
+use owner::Owner;
 
 use crate::ExitReason;
 
@@ -139,7 +143,7 @@ impl<M: Send + 'static> Context<M> {
         let me = self.pid().raw;
         cell::spawn_bonded(self.spawn_runtime(), f, |child| {
             if link {
-                cell::link_one_side(me, child);
+                bonds::link_one_side(me, child);
             }
             Some(Bonds::new(link.then_some(me), watcher(child)))
         })
@@ -346,7 +350,7 @@ impl<M: Send + 'static> Context<M> {
     {
         let pid = pid.into();
         let (reference, watcher) = self.watcher(pid.0);
-        if let Err(w) = cell::add_watcher(pid.0, watcher) {
+        if let Err(w) = bonds::add_watcher(pid.0, watcher) {
             let down = Down {
                 reference,
                 pid,
@@ -467,7 +471,7 @@ impl<M: Send + 'static> Context<M> {
     /// assert_eq!(r.unwrap(), ExitReason::Shutdown);
     /// ```
     pub fn link(&self, pid: impl Into<ProcessId>) {
-        cell::link(self.pid().raw, pid.into().0);
+        bonds::link(self.pid().raw, pid.into().0);
     }
 
     /// Removes the link with `pid` (Erlang's `unlink/1`). Once it returns, the link has no
@@ -490,7 +494,7 @@ impl<M: Send + 'static> Context<M> {
     /// assert_eq!(r, Ok(1));
     /// ```
     pub fn unlink(&self, pid: impl Into<ProcessId>) {
-        cell::unlink(self.pid().raw, pid.into().0);
+        bonds::unlink(self.pid().raw, pid.into().0);
     }
 
     /// Sets whether this process traps exits (Erlang's `process_flag(trap_exit, On)`);
@@ -514,7 +518,7 @@ impl<M: Send + 'static> Context<M> {
     where
         M: From<Exit>,
     {
-        cell::set_trap_exit(&self.owner, on)
+        bonds::set_trap_exit(&self.owner, on)
     }
 
     /// Sends the exit signal `reason` to `pid` (Erlang's `exit/2`): `Kill` ends it with
@@ -542,7 +546,7 @@ impl<M: Send + 'static> Context<M> {
     /// assert_eq!(r.unwrap(), ExitReason::Killed);
     /// ```
     pub fn exit(&self, pid: impl Into<ProcessId>, reason: ExitReason) {
-        cell::signal(pid.into().0, self.pid().raw, reason, Kind::Exit);
+        bonds::signal(pid.into().0, self.pid().raw, reason, Kind::Exit);
     }
 
     /// Stops a monitor (Erlang's `demonitor/1`). Returns true if it was active: then no
@@ -570,7 +574,7 @@ impl<M: Send + 'static> Context<M> {
         if reference.owner != Some(self.pid().raw) {
             return false;
         }
-        cell::remove_watcher(reference.target, reference.id)
+        bonds::remove_watcher(reference.target, reference.id)
     }
 
     /// Stops a monitor and removes its `Down` from the mailbox if it had already fired

@@ -6,6 +6,18 @@
 //! spin for a while, then park (`scheduler/park.rs`). The order in which a worker picks
 //! its next process is in `scheduler/worker.rs`.
 //!
+//! # The one circle of modules
+//!
+//! A runtime runs processes (`process/harness.rs`: `Task`), and a process schedules
+//! itself on its runtime (its header points to [`Shared`]; a send, a wake-up and a
+//! spawn push onto its queues). So the process core (`process/{cell,send,owner,waker,
+//! harness}.rs`, with the exit's notifications in `signal/bonds.rs` and the receive
+//! operations in `mailbox.rs`) and the scheduler
+//! (this module, `worker.rs`, `queue.rs`, `context.rs`) import each other; tokio's task
+//! and scheduler modules do the same. Everything else depends on them one way only, and
+//! the leaves (pids, the table, the state word, the gate, the mailbox queue, the timer,
+//! exit reasons) depend on none of them.
+//!
 //! # Where a woken process goes
 //!
 //! * Woken by a message (or any waker) on one of its own runtime's workers: that
@@ -23,15 +35,17 @@
 //!    or after the LIFO chain that poll is part of (at most `MAX_LIFO_POLLS` + 1 polls:
 //!    `Worker::run_chain`).
 //! 2. Join the workers, then stop the timer thread (dropping pending timers).
-//! 3. End every process that is still alive (`process::cell::shutdown_processes`): their
+//! 3. End every process that is still alive (`process::harness::shutdown_processes`): their
 //!    futures are dropped, which drops their `Context`s and everything they own.
 //! 4. Drop the queues (which own nothing) and the shared state.
 //!
 //! A `Runtime` dropped on one of its own threads (a worker or the timer thread) sets the
 //! flag and hands steps 1–4 to a new thread, since a thread cannot join itself.
 
+pub(crate) mod context;
 pub(crate) mod park;
 pub(crate) mod queue;
+pub(crate) mod tuning;
 pub(crate) mod worker;
 
 use std::future::Future;
@@ -45,7 +59,8 @@ use crate::Context;
 use crate::error::BuildError;
 use crate::exit::{ExitReason, IntoExitReason};
 use crate::pid::Pid;
-use crate::process::cell::{self, Task};
+use crate::process::cell;
+use crate::process::harness::{self, Task};
 use crate::timer::Timer;
 use park::Idle;
 use queue::{Injector, LifoSlot, Local};
@@ -83,7 +98,7 @@ impl Shared {
     /// Schedules a woken process: see the module docs.
     #[inline]
     pub(crate) fn schedule(&self, task: Task) {
-        match worker::current_index(self) {
+        match context::current_index(self) {
             Some(i) => {
                 if let Some(prev) = self.workers[i].lifo.replace(task) {
                     self.push_local(i, prev);
@@ -97,7 +112,7 @@ impl Shared {
     /// worker to take it (see `worker::SPILL_AFTER_SENDS` and `worker::SPILL_INTERVAL`).
     #[cold]
     pub(crate) fn spill_lifo(&self) {
-        if let Some(i) = worker::current_index(self) {
+        if let Some(i) = context::current_index(self) {
             if let Some(t) = self.workers[i].lifo.take() {
                 if let Err(t) = self.workers[i].local.push(t) {
                     self.injector.push(t);
@@ -110,7 +125,7 @@ impl Shared {
     /// Schedules a newly spawned process.
     #[inline]
     pub(crate) fn schedule_spawned(&self, task: Task) {
-        match worker::current_index(self) {
+        match context::current_index(self) {
             Some(i) => self.push_local(i, task),
             None => self.inject(task),
         }
@@ -355,7 +370,7 @@ impl Runtime {
         Fut: Future<Output = T> + Send + 'static,
     {
         assert!(
-            !worker::is_worker_thread(),
+            !context::is_worker_thread(),
             "otter: block_on called on a worker thread (from inside a process); \
              it would hold the worker it waits for"
         );
@@ -388,7 +403,7 @@ impl Drop for Runtime {
     fn drop(&mut self) {
         let shared = self.shared.clone();
         let threads = std::mem::take(&mut self.threads);
-        let own_thread = worker::current_index(Arc::as_ptr(&shared)).is_some()
+        let own_thread = context::current_index(Arc::as_ptr(&shared)).is_some()
             || shared.timer.is_current_thread();
         if !own_thread {
             shut_down(&shared, threads);
@@ -425,7 +440,7 @@ fn shut_down(shared: &Shared, threads: Vec<JoinHandle<()>>) {
         let _ = t.join();
     }
     shared.timer.shutdown();
-    cell::shutdown_processes(shared);
+    harness::shutdown_processes(shared);
     while shared
         .injector
         .pop_into(&shared.workers[0].local, 0)
@@ -478,7 +493,7 @@ impl<Fut: Future> Drop for Root<Fut> {
     fn drop(&mut self) {
         // Dropped without a value: the process was ended from outside, by an exit
         // signal (its reason) or by the runtime's shutdown (`Killed`).
-        let reason = cell::exit_reason_of_dropping().unwrap_or(ExitReason::Killed);
+        let reason = context::exit_reason_of_dropping().unwrap_or(ExitReason::Killed);
         self.slot.set(Err(reason));
     }
 }

@@ -61,7 +61,7 @@ use std::time::Duration;
 use crate::exit::ExitReason;
 use crate::monitor::Down;
 use crate::pid::{Pid, ProcessId, RawPid};
-use crate::process::{Context, cell};
+use crate::process::{Context, waker};
 use crate::signal::Exit;
 
 use reply::Pending;
@@ -347,7 +347,7 @@ impl<S: Server> ServerRef<S> {
     ) -> Result<S::Reply, CallError> {
         let target = self.pid.raw;
         let calling_self =
-            std::future::poll_fn(|cx| Poll::Ready(cell::is_waker_of(cx.waker(), target))).await;
+            std::future::poll_fn(|cx| Poll::Ready(waker::is_waker_of(cx.waker(), target))).await;
         if calling_self {
             return Err(CallError::CallingSelf);
         }

@@ -50,8 +50,10 @@
 //! # Cost
 //!
 //! Links, monitors and the trap flag live in one lazily boxed record per process
-//! (`process/cell.rs`, `Bonds`): a process that uses none of them carries one
+//! (`signal/bonds.rs`, `Bonds`): a process that uses none of them carries one
 //! empty mutex and pays one flag load at exit and one at each poll.
+
+pub(crate) mod bonds;
 
 use crate::exit::ExitReason;
 use crate::pid::ProcessId;

@@ -162,7 +162,9 @@ pub(crate) fn global() -> Arc<Timer> {
 }
 
 thread_local! {
-    /// The timer whose thread this is; null on any other thread. Only compared.
+    /// The timer whose thread this is; null on any other thread. Only compared. (The
+    /// one piece of per-thread state outside `scheduler/context.rs`: the timer depends
+    /// on nothing of the scheduler.)
     static TIMER_THREAD: std::cell::Cell<*const Timer> = const { std::cell::Cell::new(std::ptr::null()) };
 }
 

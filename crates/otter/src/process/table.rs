@@ -160,8 +160,6 @@ mod global {
     use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
     use std::sync::{Mutex, OnceLock, PoisonError};
 
-    use crate::process::cell::Header;
-
     /// Slots per chunk: 4096 × 16 bytes = one 64 KiB allocation per 4096 processes.
     pub(crate) const CHUNK: usize = 4096;
     const CHUNK_BITS: u32 = 12;
@@ -176,7 +174,9 @@ mod global {
     #[derive(Debug)]
     pub(crate) struct Slot {
         pub(crate) word: SlotWord,
-        pub(crate) cell: AtomicPtr<Header>,
+        /// The process's header, type-erased so that the table depends on nothing
+        /// (`process/cell.rs` stores and reads it as `*mut Header`).
+        pub(crate) cell: AtomicPtr<()>,
     }
 
     struct Table {

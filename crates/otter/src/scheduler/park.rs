@@ -3,7 +3,7 @@
 //! # Protocol (no lost wake-up)
 //!
 //! A worker that found no work:
-//! 0. spins first, for at most [`SPIN_BEFORE_PARK`]: counted in `num_spinning`, it
+//! 0. spins first, for at most [`SPIN_BEFORE_PARK`](crate::scheduler::tuning::SPIN_BEFORE_PARK): counted in `num_spinning`, it
 //!    waits for a pusher to leave it a wake-up (`woken`), and if one does, it looks for
 //!    work again without having parked;
 //! 1. registers as sleeping (under the `sleepers` lock; `num_sleeping` + 1, `SeqCst`);
@@ -31,13 +31,13 @@
 //! `worker::SPILL_INTERVAL` sends, about 0.2 ms. A worker that spins that long before it
 //! parks is still awake for both. The BEAM does the same: its schedulers busy-wait
 //! before they sleep (`erl +sbwt`). The cost is bounded: a worker that runs out of work
-//! burns at most [`SPIN_BEFORE_PARK`] before it parks, so an idle runtime still uses no
+//! burns at most `SPIN_BEFORE_PARK` before it parks, so an idle runtime still uses no
 //! CPU.
 //!
 //! # Idle costs nothing, busy is watched
 //!
 //! A worker parks without a timeout when every other worker is parked too: an idle
-//! runtime uses no CPU. While some other worker is busy, it parks for [`WATCHDOG`] and,
+//! runtime uses no CPU. While some other worker is busy, it parks for [`WATCHDOG`](crate::scheduler::tuning::WATCHDOG) and,
 //! on waking, checks whether a busy worker has been inside one poll since its previous
 //! look (its tick counter did not move). Such a worker is stuck in a long computation;
 //! its local queue and its LIFO slot are taken over, so a process that hogs its worker
@@ -50,23 +50,8 @@
 #![allow(unreachable_pub)] // `pub` items are for the loom model; the module is private.
 
 use std::sync::PoisonError;
-use std::time::Duration;
 
 use crate::loom::{AtomicBool, AtomicUsize, Mutex, Ordering, fence};
-
-/// How long a parked worker sleeps while another is busy before it looks for stuck
-/// workers. 5 ms: a hogged worker's queue waits at most about this long, and a parked
-/// watchdog wakes 200 times a second, which costs well under 0.1% of a core.
-pub(crate) const WATCHDOG: Duration = Duration::from_millis(5);
-
-/// How long a worker that found no work spins, waiting for a wake-up, before it parks
-/// (step 0). 200 µs: the spill interval of a stream (`worker::SPILL_INTERVAL`, about
-/// 0.2 ms of sends), against the 1–3 ms a parked vCPU took to come back. `counting` 3M
-/// (15 paired rounds, a prototype with the time read from the environment) took 0.90 of
-/// the time with 50 µs, 0.75 with 100, 0.84 with 200, 0.76 with 500 and 0.84 with 1,000:
-/// every length helped, none clearly more than another, so the shortest that covers a
-/// spill interval.
-pub const SPIN_BEFORE_PARK: Duration = Duration::from_micros(200);
 
 /// The set of spinning and parked workers.
 #[derive(Debug)]

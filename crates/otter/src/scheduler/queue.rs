@@ -37,7 +37,7 @@ use std::sync::{Mutex, PoisonError};
 
 use crate::loom::{AtomicPtr, AtomicU64, Ordering};
 #[cfg(not(loom))]
-use crate::process::cell::Task;
+use crate::process::harness::Task;
 #[cfg(not(loom))]
 use std::sync::atomic::AtomicUsize;
 
@@ -65,12 +65,7 @@ impl Item for Task {
     }
 }
 
-/// Tasks a local queue holds before overflowing to the injector. 256 as in tokio and
-/// Go: enough for bursts of spawns, small enough that moving half is cheap.
-#[cfg(not(loom))]
-pub(crate) const LOCAL_CAP: usize = 256;
-#[cfg(loom)]
-pub(crate) const LOCAL_CAP: usize = 4;
+pub(crate) use crate::scheduler::tuning::LOCAL_CAP;
 
 /// One worker's local run queue. See the module docs.
 #[cfg(not(loom))]

@@ -21,129 +21,22 @@
 //! exit signal waits for the process. So a turn is one poll, or one stretch of a poll
 //! between two budgets.
 
-use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use crate::process::cell::{RunOutcome, Task};
-use crate::scheduler::park::{SPIN_BEFORE_PARK, WATCHDOG};
-use crate::scheduler::{Remote, Shared};
-
-/// Messages one poll of a process may receive before it yields. The figure is tokio's
-/// cooperative budget (128 operations per task poll); ERTS gives a process 4,000
-/// reductions, about the cost of a few hundred receives.
-pub(crate) const BUDGET: u32 = 128;
-
-/// Spin hints between two looks of a spinning worker (`Worker::spin`) at the wake-up
-/// flag and the clock: about 1–3 µs on current x86 cores (a `pause` is 10–140 cycles),
-/// short next to the 1–3 ms a parked worker took to wake, long enough that reading the
-/// clock costs nothing.
-const SPIN_HINTS: u32 = 64;
-
-/// Consecutive LIFO-slot runs before the LIFO process yields to the local queue.
-/// tokio uses 3 for tasks; a ring or ping-pong of processes is exactly the case the
-/// slot exists for, so we allow a few more before the queue gets a turn: with 8, a
-/// queued process waits at most 8 short polls behind a chatty pair.
-pub(crate) const MAX_LIFO_POLLS: u32 = 8;
-
-/// Messages one poll of a process may send before the process it woke into this
-/// worker's LIFO slot is handed to the local queue and a parked worker is woken to take
-/// it. A sender in a long send loop would otherwise keep its receiver waiting in the
-/// slot (only the watchdog would free it), so the two would not run in parallel. Equal
-/// to the receive budget: a poll that sends this much is a producer, not a ping-pong.
-/// After this first spill, the poll spills again every [`SPILL_INTERVAL`] sends.
-pub(crate) const SPILL_AFTER_SENDS: u32 = BUDGET;
-
-/// Sends between the spills of a poll after its first (at [`SPILL_AFTER_SENDS`]): a
-/// receiver that empties its mailbox in the middle of a long send loop and is woken
-/// again goes back to the sender's LIFO slot, and waits there at most this many sends
-/// instead of the 5–10 ms the watchdog takes to notice (it must see the same tick
-/// count twice, 5 ms apart: `Worker::park`). In `counting` that wait came 1–6 times a
-/// run, mostly right after the start, and each time the counter, which sets the pace,
-/// lost up to a fifth of the run.
-///
-/// Not at once: a receiver handed on at every wake-up chases the sender, emptying its
-/// mailbox and being woken again and again, and that made `counting` 1.2–1.3 times
-/// slower (ARCHITECTURE.md, "A receiver woken late in a long poll"). 16,384 sends are
-/// about 0.2 ms of a stream here; the receiver then wakes to 512 KB of messages, half
-/// this EPYC's L2, and falls behind again rather than chase. Paired rounds of `counting`
-/// 3M against spilling once: 0.93, 0.88 and 0.94 of the time (13–25 rounds); 4,096 and
-/// 65,536 measured within the noise of it. A power of two above `SPILL_AFTER_SENDS`, so
-/// that the send path's test is one `and` and one compare.
-pub(crate) const SPILL_INTERVAL: u32 = 16_384;
-
-const _: () = assert!(
-    SPILL_INTERVAL.is_power_of_two() && SPILL_INTERVAL > SPILL_AFTER_SENDS,
-    "the spill test in `send` needs a power of two above the first spill"
-);
+use crate::process::harness::{RunOutcome, Task};
+use crate::scheduler::tuning::{
+    BUDGET, GLOBAL_INTERVAL, MAX_LIFO_POLLS, SPILL_AFTER_SENDS, SPILL_INTERVAL, SPIN_BEFORE_PARK,
+    SPIN_HINTS, WATCHDOG,
+};
+use crate::scheduler::{Remote, Shared, context};
 
 /// Whether a poll's `sent`-th send spills the LIFO slot: the `SPILL_AFTER_SENDS`-th, and
 /// every `SPILL_INTERVAL`-th after it.
 #[inline(always)]
 pub(crate) fn spills_at(sent: u32) -> bool {
     sent & (SPILL_INTERVAL - 1) == SPILL_AFTER_SENDS
-}
-
-/// Ticks between forced looks at the injector. 61, as in Go's scheduler and
-/// async-executor's 64: rare enough to cost nothing, often enough to bound the wait.
-pub(crate) const GLOBAL_INTERVAL: u32 = 61;
-
-thread_local! {
-    /// The runtime and index of the worker this thread is, if it is one. The pointer is
-    /// only compared, never dereferenced: it tells `Shared::schedule` whether the task's
-    /// runtime is this thread's.
-    static CURRENT: Cell<(*const Shared, usize)> = const { Cell::new((std::ptr::null(), 0)) };
-    /// What remains of the running process's budget.
-    static BUDGET_LEFT: Cell<u32> = const { Cell::new(BUDGET) };
-    /// Messages sent by the running process in this poll.
-    static SENT: Cell<u32> = const { Cell::new(0) };
-}
-
-/// This thread's worker index if it is a worker of `shared`. A raw pointer, so that a
-/// sender can ask about a process's runtime without dereferencing it.
-#[inline]
-pub(crate) fn current_index(shared: *const Shared) -> Option<usize> {
-    let (rt, index) = CURRENT.with(Cell::get);
-    std::ptr::eq(rt, shared).then_some(index)
-}
-
-/// The runtime this thread is a worker of; null on any other thread. While it is not
-/// null it may be dereferenced: `run` sets it from the `Arc<Shared>` it holds, and clears
-/// it before it lets go of that `Arc`.
-#[inline]
-pub(crate) fn current_runtime() -> *const Shared {
-    CURRENT.with(Cell::get).0
-}
-
-/// Whether this thread is a worker of any otter runtime.
-pub(crate) fn is_worker_thread() -> bool {
-    !CURRENT.with(Cell::get).0.is_null()
-}
-
-/// Counts a message sent by the running process; returns how many it has sent in
-/// this poll, this one included (on a thread that is not a worker: ever).
-#[inline]
-pub(crate) fn count_send() -> u32 {
-    SENT.with(|s| {
-        let n = s.get().wrapping_add(1);
-        s.set(n);
-        n
-    })
-}
-
-/// Consumes one unit of the running process's budget; false when it is spent.
-#[inline]
-pub(crate) fn consume_budget() -> bool {
-    BUDGET_LEFT.with(|b| {
-        let left = b.get();
-        if left == 0 {
-            false
-        } else {
-            b.set(left - 1);
-            true
-        }
-    })
 }
 
 /// A new turn in place for the running process, whose budget is spent, if this worker
@@ -158,7 +51,7 @@ pub(crate) fn consume_budget() -> bool {
 /// and nothing done, if the caller must yield; always on a thread that is not one of
 /// `shared`'s workers.
 pub(crate) fn renew_turn(shared: &Shared) -> bool {
-    let Some(i) = current_index(shared) else {
+    let Some(i) = context::current_index(shared) else {
         return false;
     };
     let me = &shared.workers[i];
@@ -171,7 +64,7 @@ pub(crate) fn renew_turn(shared: &Shared) -> bool {
     }
     // The asking receive takes the first unit of the new budget.
     begin_turn(me, BUDGET - 1);
-    crate::process::cell::end_stream();
+    crate::process::send::end_stream();
     true
 }
 
@@ -184,15 +77,12 @@ fn begin_turn(me: &Remote, budget: u32) {
         me.ticks.load(Ordering::Relaxed).wrapping_add(1),
         Ordering::Relaxed,
     );
-    BUDGET_LEFT.with(|b| b.set(budget));
-    SENT.with(|s| s.set(0));
+    context::start_turn(budget);
 }
 
 /// The worker loop. Returns when the runtime shuts down.
 pub(crate) fn run(shared: Arc<Shared>, index: usize) {
-    CURRENT.with(|c| c.set((Arc::as_ptr(&shared), index)));
-    let timer = shared.timer.clone();
-    CURRENT_TIMER.with(|t| *t.borrow_mut() = Some(timer));
+    context::enter_worker(&shared, index, shared.timer.clone());
     let mut w = Worker {
         seen_ticks: vec![u64::MAX; shared.workers.len()],
         shared,
@@ -203,20 +93,7 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize) {
         rng: 0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d),
     };
     w.run();
-    CURRENT.with(|c| c.set((std::ptr::null(), 0)));
-    CURRENT_TIMER.with(|t| t.borrow_mut().take());
-}
-
-thread_local! {
-    /// The timer of this worker's runtime (a counted reference: using it never touches
-    /// a runtime that may be gone).
-    static CURRENT_TIMER: std::cell::RefCell<Option<Arc<crate::timer::Timer>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// The timer of the runtime whose worker this thread is, if it is one.
-pub(crate) fn current_timer() -> Option<Arc<crate::timer::Timer>> {
-    CURRENT_TIMER.with(|t| t.borrow().clone())
+    context::leave_worker();
 }
 
 struct Worker {
@@ -318,7 +195,7 @@ impl Worker {
         let outcome = task.run();
         // A table count the poll kept in the stream cache goes back now (rule 2 of the
         // stream cache, `process/cell.rs`).
-        crate::process::cell::end_stream();
+        crate::process::send::end_stream();
         match outcome {
             RunOutcome::Reschedule(task) => shared.push_local(self.index, task),
             RunOutcome::Idle | RunOutcome::Exited => {}

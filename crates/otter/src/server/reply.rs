@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use crate::exit::ExitReason;
 use crate::monitor::{Down, MonitorRef, Watcher};
 use crate::pid::RawPid;
-use crate::process::cell;
+use crate::signal::bonds;
 use crate::timer::Sleep;
 
 /// Why a call did not return a reply (Erlang's `gen_server:call/3` exits with these).
@@ -239,7 +239,7 @@ impl<R: Send + 'static> Pending<R> {
         on_exit: impl FnOnce(ExitReason) -> Result<R, CallError> + Send + 'static,
     ) {
         let w = self.watcher(target, on_exit);
-        if cell::add_watcher(target, w).is_err() {
+        if bonds::add_watcher(target, w).is_err() {
             self.monitor = None;
             self.slot.fill(Err(CallError::Noproc));
         }
@@ -269,7 +269,7 @@ impl<R> Drop for Pending<R> {
             s.waker = None;
         }
         if let Some(m) = self.monitor.take() {
-            cell::remove_watcher(m.target, m.id);
+            bonds::remove_watcher(m.target, m.id);
         }
     }
 }
@@ -305,7 +305,7 @@ impl<R> Future for Wait<R> {
                 // The caller's runtime times the call (never the server's, which may be
                 // gone); outside any runtime, the process-wide fallback timer.
                 let timer =
-                    crate::scheduler::worker::current_timer().unwrap_or_else(crate::timer::global);
+                    crate::scheduler::context::current_timer().unwrap_or_else(crate::timer::global);
                 this.sleep = Some(Sleep::new(timer, deadline));
             }
             if let Some(sleep) = &mut this.sleep

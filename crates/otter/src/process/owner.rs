@@ -1,0 +1,161 @@
+//! The receiving end of a process's mailbox, and the owner reference of its cell
+//! (`process/cell.rs`, lifetime rule 2). The process's [`Context`](crate::Context) holds
+//! the one `Owner`; receiving takes `&mut`, which keeps the mailbox single-consumer.
+#![allow(unsafe_code)]
+
+use std::marker::PhantomData;
+use std::ptr::{self, NonNull};
+use std::sync::atomic::Ordering;
+
+use crate::mailbox::queue::{GAP_OFFSET, TryPopError};
+use crate::pid::Pid;
+use crate::process::cell::{Header, Prefix, TrapFn, release_ref, schedule};
+use crate::scheduler::{Shared, context};
+use crate::signal::Exit;
+
+/// The receiving end of a mailbox and the owner reference of its cell (lifetime rule
+/// 2). Held by the process's `Context`; there is exactly one per process.
+pub(crate) struct Owner<M> {
+    cell: NonNull<Header>,
+    _type: PhantomData<M>,
+}
+
+// SAFETY: the owner moves with the process's future between workers. It gives access
+// to `Queue<M>::pop` (messages of type `M: Send` move to the owner's thread) and to the
+// header's atomics; the reference it holds keeps the cell alive on any thread. It is not
+// `Sync`: `pop` needs `&mut self`, which keeps the queue single-consumer.
+unsafe impl<M: Send> Send for Owner<M> {}
+
+impl<M> std::fmt::Debug for Owner<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Owner").finish_non_exhaustive()
+    }
+}
+
+impl<M> Owner<M> {
+    /// The owner of the cell `cell`.
+    ///
+    /// # Safety
+    ///
+    /// `cell` derives from the allocation of a `Cell<_, M>` (`spawn`), and the caller
+    /// hands over the cell's owner reference (lifetime rule 2): once per cell.
+    pub(super) unsafe fn new(cell: NonNull<Header>) -> Owner<M> {
+        Owner {
+            cell,
+            _type: PhantomData,
+        }
+    }
+
+    /// The process's header.
+    #[inline]
+    pub(crate) fn header(&self) -> &Header {
+        self.prefix().header()
+    }
+
+    /// The trap function of this process (`signal/bonds.rs`: `set_trap_exit`).
+    pub(crate) fn trap_fn(&self) -> TrapFn
+    where
+        M: From<Exit> + Send + 'static,
+    {
+        // SAFETY: this owner's cell is a `Cell<_, M>` (`Owner::new`'s contract), and
+        // its pid names it.
+        unsafe { TrapFn::new::<M>(self.header().pid) }
+    }
+
+    /// [`cell_of`] without its null check, which cost a compare and a branch on every
+    /// receive.
+    #[inline(always)]
+    fn prefix(&self) -> &Prefix<M> {
+        // SAFETY: `spawn` derived `self.cell` from the cell's allocation, `GAP_OFFSET`
+        // bytes in, and the owner reference keeps that allocation alive: stepping back
+        // stays inside it.
+        let prefix = unsafe { self.cell.byte_sub(GAP_OFFSET) };
+        // SAFETY: as above, live; `spawn` made it a `Cell<_, M>`, whose prefix is
+        // `Prefix<M>`.
+        unsafe { prefix.cast::<Prefix<M>>().as_ref() }
+    }
+
+    /// The pid of this process. The owner of a `Cell<_, M>` is made by `spawn` with its
+    /// own `M`, so the pid names a mailbox of `M` (the rule of `Pid::from_raw`).
+    #[inline]
+    pub(crate) fn pid(&self) -> Pid<M> {
+        Pid::from_raw(self.prefix().header().pid)
+    }
+
+    /// Takes the oldest message that is ready. Called only by the running process.
+    ///
+    /// A message whose slot is reserved but not yet written (`TryPopError::InFlight`)
+    /// reads as none, and the process schedules itself so that it looks again after
+    /// this poll: its sender may have skipped the wake-up (`process/state.rs`).
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<M> {
+        // SAFETY: `&mut self` on the one `Owner` of this mailbox makes us its only
+        // consumer.
+        match unsafe { self.prefix().mailbox.pop() } {
+            Ok(m) => Some(m),
+            Err(TryPopError::Empty) => None,
+            Err(TryPopError::InFlight) => {
+                self.schedule_self();
+                None
+            }
+        }
+    }
+
+    /// The running process's budget is spent: true if it goes on with a new turn in
+    /// place (`worker::renew_turn`), false if it yields (it is scheduled again, and the
+    /// receive returns `Pending`). Not in place if an exit signal waits for it, which
+    /// the worker applies before a poll (`Task::run`).
+    ///
+    /// The runtime comes from the worker's thread-local, not from the header: the
+    /// header's first line holds the mailbox's tail, which a sender streaming to this
+    /// process writes on every message, so reading `state` or `rt` there took that line
+    /// from the sender's core once a budget (`perf`, `counting`: 5% of the counter's
+    /// samples on that one load). `signalled` sits on the receiver's own line.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn budget_spent(&self) -> bool {
+        let h = self.prefix().header();
+        let rt = context::current_runtime();
+        if rt.is_null() {
+            // Not on a worker: the `Context` was moved out of its process to a plain
+            // thread. There is no turn to yield, and nothing would poll this receive
+            // again: it takes what is there.
+            return true;
+        }
+        if !h.signalled.load(Ordering::Acquire) {
+            // A process is polled only by the workers of its own runtime (`block_on`
+            // spawns its root and refuses to run on a worker).
+            debug_assert!(ptr::eq(rt, h.rt));
+            // SAFETY: not null, so this thread is a worker and its `run` holds the
+            // runtime (`context::current_runtime`).
+            if crate::scheduler::worker::renew_turn(unsafe { &*rt }) {
+                return true;
+            }
+        }
+        self.schedule_self();
+        false
+    }
+
+    /// Schedules this process again: a yield when the budget ran out, or a second look
+    /// at a message in flight (`pop`).
+    pub(crate) fn schedule_self(&self) {
+        schedule(self.cell);
+    }
+
+    /// The runtime this process runs on, if it has not been shut down.
+    pub(crate) fn runtime(&self) -> Option<&Shared> {
+        let h = self.prefix().header();
+        if h.state.is_done() {
+            return None;
+        }
+        // SAFETY: not done, so the runtime is alive (module rules). The reference is
+        // used only while the process runs, i.e. before shutdown can mark it done.
+        Some(unsafe { &*h.rt })
+    }
+}
+
+impl<M> Drop for Owner<M> {
+    fn drop(&mut self) {
+        release_ref(self.cell);
+    }
+}

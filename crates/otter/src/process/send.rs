@@ -1,0 +1,289 @@
+//! The send path: from `pid.send(m)` to the message in the mailbox and the receiver
+//! scheduled.
+//!
+//! A send looks the pid up in the table (a count on its slot keeps the cell allocated:
+//! `process/cell.rs`, lifetime rule 1), pushes the message into the mailbox queue
+//! (`mailbox/queue.rs`), and wakes the receiver if the message found it idle
+//! (`process/state.rs`); the receiver goes to this worker's LIFO slot (`scheduler.rs`).
+//! A stream of sends to one receiver keeps its count in a per-thread cache instead of
+//! taking one per message (below).
+//!
+//! # Safety
+//!
+//! Every `unsafe` block rests on the rules of `process/cell.rs`.
+#![allow(unsafe_code)]
+
+use std::ptr::NonNull;
+
+use crate::pid::{Pid, ProcessId};
+use crate::process::cell::{Header, Prefix, ProcessRef, cell_of, release_slot};
+use crate::process::harness::Task;
+use crate::process::state::TransitionToScheduled;
+use crate::process::table;
+use crate::scheduler::context;
+use crate::scheduler::tuning::STREAM_AFTER;
+
+impl<M> Pid<M> {
+    /// Sends `message`. Never blocks; if the process has exited the message is dropped,
+    /// as with Erlang's `!`.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let got = rt.block_on(|mut cx: otter::Context<&'static str>| async move {
+    ///     cx.pid().send("hello");
+    ///     cx.recv().await
+    /// });
+    /// assert_eq!(got.unwrap(), "hello");
+    /// ```
+    // Always inlined, with the stream path of `send` below: a loop of sends to one
+    // process then runs in the caller's loop body.
+    #[inline(always)]
+    pub fn send(&self, message: M)
+    where
+        M: Send + 'static,
+    {
+        let _ = send(*self, message);
+    }
+
+    /// Sends `message`, or hands it back if the process has exited.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let pid = rt.handle().spawn(|_cx: otter::Context<u8>| async {});
+    /// # let watcher = pid;
+    /// // Once the process has exited, `try_send` tells us.
+    /// while watcher.is_alive() { std::thread::yield_now(); }
+    /// assert_eq!(pid.try_send(1), Err(otter::SendError(1)));
+    /// ```
+    #[inline]
+    pub fn try_send(&self, message: M) -> Result<(), crate::SendError<M>>
+    where
+        M: Send + 'static,
+    {
+        send(*self, message).map_err(crate::SendError)
+    }
+
+    /// Whether the process is still running (Erlang's `is_process_alive/1`). The answer
+    /// can be stale as soon as it is returned.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let alive = rt.block_on(|cx: otter::Context<()>| async move { cx.pid().is_alive() });
+    /// assert!(alive.unwrap());
+    /// ```
+    pub fn is_alive(&self) -> bool {
+        table::slot(self.raw.index).is_some_and(|s| s.word.is_alive(self.raw.generation))
+    }
+}
+
+impl ProcessId {
+    /// Whether the process is alive (see [`Pid::is_alive`]).
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let alive = rt.block_on(|cx: otter::Context<()>| async move { cx.pid().id().is_alive() });
+    /// assert!(alive.unwrap());
+    /// ```
+    pub fn is_alive(&self) -> bool {
+        table::slot(self.0.index).is_some_and(|s| s.word.is_alive(self.0.generation))
+    }
+}
+
+// # The stream cache
+//
+// A send takes a table count and gives it back: two locked instructions around the
+// mailbox's tail CAS. A process that streams to one receiver (`counting`) pays them on
+// every message. So a worker keeps the count of a run of sends to one process for the
+// rest of the poll: from the poll's `STREAM_AFTER + 1`-th send on, a send to the same
+// pid as the send before it takes a count once and keeps it in `STREAM`, and the sends
+// after it only check the slot's word (the pid still resolves) before they push.
+//
+// Rules:
+// 1. Only a worker keeps a count, and only on a process of its own runtime: the
+//    runtime's shutdown joins its workers before it waits for counts
+//    (`shutdown_processes`), and every count kept is given back by then.
+// 2. The worker gives the count back after every poll (`end_stream`, from
+//    `Worker::run_task`) and at every turn renewed in place (`worker::renew_turn`),
+//    and a send to another pid gives it back first. So a cell outlives its process's
+//    exit by at most the rest of one turn of one sender, as it does for a sender caught
+//    between its lookup and its release.
+// 3. `STREAM` is cleared before a kept count is released: the release may free a cell,
+//    whose messages' `Drop` may send. Such a send may keep a count again;
+//    `end_stream` loops until none is kept.
+// 4. The first `STREAM_AFTER` sends of a poll (all of a ring's or a ping-pong's) do
+//    not look at the cache at all.
+
+/// The stream cache of one thread (`scheduler/context.rs` keeps it): the target of its
+/// last streaming send and the table count kept on it, if any (rules above).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Stream {
+    /// `RawPid::to_bits` of the last target; `u64::MAX` names none (index `u32::MAX`
+    /// is past the table's end).
+    last: u64,
+    /// The slot and cell of `last` on which this thread holds a table count.
+    held: Option<(&'static table::Slot, NonNull<Header>)>,
+}
+
+impl Stream {
+    pub(crate) const NONE: Stream = Stream {
+        last: u64::MAX,
+        held: None,
+    };
+}
+
+/// Gives back the count the stream cache keeps, if any (rules 2 and 3). Called by the
+/// worker after every poll.
+#[inline]
+pub(crate) fn end_stream() {
+    while let Some((slot, cell)) = context::stream().held {
+        context::set_stream(Stream::NONE);
+        release_slot(slot, cell);
+    }
+}
+
+/// Puts `message` in `pid`'s mailbox and schedules it; hands it back if it exited.
+///
+/// Inlined into every caller (with [`Pid::send`]), and so is a send to the pid whose
+/// count the stream cache keeps: in a send loop, that path is the caller's loop body,
+/// with the message built in place, and everything else ([`send_first`]'s lookup,
+/// [`stream_miss`], the wake-up) is a call. Inlined, `counting` runs 31 fewer
+/// instructions a message than out of line (the design notes have the measurement).
+#[inline(always)]
+pub(crate) fn send<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> {
+    let sent = context::count_send();
+    if sent > STREAM_AFTER {
+        let spill = crate::scheduler::worker::spills_at(sent);
+        let s = context::stream();
+        if s.last == pid.raw.to_bits() {
+            if let Some((slot, cell)) = s.held {
+                if !slot.word.is_alive(pid.raw.generation) {
+                    return Err(message);
+                }
+                // SAFETY: the count the cache keeps holds the cell until `end_stream`,
+                // after this call.
+                unsafe { deliver_streamed(cell, message, spill) };
+                return Ok(());
+            }
+        }
+        return stream_miss(pid, message, spill);
+    }
+    send_first(pid, message)
+}
+
+/// `send` among the first [`STREAM_AFTER`] sends of a poll (a ring's hop, a request,
+/// a reply): a lookup that takes a table count and gives it back.
+#[inline]
+fn send_first<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> {
+    let Some(lookup) = ProcessRef::new(pid.raw) else {
+        return Err(message);
+    };
+    // SAFETY: the count `lookup` holds keeps the cell allocated until it drops, after
+    // this call. No spill: `sent` is at most `STREAM_AFTER`, below `SPILL_AFTER_SENDS`.
+    unsafe { deliver(lookup.cell, message, false) };
+    Ok(())
+}
+
+/// A streaming send whose pid's count the cache does not keep: it looks the pid up,
+/// and keeps the count if the send before went to the same pid. It reads the cache
+/// itself rather than take the caller's copy, so that the caller's inlined fast path
+/// keeps the cache's fields in registers instead of spilling them for this call.
+#[inline(never)]
+fn stream_miss<M: Send + 'static>(pid: Pid<M>, message: M, spill: bool) -> Result<(), M> {
+    let s = context::stream();
+    let bits = pid.raw.to_bits();
+    if s.last != bits {
+        // A new target: forget the old one (rule 3: before its count goes back).
+        context::set_stream(Stream {
+            last: bits,
+            held: None,
+        });
+        if let Some((slot, cell)) = s.held {
+            release_slot(slot, cell);
+        }
+    }
+    let Some(lookup) = ProcessRef::new(pid.raw) else {
+        return Err(message);
+    };
+    // SAFETY: the count `lookup` holds keeps the cell allocated until it drops or moves
+    // into the cache, after this call.
+    unsafe { deliver(lookup.cell, message, spill) };
+    if s.last == bits {
+        keep(lookup);
+    }
+    Ok(())
+}
+
+/// The second send in a row to one pid: keeps its count in the stream cache if this
+/// thread is a worker of the process's runtime (rule 1); else gives it back.
+#[cold]
+fn keep(lookup: ProcessRef) {
+    let h = lookup.header();
+    if context::current_index(h.rt).is_some() && context::stream().held.is_none() {
+        let last = h.pid.to_bits();
+        let held = Some((lookup.slot, lookup.cell));
+        // The count moves into the cache, which releases it (`end_stream`).
+        std::mem::forget(lookup);
+        context::set_stream(Stream { last, held });
+    }
+}
+
+/// Pushes `message` and wakes the receiver.
+///
+/// # Safety
+///
+/// `cell` is a `Cell<_, M>` (a `Pid<M>` only names cells whose mailbox holds `M`) and
+/// the caller holds a table count on it.
+#[inline(always)]
+unsafe fn deliver<M: Send + 'static>(cell: NonNull<Header>, message: M, spill: bool) {
+    // SAFETY: a `Pid<M>` only names cells whose mailbox holds `M` (`Pid::from_raw` is
+    // called only by `spawn` with its own `M`), and `Prefix<M>` has the offsets of every
+    // `Cell<_, M>` (module docs). The count we hold keeps it allocated.
+    let prefix = unsafe { cell_of::<Prefix<M>>(cell).as_ref() };
+    prefix.mailbox.push(message);
+    wake_by_message(prefix.header(), cell, spill);
+}
+
+/// The receiver's side of a delivery: schedules it if the message found it idle, and
+/// hands the LIFO slot to the local queue on the sends `worker::spills_at` names.
+/// `h` is `cell`'s header, and the caller holds a table count on `cell`.
+#[inline(always)]
+fn wake_by_message(h: &Header, cell: NonNull<Header>, spill: bool) {
+    let wake = h.state.transition_to_scheduled_by_message();
+    if wake == TransitionToScheduled::Push || spill {
+        // SAFETY: the count the caller holds makes shutdown wait for it before it frees
+        // the runtime (`shutdown_processes` step 2), and the process was alive when the
+        // count was taken, so its runtime is alive.
+        let rt = unsafe { &*h.rt };
+        if wake == TransitionToScheduled::Push {
+            // SAFETY: the message moved it idle -> scheduled: it is ours to queue.
+            rt.schedule(unsafe { Task::new(cell) });
+        }
+        if spill {
+            rt.spill_lifo();
+        }
+    }
+}
+
+/// [`deliver`] for a stream: the wake-up, which a stream rarely needs, is out of line.
+///
+/// # Safety
+///
+/// As for [`deliver`].
+#[inline(always)]
+unsafe fn deliver_streamed<M: Send + 'static>(cell: NonNull<Header>, message: M, spill: bool) {
+    // SAFETY: as in `deliver`.
+    let prefix = unsafe { cell_of::<Prefix<M>>(cell).as_ref() };
+    prefix.mailbox.push(message);
+    if prefix.header().state.is_wake_pending() && !spill {
+        return;
+    }
+    wake_streamed(cell, spill);
+}
+
+/// The rest of [`deliver_streamed`], out of line. The caller holds a count on `cell`.
+#[inline(never)]
+fn wake_streamed(cell: NonNull<Header>, spill: bool) {
+    // SAFETY: the caller's count keeps the cell allocated.
+    let h = unsafe { cell.as_ref() };
+    wake_by_message(h, cell, spill);
+}

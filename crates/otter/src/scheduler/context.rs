@@ -1,0 +1,146 @@
+//! All per-thread state of the runtime, in one place (tokio's `runtime/context.rs`).
+//!
+//! | state | set by | read by |
+//! |---|---|---|
+//! | the runtime and index of the worker this thread is | `worker::run` | `Shared::schedule` (where a wake-up goes), the stream cache (rule 1), `budget_spent` |
+//! | the running process's turn budget | `worker::begin_turn` | every receive |
+//! | sends of the running poll | `worker::begin_turn`, `send` | `send` (stream cache, spills) |
+//! | the stream cache | `process/send.rs` | `process/send.rs`, `worker` (ends it after a poll) |
+//! | the reason of the exit whose future is being dropped | the exit (`process/harness.rs`) | `block_on`'s root |
+//! | the worker's runtime's timer | `worker::run` | calls' timeouts (`server/reply.rs`) |
+//!
+//! The state a send or a receive reads is `const`-initialised and needs no destructor,
+//! so each access is one thread-local load, with no lazy initialisation. Two pieces of
+//! per-thread state stay with the leaf modules they belong to, which depend on nothing
+//! of the scheduler: the process table's cache of free indices (`process/table.rs`,
+//! built for the loom models too) and the timer thread's own marker (`timer.rs`).
+
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
+
+use crate::exit::ExitReason;
+use crate::process::send::Stream;
+use crate::scheduler::Shared;
+use crate::scheduler::tuning::BUDGET;
+use crate::timer::Timer;
+
+thread_local! {
+    /// The runtime and index of the worker this thread is, if it is one. The pointer is
+    /// only compared, or dereferenced while `worker::run` holds the runtime.
+    static WORKER: Cell<(*const Shared, usize)> = const { Cell::new((std::ptr::null(), 0)) };
+    /// What remains of the running process's budget.
+    static BUDGET_LEFT: Cell<u32> = const { Cell::new(BUDGET) };
+    /// Messages sent by the running process in this poll.
+    static SENT: Cell<u32> = const { Cell::new(0) };
+    /// The stream cache (`process/send.rs`).
+    static STREAM: Cell<Stream> = const { Cell::new(Stream::NONE) };
+    /// The reason of the process whose future this thread is dropping at its exit.
+    static EXIT_REASON: RefCell<Option<ExitReason>> = const { RefCell::new(None) };
+    /// The timer of this worker's runtime (a counted reference: using it never touches
+    /// a runtime that may be gone).
+    static WORKER_TIMER: RefCell<Option<Arc<Timer>>> = const { RefCell::new(None) };
+}
+
+// ===== the worker =====
+
+/// Makes this thread worker `index` of `shared`, with its runtime's timer; until
+/// [`leave_worker`]. The caller holds `shared` until then.
+pub(crate) fn enter_worker(shared: &Arc<Shared>, index: usize, timer: Arc<Timer>) {
+    WORKER.with(|c| c.set((Arc::as_ptr(shared), index)));
+    WORKER_TIMER.with(|t| *t.borrow_mut() = Some(timer));
+}
+
+/// Undoes [`enter_worker`], before the worker lets go of its runtime.
+pub(crate) fn leave_worker() {
+    WORKER.with(|c| c.set((std::ptr::null(), 0)));
+    WORKER_TIMER.with(|t| t.borrow_mut().take());
+}
+
+/// This thread's worker index if it is a worker of `shared`. A raw pointer, so that a
+/// sender can ask about a process's runtime without dereferencing it.
+#[inline]
+pub(crate) fn current_index(shared: *const Shared) -> Option<usize> {
+    let (rt, index) = WORKER.with(Cell::get);
+    std::ptr::eq(rt, shared).then_some(index)
+}
+
+/// The runtime this thread is a worker of; null on any other thread. While it is not
+/// null it may be dereferenced: `worker::run` sets it from the `Arc<Shared>` it holds,
+/// and clears it before it lets go of that `Arc`.
+#[inline]
+pub(crate) fn current_runtime() -> *const Shared {
+    WORKER.with(Cell::get).0
+}
+
+/// Whether this thread is a worker of any otter runtime.
+pub(crate) fn is_worker_thread() -> bool {
+    !current_runtime().is_null()
+}
+
+/// The timer of the runtime whose worker this thread is, if it is one.
+pub(crate) fn current_timer() -> Option<Arc<Timer>> {
+    WORKER_TIMER.with(|t| t.borrow().clone())
+}
+
+// ===== the running turn =====
+
+/// Starts a turn's counters: the budget and the send count.
+#[inline]
+pub(crate) fn start_turn(budget: u32) {
+    BUDGET_LEFT.with(|b| b.set(budget));
+    SENT.with(|s| s.set(0));
+}
+
+/// Consumes one unit of the running process's budget; false when it is spent.
+#[inline]
+pub(crate) fn consume_budget() -> bool {
+    BUDGET_LEFT.with(|b| {
+        let left = b.get();
+        if left == 0 {
+            false
+        } else {
+            b.set(left - 1);
+            true
+        }
+    })
+}
+
+/// Counts a message sent by the running process; returns how many it has sent in
+/// this poll, this one included (on a thread that is not a worker: ever).
+#[inline]
+pub(crate) fn count_send() -> u32 {
+    SENT.with(|s| {
+        let n = s.get().wrapping_add(1);
+        s.set(n);
+        n
+    })
+}
+
+// ===== the stream cache =====
+
+/// This thread's stream cache.
+#[inline(always)]
+pub(crate) fn stream() -> Stream {
+    STREAM.with(Cell::get)
+}
+
+/// Replaces this thread's stream cache.
+#[inline(always)]
+pub(crate) fn set_stream(s: Stream) {
+    STREAM.with(|c| c.set(s));
+}
+
+// ===== the exit being run =====
+
+/// Records (or, with `None`, clears) the reason of the exit whose future this thread
+/// drops now.
+pub(crate) fn set_exit_reason(reason: Option<ExitReason>) {
+    EXIT_REASON.with(|r| *r.borrow_mut() = reason);
+}
+
+/// While a process's future is dropped at its exit, the reason it exits with; `None`
+/// elsewhere (and during shutdown). Lets a future that reports its own end (the root
+/// of `block_on`) report the reason of an exit signal.
+pub(crate) fn exit_reason_of_dropping() -> Option<ExitReason> {
+    EXIT_REASON.with(|r| r.borrow().clone())
+}

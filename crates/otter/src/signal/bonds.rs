@@ -1,0 +1,267 @@
+//! The bonds of a process: its links, the monitors watching it, its trap flag, and the
+//! reason of an exit signal that will end it. Safe code: it reaches a process only
+//! through a counted [`ProcessRef`] and the header's `bonds` mutex, `gate` and
+//! `signalled` flag (`process/cell.rs`), and a trapped exit through the process's own
+//! [`TrapFn`]. The rules it implements are `signal.rs`'s (links, exit signals,
+//! `trap_exit`) and `monitor.rs`'s (monitors, `Down`); the gate's protocol with the exit
+//! (`process/gate.rs`) makes a bond attached during an exit either seen by it or
+//! refused.
+//!
+//! # Locks
+//!
+//! One mutex per process guards its bonds. No thread holds two: a link is recorded on
+//! one side, then on the other; an exit takes its links out under its own lock and
+//! signals them after releasing it. Watchers are notified under the lock (so that a
+//! `demonitor` after the exit finds every `Down` delivered), and the wakers they hand
+//! back are woken after it.
+
+use std::sync::PoisonError;
+use std::sync::atomic::Ordering;
+
+use crate::exit::ExitReason;
+use crate::monitor::{Down, Watcher};
+use crate::pid::RawPid;
+use crate::process::cell::{Header, ProcessRef, TrapFn};
+use crate::process::owner::Owner;
+use crate::signal::{Effect, Exit, Kind, effect};
+use crate::unwind::catch_panic;
+
+/// What a process has to do with others: the processes monitoring it, the processes
+/// linked to it, whether it traps exits, and the reason of an exit signal that will end
+/// it (`signal.rs`).
+#[derive(Debug, Default)]
+pub(crate) struct Bonds {
+    watchers: Vec<Watcher>,
+    links: Vec<RawPid>,
+    trap: Option<TrapFn>,
+    pending: Option<ExitReason>,
+}
+
+impl Bonds {
+    /// The bonds of a child spawned linked to `link` and watched by `watcher`.
+    pub(crate) fn new(link: Option<RawPid>, watcher: Option<Watcher>) -> Bonds {
+        Bonds {
+            links: link.into_iter().collect(),
+            watchers: watcher.into_iter().collect(),
+            ..Bonds::default()
+        }
+    }
+}
+
+/// The reason of an exit signal that will end the process `h`, if one is pending (the
+/// worker asks before a poll when `h.signalled` is set).
+pub(crate) fn pending_exit(h: &Header) -> Option<ExitReason> {
+    h.bonds
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_ref()
+        .and_then(|b| b.pending.clone())
+}
+
+/// Runs `f` on the bonds of the process `p`, under their lock.
+fn with_bonds<R>(p: &ProcessRef, f: impl FnOnce(&Header, &mut Option<Box<Bonds>>) -> R) -> R {
+    let h = p.header();
+    let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
+    f(h, &mut bonds)
+}
+
+/// Adds a watcher to `target`; hands it back if `target` does not exist or is exiting
+/// (the caller then sends `Noproc`).
+pub(crate) fn add_watcher(target: RawPid, watcher: Watcher) -> Result<(), Watcher> {
+    let Some(lookup) = ProcessRef::new(target) else {
+        return Err(watcher);
+    };
+    with_bonds(&lookup, |h, bonds| {
+        if !h.gate.attach_bond() {
+            return Err(watcher);
+        }
+        bonds.get_or_insert_default().watchers.push(watcher);
+        Ok(())
+    })
+}
+
+/// Removes watcher `id` from `target`; false if it is no longer there (its `Down` has
+/// been delivered: see `monitor.rs`).
+pub(crate) fn remove_watcher(target: RawPid, id: u64) -> bool {
+    let Some(lookup) = ProcessRef::new(target) else {
+        return false;
+    };
+    with_bonds(&lookup, |_, bonds| {
+        let Some(b) = bonds.as_mut() else {
+            return false;
+        };
+        match b.watchers.iter().position(|x| x.id == id) {
+            Some(i) => {
+                drop(b.watchers.swap_remove(i));
+                true
+            }
+            None => false,
+        }
+    })
+}
+
+/// Records the link `me` -> `other` on `me`'s side (idempotent).
+fn add_link(lookup: &ProcessRef, other: RawPid) {
+    with_bonds(lookup, |h, bonds| {
+        h.gate.mark_own_bond();
+        let links = &mut bonds.get_or_insert_default().links;
+        if !links.contains(&other) {
+            links.push(other);
+        }
+    });
+}
+
+/// Records a link to the child `other` on the side of the running process `me`, before
+/// the child runs (`spawn_link`).
+pub(crate) fn link_one_side(me: RawPid, other: RawPid) {
+    if let Some(mine) = ProcessRef::new(me) {
+        add_link(&mine, other);
+    }
+}
+
+/// Removes the link to `other` from the bonds; whether it was there.
+fn remove_link(bonds: &mut Option<Box<Bonds>>, other: RawPid) -> bool {
+    let Some(b) = bonds.as_mut() else {
+        return false;
+    };
+    match b.links.iter().position(|&p| p == other) {
+        Some(i) => {
+            b.links.swap_remove(i);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Links the running process `me` with `other` (`signal.rs` has the rules). Our side
+/// first: once `other` records us, its exit signal must find the link here. If `other`
+/// is gone or exiting, our side is undone and we get the signal `Noproc` from it.
+pub(crate) fn link(me: RawPid, other: RawPid) {
+    if me == other {
+        return;
+    }
+    let Some(mine) = ProcessRef::new(me) else {
+        return;
+    };
+    add_link(&mine, other);
+    let linked = ProcessRef::new(other).is_some_and(|theirs| {
+        with_bonds(&theirs, |h, bonds| {
+            // The gate's protocol with the exit, under the lock the exit takes.
+            if !h.gate.attach_bond() {
+                return false;
+            }
+            let links = &mut bonds.get_or_insert_default().links;
+            if !links.contains(&me) {
+                links.push(me);
+            }
+            true
+        })
+    });
+    // If the link is no longer on our side, `other`'s exit signal already took it.
+    if !linked && with_bonds(&mine, |_, bonds| remove_link(bonds, other)) {
+        drop(mine);
+        signal(me, other, ExitReason::Noproc, Kind::Exit);
+    }
+}
+
+/// Removes the link between `me` and `other`, both sides. Afterwards no signal through
+/// it reaches `me` (a link signal must find its link: [`signal`]).
+pub(crate) fn unlink(me: RawPid, other: RawPid) {
+    if let Some(mine) = ProcessRef::new(me) {
+        with_bonds(&mine, |_, bonds| remove_link(bonds, other));
+    }
+    if let Some(theirs) = ProcessRef::new(other) {
+        with_bonds(&theirs, |_, bonds| remove_link(bonds, me));
+    }
+}
+
+/// Sets or clears the trap flag of the process owning `owner`; returns the old value.
+pub(crate) fn set_trap_exit<M: From<Exit> + Send + 'static>(owner: &Owner<M>, on: bool) -> bool {
+    let new = on.then(|| owner.trap_fn());
+    let h = owner.header();
+    let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
+    match bonds.as_mut() {
+        Some(b) => std::mem::replace(&mut b.trap, new).is_some(),
+        None if on => {
+            *bonds = Some(Box::new(Bonds {
+                trap: new,
+                ..Bonds::default()
+            }));
+            false
+        }
+        None => false,
+    }
+}
+
+/// Sends the exit signal `reason` of `kind` from `from` to `to`, and applies the
+/// receipt rule (`signal::effect`) at once, under `to`'s bonds lock: the trap flag read
+/// is the one in force when the signal arrives.
+pub(crate) fn signal(to: RawPid, from: RawPid, reason: ExitReason, kind: Kind) {
+    let Some(lookup) = ProcessRef::new(to) else {
+        return;
+    };
+    let terminate = with_bonds(&lookup, |h, bonds| {
+        if kind == Kind::Link && !remove_link(bonds, from) {
+            return false; // unlinked: the signal has no effect
+        }
+        let trap = bonds.as_ref().and_then(|b| b.trap);
+        match effect(kind, reason, trap.is_some(), to == from) {
+            Effect::Ignore => false,
+            Effect::Message(reason) => {
+                let trap = trap.expect("trapping");
+                let exit = Exit {
+                    from: crate::ProcessId(from),
+                    reason,
+                };
+                lookup.deliver_trapped(trap, exit);
+                false
+            }
+            Effect::Terminate(reason) => {
+                let b = bonds.get_or_insert_default();
+                if b.pending.is_none() {
+                    b.pending = Some(reason);
+                    h.signalled.store(true, Ordering::Release);
+                }
+                true
+            }
+        }
+    });
+    if terminate {
+        lookup.schedule();
+    }
+}
+
+/// Step 3 of the exit (`process/harness.rs`; and of a shutdown's discard): the exit signal to every linked
+/// process, then a `Down` to every monitor. User code runs here (`From<Down>`,
+/// `From<Exit>`): a panic in it loses that one notification, never the exit. Wakers that
+/// watchers hand back are woken after our lock is released, so no foreign code runs
+/// under it.
+pub(crate) fn notify_exit(h: &Header, reason: &ExitReason) {
+    let links = {
+        let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
+        bonds.as_mut().map(|b| std::mem::take(&mut b.links))
+    };
+    for to in links.into_iter().flatten() {
+        signal(to, h.pid, reason.clone(), Kind::Link);
+    }
+    let mut wake = Vec::new();
+    {
+        // Under the lock, so that a `demonitor` after us finds every `Down` already
+        // delivered (`monitor.rs`).
+        let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
+        let watchers = bonds.as_mut().map(|b| std::mem::take(&mut b.watchers));
+        for watcher in watchers.into_iter().flatten() {
+            let down = Down {
+                reference: watcher.reference(h.pid),
+                pid: crate::ProcessId(h.pid),
+                reason: reason.clone(),
+            };
+            if let Ok(Some(waker)) = catch_panic(|| (watcher.notify)(down)) {
+                wake.push(waker);
+            }
+        }
+    }
+    for waker in wake {
+        waker.wake();
+    }
+}
