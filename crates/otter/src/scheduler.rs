@@ -406,14 +406,20 @@ impl Drop for Runtime {
         let own_thread = context::current_index(Arc::as_ptr(&shared)).is_some()
             || shared.timer.is_current_thread();
         if !own_thread {
-            shut_down(&shared, threads);
+            crate::unwind::abort_on_unwind("the runtime's shutdown", || {
+                shut_down(&shared, threads);
+            });
             return;
         }
         shared.shutdown.store(true, Ordering::SeqCst);
         let reaper = shared.clone();
         let spawned = std::thread::Builder::new()
             .name("otter-shutdown".into())
-            .spawn(move || shut_down(&reaper, threads));
+            .spawn(move || {
+                crate::unwind::abort_on_unwind("the runtime's shutdown", || {
+                    shut_down(&reaper, threads);
+                });
+            });
         if spawned.is_err() {
             // No thread to finish on: the workers stop, but nothing is freed, since a
             // process may still be reached through a pid.

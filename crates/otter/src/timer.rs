@@ -169,6 +169,10 @@ thread_local! {
 }
 
 fn run(timer: std::sync::Weak<Timer>) {
+    crate::unwind::abort_on_unwind("the timer thread", || run_timer(timer));
+}
+
+fn run_timer(timer: std::sync::Weak<Timer>) {
     TIMER_THREAD.with(|t| t.set(timer.as_ptr()));
     let mut due = Vec::new();
     loop {

@@ -1,3 +1,5 @@
+//! Panics: user code's are caught, the runtime's own abort.
+//!
 //! User code that may panic, run where a panic must not escape: a process's poll, a
 //! message's or a future's `Drop`, a timer's action, a watcher's notification. A panic
 //! is caught and becomes an exit reason or nothing, and its payload is dropped here,
@@ -42,6 +44,31 @@ pub(crate) fn drop_payload(payload: Box<dyn Any + Send>) {
         }
     }
     std::mem::forget(next);
+}
+
+/// Runs `f`, the runtime's own code, aborting the OS process if a panic unwinds out of
+/// it (async-task's `abort_on_panic`). Every piece of user code that `f` runs is already
+/// under [`catch_panic`] or [`catch_silently`], so a panic reaching here is a broken
+/// invariant of the runtime, which unwinding would leave half-updated (a count taken and
+/// never given back, a process neither running nor exited, a worker thread gone): an
+/// abort with the place named is the honest end. Costs nothing unless it fires: the
+/// guard is forgotten on the way out.
+#[inline(always)]
+pub(crate) fn abort_on_unwind<R>(place: &'static str, f: impl FnOnce() -> R) -> R {
+    struct Abort(&'static str);
+    impl Drop for Abort {
+        fn drop(&mut self) {
+            eprintln!(
+                "otter: a panic in the runtime's own code ({}), not in a process: aborting",
+                self.0
+            );
+            std::process::abort();
+        }
+    }
+    let guard = Abort(place);
+    let r = f();
+    std::mem::forget(guard);
+    r
 }
 
 /// Runs `f`; a panic in it is caught and its payload dropped with [`drop_payload`].

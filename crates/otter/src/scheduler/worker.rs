@@ -43,13 +43,12 @@ pub(crate) fn spills_at(sent: u32) -> bool {
 /// has nothing else to run: the shutdown has not begun, the LIFO slot and the local
 /// queue are empty and so is the injector. A yield would then put the process at the
 /// back of an empty local queue and pop it right back (`next_task`); this skips the two
-/// state transitions and the queue round trip, which in a stream cost the sender the
-/// cache line of the mailbox's tail (`ARCHITECTURE.md`, "Where the time goes"). What the
-/// worker does between two polls is done here too: the turn is counted (`ticks`, which
-/// the watchdog reads), the budget and the send count start over, and the stream cache
-/// gives its count back. Takes the unit of the budget of the receive that asks. False,
-/// and nothing done, if the caller must yield; always on a thread that is not one of
-/// `shared`'s workers.
+/// state transitions and the queue round trip. What the worker does between two polls
+/// is done here too: the turn is counted (`ticks`, which the watchdog reads), the budget
+/// and the send count start over, and the stream cache gives its count back. Takes the
+/// unit of the budget of the receive that asks. False, and nothing done, if the caller
+/// must yield; always on a thread that is not one of `shared`'s workers.
+/// Why, and what it measured: docs/design/0011-turn-renewed-in-place.md.
 pub(crate) fn renew_turn(shared: &Shared) -> bool {
     let Some(i) = context::current_index(shared) else {
         return false;
@@ -92,7 +91,7 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize) {
         kick_watchdog: false,
         rng: 0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d),
     };
-    w.run();
+    crate::unwind::abort_on_unwind("a worker's loop", || w.run());
     context::leave_worker();
 }
 
@@ -156,6 +155,7 @@ impl Worker {
     /// module docs) says otherwise, that process: the ring's and ping-pong's path, kept
     /// free of `next_task`'s other steps. A chain is at most [`MAX_LIFO_POLLS`] + 1
     /// polls long, so the shutdown flag is still read every few polls.
+    /// Measured: docs/design/0005-ring-hop-cost.md.
     #[inline]
     fn run_chain(&mut self, shared: &Shared, me: &Remote, mut task: Task) {
         loop {
@@ -194,7 +194,7 @@ impl Worker {
         begin_turn(me, BUDGET);
         let outcome = task.run();
         // A table count the poll kept in the stream cache goes back now (rule 2 of the
-        // stream cache, `process/cell.rs`).
+        // stream cache, `process/send.rs`).
         crate::process::send::end_stream();
         match outcome {
             RunOutcome::Reschedule(task) => shared.push_local(self.index, task),
