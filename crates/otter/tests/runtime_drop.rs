@@ -30,13 +30,25 @@ fn spawn_waiter(rt: &Runtime) -> (Pid<()>, mpsc::Receiver<()>) {
     (pid, rx)
 }
 
-/// Hands `rt` to the process `carrier` through a slot, then tells it to go on.
-fn hand_over(rt: Runtime, carrier: Pid<()>, slot: &Mutex<Option<Runtime>>) {
+/// Runs `carrier` in a process of a new runtime of `threads` workers, with that very
+/// `Runtime` handed to it (through a slot, once it runs); then checks that the runtime
+/// was shut down cleanly, whatever `carrier` did with it. Returns the carrier's pid.
+fn hand_the_runtime_to<F, Fut>(threads: usize, carrier: F) -> Pid<()>
+where
+    F: FnOnce(Context<()>, Runtime) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let rt = Runtime::builder().threads(threads).build().unwrap();
+    let (waiter, ended) = spawn_waiter(&rt);
+    let slot: Arc<Mutex<Option<Runtime>>> = Arc::default();
+    let s2 = slot.clone();
+    let pid = rt.handle().spawn(move |mut cx: Context<()>| async move {
+        cx.recv().await;
+        let rt = s2.lock().unwrap().take().unwrap();
+        carrier(cx, rt).await;
+    });
     *slot.lock().unwrap() = Some(rt);
-    carrier.send(());
-}
-
-fn after_shutdown(waiter: Pid<()>, ended: mpsc::Receiver<()>) {
+    pid.send(());
     ended
         .recv_timeout(Duration::from_secs(30))
         .expect("the shutdown ended the waiting process");
@@ -44,93 +56,65 @@ fn after_shutdown(waiter: Pid<()>, ended: mpsc::Receiver<()>) {
     // from freed memory (valgrind saw an invalid read here before the fix).
     waiter.send(());
     assert!(!waiter.is_alive());
+    pid
 }
 
-fn dropped_on_its_timer_thread(threads: usize) {
-    let rt = Runtime::builder().threads(threads).build().unwrap();
-    let (waiter, ended) = spawn_waiter(&rt);
-    let slot: Arc<Mutex<Option<Runtime>>> = Arc::default();
-    let s2 = slot.clone();
-    let carrier = rt.handle().spawn(move |mut cx: Context<()>| async move {
-        cx.recv().await;
-        let rt = s2.lock().unwrap().take().unwrap();
-        // A process that has already exited: the timer thread drops the message, and
-        // with it the runtime.
-        let gone: Pid<Runtime> = cx.spawn(|_: Context<Runtime>| async {});
-        while gone.is_alive() {
-            cx.yield_now().await;
+/// Declares the rule's test on 1 worker and on `MANY`.
+macro_rules! on_1_and_n_workers {
+    ($name:ident, $body:expr) => {
+        mod $name {
+            use super::*;
+            #[test]
+            fn one_worker() {
+                ($body)(1);
+            }
+            #[test]
+            fn many_workers() {
+                ($body)(MANY);
+            }
         }
-        cx.send_after(gone, rt, Duration::from_millis(1));
-    });
-    hand_over(rt, carrier, &slot);
-    after_shutdown(waiter, ended);
+    };
 }
 
-#[test]
-fn a_runtime_dropped_on_its_timer_thread_shuts_down_cleanly_one_worker() {
-    dropped_on_its_timer_thread(1);
-}
-
-#[test]
-fn a_runtime_dropped_on_its_timer_thread_shuts_down_cleanly_many_workers() {
-    dropped_on_its_timer_thread(MANY);
-}
-
-fn dropped_by_its_own_process(threads: usize) {
-    let rt = Runtime::builder().threads(threads).build().unwrap();
-    let (waiter, ended) = spawn_waiter(&rt);
-    let slot: Arc<Mutex<Option<Runtime>>> = Arc::default();
-    let s2 = slot.clone();
-    let carrier = rt.handle().spawn(move |mut cx: Context<()>| async move {
-        cx.recv().await;
-        let rt = s2.lock().unwrap().take().unwrap();
-        drop(rt);
-        // The shutdown ends this process at its next suspension point, or at the
-        // latest when the shutdown thread ends every process still alive.
-        cx.recv().await;
-    });
-    hand_over(rt, carrier, &slot);
-    after_shutdown(waiter, ended);
-    assert!(!carrier.is_alive());
-}
-
-#[test]
-fn a_runtime_dropped_by_its_own_process_shuts_down_cleanly_one_worker() {
-    dropped_by_its_own_process(1);
-}
-
-#[test]
-fn a_runtime_dropped_by_its_own_process_shuts_down_cleanly_many_workers() {
-    dropped_by_its_own_process(MANY);
-}
-
-/// A message that holds the runtime, dropped with the mailbox of a process that exits
-/// with messages unread: the drop happens on a worker, in the middle of the exit.
-fn dropped_with_an_unread_message(threads: usize) {
-    let rt = Runtime::builder().threads(threads).build().unwrap();
-    let (waiter, ended) = spawn_waiter(&rt);
-    let slot: Arc<Mutex<Option<Runtime>>> = Arc::default();
-    let s2 = slot.clone();
-    let carrier = rt.handle().spawn(move |mut cx: Context<()>| async move {
-        cx.recv().await;
-        let rt = s2.lock().unwrap().take().unwrap();
-        let sink: Pid<Runtime> = cx.spawn(|mut c: Context<Runtime>| async move {
-            // Exits once told, leaving the runtime unread in its mailbox.
-            c.recv_match(|_| false).await;
+on_1_and_n_workers!(
+    a_runtime_dropped_on_its_timer_thread_shuts_down_cleanly,
+    |threads| {
+        hand_the_runtime_to(threads, |cx, rt| async move {
+            // A process that has already exited: the timer thread drops the message,
+            // and with it the runtime.
+            let gone: Pid<Runtime> = cx.spawn(|_: Context<Runtime>| async {});
+            while gone.is_alive() {
+                cx.yield_now().await;
+            }
+            cx.send_after(gone, rt, Duration::from_millis(1));
         });
-        sink.send(rt);
-        cx.exit(sink, otter::ExitReason::Shutdown);
-    });
-    hand_over(rt, carrier, &slot);
-    after_shutdown(waiter, ended);
-}
+    }
+);
 
-#[test]
-fn a_runtime_dropped_with_an_unread_message_shuts_down_cleanly_one_worker() {
-    dropped_with_an_unread_message(1);
-}
+on_1_and_n_workers!(
+    a_runtime_dropped_by_its_own_process_shuts_down_cleanly,
+    |threads| {
+        let carrier = hand_the_runtime_to(threads, |mut cx, rt| async move {
+            drop(rt);
+            // The shutdown ends this process at its next suspension point, or at the
+            // latest when the shutdown thread ends every process still alive.
+            cx.recv().await;
+        });
+        assert!(!carrier.is_alive());
+    }
+);
 
-#[test]
-fn a_runtime_dropped_with_an_unread_message_shuts_down_cleanly_many_workers() {
-    dropped_with_an_unread_message(MANY);
-}
+on_1_and_n_workers!(
+    a_runtime_dropped_with_an_unread_message_shuts_down_cleanly,
+    |threads| {
+        // The message holding the runtime is dropped with the mailbox of a process
+        // that exits with messages unread: on a worker, in the middle of the exit.
+        hand_the_runtime_to(threads, |cx, rt| async move {
+            let sink: Pid<Runtime> = cx.spawn(|mut c: Context<Runtime>| async move {
+                c.recv_match(|_| false).await;
+            });
+            sink.send(rt);
+            cx.exit(sink, otter::ExitReason::Shutdown);
+        });
+    }
+);
