@@ -310,7 +310,8 @@ impl<S: Server> ServerRef<S> {
 
     /// Calls the server and waits for its reply, at most [`DEFAULT_CALL_TIMEOUT`]
     /// (`gen_server:call/2`). Works from any process, and from any other async code
-    /// whose wakers work (the timeout uses the server's runtime).
+    /// whose wakers work (the caller's runtime times it; off any runtime, a
+    /// process-wide timer).
     ///
     /// See [`Server`] for an example.
     pub async fn call(self, request: S::Call) -> Result<S::Reply, CallError> {

@@ -39,26 +39,24 @@
 //!    `tail_block` from null; it also publishes the block in `head_block` for the
 //!    consumer, which is the only other writer of `head_block`.
 //! 7. A block the consumer has left is recycled, not freed, if the consumer keeps up
-//!    (below) and the queue's `spare` is empty: the consumer clears its `ready` flags and `next`, then stores it in `spare`
-//!    by a compare-and-swap from null (`Release`). A producer about to install a block
-//!    takes the spare by a swap to null (`Acquire`) and only then uses it; a spare it
-//!    did not use goes back the same way, or is freed. Whoever holds the pointer owns
-//!    the block, and ownership moves only by those atomic exchanges, so no block is
-//!    used by two owners (no ABA: the pointer is never compared while in use).
+//!    (below) and the queue's `spare` is empty: the consumer clears its `ready` flags
+//!    and `next`, then stores it in `spare` by a compare-and-swap from null
+//!    (`Release`). A producer about to install a block takes the spare by a swap to
+//!    null (`Acquire`) and only then uses it; a spare it did not use goes back the same
+//!    way, or is freed. Whoever holds the pointer owns the block, and ownership moves
+//!    only by those atomic exchanges, so no block is used by two owners (no ABA: the
+//!    pointer is never compared while in use).
 //!
 //! Recycling matters because the producer allocates and the consumer frees: on
-//! different threads, glibc's allocator serialises them on its arena lock (the
-//! `counting` workload spent a fifth of its time in that lock and in page faults).
-//! The cost is at most one extra block per mailbox that ever filled one.
-//! The consumer recycles only while it keeps up, within [`RECYCLE_WITHIN`] positions of
-//! the tail it last saw (a ring, a ping-pong: one block goes round and stays hot in
-//! both caches); a consumer far behind a stream frees the block instead. A block
-//! recycled there is one the consumer has just reset, dirty in its cache, which the
-//! producer then writes thousands of messages ahead, and the `spare` pointer's line is
-//! the producers' tail line, which each give-back took from them: the stream ran
-//! faster with the allocator's blocks (`counting`, ARCHITECTURE.md has the figures).
-//! For the same reason a producer looks at `spare` before it swaps: an empty spare
-//! costs it no write.
+//! different threads, glibc's allocator serialises them on its arena lock. The cost is
+//! at most one extra block per mailbox that ever filled one. The consumer recycles only
+//! while it keeps up, within [`RECYCLE_WITHIN`] positions of the tail it last saw (a
+//! ring, a ping-pong: one block goes round and stays hot in both caches); a consumer
+//! far behind a stream frees the block instead: the producer would write, thousands of
+//! messages ahead, a block left dirty in the consumer's cache, and each give-back takes
+//! the producers' tail line (where `spare` sits) from them. For the same reason a
+//! producer looks at `spare` before it swaps: an empty spare costs it no write.
+//! Why, with the figures: docs/design/0002-mailbox-blocks-and-recycling.md.
 //!
 //! 8. The consumer keeps `tail_seen`, a copy of `tail_index` from its last look. While
 //!    `head_index` is behind it, positions up to it have been reserved, and the consumer
@@ -80,6 +78,7 @@
 //!    line, which its sender has just written, instead of the next slot's, which may sit
 //!    on a line untouched since the block's previous use; a streaming receiver looks
 //!    at the tail once per batch it catches up with, not once per message.
+//!    Measured: docs/design/0005-ring-hop-cost.md.
 //!
 //! `head_index`, `head_block` and `tail_seen` are the consumer's, accessed `Relaxed`.
 //! They are atomics only because `pop` takes `&self`: for `head_block`, so that the one
@@ -87,7 +86,7 @@
 //!
 //! # Safety
 //!
-//! The `unsafe` blocks rely on (1)–(7) and on the single-consumer contract of
+//! The `unsafe` blocks rely on (1)–(8) and on the single-consumer contract of
 //! [`Queue::pop`], which is `unsafe fn` for that reason. The loom model in
 //! `tests/loom_mailbox.rs` checks the protocol with `BLOCK_CAP = 2`, and Miri runs the
 //! unit tests at the bottom of this file.
@@ -114,6 +113,7 @@ pub enum TryPopError {
 
 /// Slots per block. 31 keeps a block of 16-byte messages under 1 KiB (crossbeam uses the
 /// same figure); under loom it shrinks to 2 so the models cross block boundaries.
+/// Other sizes measured: docs/design/0002-mailbox-blocks-and-recycling.md.
 #[cfg(not(loom))]
 pub(crate) const BLOCK_CAP: usize = 31;
 #[cfg(loom)]
@@ -167,8 +167,7 @@ impl<T> Block<T> {
 /// sender's and the receiver's cores on every message. With `head_index` 64 bytes after
 /// `tail_index` and the queue 16-byte aligned, the 16 bytes of tail and the 24 of head
 /// can never share a line (a process cell puts them 88 bytes apart, which needs no
-/// alignment at all). The gain: a fifth off a message streamed to a receiver on another
-/// core (`counting` and `closure style=message`, A/B in the same session).
+/// alignment at all). Measured: docs/design/0003-cell-layout.md.
 ///
 /// The gap need not be wasted: its owner may keep data there (`with_gap`, `gap`). A
 /// process cell keeps its control block in it, so that a sender finds the receiver's

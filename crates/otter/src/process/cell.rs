@@ -25,13 +25,11 @@
 //! consumer's fields (`Queue<M, Header>`, `mailbox/queue.rs`). So everything a sender
 //! touches in the receiver's cell is in its first 48 bytes: the tail it CASes, the state
 //! it wakes and `rt`, which it needs to schedule. That is one cache line when the cell
-//! starts on a 64-byte boundary and at most two otherwise (with the header before the
-//! queue it was always two). The cell is only 16-byte aligned: `align(64)` would send
-//! every spawn down glibc's `posix_memalign` path for applications on the system
-//! allocator. The receiver's fields (the head, the `signalled` flag its worker checks
-//! before each poll, the start of its future) come after. The gap that kept tail and
-//! head apart is no longer padding: the part before the future shrank from 144 to 112
-//! bytes (the head gained `tail_seen`, 8 bytes).
+//! starts on a 64-byte boundary and at most two otherwise. The cell is only 16-byte
+//! aligned: `align(64)` would send every spawn down glibc's `posix_memalign` path for
+//! applications on the system allocator. The receiver's fields (the head, the
+//! `signalled` flag its worker checks before each poll, the start of its future) come
+//! after. Layout history and figures: docs/design/0003-cell-layout.md.
 //!
 //! Everything type-specific goes through the header's `vtable`, so run queues, wakers
 //! and the table handle processes as `*const Header`. A sender knows `M` from its
@@ -65,7 +63,8 @@
 //!
 //! Whoever releases the last one frees the cell: the remaining messages are dropped and
 //! the memory returned. Wakers hold no reference at all: a waker is a pid (see
-//! [`waker`]), and waking a process that has exited finds a retired slot and does nothing.
+//! [`waker`](super::waker)), and waking a process that has exited finds a retired slot
+//! and does nothing.
 //!
 //! # Safety
 //!
@@ -208,11 +207,8 @@ impl<M> Prefix<M> {
 /// allocation, as every header pointer is (in `spawn`), and not from a `&Header`, whose
 /// provenance covers the header alone.
 ///
-/// The null check stays on the send path on purpose. Without it (an unchecked
-/// `byte_sub`), LLVM moved the streaming sender's copy of the message to a stack
-/// temporary before the tail's CAS, where its 16-byte load waited on the narrower stores
-/// that built the message, and `counting` took 1.40 of the time (11 paired rounds;
-/// the receiver's side, [`Owner::prefix`], is unchecked).
+/// The null check stays on the send path on purpose (the receiver's side,
+/// [`Owner::prefix`], is unchecked): docs/design/0015-unchecked-pointer-steps.md.
 #[inline]
 pub(super) fn cell_of<T>(header: NonNull<Header>) -> NonNull<T> {
     let cell = header.as_ptr().wrapping_byte_sub(GAP_OFFSET);

@@ -62,8 +62,8 @@ impl<M> Owner<M> {
         unsafe { TrapFn::new::<M>(self.header().pid) }
     }
 
-    /// [`cell_of`] without its null check, which cost a compare and a branch on every
-    /// receive.
+    /// [`cell_of`](super::cell::cell_of) without its null check, which cost a compare
+    /// and a branch on every receive. See docs/design/0015-unchecked-pointer-steps.md.
     #[inline(always)]
     fn prefix(&self) -> &Prefix<M> {
         // SAFETY: `spawn` derived `self.cell` from the cell's allocation, `GAP_OFFSET`
@@ -108,9 +108,8 @@ impl<M> Owner<M> {
     ///
     /// The runtime comes from the worker's thread-local, not from the header: the
     /// header's first line holds the mailbox's tail, which a sender streaming to this
-    /// process writes on every message, so reading `state` or `rt` there took that line
-    /// from the sender's core once a budget (`perf`, `counting`: 5% of the counter's
-    /// samples on that one load). `signalled` sits on the receiver's own line.
+    /// process writes on every message. `signalled` sits on the receiver's own line.
+    /// Measured: docs/design/0011-turn-renewed-in-place.md.
     #[cold]
     #[inline(never)]
     pub(crate) fn budget_spent(&self) -> bool {

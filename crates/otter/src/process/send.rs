@@ -36,7 +36,8 @@ impl<M> Pid<M> {
     /// assert_eq!(got.unwrap(), "hello");
     /// ```
     // Always inlined, with the stream path of `send` below: a loop of sends to one
-    // process then runs in the caller's loop body.
+    // process then runs in the caller's loop body. Why: see
+    // docs/design/0014-inlined-streaming-send.md.
     #[inline(always)]
     pub fn send(&self, message: M)
     where
@@ -112,6 +113,8 @@ impl ProcessId {
 //    `end_stream` loops until none is kept.
 // 4. The first `STREAM_AFTER` sends of a poll (all of a ring's or a ping-pong's) do
 //    not look at the cache at all.
+//
+// Measured, and what was tried first: docs/design/0009-stream-cache.md.
 
 /// The stream cache of one thread (`scheduler/context.rs` keeps it): the target of its
 /// last streaming send and the table count kept on it, if any (rules above).
@@ -146,8 +149,8 @@ pub(crate) fn end_stream() {
 /// Inlined into every caller (with [`Pid::send`]), and so is a send to the pid whose
 /// count the stream cache keeps: in a send loop, that path is the caller's loop body,
 /// with the message built in place, and everything else ([`send_first`]'s lookup,
-/// [`stream_miss`], the wake-up) is a call. Inlined, `counting` runs 31 fewer
-/// instructions a message than out of line (the design notes have the measurement).
+/// [`stream_miss`], the wake-up) is a call.
+/// Why inlined: docs/design/0014-inlined-streaming-send.md.
 #[inline(always)]
 pub(crate) fn send<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> {
     let sent = context::count_send();

@@ -42,26 +42,21 @@
 //! `SeqCst` order, and the poll's load of `tail_index` sees the reservation. The slot
 //! may still be unwritten then, so the queue reports it `InFlight`, never empty, and a
 //! receiver that meets it schedules itself and looks again (`Owner::pop` in
-//! `process/cell.rs`); it meets one only in the few instructions between a sender's
+//! `process/owner.rs`); it meets one only in the few instructions between a sender's
 //! reservation and its `ready` store, unless that sender's thread is preempted there.
 //!
 //! Both fences are `fence_after_rmw`: each follows a read-modify-write (the
 //! reservation, the state's `xadd`), which is a locked instruction on x86-64 and already
-//! a full barrier, so on x86-64 a message to a busy receiver costs no fence at all. An
-//! earlier version used the `ready` store as the event; a `ready` store is a plain
-//! store, so the sender needed a locked instruction of its own after it, on every
-//! message: taking it away cut `counting`'s time per message by 19% (median of 15
-//! alternating runs; ARCHITECTURE.md has the figures).
+//! a full barrier, so on x86-64 a message to a busy receiver costs no fence at all.
 //!
 //! A sender that finds the process running without a pending wake-up writes
 //! `SCHEDULED`, and `transition_to_idle` then reports it: the process runs once more.
 //! That extra poll finds nothing if the running poll already took the message; it is
 //! the price of a rule with one fenced pair and nothing on the worker's path after the
 //! poll (tokio's task state has the same shape: a `NOTIFIED` bit set while running).
-//! An earlier design let senders skip a running process that was not waiting in a
-//! receive, and had the worker fence and look at the mailbox again after such a poll:
-//! one more locked instruction on every hop of a ring, for fewer empty polls.
 //! Wake-ups that are not messages (timers, foreign futures) always write.
+//!
+//! History and figures: docs/design/0006-wake-up-event-is-the-reservation.md.
 //!
 //! Between `transition_to_running` and the next transition, the worker has exclusive
 //! access to the process's future: that exclusivity is what `process/cell.rs` relies on.

@@ -25,14 +25,13 @@
 //! # Why spin
 //!
 //! Unparking a worker is a futex wake-up, and on this project's 2-vCPU machine the
-//! sleeping vCPU then took 1–3 ms to run it (throwaway timestamps in `counting`: the
-//! counter's first message came that long after the sender's first send). A stream's
-//! receiver that empties its mailbox goes idle and is handed on again within
-//! `worker::SPILL_INTERVAL` sends, about 0.2 ms. A worker that spins that long before it
-//! parks is still awake for both. The BEAM does the same: its schedulers busy-wait
-//! before they sleep (`erl +sbwt`). The cost is bounded: a worker that runs out of work
-//! burns at most `SPIN_BEFORE_PARK` before it parks, so an idle runtime still uses no
-//! CPU.
+//! sleeping vCPU then took 1–3 ms to run it. A stream's receiver that empties its
+//! mailbox goes idle and is handed on again within `tuning::SPILL_INTERVAL` sends, about
+//! 0.2 ms. A worker that spins that long before it parks is still awake for both. The
+//! BEAM does the same: its schedulers busy-wait before they sleep (`erl +sbwt`). The
+//! cost is bounded: a worker that runs out of work burns at most `SPIN_BEFORE_PARK`
+//! before it parks, so an idle runtime still uses no CPU.
+//! Measured: docs/design/0013-spin-before-park.md.
 //!
 //! # Idle costs nothing, busy is watched
 //!

@@ -3,7 +3,7 @@
 //! Each says what it trades and how to measure it again. None was tuned to one run of
 //! one machine: each figure is the one that held across paired rounds (the harness's
 //! `otter-bench`, otter against itself or against Erlang, interleaved in one run), and
-//! the history of each is in a design note under `docs/design/`.
+//! each one whose history was measured names its design note under `docs/design/`.
 //!
 //! # How they depend on each other
 //!
@@ -30,25 +30,27 @@ use std::time::Duration;
 /// budget (128 operations per task poll); ERTS gives a process 4,000 reductions, about
 /// the cost of a few hundred receives. Trades throughput of a stream (a larger budget
 /// yields less) against the wait of the processes queued behind it. Measure with
-/// `counting` and `latency` (hog=0).
+/// `counting` and a latency measurement (not yet in the harness).
 pub(crate) const BUDGET: u32 = 128;
 
 /// Consecutive LIFO-slot runs before the LIFO process yields to the local queue. tokio
 /// uses 3 for tasks; a ring or ping-pong of processes is exactly the case the slot exists
 /// for, so a few more: a queued process waits at most 8 short polls behind a chatty
-/// pair. Measure with `ring` and `pingpong` against `latency`.
+/// pair. Measure with `ring` and `pingpong` against a latency measurement (not yet in
+/// the harness).
 pub(crate) const MAX_LIFO_POLLS: u32 = 8;
 
 /// Sends in one poll after which the process it woke into this worker's LIFO slot is
 /// handed to the local queue and a parked worker woken to take it, so that a sender in
 /// a long send loop and its receiver run in parallel. Measure with `counting`.
+/// Tuning history: docs/design/0012-spill-interval.md.
 pub(crate) const SPILL_AFTER_SENDS: u32 = BUDGET;
 
 /// Sends between the spills of a poll after its first: a receiver that empties its
 /// mailbox in a long send loop and is woken again back into the sender's LIFO slot waits
 /// there at most this many sends. Spilling at every wake-up made the receiver chase the
-/// sender (1.2–1.3× slower `counting`); 16,384 sends are about 0.2 ms of a stream.
-/// Measure with `counting` (design note on the spill interval).
+/// sender; 16,384 sends are about 0.2 ms of a stream. Measure with `counting`.
+/// Tuning history: docs/design/0012-spill-interval.md.
 pub(crate) const SPILL_INTERVAL: u32 = 16_384;
 
 const _: () = assert!(
@@ -64,6 +66,7 @@ pub(crate) const GLOBAL_INTERVAL: u32 = 61;
 /// Spin hints between two looks of a spinning worker at the wake-up flag and the clock:
 /// about 1–3 µs on current x86 cores, short next to the 1–3 ms a parked vCPU takes to
 /// wake, long enough that reading the clock costs nothing.
+/// See docs/design/0013-spin-before-park.md.
 pub(crate) const SPIN_HINTS: u32 = 64;
 
 /// How long a worker that found no work spins, waiting for a wake-up, before it parks.
@@ -71,18 +74,21 @@ pub(crate) const SPIN_HINTS: u32 = 64;
 /// 1–3 ms a parked vCPU took to come back. 50 µs to 1 ms all helped `counting` about
 /// equally; 200 µs is the shortest that covers a [`SPILL_INTERVAL`]. Measure with
 /// `counting` and an idle runtime's CPU time.
+/// Tuning history: docs/design/0013-spin-before-park.md.
 pub(crate) const SPIN_BEFORE_PARK: Duration = Duration::from_micros(200);
 
 /// How long a parked worker sleeps while another is busy before it looks for a worker
 /// stuck in one poll and takes its queue. Trades the wait of processes queued behind a
 /// process that computes without yielding against the parked watchdog's wake-ups (200
-/// a second, well under 0.1% of a core). Measure with `latency hog=1`.
+/// a second, well under 0.1% of a core). Measure with a latency measurement (not yet
+/// in the harness) behind a process that computes without yielding.
 pub(crate) const WATCHDOG: Duration = Duration::from_millis(5);
 
 /// Sends in one poll before `send` looks at the stream cache (`process/send.rs`).
 /// Small, so that a stream is found early; more than the two or three sends of a
 /// request and its reply, which would pay for a cache they never reuse. Measure with
 /// `counting` against `pingpong`.
+/// See docs/design/0009-stream-cache.md.
 pub(crate) const STREAM_AFTER: u32 = 4;
 
 /// Tasks a local run queue holds before overflowing to the injector. 256 as in tokio
@@ -98,4 +104,5 @@ pub(crate) const LOCAL_CAP: usize = 4;
 /// Two: a receiver that keeps up (a ring, a ping-pong, a counter) allocates nothing,
 /// and one far behind a stream does not hold on to memory the producer would touch
 /// cold. Measure with `counting` and `mailbox`.
+/// Tuning history: docs/design/0002-mailbox-blocks-and-recycling.md.
 pub(crate) const RECYCLE_WITHIN_BLOCKS: usize = 2;
