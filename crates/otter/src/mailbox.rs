@@ -271,7 +271,8 @@ impl<M: Send + 'static> Context<M> {
 
     /// Takes the next message, or `None` once `timeout` has passed without one:
     /// `receive Msg -> Msg after Timeout -> timeout end`. Never returns `None` before
-    /// the timeout; a zero timeout polls once.
+    /// the timeout; a zero timeout polls once; `Duration::MAX` waits for ever (Erlang's
+    /// `infinity`), as does any timeout too long for `Instant`.
     ///
     /// ```
     /// use std::time::Duration;
@@ -282,7 +283,7 @@ impl<M: Send + 'static> Context<M> {
     /// assert_eq!(r.unwrap(), None);
     /// ```
     pub async fn recv_timeout(&mut self, timeout: Duration) -> Option<M> {
-        let deadline = Instant::now() + timeout;
+        let deadline = crate::timer::deadline_after(timeout);
         self.recv_match_until(|_| true, Some(deadline)).await
     }
 
@@ -323,7 +324,7 @@ impl<M: Send + 'static> Context<M> {
         pred: impl FnMut(&M) -> bool,
         timeout: Duration,
     ) -> Option<M> {
-        let deadline = Instant::now() + timeout;
+        let deadline = crate::timer::deadline_after(timeout);
         self.recv_match_until(pred, Some(deadline)).await
     }
 

@@ -21,7 +21,7 @@ pub(crate) mod waker;
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use std::any::TypeId;
 
@@ -166,7 +166,7 @@ impl<M: Send + 'static> Context<M> {
     /// }).unwrap();
     /// ```
     pub fn sleep(&self, duration: Duration) -> Sleep {
-        Sleep::new(self.timer(), Instant::now() + duration)
+        Sleep::new(self.timer(), crate::timer::deadline_after(duration))
     }
 
     /// Lets the other processes of this worker run before this one continues.
@@ -202,7 +202,7 @@ impl<M: Send + 'static> Context<M> {
     ) -> TimerRef {
         let timer = self.timer();
         let key = timer.insert(
-            Instant::now() + delay,
+            crate::timer::deadline_after(delay),
             Action::Run(Box::new(move || to.send(message))),
         );
         TimerRef {

@@ -154,6 +154,18 @@ impl Timer {
     }
 }
 
+/// The instant `after` from now. A duration too long for `Instant` (`Duration::MAX`,
+/// Erlang's `infinity`) gives an instant about 30 years ahead instead of a panic: a
+/// timer that never fires in the life of the program, which the wheel files like any
+/// other (re-filed every two years).
+pub(crate) fn deadline_after(after: Duration) -> Instant {
+    const FAR: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
+    let now = Instant::now();
+    now.checked_add(after.min(FAR))
+        .or_else(|| now.checked_add(Duration::from_secs(24 * 3600)))
+        .unwrap_or(now)
+}
+
 /// A timer for code that runs outside any runtime's workers (a call made from a
 /// foreign executor): one per OS process, started on first use, never shut down.
 pub(crate) fn global() -> Arc<Timer> {

@@ -96,3 +96,33 @@ rt_test!(thousands_of_timers_all_fire_once, |rt: &Runtime| {
     });
     assert_eq!(r.unwrap(), None);
 });
+
+rt_test!(
+    a_timeout_of_duration_max_waits_for_ever_without_panicking,
+    |rt: &Runtime| {
+        let r = rt.block_on(|mut cx: Context<u32>| async move {
+            let me = cx.pid();
+            // Erlang's `infinity`: a receive that waits for the message, however late.
+            cx.spawn(move |c: Context<()>| async move {
+                c.sleep(Duration::from_millis(2)).await;
+                me.send(7);
+            });
+            let got = cx.recv_timeout(Duration::MAX).await;
+            let matched = {
+                me.send(8);
+                cx.recv_match_timeout(|m| *m == 8, Duration::MAX).await
+            };
+            // A timer that will never fire, cancelled; a sleep that never ends.
+            let never = cx.send_after(me, 9, Duration::MAX);
+            let interval = cx.send_interval(me, 10, Duration::MAX);
+            cx.spawn(move |c: Context<()>| async move {
+                let forever = c.sleep(Duration::MAX);
+                me.send(11);
+                forever.await;
+            });
+            let slept = cx.recv().await;
+            (got, matched, never.cancel(), interval.cancel(), slept)
+        });
+        assert_eq!(r, Ok((Some(7), Some(8), true, true, 11)));
+    }
+);

@@ -78,7 +78,7 @@ pub(crate) fn start<N: Clone + Send + 'static>(
 ) -> IntervalRef {
     let period = period.max(Duration::from_millis(1));
     let state = Arc::new(Mutex::new(State::default()));
-    let first = Instant::now() + period;
+    let first = crate::timer::deadline_after(period);
     let mut s = state.lock().unwrap_or_else(PoisonError::into_inner);
     let key = timer.insert(
         first,
@@ -122,7 +122,7 @@ fn arm<N: Clone + Send + 'static>(
             s.stopped = true;
             return;
         }
-        let next = deadline + period;
+        let next = deadline.checked_add(period).unwrap_or(deadline);
         let key = t.insert(
             next,
             arm(timer.clone(), state.clone(), next, period, to, message),
