@@ -60,6 +60,10 @@
 //!   (`pid: None`), where OTP gives `restarting`; `restart_child` and `delete_child`
 //!   tell the two apart. It also gives a running [`ChildSpec::supervisor`] child as a
 //!   [`SupervisorRef`] ([`ChildInfo::supervisor`]), where OTP's pid serves for both.
+//! * Requests and their answers are typed per request (each [`Request`] carries the
+//!   reply handle of its own answer). [`SupervisorRef::child`] gives a running server
+//!   child as a typed `ServerRef` (checked against its spec), where OTP's
+//!   `which_children` gives a pid.
 
 mod child;
 
