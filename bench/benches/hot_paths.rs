@@ -31,7 +31,7 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_main};
-use otter::server::{self, DEFAULT_CALL_TIMEOUT, Flow, ReplyTo, Server, ServerContext};
+use otter::server::{DEFAULT_CALL_TIMEOUT, Flow, ReplyTo, Server, ServerContext};
 use otter::{Context, ExitReason, Pid, Runtime};
 
 fn runtime(threads: usize) -> Runtime {
@@ -157,8 +157,7 @@ struct Echo;
 
 impl Server for Echo {
     type Args = ();
-    type Call = u64;
-    type Reply = u64;
+    type Call = (u64, ReplyTo<u64>);
     type Cast = ();
     type Info = ();
 
@@ -168,8 +167,7 @@ impl Server for Echo {
 
     async fn handle_call(
         &mut self,
-        n: u64,
-        from: ReplyTo<u64>,
+        (n, from): (u64, ReplyTo<u64>),
         _: &mut ServerContext<Self>,
     ) -> Flow {
         from.reply(n);
@@ -180,10 +178,10 @@ impl Server for Echo {
 /// `iters` calls to a fresh [`Echo`], each with `timeout`.
 fn calls(rt: &Runtime, iters: u64, timeout: Option<Duration>) -> Duration {
     rt.block_on(move |cx: Context<()>| async move {
-        let echo = server::start::<Echo, _>(&cx, ()).await.expect("start");
+        let echo = Echo::start(&cx, ()).await.expect("start");
         let t0 = Instant::now();
         for i in 0..iters {
-            let r = echo.call_timeout(i, timeout).await.expect("reply");
+            let r = echo.call_timeout(|f| (i, f), timeout).await.expect("reply");
             std::hint::black_box(r);
         }
         let elapsed = t0.elapsed();

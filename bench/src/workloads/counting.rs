@@ -33,7 +33,7 @@
 use std::sync::{Arc, Barrier, mpsc};
 use std::time::Instant;
 
-use otter::server::{self, Flow, ReplyTo, Server, ServerContext};
+use otter::server::{Flow, ReplyTo, Server, ServerContext};
 use otter::{Context, ExitReason, Pid, Runtime};
 
 use super::{Footprint, Outcome, RunError, Workload, count, no_validation};
@@ -113,7 +113,7 @@ fn run(rt: &Runtime, p: &Params) -> Result<Outcome, RunError> {
 fn run_server(rt: &Runtime, msgs: u64, senders: u64) -> Result<Outcome, ExitReason> {
     rt.block_on(move |mut cx: Context<u64>| async move {
         let me = cx.pid();
-        let counter = server::start_link::<Counter, _>(&cx, ()).await?;
+        let counter = Counter::start_link(&cx, ()).await?;
         let (share, longer) = (msgs / senders, msgs % senders);
         let sender_pids: Vec<Pid<()>> = (0..senders)
             .map(|i| {
@@ -175,7 +175,7 @@ struct Count(u64);
 
 /// GetAndReset, the counting server's call: replies with the count and sets it to 0.
 #[derive(Debug)]
-struct GetAndReset;
+struct GetAndReset(ReplyTo<u64>);
 
 /// The counting server (`counting_server.erl`): its state is the count.
 struct Counter {
@@ -185,7 +185,6 @@ struct Counter {
 impl Server for Counter {
     type Args = ();
     type Call = GetAndReset;
-    type Reply = u64;
     type Cast = Count;
     type Info = ();
 
@@ -195,8 +194,7 @@ impl Server for Counter {
 
     async fn handle_call(
         &mut self,
-        _: GetAndReset,
-        from: ReplyTo<u64>,
+        GetAndReset(from): GetAndReset,
         _: &mut ServerContext<Self>,
     ) -> Flow {
         from.reply(std::mem::take(&mut self.count));

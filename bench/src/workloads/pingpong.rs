@@ -21,7 +21,7 @@
 
 use std::time::Instant;
 
-use otter::server::{self, Flow, ReplyTo, Server, ServerContext};
+use otter::server::{Flow, ReplyTo, Server, ServerContext};
 use otter::{Context, ExitReason, Pid, Runtime};
 
 use super::{Footprint, Outcome, RunError, Workload, count, expect, no_validation};
@@ -75,13 +75,12 @@ fn run(rt: &Runtime, p: &Params) -> Result<Outcome, RunError> {
 /// and checked like [`run_raw`].
 fn run_server(rt: &Runtime, r: u64) -> Result<Outcome, ExitReason> {
     rt.block_on(move |cx: Context<()>| async move {
-        let b = server::start_link::<Ponger, _>(&cx, ()).await?;
+        let b = Ponger::start_link(&cx, ()).await?;
         let t0 = Instant::now();
         let (mut pongs, mut failed) = (0u64, None);
         for _ in 0..r {
             match b.call_timeout(Call::Ping, None).await {
-                Ok(Reply::Pong) => pongs += 1,
-                Ok(Reply::Pings(_)) => {}
+                Ok(Pong) => pongs += 1,
                 Err(e) => {
                     failed = Some(e);
                     break;
@@ -94,12 +93,9 @@ fn run_server(rt: &Runtime, r: u64) -> Result<Outcome, ExitReason> {
         let check = match (failed, pings, stopped) {
             (Some(e), ..) => Err(format!("call {} failed: {e}", pongs + 1)),
             (None, Err(e), _) => Err(format!("asking B for its count: {e}")),
-            (None, Ok(Reply::Pings(pings)), _) if pings != r => {
-                Err(format!("B got {pings} pings, want {r}"))
-            }
-            (None, Ok(Reply::Pong), _) => Err("a pong instead of the count".to_string()),
-            (None, Ok(Reply::Pings(_)), Err(e)) => Err(format!("stopping B: {e}")),
-            (None, Ok(Reply::Pings(_)), Ok(())) => expect("pongs", pongs, r),
+            (None, Ok(pings), _) if pings != r => Err(format!("B got {pings} pings, want {r}")),
+            (None, Ok(_), Err(e)) => Err(format!("stopping B: {e}")),
+            (None, Ok(_), Ok(())) => expect("pongs", pongs, r),
         };
         let mut out = Outcome::new(elapsed, r, check);
         out.extra.push(("style_run", "server".into()));
@@ -107,23 +103,18 @@ fn run_server(rt: &Runtime, r: u64) -> Result<Outcome, ExitReason> {
     })?
 }
 
-/// B's calls (style=server).
+/// B's calls (style=server), each with its reply's type.
 #[derive(Debug)]
 enum Call {
     /// Answered `Pong`.
-    Ping,
-    /// Answered `Pings(count)`.
-    Pings,
+    Ping(ReplyTo<Pong>),
+    /// Answered with how many pings B answered.
+    Pings(ReplyTo<u64>),
 }
 
-/// B's replies (style=server).
+/// The answer to a ping (style=server).
 #[derive(Debug)]
-enum Reply {
-    /// The answer to a ping.
-    Pong,
-    /// How many pings B answered.
-    Pings(u64),
-}
+struct Pong;
 
 /// B as a server (`pingpong_server.erl`); its state counts the pings.
 struct Ponger {
@@ -133,7 +124,6 @@ struct Ponger {
 impl Server for Ponger {
     type Args = ();
     type Call = Call;
-    type Reply = Reply;
     type Cast = ();
     type Info = ();
 
@@ -141,18 +131,13 @@ impl Server for Ponger {
         Ok(Ponger { pings: 0 })
     }
 
-    async fn handle_call(
-        &mut self,
-        call: Call,
-        from: ReplyTo<Reply>,
-        _: &mut ServerContext<Self>,
-    ) -> Flow {
+    async fn handle_call(&mut self, call: Call, _: &mut ServerContext<Self>) -> Flow {
         match call {
-            Call::Ping => {
+            Call::Ping(from) => {
                 self.pings += 1;
-                from.reply(Reply::Pong);
+                from.reply(Pong);
             }
-            Call::Pings => from.reply(Reply::Pings(self.pings)),
+            Call::Pings(from) => from.reply(self.pings),
         }
         Flow::Continue
     }

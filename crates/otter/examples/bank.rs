@@ -6,7 +6,8 @@
 //! ```
 //!
 //! The tree: `bank_sup` (one_for_one) supervises the `bank` server (registered as
-//! "bank") and an `auditor` that monitors it. Clients find the bank by its name. When the
+//! "bank") and an `auditor` that monitors it. Clients call the bank by its name, as
+//! `gen_server:call(bank, Request)` does: the name is looked up at each call. When the
 //! bank crashes, the supervisor restarts it under the same name; its accounts are gone
 //! (state lives in the process, as in Erlang: persist what must survive), and callers
 //! that were waiting get the crash as an error instead of hanging.
@@ -15,34 +16,37 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::time::Duration;
 
-use otter::server::{self, CallError, Flow, Info, ReplyTo, Server, ServerContext, ServerRef};
-use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
+use otter::server::{CallError, Flow, Info, Name, ReplyTo, Server, ServerContext};
+use otter::supervisor::{self, ChildSpec, Strategy, SupervisorRef, SupervisorSpec};
 use otter::{Context, ExitReason, Runtime};
+
+/// The bank's registered name: `gen_server:start_link({local, bank}, ...)`.
+const BANK: Name<Bank> = Name::new("bank");
+const AUDITOR: Name<Auditor> = Name::new("auditor");
 
 /// The bank's state: balances by account name.
 struct Bank {
     accounts: HashMap<String, u64>,
 }
 
-/// Requests that need an answer (`gen_server:call`).
-#[derive(Debug)]
-enum Request {
-    Open(String),
-    Deposit(String, u64),
-    Withdraw(String, u64),
-    Balance(String),
-    /// A bug: integer overflow panics the server (and only the server).
-    Overflow(String),
-}
-
-/// Answers.
+/// Why a request on an account failed.
 #[derive(Debug, PartialEq)]
-enum Reply {
-    Opened,
+enum Refused {
     AlreadyExists,
-    Balance(u64),
     NoSuchAccount,
     Insufficient { balance: u64 },
+}
+
+/// Requests that need an answer (`gen_server:call`); each carries the handle its answer
+/// goes through, typed by what that request returns.
+#[derive(Debug)]
+enum Request {
+    Open(String, ReplyTo<Result<(), Refused>>),
+    Deposit(String, u64, ReplyTo<Result<u64, Refused>>),
+    Withdraw(String, u64, ReplyTo<Result<u64, Refused>>),
+    Balance(String, ReplyTo<Option<u64>>),
+    /// A bug: integer overflow panics the server (and only the server).
+    Overflow(String, ReplyTo<u64>),
 }
 
 /// Fire-and-forget messages (`gen_server:cast`).
@@ -54,7 +58,6 @@ enum Notice {
 impl Server for Bank {
     type Args = ();
     type Call = Request;
-    type Reply = Reply;
     type Cast = Notice;
     type Info = ();
 
@@ -67,45 +70,36 @@ impl Server for Bank {
         })
     }
 
-    async fn handle_call(
-        &mut self,
-        request: Request,
-        from: ReplyTo<Reply>,
-        _: &mut ServerContext<Self>,
-    ) -> Flow {
-        let reply = match request {
-            Request::Open(who) => match self.accounts.entry(who) {
-                Entry::Occupied(_) => Reply::AlreadyExists,
+    async fn handle_call(&mut self, request: Request, _: &mut ServerContext<Self>) -> Flow {
+        match request {
+            Request::Open(who, from) => from.reply(match self.accounts.entry(who) {
+                Entry::Occupied(_) => Err(Refused::AlreadyExists),
                 Entry::Vacant(v) => {
                     v.insert(0);
-                    Reply::Opened
+                    Ok(())
                 }
-            },
-            Request::Deposit(who, amount) => match self.accounts.get_mut(&who) {
+            }),
+            Request::Deposit(who, amount, from) => from.reply(match self.accounts.get_mut(&who) {
                 Some(b) => {
                     *b += amount;
-                    Reply::Balance(*b)
+                    Ok(*b)
                 }
-                None => Reply::NoSuchAccount,
-            },
-            Request::Withdraw(who, amount) => match self.accounts.get_mut(&who) {
+                None => Err(Refused::NoSuchAccount),
+            }),
+            Request::Withdraw(who, amount, from) => from.reply(match self.accounts.get_mut(&who) {
                 Some(b) if *b >= amount => {
                     *b -= amount;
-                    Reply::Balance(*b)
+                    Ok(*b)
                 }
-                Some(b) => Reply::Insufficient { balance: *b },
-                None => Reply::NoSuchAccount,
-            },
-            Request::Balance(who) => match self.accounts.get(&who) {
-                Some(b) => Reply::Balance(*b),
-                None => Reply::NoSuchAccount,
-            },
-            Request::Overflow(who) => {
+                Some(b) => Err(Refused::Insufficient { balance: *b }),
+                None => Err(Refused::NoSuchAccount),
+            }),
+            Request::Balance(who, from) => from.reply(self.accounts.get(&who).copied()),
+            Request::Overflow(who, from) => {
                 let b = self.accounts.get(&who).copied().unwrap_or(u64::MAX);
-                Reply::Balance(b.checked_add(u64::MAX).expect("balance overflow"))
+                from.reply(b.checked_add(u64::MAX).expect("balance overflow"))
             }
-        };
-        from.reply(reply);
+        }
         Flow::Continue
     }
 
@@ -128,31 +122,29 @@ impl Server for Bank {
     }
 }
 
-/// An auditor: monitors the bank (found by name) and reports each of its exits.
+/// An auditor: monitors the bank and reports each of its exits.
 struct Auditor {
     downs: u32,
 }
 
+/// The auditor's one request: how many bank exits it saw.
+struct Downs(ReplyTo<u32>);
+
 impl Server for Auditor {
     type Args = ();
-    type Call = ();
-    type Reply = u32;
+    type Call = Downs;
     type Cast = ();
     type Info = ();
 
     async fn init(_: (), cx: &mut ServerContext<Self>) -> Result<Self, ExitReason> {
-        if let Some(bank) = server::whereis::<Bank, _>(cx, "bank") {
+        // Started after the bank (a supervisor starts its children in order).
+        if let Some(bank) = BANK.whereis(cx) {
             cx.monitor(bank);
         }
         Ok(Auditor { downs: 0 })
     }
 
-    async fn handle_call(
-        &mut self,
-        _: (),
-        from: ReplyTo<u32>,
-        _: &mut ServerContext<Self>,
-    ) -> Flow {
+    async fn handle_call(&mut self, Downs(from): Downs, _: &mut ServerContext<Self>) -> Flow {
         from.reply(self.downs);
         Flow::Continue
     }
@@ -161,23 +153,15 @@ impl Server for Auditor {
         if let Info::Down(down) = info {
             self.downs += 1;
             println!("  auditor: bank {} went down: {}", down.pid, down.reason);
-            // Watch the restarted bank (the supervisor registers it again).
-            for _ in 0..100 {
-                if let Some(bank) = server::whereis::<Bank, _>(cx, "bank")
-                    && bank.id() != down.pid
-                {
-                    cx.monitor(bank);
-                    break;
-                }
-                cx.sleep(Duration::from_millis(1)).await;
+            // Watch the restarted bank. The supervisor got the bank's exit signal before
+            // this `Down` was sent, so it answers after restarting it.
+            let sup = supervisor::whereis(cx, "bank_sup").expect("our supervisor runs");
+            if let Ok(Some(bank)) = sup.child::<Bank>("bank").await {
+                cx.monitor(bank);
             }
         }
         Flow::Continue
     }
-}
-
-fn bank(cx: &Context<()>) -> ServerRef<Bank> {
-    server::whereis::<Bank, _>(cx, "bank").expect("the bank is registered")
 }
 
 fn main() {
@@ -185,73 +169,50 @@ fn main() {
     rt.block_on(|cx: Context<()>| async move {
         let spec = SupervisorSpec::new(Strategy::OneForOne)
             .intensity(3, Duration::from_secs(5))
-            .child(ChildSpec::named_server::<Bank>("bank", "bank", || ()))
-            .child(ChildSpec::named_server::<Auditor>(
-                "auditor",
-                "auditor",
-                || (),
-            ));
-        let sup = supervisor::start_link_named(&cx, "bank_sup", spec)
+            .child(ChildSpec::named_server("bank", BANK, || ()))
+            .child(ChildSpec::named_server("auditor", AUDITOR, || ()));
+        let sup: SupervisorRef = supervisor::start_link_named(&cx, "bank_sup", spec)
             .await
             .expect("the tree starts");
         println!("tree up: {:?}", sup.which_children().await.unwrap());
 
-        let b = bank(&cx);
-        println!(
-            "open alice -> {:?}",
-            b.call(Request::Open("alice".into())).await
-        );
-        println!(
-            "deposit 100 -> {:?}",
-            b.call(Request::Deposit("alice".into(), 100)).await
-        );
-        b.cast(Notice::InterestPercent(5));
-        println!(
-            "withdraw 30 -> {:?}",
-            b.call(Request::Withdraw("alice".into(), 30)).await
-        );
-        println!(
-            "withdraw 500 -> {:?}",
-            b.call(Request::Withdraw("alice".into(), 500)).await
-        );
-        println!(
-            "balance bob -> {:?}",
-            b.call(Request::Balance("bob".into())).await
-        );
+        let alice = || "alice".to_string();
+        let open = BANK.call(&cx, |r| Request::Open(alice(), r)).await;
+        println!("open alice -> {open:?}");
+        let deposit = BANK.call(&cx, |r| Request::Deposit(alice(), 100, r)).await;
+        println!("deposit 100 -> {deposit:?}");
+        BANK.cast(&cx, Notice::InterestPercent(5));
+        let withdraw = BANK.call(&cx, |r| Request::Withdraw(alice(), 30, r)).await;
+        println!("withdraw 30 -> {withdraw:?}");
+        let withdraw = BANK.call(&cx, |r| Request::Withdraw(alice(), 500, r)).await;
+        println!("withdraw 500 -> {withdraw:?}");
+        let balance = BANK.call(&cx, |r| Request::Balance("bob".into(), r)).await;
+        println!("balance bob -> {balance:?}");
 
         println!("a request that hits a bug:");
-        let crashed = b.call(Request::Overflow("alice".into())).await;
+        let crashed = BANK.call(&cx, |r| Request::Overflow(alice(), r)).await;
         assert!(matches!(
             crashed,
             Err(CallError::Exit(ExitReason::Panic(_)))
         ));
         println!("  caller got {crashed:?}");
 
-        // The supervisor restarts the bank under its name; wait for the new one.
-        let mut again = b;
-        while again == b {
-            cx.sleep(Duration::from_millis(1)).await;
-            if let Some(s) = server::whereis::<Bank, _>(&cx, "bank") {
-                again = s;
-            }
-        }
+        // The supervisor restarts the bank under its name. It heard of the crash before
+        // this request, so it answers with the new bank (typed by the child's spec).
+        let again = sup.child::<Bank>("bank").await.unwrap().expect("restarted");
         println!("restarted as {:?}", again.pid());
-        println!(
-            "balance alice -> {:?} (state was in the crashed process)",
-            again.call(Request::Balance("alice".into())).await
-        );
-        println!(
-            "open alice -> {:?}",
-            again.call(Request::Open("alice".into())).await
-        );
+        let balance = BANK.call(&cx, |r| Request::Balance(alice(), r)).await;
+        println!("balance alice -> {balance:?} (state was in the crashed process)");
+        let open = again.call(|r| Request::Open(alice(), r)).await;
+        println!("open alice -> {open:?}");
 
-        let auditor = server::whereis::<Auditor, _>(&cx, "auditor").unwrap();
-        println!("auditor saw {:?} bank exit(s)", auditor.call(()).await);
+        let downs = AUDITOR.call(&cx, Downs).await;
+        println!("auditor saw {downs:?} bank exit(s)");
 
         sup.server().stop(ExitReason::Normal, None).await.unwrap();
         println!(
             "tree stopped; bank registered: {}",
-            server::whereis::<Bank, _>(&cx, "bank").is_some()
+            BANK.whereis(&cx).is_some()
         );
     })
     .expect("the example runs to the end");

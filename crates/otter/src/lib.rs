@@ -96,13 +96,91 @@
 //!
 //! ## Servers and supervisors
 //!
-//! [`server`] is `gen_server`: implement [`server::Server`], start it with
-//! [`server::start_link`], and [`call`](server::ServerRef::call) /
-//! [`cast`](server::ServerRef::cast) it. Calls are typed end to end, time out, report
-//! the server's exit, and never leave a late reply in the caller's mailbox.
+//! [`server`] is `gen_server`, typed per request: a server's requests are one enum, and
+//! each variant carries the [`ReplyTo`](server::ReplyTo) its answer goes through, so each
+//! request has its own reply type, checked at compile time on both sides.
 //! [`supervisor`] is OTP's supervisor: one_for_one, one_for_all, rest_for_one and
 //! simple_one_for_one, restart types, restart intensity, shutdown timeouts, nesting.
-//! `examples/bank.rs` puts them together (`cargo run --example bank`).
+//!
+//! | Erlang/OTP | otter |
+//! |---|---|
+//! | `-behaviour(gen_server).` | `impl Server for Counter` |
+//! | `handle_call(get, From, S) -> {reply, S, S}` | `Req::Get(from) => from.reply(self.0)` |
+//! | `gen_server:reply(From, R)` later | keep `from`, call `from.reply(r)` later |
+//! | `gen_server:start_link({local, counter}, counter, 10, [])` | `Counter::start_link_named(&cx, COUNTER, 10)` |
+//! | `gen_server:call(Pid, get)` | `counter.call(Req::Get)` |
+//! | `gen_server:call(counter, {add, 5})` (by name) | `COUNTER.call(&cx, \|r\| Req::Add(5, r))` |
+//! | `gen_server:cast(Pid, {bump, 1})` | `counter.cast(1)` |
+//! | `{counter, {counter, start_link, [10]}, permanent, 5000, worker, [counter]}` | `ChildSpec::named_server("counter", COUNTER, \|\| 10)` |
+//!
+//! ```
+//! use otter::server::{CallError, Flow, Name, ReplyTo, Server, ServerContext};
+//! use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
+//! use otter::{Context, ExitReason, Runtime};
+//!
+//! struct Counter(u64);
+//!
+//! /// The calls, each with its reply's type.
+//! enum Req {
+//!     Get(ReplyTo<u64>),
+//!     Add(u64, ReplyTo<u64>),
+//!     Crash(ReplyTo<()>),
+//! }
+//!
+//! const COUNTER: Name<Counter> = Name::new("counter");
+//!
+//! impl Server for Counter {
+//!     type Args = u64; // init's argument
+//!     type Call = Req; // gen_server:call
+//!     type Cast = u64; // gen_server:cast
+//!     type Info = (); // other messages
+//!
+//!     async fn init(n: u64, _: &mut ServerContext<Self>) -> Result<Self, ExitReason> {
+//!         Ok(Counter(n))
+//!     }
+//!     async fn handle_call(&mut self, request: Req, _: &mut ServerContext<Self>) -> Flow {
+//!         match request {
+//!             Req::Get(from) => from.reply(self.0),
+//!             Req::Add(n, from) => {
+//!                 self.0 += n;
+//!                 from.reply(self.0)
+//!             }
+//!             Req::Crash(_) => panic!("asked to crash"),
+//!         }
+//!         Flow::Continue
+//!     }
+//!     async fn handle_cast(&mut self, n: u64, _: &mut ServerContext<Self>) -> Flow {
+//!         self.0 += n;
+//!         Flow::Continue
+//!     }
+//! }
+//!
+//! let rt = Runtime::new();
+//! let r = rt.block_on(|cx: Context<()>| async move {
+//!     // A server of our own, linked: its typed ref comes back from the start.
+//!     let mine = Counter::start_link(&cx, 0).await.unwrap();
+//!     mine.cast(2);
+//!     assert_eq!(mine.call(|r| Req::Add(3, r)).await, Ok(5));
+//!
+//!     // One under a supervisor, registered as "counter", called by name.
+//!     let spec = SupervisorSpec::new(Strategy::OneForOne)
+//!         .child(ChildSpec::named_server("counter", COUNTER, || 10));
+//!     let sup = supervisor::start_link(&cx, spec).await.unwrap();
+//!     assert_eq!(COUNTER.call(&cx, |r| Req::Add(1, r)).await, Ok(11));
+//!     let crashed = COUNTER.call(&cx, Req::Crash).await;
+//!     assert_eq!(crashed, Err(CallError::Exit(ExitReason::Panic("asked to crash".into()))));
+//!     // The supervisor restarted it under its name (asking it waits for that).
+//!     let again = sup.child::<Counter>("counter").await.unwrap();
+//!     assert!(again.is_some());
+//!     COUNTER.call(&cx, Req::Get).await // a fresh state
+//! });
+//! assert_eq!(r.unwrap(), Ok(10));
+//! ```
+//!
+//! Calls time out (5 s by default, [`call_timeout`](server::ServerRef::call_timeout)),
+//! fail with the server's exit reason if it dies first, or `Noproc` if there is no such
+//! server, and never leave a late reply in the caller's mailbox. `examples/bank.rs` puts
+//! servers and a supervisor together (`cargo run --example bank`).
 //!
 //! ## Timers
 //!
@@ -171,8 +249,9 @@
 //!   computation; sent to oneself likewise.
 //! * `link` to a process that does not exist sends the caller the exit signal `noproc`
 //!   (trapped: an `Exit` message; otherwise it exits), where Erlang's `link/1` raises.
-//! * Servers: typed requests and replies, `async` handlers, `ReplyTo` consumed by the
-//!   reply, init's `Err` follows OTP 26's `{error, Reason}` (the server exits `normal`);
+//! * Servers: typed requests, each with its own reply type (the `ReplyTo` it carries),
+//!   `async` handlers, `ReplyTo` consumed by the reply, typed names (`Name<S>`), init's
+//!   `Err` follows OTP 26's `{error, Reason}` (the server exits `normal`);
 //!   no `code_change`, hibernation or handler timeouts (use [`Context::send_after`]).
 //!   See the [`server`] module.
 //! * Supervisors: simple_one_for_one children are started from a full child spec (the

@@ -1,10 +1,51 @@
-//! Servers: Erlang's `gen_server`, typed.
+//! Servers: Erlang's `gen_server`, typed per request.
 //!
 //! A server is a process that holds a state and answers requests. Implement [`Server`]
 //! (`init`, `handle_call`, `handle_cast`, `handle_info`, `terminate`), start it with
-//! [`start`] or [`start_link`] (synchronously: they return once `init` has finished),
-//! and talk to it through its [`ServerRef`]: [`ServerRef::call`] waits for a reply,
-//! [`ServerRef::cast`] does not, [`ServerRef::stop`] ends it.
+//! [`Server::start_link`] (or `start`, `start_link_named`: synchronously, they return
+//! once `init` has finished), and talk to it through its [`ServerRef`]:
+//! [`ServerRef::call`] waits for a reply, [`ServerRef::cast`] does not,
+//! [`ServerRef::stop`] ends it. A server registered under a [`Name`] is called by name
+//! ([`Name::call`]), resolved again at each call.
+//!
+//! # A reply type per request
+//!
+//! Each variant of a server's `Call` enum carries the [`ReplyTo`] its answer goes
+//! through, typed by what that request returns: `Get(ReplyTo<u64>)`,
+//! `Open(String, ReplyTo<Result<(), Exists>>)`. The caller passes the variant's
+//! constructor (`s.call(Req::Get)`, `s.call(|r| Req::Add(5, r))`) and gets that type
+//! back; a handler can only answer a request with its own type, so one request can never
+//! "return" another's answer, and both are checked at compile time. This is ractor's
+//! reply port in each variant, rather than kameo's `impl Message<M> for A { type Reply }`:
+//! it keeps one `handle_call` that matches on the request, as a `gen_server`'s
+//! `handle_call/3` clauses do, the reply handle is `From`, kept by value for a deferred
+//! reply, and a call costs what it did with one reply type (no boxed message or handler
+//! future per call, which the trait-per-message design needs to put different requests
+//! in one mailbox).
+//!
+//! ```compile_fail
+//! # use otter::server::{Flow, ReplyTo, Server, ServerContext};
+//! # use otter::{Context, ExitReason, Runtime};
+//! struct Counter(u64);
+//! enum Req { Get(ReplyTo<u64>), Name(ReplyTo<String>) }
+//! impl Server for Counter {
+//!     type Args = (); type Call = Req; type Cast = (); type Info = ();
+//!     async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> { Ok(Counter(0)) }
+//!     async fn handle_call(&mut self, r: Req, _: &mut ServerContext<Self>) -> Flow {
+//!         match r {
+//!             Req::Get(from) => from.reply(self.0),
+//!             Req::Name(from) => from.reply("counter".to_string()),
+//!         }
+//!         Flow::Continue
+//!     }
+//! }
+//! let rt = Runtime::new();
+//! rt.block_on(|cx: Context<()>| async move {
+//!     let c = Counter::start_link(&cx, ()).await.unwrap();
+//!     // `Get` answers a u64: asking it for a String does not compile.
+//!     let name: Result<String, _> = c.call(Req::Get).await;
+//! });
+//! ```
 //!
 //! # Rules mirrored from OTP (`gen_server`, `gen.erl`, `proc_lib`)
 //!
@@ -14,15 +55,18 @@
 //!   the start returns `Err(reason)` and the server exits `Normal`, so a linked caller
 //!   is not taken down. A panic in `init` is a crash: the server exits `Panic`, which a
 //!   linked caller that does not trap exits follows, as in Erlang.
-//! * **Registered start.** [`start_link_named`] registers the name before `init` runs;
-//!   a taken name fails the start with `RegisterError::NameTaken` as the reason.
+//! * **Registered start.** [`Server::start_link_named`] registers the name before `init`
+//!   runs; a taken name fails the start with `RegisterError::NameTaken` as the reason.
 //! * **Calls** follow `gen.erl`'s protocol: the caller monitors the server while it
 //!   waits; the call returns the reply, or [`CallError::Exit`] with the server's reason
 //!   if it exits first, [`CallError::Noproc`] if it does not exist, [`CallError::Timeout`]
 //!   after the timeout (default 5 s, as OTP), and [`CallError::CallingSelf`] for a call
 //!   from the server to itself. A reply never goes through the caller's mailbox, and a
 //!   late reply never surfaces (`server/reply.rs`).
-//! * **Deferred replies**: `handle_call` gets the caller's [`ReplyTo`] by value; reply
+//! * **Calls by name** (`gen_server:call(Name, Request)`): [`Name::call`] looks the name
+//!   up at each call, so a server restarted under the same name is reached by the next
+//!   call; [`CallError::Noproc`] if no server has the name.
+//! * **Deferred replies**: the request carries the caller's [`ReplyTo`] by value; reply
 //!   now, or keep it and reply later from anywhere (`gen_server:reply/2`).
 //! * **Stopping**: a handler returning [`Flow::Stop`] (`{stop, Reason, State}`), or
 //!   [`ServerRef::stop`] (`gen_server:stop/3`), runs `terminate(reason)` and the server
@@ -37,23 +81,29 @@
 //!
 //! # Differences from OTP
 //!
-//! * The request, reply, cast and info types are the trait's associated types: calls are
-//!   typed end to end, and there is no catch-all clause for unexpected messages.
+//! * The request, cast and info types are the trait's associated types, and each request
+//!   carries a [`ReplyTo`] of its own reply type: calls are typed end to end, per
+//!   request, and there is no catch-all clause for unexpected messages.
 //! * Handlers are `async`: a handler may await (call another server, sleep); the server
 //!   handles its next message when the handler finishes, as a `gen_server` does.
 //! * No `{reply, R, S, Timeout}` / hibernate / `code_change`: use
-//!   [`Context::send_after`](crate::Context::send_after) for timeouts.
+//!   [`Context::send_after`](crate::Context::send_after) for timeouts. A handler replies
+//!   through the request's `ReplyTo` (there is no `{reply, Reply, State}`).
 //! * `ReplyTo` is consumed by `reply`, so a request is answered at most once.
 //! * A failed call or stop is a value ([`CallError`]) the caller handles, where
 //!   `gen_server:call` exits the caller; `?` with `From<CallError> for ExitReason` gives
 //!   Erlang's behaviour back.
+//! * Names are typed ([`Name<S>`]) and per runtime, so a call by name takes the caller's
+//!   context (to find the runtime), and finds only a server of that type.
 //! * After a failed `start_link`, a caller that traps exits finds the server's `Exit`
 //!   (reason `Normal` for init's `Err`, the panic for a crash) in its mailbox; OTP 26's
 //!   `proc_lib` consumes it.
 
 mod reply;
 
+use std::borrow::Cow;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::Poll;
 use std::time::Duration;
@@ -110,8 +160,8 @@ pub enum Info<I> {
 /// [`ServerRef`].
 #[derive(Debug)]
 pub enum ServerMsg<S: Server> {
-    /// A call and the handle to reply through.
-    Call(S::Call, ReplyTo<S::Reply>),
+    /// A call; the request holds the handle to reply through.
+    Call(S::Call),
     /// A cast.
     Cast(S::Cast),
     /// A plain message.
@@ -139,27 +189,36 @@ impl<S: Server> From<Down> for ServerMsg<S> {
 
 /// A server's behaviour (Erlang's `gen_server` callback module).
 ///
+/// Each request of `Call` carries the [`ReplyTo`] of its own reply type (see the module
+/// docs); the caller passes the variant's constructor and gets that type back.
+///
 /// ```
-/// use otter::server::{self, Flow, ReplyTo, Server, ServerContext};
+/// use otter::server::{Flow, ReplyTo, Server, ServerContext};
 /// use otter::{Context, ExitReason, Runtime};
 ///
 /// struct Counter(u64);
-/// enum Req { Get, Add(u64) }
+///
+/// enum Req {
+///     Get(ReplyTo<u64>),
+///     Add(u64, ReplyTo<u64>),
+/// }
 ///
 /// impl Server for Counter {
 ///     type Args = u64;
 ///     type Call = Req;
-///     type Reply = u64;
 ///     type Cast = u64;
 ///     type Info = ();
 ///
 ///     async fn init(start: u64, _: &mut ServerContext<Self>) -> Result<Self, ExitReason> {
 ///         Ok(Counter(start))
 ///     }
-///     async fn handle_call(&mut self, r: Req, from: ReplyTo<u64>, _: &mut ServerContext<Self>) -> Flow {
-///         match r {
-///             Req::Get => from.reply(self.0),
-///             Req::Add(n) => { self.0 += n; from.reply(self.0) }
+///     async fn handle_call(&mut self, request: Req, _: &mut ServerContext<Self>) -> Flow {
+///         match request {
+///             Req::Get(from) => from.reply(self.0),
+///             Req::Add(n, from) => {
+///                 self.0 += n;
+///                 from.reply(self.0)
+///             }
 ///         }
 ///         Flow::Continue
 ///     }
@@ -171,19 +230,19 @@ impl<S: Server> From<Down> for ServerMsg<S> {
 ///
 /// let rt = Runtime::new();
 /// let r = rt.block_on(|cx: Context<()>| async move {
-///     let c = server::start_link::<Counter, _>(&cx, 10).await.unwrap();
+///     let c = Counter::start_link(&cx, 10).await.unwrap();
 ///     c.cast(5);
-///     c.call(Req::Add(1)).await
+///     let added = c.call(|from| Req::Add(1, from)).await;
+///     (added, c.call(Req::Get).await)
 /// });
-/// assert_eq!(r.unwrap(), Ok(16));
+/// assert_eq!(r.unwrap(), (Ok(16), Ok(16)));
 /// ```
 pub trait Server: Sized + Send + 'static {
     /// What `init` is started with.
     type Args: Send + 'static;
-    /// The requests of calls.
+    /// The requests of calls: usually an enum whose variants each carry the
+    /// [`ReplyTo`] their answer goes through.
     type Call: Send + 'static;
-    /// The replies to calls.
-    type Reply: Send + 'static;
     /// The messages of casts.
     type Cast: Send + 'static;
     /// Other messages the server accepts (timer messages, notifications).
@@ -196,11 +255,10 @@ pub trait Server: Sized + Send + 'static {
         cx: &mut ServerContext<Self>,
     ) -> impl Future<Output = Result<Self, ExitReason>> + Send;
 
-    /// Handles a call: reply through `from`, now or later.
+    /// Handles a call: reply through the request's [`ReplyTo`], now or later.
     fn handle_call(
         &mut self,
         request: Self::Call,
-        from: ReplyTo<Self::Reply>,
         cx: &mut ServerContext<Self>,
     ) -> impl Future<Output = Flow> + Send;
 
@@ -235,6 +293,41 @@ pub trait Server: Sized + Send + 'static {
         let _ = (reason, cx);
         async {}
     }
+
+    /// Starts this server, not linked (`gen_server:start/3`): [`start`]. Not meant to be
+    /// overridden.
+    ///
+    /// See [`ServerRef`] for an example.
+    fn start<M: Send + 'static>(
+        cx: &Context<M>,
+        args: Self::Args,
+    ) -> impl Future<Output = Result<ServerRef<Self>, ExitReason>> + Send + use<Self, M> {
+        start_with(cx, args, false, None)
+    }
+
+    /// Starts this server linked to the caller (`gen_server:start_link/3`):
+    /// [`start_link`]. Not meant to be overridden.
+    ///
+    /// See [`Server`] for an example.
+    fn start_link<M: Send + 'static>(
+        cx: &Context<M>,
+        args: Self::Args,
+    ) -> impl Future<Output = Result<ServerRef<Self>, ExitReason>> + Send + use<Self, M> {
+        start_with(cx, args, true, None)
+    }
+
+    /// Starts this server linked to the caller and registered as `name`
+    /// (`gen_server:start_link({local, Name}, ...)`): [`start_link_named`]. Not meant to
+    /// be overridden.
+    ///
+    /// See [`Name`] for an example.
+    fn start_link_named<M: Send + 'static, N: Into<Name<Self>>>(
+        cx: &Context<M>,
+        name: N,
+        args: Self::Args,
+    ) -> impl Future<Output = Result<ServerRef<Self>, ExitReason>> + Send + use<Self, M, N> {
+        start_with(cx, args, true, Some(name.into().into_arc()))
+    }
 }
 
 /// A handle to a running server: its typed pid. Cheap to copy, `Send + Sync`.
@@ -244,14 +337,14 @@ pub trait Server: Sized + Send + 'static {
 /// # use otter::{Context, ExitReason, Runtime};
 /// # struct Echo;
 /// # impl Server for Echo {
-/// #     type Args = (); type Call = u8; type Reply = u8; type Cast = (); type Info = ();
+/// #     type Args = (); type Call = (u8, ReplyTo<u8>); type Cast = (); type Info = ();
 /// #     async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> { Ok(Echo) }
-/// #     async fn handle_call(&mut self, r: u8, f: ReplyTo<u8>, _: &mut ServerContext<Self>) -> Flow { f.reply(r); Flow::Continue }
+/// #     async fn handle_call(&mut self, (r, f): (u8, ReplyTo<u8>), _: &mut ServerContext<Self>) -> Flow { f.reply(r); Flow::Continue }
 /// # }
 /// let rt = Runtime::new();
 /// let r = rt.block_on(|cx: Context<()>| async move {
-///     let s: server::ServerRef<Echo> = server::start(&cx, ()).await.unwrap();
-///     (s.call(7).await, s.pid().is_alive())
+///     let s: server::ServerRef<Echo> = Echo::start(&cx, ()).await.unwrap();
+///     (s.call(|f| (7, f)).await, s.pid().is_alive())
 /// });
 /// assert_eq!(r.unwrap(), (Ok(7), true));
 /// ```
@@ -309,12 +402,17 @@ impl<S: Server> ServerRef<S> {
     }
 
     /// Calls the server and waits for its reply, at most [`DEFAULT_CALL_TIMEOUT`]
-    /// (`gen_server:call/2`). Works from any process, and from any other async code
+    /// (`gen_server:call/2`). `request` builds the request around the reply handle: a
+    /// variant's constructor (`Req::Get`) or a closure (`|r| Req::Add(5, r)`); the reply
+    /// type is that handle's. Works from any process, and from any other async code
     /// whose wakers work (the caller's runtime times it; off any runtime, a
     /// process-wide timer).
     ///
     /// See [`Server`] for an example.
-    pub async fn call(self, request: S::Call) -> Result<S::Reply, CallError> {
+    pub async fn call<R: Send + 'static>(
+        self,
+        request: impl FnOnce(ReplyTo<R>) -> S::Call,
+    ) -> Result<R, CallError> {
         self.call_timeout(request, Some(DEFAULT_CALL_TIMEOUT)).await
     }
 
@@ -327,25 +425,25 @@ impl<S: Server> ServerRef<S> {
     /// # use std::time::Duration;
     /// struct Silent(Vec<ReplyTo<()>>);
     /// impl Server for Silent {
-    ///     type Args = (); type Call = (); type Reply = (); type Cast = (); type Info = ();
+    ///     type Args = (); type Call = ReplyTo<()>; type Cast = (); type Info = ();
     ///     async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> { Ok(Silent(vec![])) }
-    ///     async fn handle_call(&mut self, _: (), f: ReplyTo<()>, _: &mut ServerContext<Self>) -> Flow {
+    ///     async fn handle_call(&mut self, f: ReplyTo<()>, _: &mut ServerContext<Self>) -> Flow {
     ///         self.0.push(f); // never replies
     ///         Flow::Continue
     ///     }
     /// }
     /// let rt = Runtime::new();
     /// let r = rt.block_on(|cx: Context<()>| async move {
-    ///     let s = server::start::<Silent, _>(&cx, ()).await.unwrap();
-    ///     s.call_timeout((), Some(Duration::from_millis(10))).await
+    ///     let s = Silent::start(&cx, ()).await.unwrap();
+    ///     s.call_timeout(|f| f, Some(Duration::from_millis(10))).await
     /// });
     /// assert_eq!(r.unwrap(), Err(CallError::Timeout));
     /// ```
-    pub async fn call_timeout(
+    pub async fn call_timeout<R: Send + 'static>(
         self,
-        request: S::Call,
+        request: impl FnOnce(ReplyTo<R>) -> S::Call,
         timeout: Option<Duration>,
-    ) -> Result<S::Reply, CallError> {
+    ) -> Result<R, CallError> {
         let target = self.pid.raw;
         let calling_self =
             std::future::poll_fn(|cx| Poll::Ready(waker::is_waker_of(cx.waker(), target))).await;
@@ -356,7 +454,7 @@ impl<S: Server> ServerRef<S> {
         pending.watch(target, |r| Err(CallError::Exit(r)));
         // If the send fails the server has exited, and its watcher (added above, or
         // refused with `Noproc`) has already set the outcome: its real reason.
-        let _ = self.pid.try_send(ServerMsg::Call(request, reply_to));
+        let _ = self.pid.try_send(ServerMsg::Call(request(reply_to)));
         pending.wait(timeout).await
     }
 
@@ -384,15 +482,15 @@ impl<S: Server> ServerRef<S> {
     /// # use otter::{Context, ExitReason, Runtime};
     /// # struct Echo;
     /// # impl Server for Echo {
-    /// #     type Args = (); type Call = u8; type Reply = u8; type Cast = (); type Info = ();
+    /// #     type Args = (); type Call = (u8, ReplyTo<u8>); type Cast = (); type Info = ();
     /// #     async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> { Ok(Echo) }
-    /// #     async fn handle_call(&mut self, r: u8, f: ReplyTo<u8>, _: &mut ServerContext<Self>) -> Flow { f.reply(r); Flow::Continue }
+    /// #     async fn handle_call(&mut self, (r, f): (u8, ReplyTo<u8>), _: &mut ServerContext<Self>) -> Flow { f.reply(r); Flow::Continue }
     /// # }
     /// let rt = Runtime::new();
     /// let r = rt.block_on(|cx: Context<()>| async move {
-    ///     let s = server::start::<Echo, _>(&cx, ()).await.unwrap();
+    ///     let s = Echo::start(&cx, ()).await.unwrap();
     ///     let stopped = s.stop(ExitReason::Normal, None).await;
-    ///     (stopped, s.call(1).await)
+    ///     (stopped, s.call(|f| (1, f)).await)
     /// });
     /// assert_eq!(r.unwrap(), (Ok(()), Err(server::CallError::Noproc)));
     /// ```
@@ -416,7 +514,8 @@ impl<S: Server> ServerRef<S> {
 }
 
 /// Starts a server, not linked (`gen_server:start/3`): the server is spawned by this
-/// call; the returned future resolves once `init` has finished.
+/// call; the returned future resolves once `init` has finished. Usually called as
+/// [`Server::start`] (`Echo::start(&cx, args)`).
 ///
 /// See [`ServerRef`] for an example.
 pub fn start<S: Server, M: Send + 'static>(
@@ -427,7 +526,9 @@ pub fn start<S: Server, M: Send + 'static>(
 }
 
 /// Starts a server linked to the caller (`gen_server:start_link/3`): spawned by this
-/// call, the link set before it runs; the future resolves once `init` has finished. The caller becomes the server's parent (see the module docs).
+/// call, the link set before it runs; the future resolves once `init` has finished. The
+/// caller becomes the server's parent (see the module docs). Usually called as
+/// [`Server::start_link`].
 ///
 /// See [`Server`] for an example.
 pub fn start_link<S: Server, M: Send + 'static>(
@@ -438,39 +539,182 @@ pub fn start_link<S: Server, M: Send + 'static>(
 }
 
 /// Starts a server linked to the caller and registered as `name` before `init` runs
-/// (`gen_server:start_link({local, Name}, ...)`). Find it with [`whereis`].
+/// (`gen_server:start_link({local, Name}, ...)`). Usually called as
+/// [`Server::start_link_named`]; call it by name with [`Name::call`].
 ///
-/// ```
-/// # use otter::server::{self, Flow, ReplyTo, Server, ServerContext};
-/// # use otter::{Context, ExitReason, Runtime};
-/// # struct Echo;
-/// # impl Server for Echo {
-/// #     type Args = (); type Call = u8; type Reply = u8; type Cast = (); type Info = ();
-/// #     async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> { Ok(Echo) }
-/// #     async fn handle_call(&mut self, r: u8, f: ReplyTo<u8>, _: &mut ServerContext<Self>) -> Flow { f.reply(r); Flow::Continue }
-/// # }
-/// let rt = Runtime::new();
-/// let r = rt.block_on(|cx: Context<()>| async move {
-///     server::start_link_named::<Echo, _, _>(&cx, "echo", ()).await.unwrap();
-///     let again = server::start_link_named::<Echo, _, _>(&cx, "echo", ()).await;
-///     let s = server::whereis::<Echo, _>(&cx, "echo").unwrap();
-///     (s.call(3).await, again.is_err())
-/// });
-/// assert_eq!(r.unwrap(), (Ok(3), true));
-/// ```
-pub fn start_link_named<S: Server, M: Send + 'static, N: Into<Arc<str>>>(
+/// See [`Name`] for an example.
+pub fn start_link_named<S: Server, M: Send + 'static, N: Into<Name<S>>>(
     cx: &Context<M>,
     name: N,
     args: S::Args,
 ) -> impl Future<Output = Result<ServerRef<S>, ExitReason>> + Send + use<S, M, N> {
-    start_with(cx, args, true, Some(name.into()))
+    start_with(cx, args, true, Some(name.into().into_arc()))
 }
 
-/// The server registered as `name` on the caller's runtime, if any.
+/// The server of type `S` registered as `name` on the caller's runtime, if any
+/// (`whereis/1`). [`Name::whereis`] is the same with a typed name.
 ///
-/// See [`start_link_named`] for an example.
+/// See [`Name`] for an example.
 pub fn whereis<S: Server, M: Send + 'static>(cx: &Context<M>, name: &str) -> Option<ServerRef<S>> {
     cx.whereis::<ServerMsg<S>>(name).map(ServerRef::from)
+}
+
+/// A server's registered name, typed by the server (the `Name` of
+/// `gen_server:call(Name, Request)`): start a server under it
+/// ([`Server::start_link_named`], [`ChildSpec::named_server`](crate::supervisor::ChildSpec::named_server)),
+/// then call it by name. Each call looks the name up again, as Erlang does: a server
+/// restarted under the name is reached by the next call, and a call when no server of
+/// this type has the name fails with [`CallError::Noproc`].
+///
+/// ```
+/// # use otter::server::{CallError, Flow, Name, ReplyTo, Server, ServerContext};
+/// # use otter::{Context, ExitReason, Runtime};
+/// # struct Echo;
+/// # impl Server for Echo {
+/// #     type Args = (); type Call = (u8, ReplyTo<u8>); type Cast = (); type Info = ();
+/// #     async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> { Ok(Echo) }
+/// #     async fn handle_call(&mut self, (r, f): (u8, ReplyTo<u8>), _: &mut ServerContext<Self>) -> Flow { f.reply(r); Flow::Continue }
+/// # }
+/// const ECHO: Name<Echo> = Name::new("echo");
+///
+/// let rt = Runtime::new();
+/// let r = rt.block_on(|cx: Context<()>| async move {
+///     let before = ECHO.call(&cx, |f| (1, f)).await;
+///     Echo::start_link_named(&cx, ECHO, ()).await.unwrap();
+///     let again = Echo::start_link_named(&cx, ECHO, ()).await; // the name is taken
+///     (before, ECHO.call(&cx, |f| (3, f)).await, again.is_err())
+/// });
+/// assert_eq!(r.unwrap(), (Err(CallError::Noproc), Ok(3), true));
+/// ```
+pub struct Name<S> {
+    name: Cow<'static, str>,
+    server: PhantomData<fn() -> S>,
+}
+
+impl<S> Clone for Name<S> {
+    fn clone(&self) -> Self {
+        Name {
+            name: self.name.clone(),
+            server: PhantomData,
+        }
+    }
+}
+
+impl<S> PartialEq for Name<S> {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl<S> Eq for Name<S> {}
+
+impl<S> std::fmt::Debug for Name<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Name({:?})", self.name)
+    }
+}
+
+impl<S> From<&'static str> for Name<S> {
+    fn from(name: &'static str) -> Self {
+        Name::new(name)
+    }
+}
+
+impl<S> From<String> for Name<S> {
+    fn from(name: String) -> Self {
+        Name {
+            name: Cow::Owned(name),
+            server: PhantomData,
+        }
+    }
+}
+
+impl<S> From<&Name<S>> for Name<S> {
+    fn from(name: &Name<S>) -> Self {
+        name.clone()
+    }
+}
+
+impl<S> Name<S> {
+    /// A name for servers of type `S`; usable in a `const`.
+    ///
+    /// See [`Name`] for an example.
+    pub const fn new(name: &'static str) -> Name<S> {
+        Name {
+            name: Cow::Borrowed(name),
+            server: PhantomData,
+        }
+    }
+
+    /// The name.
+    ///
+    /// See [`Name`] for an example.
+    pub fn as_str(&self) -> &str {
+        &self.name
+    }
+
+    fn into_arc(self) -> Arc<str> {
+        match self.name {
+            Cow::Borrowed(s) => s.into(),
+            Cow::Owned(s) => s.into(),
+        }
+    }
+}
+
+impl<S: Server> Name<S> {
+    /// The server registered under this name on the caller's runtime, if any.
+    ///
+    /// See [`Name`] for an example.
+    pub fn whereis<M: Send + 'static>(&self, cx: &Context<M>) -> Option<ServerRef<S>> {
+        whereis(cx, &self.name)
+    }
+
+    /// Calls the server registered under this name (`gen_server:call(Name, Request)`),
+    /// looked up now: [`CallError::Noproc`] if there is none, otherwise as
+    /// [`ServerRef::call`]. The future does not borrow `cx` or the name.
+    ///
+    /// See [`Name`] for an example.
+    pub fn call<M: Send + 'static, R: Send + 'static, F>(
+        &self,
+        cx: &Context<M>,
+        request: F,
+    ) -> impl Future<Output = Result<R, CallError>> + Send + use<S, M, R, F>
+    where
+        F: FnOnce(ReplyTo<R>) -> S::Call + Send,
+    {
+        self.call_timeout(cx, request, Some(DEFAULT_CALL_TIMEOUT))
+    }
+
+    /// [`Name::call`] with a timeout (`None`: forever), as [`ServerRef::call_timeout`].
+    ///
+    /// See [`Name`] for an example of a call by name.
+    pub fn call_timeout<M: Send + 'static, R: Send + 'static, F>(
+        &self,
+        cx: &Context<M>,
+        request: F,
+        timeout: Option<Duration>,
+    ) -> impl Future<Output = Result<R, CallError>> + Send + use<S, M, R, F>
+    where
+        F: FnOnce(ReplyTo<R>) -> S::Call + Send,
+    {
+        let server = self.whereis(cx);
+        async move {
+            match server {
+                Some(server) => server.call_timeout(request, timeout).await,
+                None => Err(CallError::Noproc),
+            }
+        }
+    }
+
+    /// Casts to the server registered under this name (`gen_server:cast(Name, Msg)`):
+    /// no error if there is none.
+    ///
+    /// See [`Name`] for an example of a call by name.
+    pub fn cast<M: Send + 'static>(&self, cx: &Context<M>, message: S::Cast) {
+        if let Some(server) = self.whereis(cx) {
+            server.cast(message);
+        }
+    }
 }
 
 /// Spawns the server now; the future waits for `init` (and borrows nothing, so the
@@ -554,9 +798,7 @@ async fn serve<S: Server>(
     loop {
         let message = cx.recv().await;
         let handled = match message {
-            ServerMsg::Call(request, from) => {
-                catch(state.handle_call(request, from, &mut cx)).await
-            }
+            ServerMsg::Call(request) => catch(state.handle_call(request, &mut cx)).await,
             ServerMsg::Cast(m) => catch(state.handle_cast(m, &mut cx)).await,
             ServerMsg::Info(m) => catch(state.handle_info(Info::Message(m), &mut cx)).await,
             ServerMsg::Down(d) => catch(state.handle_info(Info::Down(*d), &mut cx)).await,

@@ -60,9 +60,14 @@
 //!   (`pid: None`), where OTP gives `restarting`; `restart_child` and `delete_child`
 //!   tell the two apart. It also gives a running [`ChildSpec::supervisor`] child as a
 //!   [`SupervisorRef`] ([`ChildInfo::supervisor`]), where OTP's pid serves for both.
+//! * Requests and their answers are typed per request (each [`Request`] carries the
+//!   reply handle of its own answer). [`SupervisorRef::child`] gives a running server
+//!   child as a typed `ServerRef` (checked against its spec), where OTP's
+//!   `which_children` gives a pid.
 
 mod child;
 
+use std::any::TypeId;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -158,9 +163,23 @@ pub struct ChildInfo {
     pub pid: Option<ProcessId>,
     /// Worker or supervisor.
     pub kind: ChildKind,
-    /// The running child as a supervisor, if it was started by
-    /// [`ChildSpec::supervisor`]: to send it requests in turn.
+    /// The running child as a supervisor, if it is one (started by
+    /// [`ChildSpec::supervisor`]): to send it requests in turn.
     pub supervisor: Option<SupervisorRef>,
+    /// The message type of the child's mailbox, when its spec knows it.
+    message: Option<TypeId>,
+}
+
+impl ChildInfo {
+    /// The running child as a server of type `S`: `None` if it is not running, or if it
+    /// was not started as an `S` ([`ChildSpec::server`], [`ChildSpec::named_server`]).
+    ///
+    /// See [`SupervisorRef::child`] for an example.
+    pub fn server<S: Server>(&self) -> Option<ServerRef<S>> {
+        let pid = self.pid?;
+        (self.message == Some(TypeId::of::<ServerMsg<S>>()))
+            .then(|| ServerRef::from(Pid::from_raw(pid.0)))
+    }
 }
 
 /// The counts of [`SupervisorRef::count_children`] (OTP's `[{specs, _}, {active, _},
@@ -218,32 +237,24 @@ impl std::fmt::Display for ChildError {
 
 impl std::error::Error for ChildError {}
 
-/// A request to a supervisor (sent by [`SupervisorRef`]'s methods).
+/// A request to a supervisor (sent by [`SupervisorRef`]'s methods), each with the
+/// handle its typed answer goes through.
 #[derive(Debug)]
 pub enum Request {
-    /// `start_child/2`.
-    StartChild(ChildSpec),
+    /// `start_child/2`: the child's pid.
+    StartChild(ChildSpec, ReplyTo<Result<ProcessId, ChildError>>),
     /// `terminate_child/2` by id.
-    TerminateChild(Arc<str>),
+    TerminateChild(Arc<str>, ReplyTo<Result<(), ChildError>>),
     /// `terminate_child/2` by pid (simple_one_for_one children).
-    TerminatePid(ProcessId),
-    /// `restart_child/2`.
-    RestartChild(Arc<str>),
+    TerminatePid(ProcessId, ReplyTo<Result<(), ChildError>>),
+    /// `restart_child/2`: the child's new pid.
+    RestartChild(Arc<str>, ReplyTo<Result<ProcessId, ChildError>>),
     /// `delete_child/2`.
-    DeleteChild(Arc<str>),
-    /// `which_children/1`.
-    WhichChildren,
-}
-
-/// A supervisor's answer to a [`Request`].
-#[derive(Debug)]
-pub enum Response {
-    /// The child's pid.
-    Started(Result<ProcessId, ChildError>),
-    /// Done, or why not.
-    Done(Result<(), ChildError>),
-    /// The children, in start order.
-    Children(Vec<ChildInfo>),
+    DeleteChild(Arc<str>, ReplyTo<Result<(), ChildError>>),
+    /// `which_children/1`: the children, in start order.
+    WhichChildren(ReplyTo<Vec<ChildInfo>>),
+    /// One static child by id (`which_children/1`, filtered).
+    Child(Arc<str>, ReplyTo<Result<ChildInfo, ChildError>>),
 }
 
 struct Child {
@@ -271,6 +282,24 @@ impl Child {
         match self.status {
             Status::Running(pid) => Some(pid),
             Status::Stopped | Status::Restarting(_) => None,
+        }
+    }
+
+    /// What `which_children` reports of this child.
+    fn info(&self) -> ChildInfo {
+        let message = self.spec.message;
+        ChildInfo {
+            id: self.spec.id.clone(),
+            pid: self.pid(),
+            kind: self.spec.kind,
+            // Typed from the spec's start function, which started a supervisor.
+            supervisor: self
+                .pid()
+                .filter(|_| message == Some(TypeId::of::<ServerMsg<Supervisor>>()))
+                .map(|pid| SupervisorRef {
+                    server: ServerRef::from(Pid::from_raw(pid.0)),
+                }),
+            message,
         }
     }
 }
@@ -351,9 +380,14 @@ impl SupervisorRef {
         self.server
     }
 
-    async fn request(self, r: Request) -> Result<Response, ChildError> {
+    /// A call with no timeout (a supervisor's requests take as long as its children's
+    /// starts and shutdowns); a failed call is [`ChildError::Call`].
+    async fn request<R: Send + 'static>(
+        self,
+        request: impl FnOnce(ReplyTo<R>) -> Request,
+    ) -> Result<R, ChildError> {
         self.server
-            .call_timeout(r, None)
+            .call_timeout(request, None)
             .await
             .map_err(ChildError::Call)
     }
@@ -362,10 +396,7 @@ impl SupervisorRef {
     ///
     /// See [`SupervisorRef`] for an example.
     pub async fn start_child(self, spec: ChildSpec) -> Result<ProcessId, ChildError> {
-        match self.request(Request::StartChild(spec)).await? {
-            Response::Started(r) => r,
-            other => unreachable!("start_child answered {other:?}"),
-        }
+        self.request(|r| Request::StartChild(spec, r)).await?
     }
 
     /// Stops a child by id and keeps its spec (`terminate_child/2`); a temporary
@@ -376,7 +407,8 @@ impl SupervisorRef {
     ///
     /// See [`start_link`] for an example.
     pub async fn terminate_child(self, id: &str) -> Result<(), ChildError> {
-        self.done(Request::TerminateChild(id.into())).await
+        let id: Arc<str> = id.into();
+        self.request(|r| Request::TerminateChild(id, r)).await?
     }
 
     /// Stops a simple_one_for_one child by pid, and forgets it (`terminate_child/2`
@@ -387,7 +419,7 @@ impl SupervisorRef {
     ///
     /// See [`SupervisorRef`] for an example of dynamic children.
     pub async fn terminate_pid(self, pid: ProcessId) -> Result<(), ChildError> {
-        self.done(Request::TerminatePid(pid)).await
+        self.request(|r| Request::TerminatePid(pid, r)).await?
     }
 
     /// Starts a stopped child again (`restart_child/2`). `Err(Running)` if it runs,
@@ -396,10 +428,8 @@ impl SupervisorRef {
     ///
     /// See [`start_link`] for an example.
     pub async fn restart_child(self, id: &str) -> Result<ProcessId, ChildError> {
-        match self.request(Request::RestartChild(id.into())).await? {
-            Response::Started(r) => r,
-            other => unreachable!("restart_child answered {other:?}"),
-        }
+        let id: Arc<str> = id.into();
+        self.request(|r| Request::RestartChild(id, r)).await?
     }
 
     /// Removes a stopped child's spec (`delete_child/2`). Errors as
@@ -407,17 +437,47 @@ impl SupervisorRef {
     ///
     /// See [`start_link`] for an example.
     pub async fn delete_child(self, id: &str) -> Result<(), ChildError> {
-        self.done(Request::DeleteChild(id.into())).await
+        let id: Arc<str> = id.into();
+        self.request(|r| Request::DeleteChild(id, r)).await?
     }
 
     /// The children, in start order (`which_children/1`).
     ///
     /// See [`SupervisorRef`] for an example.
     pub async fn which_children(self) -> Result<Vec<ChildInfo>, ChildError> {
-        match self.request(Request::WhichChildren).await? {
-            Response::Children(c) => Ok(c),
-            other => unreachable!("which_children answered {other:?}"),
-        }
+        self.request(Request::WhichChildren).await
+    }
+
+    /// The static child `id`, typed as the server it runs: `Ok(None)` if it is not
+    /// running, or is not a server of type `S`; `Err(NotFound)` if there is no such
+    /// child, `Err(SimpleOneForOne)` on a simple_one_for_one supervisor. The answer
+    /// comes after the exit signals that reached the supervisor before this request, so
+    /// after a child's crash it gives the restarted child, with no polling.
+    ///
+    /// ```
+    /// # use otter::server::{Flow, ReplyTo, Server, ServerContext, ServerRef};
+    /// # use otter::ExitReason;
+    /// # struct Echo;
+    /// # impl Server for Echo {
+    /// #     type Args = (); type Call = (u8, ReplyTo<u8>); type Cast = (); type Info = ();
+    /// #     async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> { Ok(Echo) }
+    /// #     async fn handle_call(&mut self, (r, f): (u8, ReplyTo<u8>), _: &mut ServerContext<Self>) -> Flow { f.reply(r); Flow::Continue }
+    /// # }
+    /// use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
+    /// use otter::{Context, Runtime};
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|cx: Context<()>| async move {
+    ///     let spec = SupervisorSpec::new(Strategy::OneForOne).child(ChildSpec::server::<Echo>("echo", || ()));
+    ///     let sup = supervisor::start_link(&cx, spec).await.unwrap();
+    ///     let echo: ServerRef<Echo> = sup.child("echo").await.unwrap().unwrap();
+    ///     echo.call(|f| (5, f)).await
+    /// });
+    /// assert_eq!(r.unwrap(), Ok(5));
+    /// ```
+    pub async fn child<S: Server>(self, id: &str) -> Result<Option<ServerRef<S>>, ChildError> {
+        let id: Arc<str> = id.into();
+        let info = self.request(|r| Request::Child(id, r)).await??;
+        Ok(info.server())
     }
 
     /// How many children there are, by kind and state (`count_children/1`).
@@ -450,13 +510,6 @@ impl SupervisorRef {
                 .filter(|c| c.kind == ChildKind::Worker)
                 .count(),
         })
-    }
-
-    async fn done(self, r: Request) -> Result<(), ChildError> {
-        match self.request(r).await? {
-            Response::Done(r) => r,
-            other => unreachable!("answered {other:?}"),
-        }
     }
 }
 
@@ -505,14 +558,13 @@ pub fn start_link_named<M: Send + 'static, N: Into<Arc<str>>>(
     name: N,
     spec: SupervisorSpec,
 ) -> impl std::future::Future<Output = Result<SupervisorRef, ExitReason>> + Send + use<M, N> {
-    let started = server::start_link_named::<Supervisor, M, Arc<str>>(cx, name.into(), spec);
+    let started = server::start_link_named::<Supervisor, M, _>(cx, name.into().to_string(), spec);
     async move { started.await.map(|server| SupervisorRef { server }) }
 }
 
 impl Server for Supervisor {
     type Args = SupervisorSpec;
     type Call = Request;
-    type Reply = Response;
     type Cast = ();
     type Info = TryAgain;
 
@@ -558,32 +610,16 @@ impl Server for Supervisor {
         Ok(sup)
     }
 
-    async fn handle_call(
-        &mut self,
-        request: Request,
-        from: ReplyTo<Response>,
-        cx: &mut SupervisorContext,
-    ) -> Flow {
-        let response = match request {
-            Request::WhichChildren => Response::Children(
-                self.children
-                    .iter()
-                    .map(|c| ChildInfo {
-                        id: c.spec.id.clone(),
-                        pid: c.pid(),
-                        kind: c.spec.kind,
-                        supervisor: c.pid().filter(|_| c.spec.is_supervisor).map(|pid| {
-                            // The start function of `ChildSpec::supervisor` (the only
-                            // one that sets `is_supervisor`) started a supervisor.
-                            SupervisorRef {
-                                server: ServerRef::from(Pid::from_raw(pid.0)),
-                            }
-                        }),
-                    })
-                    .collect(),
-            ),
-            Request::StartChild(spec) => Response::Started(self.start_child(spec, cx).await),
-            Request::TerminateChild(id) => Response::Done(match self.find(&id) {
+    async fn handle_call(&mut self, request: Request, cx: &mut SupervisorContext) -> Flow {
+        match request {
+            Request::WhichChildren(from) => {
+                from.reply(self.children.iter().map(Child::info).collect());
+            }
+            Request::Child(id, from) => {
+                from.reply(self.find(&id).map(|i| self.children[i].info()));
+            }
+            Request::StartChild(spec, from) => from.reply(self.start_child(spec, cx).await),
+            Request::TerminateChild(id, from) => from.reply(match self.find(&id) {
                 Err(e) => Err(e),
                 Ok(i) => {
                     self.stop_child(i, cx).await;
@@ -594,8 +630,8 @@ impl Server for Supervisor {
                     Ok(())
                 }
             }),
-            Request::TerminatePid(pid) => Response::Done(self.terminate_pid(pid, cx).await),
-            Request::RestartChild(id) => Response::Started(match self.find_stopped(&id) {
+            Request::TerminatePid(pid, from) => from.reply(self.terminate_pid(pid, cx).await),
+            Request::RestartChild(id, from) => from.reply(match self.find_stopped(&id) {
                 Err(e) => Err(e),
                 Ok(i) => match start(&self.children[i].spec, cx).await {
                     Ok(pid) => {
@@ -605,15 +641,14 @@ impl Server for Supervisor {
                     Err(r) => Err(ChildError::StartFailed(r)),
                 },
             }),
-            Request::DeleteChild(id) => Response::Done(match self.find_stopped(&id) {
+            Request::DeleteChild(id, from) => from.reply(match self.find_stopped(&id) {
                 Err(e) => Err(e),
                 Ok(i) => {
                     self.children.remove(i);
                     Ok(())
                 }
             }),
-        };
-        from.reply(response);
+        }
         Flow::Continue
     }
 
@@ -883,4 +918,21 @@ async fn stop_many(children: &[(ProcessId, Shutdown)], cx: &mut SupervisorContex
         cx.unlink(pid);
         let _ = cx.try_recv_match(|m| matches!(m, ServerMsg::Exit(e) if e.from == pid));
     }
+}
+
+/// The supervisor registered as `name` on the caller's runtime, if any (`whereis/1`,
+/// typed as a supervisor).
+///
+/// ```
+/// use otter::supervisor::{self, Strategy, SupervisorSpec};
+/// use otter::{Context, Runtime};
+/// let rt = Runtime::new();
+/// let r = rt.block_on(|cx: Context<()>| async move {
+///     let sup = supervisor::start_link_named(&cx, "top", SupervisorSpec::new(Strategy::OneForAll)).await.unwrap();
+///     (supervisor::whereis(&cx, "top") == Some(sup), supervisor::whereis(&cx, "other"))
+/// });
+/// assert_eq!(r.unwrap(), (true, None));
+/// ```
+pub fn whereis<M: Send + 'static>(cx: &crate::Context<M>, name: &str) -> Option<SupervisorRef> {
+    server::whereis::<Supervisor, M>(cx, name).map(SupervisorRef::from)
 }

@@ -63,8 +63,7 @@ fn crash() {
 
 impl Server for Worker {
     type Args = (Pid<SinkMsg>, Arc<Tally>);
-    type Call = u64;
-    type Reply = u64;
+    type Call = (u64, ReplyTo<u64>);
     type Cast = Cast;
     type Info = ();
 
@@ -83,8 +82,7 @@ impl Server for Worker {
 
     async fn handle_call(
         &mut self,
-        n: u64,
-        from: ReplyTo<u64>,
+        (n, from): (u64, ReplyTo<u64>),
         _: &mut ServerContext<Self>,
     ) -> Flow {
         self.tally.acks_sent.fetch_add(1, Ordering::SeqCst);
@@ -179,7 +177,10 @@ rt_test!(
                             continue;
                         };
                         let n = rng.next() >> 8;
-                        match worker.call_timeout(n, Some(Duration::from_secs(10))).await {
+                        match worker
+                            .call_timeout(|r| (n, r), Some(Duration::from_secs(10)))
+                            .await
+                        {
                             Ok(reply) => {
                                 assert_eq!(reply, n * 2 + 1, "a reply to another call");
                                 ok += 1;

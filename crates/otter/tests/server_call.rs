@@ -1,43 +1,39 @@
 //! Rules of servers (`gen_server`, `gen.erl`'s call protocol): synchronous start with
 //! init's error, calls answered or failed with timeout / the server's exit reason /
 //! noproc / calling_self, no stray late reply, deferred replies, casts in order,
-//! `terminate` on stop, on a handler crash and on the parent's exit.
+//! `terminate` on stop, on a handler crash and on the parent's exit; calls by registered
+//! name, resolved at each call.
 
 #[path = "support/rt.rs"]
 mod support;
 
 use std::time::Duration;
 
-use otter::server::{self, CallError, Flow, Info, ReplyTo, Server, ServerContext, ServerRef};
+use otter::server::{CallError, Flow, Info, Name, ReplyTo, Server, ServerContext, ServerRef};
+use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
 use otter::{Context, Exit, ExitReason, Pid, Runtime};
 
 /// A test server: a list of numbers, with ways to misbehave.
 struct Store {
     items: Vec<u32>,
-    held: Vec<ReplyTo<Reply>>,
+    held: Vec<ReplyTo<u32>>,
     report: Option<Pid<Event>>,
     panic_in_terminate: bool,
 }
 
+/// The requests, each with the reply type its handle carries.
 #[derive(Debug)]
 enum Req {
-    Push(u32),
-    All,
-    Hold,
-    ReleaseHeld(u32),
-    Crash,
-    CallSelf,
-    SleepThenReply(Duration),
-    StopWith(ExitReason),
-    PanicInTerminate,
-}
-
-#[derive(Debug, PartialEq)]
-enum Reply {
-    Ok,
-    Items(Vec<u32>),
-    Value(u32),
-    Called(Result<Box<Reply>, CallError>),
+    Push(u32, ReplyTo<()>),
+    All(ReplyTo<Vec<u32>>),
+    /// Kept unanswered until `ReleaseHeld` (a deferred reply).
+    Hold(ReplyTo<u32>),
+    ReleaseHeld(u32, ReplyTo<()>),
+    Crash(ReplyTo<()>),
+    CallSelf(ReplyTo<Result<Vec<u32>, CallError>>),
+    SleepThenReply(Duration, ReplyTo<()>),
+    StopWith(ExitReason, ReplyTo<()>),
+    PanicInTerminate(ReplyTo<()>),
 }
 
 enum Init {
@@ -53,6 +49,10 @@ enum Event {
     Info(u32),
     Exit(Exit),
     LateCallerWaiting(bool),
+    /// The server holds this many deferred calls.
+    Held(usize),
+    /// A held call was answered with this.
+    Got(u32),
 }
 
 impl From<Exit> for Event {
@@ -68,7 +68,6 @@ fn crash() {
 impl Server for Store {
     type Args = Init;
     type Call = Req;
-    type Reply = Reply;
     type Cast = u32;
     type Info = u32;
 
@@ -93,44 +92,46 @@ impl Server for Store {
         })
     }
 
-    async fn handle_call(
-        &mut self,
-        request: Req,
-        from: ReplyTo<Reply>,
-        cx: &mut ServerContext<Self>,
-    ) -> Flow {
+    async fn handle_call(&mut self, request: Req, cx: &mut ServerContext<Self>) -> Flow {
         match request {
-            Req::Push(n) => {
+            Req::Push(n, from) => {
                 self.items.push(n);
-                from.reply(Reply::Ok);
+                from.reply(());
             }
-            Req::All => from.reply(Reply::Items(self.items.clone())),
-            Req::Hold => self.held.push(from),
-            Req::ReleaseHeld(v) => {
-                for h in self.held.drain(..) {
-                    h.reply(Reply::Value(v));
+            Req::All(from) => from.reply(self.items.clone()),
+            Req::Hold(from) => {
+                self.held.push(from);
+                if let Some(r) = self.report {
+                    r.send(Event::Held(self.held.len()));
                 }
-                from.reply(Reply::Ok);
             }
-            Req::Crash => crash(),
-            Req::CallSelf => {
+            Req::ReleaseHeld(v, from) => {
+                for h in self.held.drain(..) {
+                    h.reply(v);
+                }
+                from.reply(());
+            }
+            Req::Crash(from) => {
+                crash();
+                from.reply(());
+            }
+            Req::CallSelf(from) => {
                 let me = ServerRef::<Store>::from(cx.pid());
-                let r = me.call(Req::All).await.map(Box::new);
-                from.reply(Reply::Called(r));
+                from.reply(me.call(Req::All).await);
             }
-            Req::SleepThenReply(d) => {
+            Req::SleepThenReply(d, from) => {
                 cx.sleep(d).await;
                 if let Some(r) = self.report {
                     r.send(Event::LateCallerWaiting(from.is_waiting()));
                 }
-                from.reply(Reply::Ok);
+                from.reply(());
             }
-            Req::PanicInTerminate => {
+            Req::PanicInTerminate(from) => {
                 self.panic_in_terminate = true;
-                from.reply(Reply::Ok);
+                from.reply(());
             }
-            Req::StopWith(reason) => {
-                from.reply(Reply::Ok);
+            Req::StopWith(reason, from) => {
+                from.reply(());
                 return Flow::Stop(reason);
             }
         }
@@ -167,16 +168,14 @@ rt_test!(
     call_returns_the_reply_and_casts_keep_order,
     |rt: &Runtime| {
         let r = rt.block_on(|cx: Context<()>| async move {
-            let s = server::start_link::<Store, _>(&cx, Init::Ok(None))
-                .await
-                .unwrap();
+            let s = Store::start_link(&cx, Init::Ok(None)).await.unwrap();
             for i in 0..100 {
                 s.cast(i);
             }
-            s.call(Req::Push(100)).await.unwrap();
+            s.call(|r| Req::Push(100, r)).await.unwrap();
             s.call(Req::All).await
         });
-        assert_eq!(r.unwrap(), Ok(Reply::Items((0..=100).collect())));
+        assert_eq!(r.unwrap(), Ok((0..=100).collect()));
     }
 );
 
@@ -186,15 +185,13 @@ rt_test!(
         const CALLERS: u32 = 50;
         const CALLS: u32 = 100;
         let r = rt.block_on(|mut cx: Context<u32>| async move {
-            let s = server::start_link::<Store, _>(&cx, Init::Ok(None))
-                .await
-                .unwrap();
+            let s = Store::start_link(&cx, Init::Ok(None)).await.unwrap();
             let me = cx.pid();
             for c in 0..CALLERS {
                 // Linked: a failed assertion in a caller ends the test's root with it.
                 cx.spawn_link(move |_: Context<()>| async move {
                     for i in 0..CALLS {
-                        assert_eq!(s.call(Req::Push(c * CALLS + i)).await, Ok(Reply::Ok));
+                        assert_eq!(s.call(|r| Req::Push(c * CALLS + i, r)).await, Ok(()));
                     }
                     me.send(c);
                 });
@@ -202,13 +199,9 @@ rt_test!(
             for _ in 0..CALLERS {
                 cx.recv().await;
             }
-            match s.call(Req::All).await {
-                Ok(Reply::Items(mut v)) => {
-                    v.sort_unstable();
-                    v == (0..CALLERS * CALLS).collect::<Vec<_>>()
-                }
-                other => panic!("{other:?}"),
-            }
+            let mut v = s.call(Req::All).await.unwrap();
+            v.sort_unstable();
+            v == (0..CALLERS * CALLS).collect::<Vec<_>>()
         });
         assert!(r.unwrap());
     }
@@ -218,12 +211,12 @@ rt_test!(
     call_timeout_then_late_reply_never_surfaces,
     |rt: &Runtime| {
         let r = rt.block_on(|mut cx: Context<Event>| async move {
-            let s = server::start_link::<Store, _>(&cx, Init::Ok(Some(cx.pid())))
+            let s = Store::start_link(&cx, Init::Ok(Some(cx.pid())))
                 .await
                 .unwrap();
             let slow = s
                 .call_timeout(
-                    Req::SleepThenReply(Duration::from_millis(50)),
+                    |r| Req::SleepThenReply(Duration::from_millis(50), r),
                     Some(Duration::from_millis(5)),
                 )
                 .await;
@@ -239,7 +232,7 @@ rt_test!(
             (
                 Err(CallError::Timeout),
                 Event::LateCallerWaiting(false),
-                Ok(Reply::Items(vec![])),
+                Ok(vec![]),
                 None
             )
         );
@@ -250,9 +243,7 @@ rt_test!(
     a_panic_in_terminate_becomes_the_exit_reason,
     |rt: &Runtime| {
         let r = rt.block_on(|cx: Context<()>| async move {
-            let s = server::start::<Store, _>(&cx, Init::Ok(None))
-                .await
-                .unwrap();
+            let s = Store::start(&cx, Init::Ok(None)).await.unwrap();
             s.call(Req::PanicInTerminate).await.unwrap();
             s.stop(ExitReason::Normal, None).await
         });
@@ -268,9 +259,9 @@ rt_test!(
     a_failed_named_start_releases_the_name_before_returning,
     |rt: &Runtime| {
         let r = rt.block_on(|cx: Context<()>| async move {
-            let failed = server::start_link_named::<Store, _, _>(&cx, "store", Init::Fail).await;
+            let failed = Store::start_link_named(&cx, "store", Init::Fail).await;
             // The failed server is gone: the name is free for the next start at once.
-            let again = server::start_link_named::<Store, _, _>(&cx, "store", Init::Ok(None)).await;
+            let again = Store::start_link_named(&cx, "store", Init::Ok(None)).await;
             (failed.is_err(), again.is_ok())
         });
         assert_eq!(r.unwrap(), (true, true));
@@ -280,14 +271,10 @@ rt_test!(
 rt_test!(call_to_a_dying_server_returns_its_reason, |rt: &Runtime| {
     let r = rt.block_on(|cx: Context<()>| async move {
         // Crash while handling the call.
-        let a = server::start::<Store, _>(&cx, Init::Ok(None))
-            .await
-            .unwrap();
+        let a = Store::start(&cx, Init::Ok(None)).await.unwrap();
         let crashed = a.call(Req::Crash).await;
         // Exit while holding the request (a deferred reply never sent).
-        let b = server::start::<Store, _>(&cx, Init::Ok(None))
-            .await
-            .unwrap();
+        let b = Store::start(&cx, Init::Ok(None)).await.unwrap();
         let waiting = cx.spawn(move |_: Context<()>| async move {
             let _ = b.call(Req::Hold).await;
         });
@@ -339,9 +326,7 @@ async fn futures_join<A: std::future::Future, B: std::future::Future>(
 
 rt_test!(call_to_a_dead_server_is_noproc, |rt: &Runtime| {
     let r = rt.block_on(|cx: Context<()>| async move {
-        let s = server::start::<Store, _>(&cx, Init::Ok(None))
-            .await
-            .unwrap();
+        let s = Store::start(&cx, Init::Ok(None)).await.unwrap();
         s.stop(ExitReason::Normal, None).await.unwrap();
         let call = s.call(Req::All).await;
         let stop = s.stop(ExitReason::Normal, None).await;
@@ -352,53 +337,52 @@ rt_test!(call_to_a_dead_server_is_noproc, |rt: &Runtime| {
 
 rt_test!(a_server_calling_itself_gets_calling_self, |rt: &Runtime| {
     let r = rt.block_on(|cx: Context<()>| async move {
-        let s = server::start::<Store, _>(&cx, Init::Ok(None))
-            .await
-            .unwrap();
+        let s = Store::start(&cx, Init::Ok(None)).await.unwrap();
         s.call(Req::CallSelf).await
     });
-    assert_eq!(r.unwrap(), Ok(Reply::Called(Err(CallError::CallingSelf))));
+    assert_eq!(r.unwrap(), Ok(Err(CallError::CallingSelf)));
 });
 
 rt_test!(deferred_replies_are_sent_later, |rt: &Runtime| {
-    let r = rt.block_on(|mut cx: Context<u32>| async move {
-        let s = server::start::<Store, _>(&cx, Init::Ok(None))
-            .await
-            .unwrap();
+    let r = rt.block_on(|mut cx: Context<Event>| async move {
         let me = cx.pid();
+        let s = Store::start(&cx, Init::Ok(Some(me))).await.unwrap();
         for _ in 0..10 {
             cx.spawn_link(move |_: Context<()>| async move {
-                match s.call(Req::Hold).await {
-                    Ok(Reply::Value(v)) => me.send(v),
-                    other => panic!("a held call answered {other:?}"),
-                }
+                let v = s.call(Req::Hold).await.expect("a held call is answered");
+                me.send(Event::Got(v));
             });
         }
-        // Wait until all ten are held: calls from one process are handled in order, so
-        // poll with a cheap call until the server's held list is full is not possible
-        // from outside; instead release repeatedly until every waiter got a value.
-        let mut got = 0;
-        while got < 10 {
-            s.call(Req::ReleaseHeld(7)).await.unwrap();
-            while let Some(v) = cx.recv_timeout(Duration::from_millis(1)).await {
-                assert_eq!(v, 7);
-                got += 1;
+        // The server reports each call it holds; once all ten are held, release them.
+        let mut held = 0;
+        while held < 10 {
+            match cx.recv().await {
+                Event::Held(n) => held = n,
+                other => panic!("{other:?}"),
             }
+        }
+        s.call(|r| Req::ReleaseHeld(7, r)).await.unwrap();
+        let mut got = Vec::new();
+        for _ in 0..10 {
+            got.push(cx.recv().await);
         }
         got
     });
-    assert_eq!(r.unwrap(), 10);
+    assert_eq!(
+        r.unwrap(),
+        (0..10).map(|_| Event::Got(7)).collect::<Vec<_>>()
+    );
 });
 
 rt_test!(start_returns_the_init_error, |rt: &Runtime| {
     let r = rt.block_on(|mut cx: Context<u8>| async move {
         // init's Err: the start fails, and the linked caller is not taken down.
-        let failed = server::start_link::<Store, _>(&cx, Init::Fail).await;
+        let failed = Store::start_link(&cx, Init::Fail).await;
         cx.pid().send(1);
         let alive = cx.recv().await == 1;
         // A name that is taken fails the start too.
         cx.register("taken", cx.pid()).unwrap();
-        let named = server::start_link_named::<Store, _, _>(&cx, "taken", Init::Ok(None)).await;
+        let named = Store::start_link_named(&cx, "taken", Init::Ok(None)).await;
         (failed, alive, named.map(|_| ()).map_err(|e| e.to_string()))
     });
     assert_eq!(
@@ -416,7 +400,7 @@ rt_test!(
     |rt: &Runtime| {
         let r = rt.block_on(|mut cx: Context<Event>| async move {
             cx.trap_exit(true);
-            let failed = server::start_link::<Store, _>(&cx, Init::Panic).await;
+            let failed = Store::start_link(&cx, Init::Panic).await;
             let exit = match cx.recv().await {
                 Event::Exit(e) => e.reason,
                 other => panic!("{other:?}"),
@@ -431,17 +415,13 @@ rt_test!(
 rt_test!(terminate_runs_on_stop_and_on_a_crash, |rt: &Runtime| {
     let r = rt.block_on(|mut cx: Context<Event>| async move {
         let me = cx.pid();
-        let a = server::start::<Store, _>(&cx, Init::Ok(Some(me)))
-            .await
-            .unwrap();
+        let a = Store::start(&cx, Init::Ok(Some(me))).await.unwrap();
         assert_eq!(
-            a.call(Req::StopWith(ExitReason::Shutdown)).await,
-            Ok(Reply::Ok)
+            a.call(|r| Req::StopWith(ExitReason::Shutdown, r)).await,
+            Ok(())
         );
         let on_stop = cx.recv().await;
-        let b = server::start::<Store, _>(&cx, Init::Ok(Some(me)))
-            .await
-            .unwrap();
+        let b = Store::start(&cx, Init::Ok(Some(me))).await.unwrap();
         let _ = b.call(Req::Crash).await;
         let on_crash = cx.recv().await;
         (on_stop, on_crash)
@@ -462,9 +442,7 @@ rt_test!(
             let me = cx.pid();
             // The parent starts the server linked, then exits `Shutdown`.
             let parent = cx.spawn(move |mut p: Context<()>| async move {
-                let s = server::start_link::<Store, _>(&p, Init::Trap(me))
-                    .await
-                    .unwrap();
+                let s = Store::start_link(&p, Init::Trap(me)).await.unwrap();
                 // An exit from a process other than the parent goes to handle_info.
                 p.spawn(move |o: Context<()>| async move {
                     o.exit(s, ExitReason::ShutdownWith("not parent".into()));
@@ -487,9 +465,7 @@ rt_test!(
 
 rt_test!(info_messages_reach_handle_info, |rt: &Runtime| {
     let r = rt.block_on(|mut cx: Context<Event>| async move {
-        let s = server::start::<Store, _>(&cx, Init::Ok(Some(cx.pid())))
-            .await
-            .unwrap();
+        let s = Store::start(&cx, Init::Ok(Some(cx.pid()))).await.unwrap();
         s.info(5);
         cx.send_after(
             s.pid(),
@@ -500,3 +476,101 @@ rt_test!(info_messages_reach_handle_info, |rt: &Runtime| {
     });
     assert_eq!(r.unwrap(), (Event::Info(5), Event::Info(6)));
 });
+
+const STORE: Name<Store> = Name::new("store");
+
+rt_test!(
+    a_call_by_name_reaches_the_registered_server,
+    |rt: &Runtime| {
+        let r = rt.block_on(|cx: Context<()>| async move {
+            let s = Store::start_link_named(&cx, STORE, Init::Ok(None))
+                .await
+                .unwrap();
+            STORE.cast(&cx, 1);
+            let pushed = STORE.call(&cx, |r| Req::Push(2, r)).await;
+            (
+                pushed,
+                STORE.whereis(&cx) == Some(s),
+                s.call(Req::All).await,
+            )
+        });
+        assert_eq!(r.unwrap(), (Ok(()), true, Ok(vec![1, 2])));
+    }
+);
+
+rt_test!(a_call_by_an_unregistered_name_is_noproc, |rt: &Runtime| {
+    let r = rt.block_on(|cx: Context<()>| async move {
+        let never = STORE.call(&cx, Req::All).await;
+        // A name held by a process of another type is no server of this one.
+        cx.register("store", cx.pid()).unwrap();
+        let other = STORE.call(&cx, Req::All).await;
+        STORE.cast(&cx, 1); // no error, as gen_server:cast
+        (never, other)
+    });
+    assert_eq!(r.unwrap(), (Err(CallError::Noproc), Err(CallError::Noproc)));
+});
+
+rt_test!(
+    a_call_by_name_resolves_the_name_at_each_call,
+    |rt: &Runtime| {
+        let r = rt.block_on(|cx: Context<()>| async move {
+            let first = Store::start_link_named(&cx, STORE, Init::Ok(None))
+                .await
+                .unwrap();
+            STORE.call(&cx, |r| Req::Push(1, r)).await.unwrap();
+            first.stop(ExitReason::Normal, None).await.unwrap();
+            let gone = STORE.call(&cx, Req::All).await;
+            let second = Store::start_link_named(&cx, STORE, Init::Ok(None))
+                .await
+                .unwrap();
+            // The same name now reaches the new server, with its own (empty) state.
+            let again = STORE.call(&cx, Req::All).await;
+            (gone, again, first != second)
+        });
+        assert_eq!(r.unwrap(), (Err(CallError::Noproc), Ok(vec![]), true));
+    }
+);
+
+rt_test!(
+    a_call_by_name_reaches_the_server_a_supervisor_restarted,
+    |rt: &Runtime| {
+        let r = rt.block_on(|cx: Context<()>| async move {
+            let spec = SupervisorSpec::new(Strategy::OneForOne).child(ChildSpec::named_server(
+                "store",
+                STORE,
+                || Init::Ok(None),
+            ));
+            let sup = supervisor::start_link(&cx, spec).await.unwrap();
+            let first: ServerRef<Store> = sup.child("store").await.unwrap().unwrap();
+            STORE.call(&cx, |r| Req::Push(1, r)).await.unwrap();
+            let crashed = STORE.call(&cx, Req::Crash).await;
+            // The supervisor heard of the crash before this request (the link's signal
+            // is sent before the caller learns of the exit): it answers with the
+            // restarted server, which the name reaches too.
+            let second: ServerRef<Store> = sup.child("store").await.unwrap().unwrap();
+            let by_name = STORE.call(&cx, Req::All).await;
+            let by_ref = second.call(|r| Req::Push(2, r)).await;
+            let wrong_type = sup.child::<supervisor::Supervisor>("store").await;
+            sup.server().stop(ExitReason::Normal, None).await.unwrap();
+            (
+                crashed,
+                first != second,
+                by_name,
+                by_ref,
+                wrong_type,
+                STORE.whereis(&cx).is_none(),
+            )
+        });
+        assert_eq!(
+            r.unwrap(),
+            (
+                Err(CallError::Exit(ExitReason::Panic("handler crash".into()))),
+                true,
+                Ok(vec![]),
+                Ok(()),
+                Ok(None),
+                true
+            )
+        );
+    }
+);

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use otter::server::{self, Flow, ReplyTo, Server, ServerContext, ServerRef};
+use otter::server::{Flow, Name, ReplyTo, Server, ServerContext, ServerRef};
 use otter::supervisor::{
     self, ChildSpec, Restart, Shutdown, Strategy, SupervisorRef, SupervisorSpec,
 };
@@ -61,8 +61,7 @@ struct Logged {
 
 impl Server for Logged {
     type Args = (&'static str, Pid<Log>, bool);
-    type Call = ();
-    type Reply = ();
+    type Call = ReplyTo<()>;
     type Cast = C;
     type Info = ();
 
@@ -75,7 +74,7 @@ impl Server for Logged {
         Ok(Logged { id, log, stubborn })
     }
 
-    async fn handle_call(&mut self, _: (), from: ReplyTo<()>, _: &mut ServerContext<Self>) -> Flow {
+    async fn handle_call(&mut self, from: ReplyTo<()>, _: &mut ServerContext<Self>) -> Flow {
         from.reply(());
         Flow::Continue
     }
@@ -365,10 +364,14 @@ rt_test!(
 /// A named counter server, to check that a restarted child is found by its name.
 struct Counter(u32);
 
+/// Counter's one request: count, and answer the count.
+struct Next(ReplyTo<u32>);
+
+const COUNTER: Name<Counter> = Name::new("counter");
+
 impl Server for Counter {
     type Args = ();
-    type Call = ();
-    type Reply = u32;
+    type Call = Next;
     type Cast = ();
     type Info = ();
 
@@ -376,12 +379,7 @@ impl Server for Counter {
         Ok(Counter(0))
     }
 
-    async fn handle_call(
-        &mut self,
-        _: (),
-        from: ReplyTo<u32>,
-        _: &mut ServerContext<Self>,
-    ) -> Flow {
+    async fn handle_call(&mut self, Next(from): Next, _: &mut ServerContext<Self>) -> Flow {
         self.0 += 1;
         from.reply(self.0);
         Flow::Continue
@@ -397,41 +395,38 @@ rt_test!(
     |rt: &Runtime| {
         let r = rt.block_on(|mut cx: Context<Log>| async move {
             // top (one_for_one) -> sub (one_for_one) -> "counter" (named server)
-            let sub =
-                || {
-                    SupervisorSpec::new(Strategy::OneForOne).child(
-                        ChildSpec::named_server::<Counter>("counter", "counter", || ()),
-                    )
-                };
+            let sub = || {
+                SupervisorSpec::new(Strategy::OneForOne).child(ChildSpec::named_server(
+                    "counter",
+                    COUNTER,
+                    || (),
+                ))
+            };
             let top =
                 SupervisorSpec::new(Strategy::OneForOne).child(ChildSpec::supervisor("sub", sub));
             let top = supervisor::start_link(&cx, top).await.unwrap();
-            let first = server::whereis::<Counter, _>(&cx, "counter").unwrap();
-            assert_eq!(first.call(()).await, Ok(1));
-            assert_eq!(first.call(()).await, Ok(2));
+            let first = COUNTER.whereis(&cx).unwrap();
+            assert_eq!(first.call(Next).await, Ok(1));
+            assert_eq!(COUNTER.call(&cx, Next).await, Ok(2));
             let m = cx.monitor(first);
             first.cast(());
             match cx.recv().await {
                 Log::Down(d) if d.reference == m => {}
                 other => panic!("{other:?}"),
             }
-            // Restarted with a fresh state, under the same name.
-            let mut again = None;
-            for _ in 0..1000 {
-                if let Some(s) = server::whereis::<Counter, _>(&cx, "counter")
-                    && s != first
-                {
-                    again = Some(s);
-                    break;
-                }
-                cx.sleep(Duration::from_millis(1)).await;
-            }
-            let again = again.expect("the counter is registered again");
-            let n = again.call(()).await;
+            // Restarted with a fresh state, under the same name. The sub-supervisor got
+            // the counter's exit signal before our `Down` was sent, so its answer comes
+            // after the restart: no polling.
             let subs = top.which_children().await.unwrap();
-            (n, subs.len(), subs[0].kind)
+            let sub = subs[0].supervisor.expect("sub is a supervisor");
+            let again: ServerRef<Counter> = sub.child("counter").await.unwrap().unwrap();
+            let n = COUNTER.call(&cx, Next).await;
+            (n, again != first, subs.len(), subs[0].kind)
         });
-        assert_eq!(r.unwrap(), (Ok(1), 1, supervisor::ChildKind::Supervisor));
+        assert_eq!(
+            r.unwrap(),
+            (Ok(1), true, 1, supervisor::ChildKind::Supervisor)
+        );
     }
 );
 

@@ -3,8 +3,8 @@
 //!
 //! # Rules
 //!
-//! * A call sends `Call(request, ReplyTo)` to the server and waits on a one-shot slot
-//!   shared with that [`ReplyTo`]; the reply goes into the slot, never into the caller's
+//! * A call sends `Call(request)` to the server, the request holding a [`ReplyTo`], and
+//!   waits on a one-shot slot shared with that `ReplyTo`; the reply goes into the slot, never into the caller's
 //!   mailbox, so waiting for it scans nothing, and a reply that comes after the caller
 //!   stopped waiting (timeout, or the call future dropped) is dropped with the slot: no
 //!   stray message, ever.
@@ -121,16 +121,16 @@ impl<R> Slot<R> {
 /// // A server that answers each call with the next caller's request (deferred replies).
 /// #[derive(Default)]
 /// struct Swap(Option<(u32, ReplyTo<u32>)>);
+/// struct Trade(u32, ReplyTo<u32>);
 /// impl Server for Swap {
 ///     type Args = ();
-///     type Call = u32;
-///     type Reply = u32;
+///     type Call = Trade;
 ///     type Cast = ();
 ///     type Info = ();
 ///     async fn init(_: (), _: &mut server::ServerContext<Self>) -> Result<Self, otter::ExitReason> {
 ///         Ok(Swap::default())
 ///     }
-///     async fn handle_call(&mut self, n: u32, from: ReplyTo<u32>, _: &mut server::ServerContext<Self>) -> Flow {
+///     async fn handle_call(&mut self, Trade(n, from): Trade, _: &mut server::ServerContext<Self>) -> Flow {
 ///         match self.0.take() {
 ///             None => self.0 = Some((n, from)),
 ///             Some((m, earlier)) => { earlier.reply(n); from.reply(m); }
@@ -140,9 +140,9 @@ impl<R> Slot<R> {
 /// }
 /// let rt = Runtime::new();
 /// let r = rt.block_on(|cx: Context<()>| async move {
-///     let s = server::start::<Swap, _>(&cx, ()).await.unwrap();
-///     let other = cx.spawn(move |_: Context<()>| async move { s.call(1).await.unwrap(); });
-///     let got = s.call(2).await;
+///     let s = Swap::start(&cx, ()).await.unwrap();
+///     let other = cx.spawn(move |_: Context<()>| async move { s.call(|r| Trade(1, r)).await.unwrap(); });
+///     let got = s.call(|r| Trade(2, r)).await;
 ///     let _ = other;
 ///     got
 /// });

@@ -1,6 +1,7 @@
 //! Child specifications (OTP's `child_spec()`): how to start a child, when to restart
 //! it, how to stop it.
 
+use std::any::TypeId;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -9,7 +10,7 @@ use std::time::Duration;
 
 use crate::exit::ExitReason;
 use crate::pid::ProcessId;
-use crate::server::{self, Server};
+use crate::server::{self, Server, ServerMsg};
 use crate::supervisor::{SupervisorContext, SupervisorSpec};
 
 /// When a child that exited is restarted (OTP's `restart` key).
@@ -112,11 +113,12 @@ pub struct ChildSpec {
     pub(crate) restart: Restart,
     pub(crate) shutdown: Shutdown,
     pub(crate) kind: ChildKind,
-    /// Set by [`ChildSpec::supervisor`] alone: its child is an otter supervisor, so
-    /// `which_children` may type the child's pid as a `SupervisorRef` (a mailbox of
-    /// another type must never be sent a supervisor's messages). Not `kind`, which
-    /// only describes the child, as OTP's `type` key.
-    pub(crate) is_supervisor: bool,
+    /// The message type of the child's mailbox, set by the constructors that start it
+    /// themselves ([`ChildSpec::server`], [`ChildSpec::supervisor`], ...), so that
+    /// `which_children` may type the child's pid as a `ServerRef` or `SupervisorRef` (a
+    /// mailbox of another type must never be sent them). Not `kind`, which only
+    /// describes the child, as OTP's `type` key.
+    pub(crate) message: Option<TypeId>,
 }
 
 impl fmt::Debug for ChildSpec {
@@ -154,7 +156,7 @@ impl ChildSpec {
             restart: Restart::Permanent,
             shutdown: Shutdown::default(),
             kind: ChildKind::Worker,
-            is_supervisor: false,
+            message: None,
         }
     }
 
@@ -174,10 +176,12 @@ impl ChildSpec {
         Fut: Future + Send + 'static,
         Fut::Output: crate::IntoExitReason,
     {
-        ChildSpec::new(id, move |sup| {
+        let mut c = ChildSpec::new(id, move |sup| {
             let pid = sup.spawn_link(make()).id();
             async move { Ok(pid) }
-        })
+        });
+        c.message = Some(TypeId::of::<N>());
+        c
     }
 
     /// A [`Server`] child, started with `server::start_link` and `args()` (see
@@ -188,9 +192,9 @@ impl ChildSpec {
     /// # use otter::ExitReason;
     /// # struct Echo;
     /// # impl Server for Echo {
-    /// #     type Args = (); type Call = u8; type Reply = u8; type Cast = (); type Info = ();
+    /// #     type Args = (); type Call = (u8, ReplyTo<u8>); type Cast = (); type Info = ();
     /// #     async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> { Ok(Echo) }
-    /// #     async fn handle_call(&mut self, r: u8, f: ReplyTo<u8>, _: &mut ServerContext<Self>) -> Flow { f.reply(r); Flow::Continue }
+    /// #     async fn handle_call(&mut self, (r, f): (u8, ReplyTo<u8>), _: &mut ServerContext<Self>) -> Flow { f.reply(r); Flow::Continue }
     /// # }
     /// use otter::supervisor::ChildSpec;
     /// let spec = ChildSpec::server::<Echo>("echo", || ());
@@ -200,23 +204,25 @@ impl ChildSpec {
         id: impl Into<Arc<str>>,
         args: impl Fn() -> S::Args + Send + Sync + 'static,
     ) -> ChildSpec {
-        ChildSpec::new(id, move |sup| {
-            let started = server::start_link::<S, _>(sup, args());
+        let mut c = ChildSpec::new(id, move |sup| {
+            let started = S::start_link(sup, args());
             async move { started.await.map(|s| s.id()) }
-        })
+        });
+        c.message = Some(TypeId::of::<ServerMsg<S>>());
+        c
     }
 
     /// A [`Server`] child registered under `name` (re-registered at each restart, so
-    /// clients find the new instance by name).
+    /// clients calling it by name, [`server::Name::call`], reach the new instance).
     ///
     /// ```
     /// # use otter::server::{Flow, ReplyTo, Server, ServerContext};
     /// # use otter::ExitReason;
     /// # struct Echo;
     /// # impl Server for Echo {
-    /// #     type Args = (); type Call = u8; type Reply = u8; type Cast = (); type Info = ();
+    /// #     type Args = (); type Call = (u8, ReplyTo<u8>); type Cast = (); type Info = ();
     /// #     async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> { Ok(Echo) }
-    /// #     async fn handle_call(&mut self, r: u8, f: ReplyTo<u8>, _: &mut ServerContext<Self>) -> Flow { f.reply(r); Flow::Continue }
+    /// #     async fn handle_call(&mut self, (r, f): (u8, ReplyTo<u8>), _: &mut ServerContext<Self>) -> Flow { f.reply(r); Flow::Continue }
     /// # }
     /// use otter::supervisor::ChildSpec;
     /// let spec = ChildSpec::named_server::<Echo>("echo", "echo_server", || ());
@@ -224,14 +230,16 @@ impl ChildSpec {
     /// ```
     pub fn named_server<S: Server>(
         id: impl Into<Arc<str>>,
-        name: impl Into<Arc<str>>,
+        name: impl Into<server::Name<S>>,
         args: impl Fn() -> S::Args + Send + Sync + 'static,
     ) -> ChildSpec {
-        let name: Arc<str> = name.into();
-        ChildSpec::new(id, move |sup| {
-            let started = server::start_link_named::<S, _, _>(sup, name.clone(), args());
+        let name: server::Name<S> = name.into();
+        let mut c = ChildSpec::new(id, move |sup| {
+            let started = S::start_link_named(sup, name.clone(), args());
             async move { started.await.map(|s| s.id()) }
-        })
+        });
+        c.message = Some(TypeId::of::<ServerMsg<S>>());
+        c
     }
 
     /// A supervisor child (a subtree): `spec()` builds its specification at each start.
@@ -261,7 +269,7 @@ impl ChildSpec {
             async move { started.await.map(|s| s.id()) }
         });
         c.kind = ChildKind::Supervisor;
-        c.is_supervisor = true;
+        c.message = Some(TypeId::of::<ServerMsg<crate::supervisor::Supervisor>>());
         c.shutdown = Shutdown::Infinity;
         c
     }
