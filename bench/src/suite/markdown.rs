@@ -24,13 +24,15 @@ mod targets;
 
 use std::fmt::Write as _;
 
+use plotters::style::RGBColor;
+
 use super::{Case, Impl, Meta, Options, Outcome, Record, Sizes, case_id, mode};
 use cell::{Results, md_escape};
 use headline::headline;
 
-const OTTER: &str = "#d95f02";
-const ERLANG: &str = "#7570b3";
-const OTTER_MATCH: &str = "#e7298a";
+const OTTER: RGBColor = RGBColor(0xd9, 0x5f, 0x02);
+const ERLANG: RGBColor = RGBColor(0x75, 0x70, 0xb3);
+const OTTER_MATCH: RGBColor = RGBColor(0xe7, 0x29, 0x8a);
 
 /// What the caller prints and its exit code depends on.
 #[derive(Debug)]

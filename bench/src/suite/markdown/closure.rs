@@ -101,7 +101,7 @@ pub(super) fn section(
                 vec![em.median(ns_per_op), ec.median(ns_per_op)],
             ),
         ],
-    });
+    })?;
     write_svg(o, "closure.svg", &svg)?;
     let _ = writeln!(md, "\n![per-message vs per-call cost](closure.svg)");
     Ok(())

@@ -158,7 +158,7 @@ pub(super) fn section(
         },
         series,
         guides,
-    });
+    })?;
     write_svg(o, "mailbox.svg", &svg)?;
     let _ = writeln!(
         md,

@@ -125,7 +125,7 @@ pub(super) fn section(
         },
         series,
         guides: vec![],
-    });
+    })?;
     write_svg(o, "ring.svg", &svg)?;
     let _ = writeln!(md, "\n![ring: sends/s over N·M](ring.svg)");
     Ok(())

@@ -62,7 +62,7 @@ pub(super) fn section(
         },
         groups: s.spawn_c.iter().map(|c| format!("c = {c}")).collect(),
         series: vec![("otter".into(), OTTER, vo), ("erlang".into(), ERLANG, ve)],
-    });
+    })?;
     write_svg(o, "spawn.svg", &svg)?;
     let _ = writeln!(md, "\n![spawn rate by chains](spawn.svg)");
     Ok(())
