@@ -18,9 +18,9 @@
 //! measurement per subprocess, and writes `bench-report/` (see `suite.rs`).
 
 mod args;
+mod json_line;
 mod limits;
 mod plot;
-mod report;
 mod suite;
 mod sysinfo;
 mod workloads;
@@ -207,7 +207,7 @@ fn run_one(bench: &str, kvs: &[String]) -> ExitCode {
             return ExitCode::from(EXIT_INTERNAL);
         }
     };
-    println!("{}", report::json(bench, &params, threads, &outcome));
+    println!("{}", json_line::json(bench, &params, threads, &outcome));
     // Printed first: the line is out even if shutting the runtime down were to hang.
     drop(rt);
     if outcome.check.is_ok() {
