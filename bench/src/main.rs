@@ -15,12 +15,13 @@
 //! line: arguments are quoted escaped.
 //!
 //! The suite runs the seeds' experiments, this binary and the Erlang twin alternately, one
-//! measurement per subprocess, and writes `bench-report/` (see `suite.rs`).
+//! measurement per subprocess (`suite.rs`), and writes `bench-report/` (`report.rs`). The
+//! workloads themselves are in `workloads/`, one file each.
 
 mod args;
 mod json_line;
 mod limits;
-mod plot;
+mod report;
 mod suite;
 mod sysinfo;
 mod workloads;

@@ -1,4 +1,4 @@
-//! The suite's report: `REPORT.md` with one table per seed, laid out like the seed's own
+//! The suite's report, from the runs `suite.rs` made: `REPORT.md` with one table per seed, laid out like the seed's own
 //! figures, and the SVG plots it links (`ring.svg`, `spawn.svg`, `mailbox.svg`,
 //! `closure.svg`).
 //!
@@ -8,16 +8,21 @@
 //! (or "smaller" for memory) when otter is better and "N× slower" when it is worse.
 //!
 //! One file per section: `headline.rs` (the summary table), `targets.rs` (the server
-//! layer's targets, under it), then one per seed in report order (`ring.rs`, `spawn.rs`, `counting.rs`, `mailbox.rs`, `closure.rs`, `memory.rs`,
-//! `pingpong.rs`); `cell.rs` holds what they share (medians, formats, ratios).
+//! layer's targets, under it), then one per seed in report order (`ring.rs`, `spawn.rs`,
+//! `counting.rs`, `mailbox.rs`, `closure.rs`, `memory.rs`, `pingpong.rs`); `cell.rs` holds
+//! what they share (medians, ratios), `format.rs` how figures are written, `plot.rs` the
+//! charts (drawn with `plotters`), `results.rs` the raw data (`results.jsonl`, `meta.json`).
 
 mod cell;
 mod closure;
 mod counting;
+pub(crate) mod format;
 mod headline;
 mod mailbox;
 mod memory;
 mod pingpong;
+mod plot;
+pub(crate) mod results;
 mod ring;
 mod spawn;
 mod targets;
@@ -26,7 +31,7 @@ use std::fmt::Write as _;
 
 use plotters::style::RGBColor;
 
-use super::{Case, Impl, Meta, Options, Outcome, Record, Sizes, case_id, mode};
+use crate::suite::{Case, Impl, Meta, Options, Outcome, Record, Sizes, case_id, mode};
 use cell::{Results, md_escape};
 use headline::headline;
 
