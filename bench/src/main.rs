@@ -15,11 +15,12 @@
 //! line: arguments are quoted escaped.
 //!
 //! The suite runs the seeds' experiments, this binary and the Erlang twin alternately, one
-//! measurement per subprocess, and writes `bench-report/` (see `suite.rs`).
+//! measurement per subprocess (`suite.rs`), and writes `bench-report/` (`report.rs`). The
+//! workloads themselves are in `workloads/`, one file each.
 
 mod args;
+mod json_line;
 mod limits;
-mod plot;
 mod report;
 mod suite;
 mod sysinfo;
@@ -207,7 +208,7 @@ fn run_one(bench: &str, kvs: &[String]) -> ExitCode {
             return ExitCode::from(EXIT_INTERNAL);
         }
     };
-    println!("{}", report::json(bench, &params, threads, &outcome));
+    println!("{}", json_line::json(bench, &params, threads, &outcome));
     // Printed first: the line is out even if shutting the runtime down were to hang.
     drop(rt);
     if outcome.check.is_ok() {

@@ -1,63 +1,276 @@
-//! The one JSON line of a workload run (WORKLOADS.md's output contract).
+//! The suite's report, from the runs `suite.rs` made: `REPORT.md` with one table per seed, laid out like the seed's own
+//! figures, and the SVG plots it links (`ring.svg`, `spawn.svg`, `mailbox.svg`,
+//! `closure.svg`).
 //!
-//! Fields, in order: `bench`, `impl` (`"otter"`), `params` (every parameter, defaults filled
-//! in), `seconds` (the timed region), `ops`, `ops_per_s`, `ns_per_op`, the workload's extra
-//! fields, `check` (`"ok"` or a short reason), `threads`, `build` (`"release"` or `"debug"`:
-//! a debug build's numbers mean nothing), and `note` when there is one.
+//! Every figure is the median over the repetitions that passed their check. A (case,
+//! implementation) with any failed run shows `FAILED` in red instead of a number, and is
+//! counted in the summary. Ratios are always "otter vs erlang", written as "N× faster"
+//! (or "smaller" for memory) when otter is better and "N× slower" when it is worse.
+//!
+//! One file per section: `headline.rs` (the summary table), `targets.rs` (the server
+//! layer's targets, under it), then one per seed in report order (`ring.rs`, `spawn.rs`,
+//! `counting.rs`, `mailbox.rs`, `closure.rs`, `memory.rs`, `pingpong.rs`); `cell.rs` holds
+//! what they share (medians, ratios), `format.rs` how figures are written, `plot.rs` the
+//! charts (drawn with `plotters`), `results.rs` the raw data (`results.jsonl`, `meta.json`).
 
-use serde_json::{Map, Value};
+mod cell;
+mod closure;
+mod counting;
+pub(crate) mod format;
+mod headline;
+mod mailbox;
+mod memory;
+mod pingpong;
+mod plot;
+pub(crate) mod results;
+mod ring;
+mod spawn;
+mod targets;
 
-use crate::args::Params;
-use crate::workloads::Outcome;
+use std::fmt::Write as _;
 
-/// Rounds `x` to `decimals` decimals.
-pub(crate) fn round_to(x: f64, decimals: i32) -> f64 {
-    let scale = 10f64.powi(decimals);
-    (x * scale).round() / scale
+use plotters::style::RGBColor;
+
+use crate::suite::{Case, Impl, Meta, Options, Outcome, Record, Sizes, case_id, mode};
+use cell::{Results, md_escape};
+use headline::headline;
+
+const OTTER: RGBColor = RGBColor(0xd9, 0x5f, 0x02);
+const ERLANG: RGBColor = RGBColor(0x75, 0x70, 0xb3);
+const OTTER_MATCH: RGBColor = RGBColor(0xe7, 0x29, 0x8a);
+
+/// What the caller prints and its exit code depends on.
+#[derive(Debug)]
+pub(crate) struct Summary {
+    pub(crate) text: String,
+    pub(crate) failed: usize,
 }
 
-/// The JSON object for one run.
-pub(crate) fn json(bench: &str, params: &Params, threads: usize, out: &Outcome) -> Value {
-    // Guard against a zero interval on absurdly small runs.
-    let seconds = out.seconds.max(1e-9);
-    let mut m = Map::new();
-    m.insert("bench".into(), bench.into());
-    m.insert("impl".into(), "otter".into());
-    m.insert("params".into(), params.to_json());
-    m.insert("seconds".into(), round_to(seconds, 9).into());
-    m.insert("ops".into(), out.ops.into());
-    m.insert(
-        "ops_per_s".into(),
-        round_to(out.ops as f64 / seconds, 1).into(),
+fn id(bench: &str, args: &[(&str, String)]) -> String {
+    case_id(bench, args)
+}
+
+/// Writes REPORT.md and the SVGs into `o.out`; returns the summary for stdout.
+pub(crate) fn write(
+    o: &Options,
+    meta: &Meta,
+    sizes: &Sizes,
+    cases: &[Case],
+    records: &[Record],
+) -> Result<Summary, String> {
+    let res = Results::new(cases, records);
+    let mut md = String::new();
+    let count = |f: fn(&Outcome) -> bool| records.iter().filter(|r| f(&r.outcome)).count();
+    let ok = count(|o| matches!(o, Outcome::Ok(_)));
+    let failed = count(|o| matches!(o, Outcome::CheckFailed(..) | Outcome::Error(_)));
+    let skipped = count(|o| matches!(o, Outcome::Skipped(_)));
+    let ran = |imp: Impl| {
+        records
+            .iter()
+            .filter(|r| r.imp == imp && !matches!(r.outcome, Outcome::Skipped(_)))
+            .count()
+    };
+
+    let _ = writeln!(md, "# otter benchmark report\n");
+    let _ = writeln!(
+        md,
+        "The seed experiments of `shared/SEEDS.md`, defined in `shared/WORKLOADS.md`, run on \
+         otter (`otter-bench`) and on the BEAM (`erlang-reference/bench`), one measurement per \
+         process, otter and Erlang interleaved. Every figure is the **median of {} \
+         repetition(s)**; ratios read \"otter vs erlang\".\n",
+        o.reps
     );
-    m.insert(
-        "ns_per_op".into(),
-        round_to(seconds * 1e9 / out.ops.max(1) as f64, 2).into(),
-    );
-    for (k, v) in &out.extra {
-        m.insert((*k).to_string(), v.clone());
+    let _ = writeln!(md, "## Setup\n");
+    let _ = writeln!(md, "| | |\n|---|---|");
+    let erlang_line = match &meta.erlang {
+        Ok(p) => format!("`{}`", p.display()),
+        Err(e) => format!("**skipped**: {}", md_escape(e)),
+    };
+    for (k, v) in [
+        ("date", meta.date.clone()),
+        ("command", format!("`{}` ({} mode)", meta.command, mode(o))),
+        (
+            "machine",
+            format!("{}, {} cores, {} RAM", meta.cpu, meta.cores, meta.memory),
+        ),
+        ("kernel", meta.kernel.clone()),
+        ("rustc", meta.rustc.clone()),
+        (
+            "otter-bench build",
+            format!("{}, global allocator {}", meta.build, crate::ALLOC),
+        ),
+        ("Erlang/OTP", meta.otp.clone()),
+        ("Erlang reference", erlang_line),
+        (
+            "git commit (HEAD; uncommitted edits not shown)",
+            meta.commit.clone(),
+        ),
+        ("threads", format!("{} (all cores, both sides)", meta.cores)),
+    ] {
+        let _ = writeln!(md, "| {k} | {v} |");
     }
-    m.insert(
-        "check".into(),
-        match &out.check {
-            Ok(()) => "ok".to_string(),
-            Err(why) => why.clone(),
-        }
-        .into(),
-    );
-    m.insert("threads".into(), threads.into());
-    m.insert(
-        "build".into(),
-        if cfg!(debug_assertions) {
-            "debug"
+    if meta.build == "debug" {
+        let _ = writeln!(
+            md,
+            "\n<span style=\"color:red\"><b>Debug build</b>: otter's numbers here mean nothing; \
+             run `cargo run --release -p otter-bench -- suite`.</span>"
+        );
+    }
+
+    // ===== Summary =====
+    let _ = writeln!(md, "\n## Summary\n");
+    let _ = writeln!(
+        md,
+        "{} runs: {} passed, {}, {} skipped (otter ran {}, Erlang ran {}).\n",
+        records.len(),
+        ok,
+        if failed > 0 {
+            format!("<span style=\"color:red\"><b>{failed} failed</b></span>")
         } else {
-            "release"
-        }
-        .into(),
+            "0 failed".to_string()
+        },
+        skipped,
+        ran(Impl::Otter),
+        ran(Impl::Erlang),
     );
-    m.insert("alloc".into(), crate::ALLOC.into());
-    if !out.notes.is_empty() {
-        m.insert("note".into(), out.notes.join("; ").into());
+    let headline = headline(&res, sizes);
+    let _ = writeln!(
+        md,
+        "| seed | measure | otter | erlang | otter vs erlang |\n|---|---|---|---|---|"
+    );
+    for h in &headline {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} |",
+            h.seed, h.measure, h.otter, h.erlang, h.ratio
+        );
     }
-    Value::Object(m)
+    let targets = targets::targets(&res, sizes);
+    targets::markdown(&mut md, &targets);
+    let failures: Vec<&Record> = records
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::CheckFailed(..) | Outcome::Error(_)))
+        .collect();
+    if !failures.is_empty() {
+        let _ = writeln!(md, "\n### Failed runs\n");
+        for r in &failures {
+            let why = match &r.outcome {
+                Outcome::CheckFailed(_, w) | Outcome::Error(w) => w.as_str(),
+                _ => "",
+            };
+            let _ = writeln!(
+                md,
+                "- <span style=\"color:red\"><b>FAILED</b></span> `{}` on {} (rep {}): {}",
+                cases[r.case].id,
+                r.imp.name(),
+                r.rep + 1,
+                md_escape(why)
+            );
+        }
+    }
+    let mut skip_reasons: Vec<(String, String)> = Vec::new();
+    for r in records {
+        if let Outcome::Skipped(why) = &r.outcome {
+            let e = (
+                format!("{} on {}", cases[r.case].id, r.imp.name()),
+                why.clone(),
+            );
+            if !skip_reasons.contains(&e) {
+                skip_reasons.push(e);
+            }
+        }
+    }
+
+    ring::section(&mut md, &res, sizes, o)?;
+    spawn::section(&mut md, &res, sizes, o)?;
+    counting::section(&mut md, &res, sizes);
+    mailbox::section(&mut md, &res, sizes, o)?;
+    closure::section(&mut md, &res, sizes, o)?;
+    memory::section(&mut md, &res, sizes);
+    pingpong::section(&mut md, &res, sizes);
+
+    if !skip_reasons.is_empty() {
+        let _ = writeln!(md, "\n## Skipped runs\n");
+        let mut by_reason: Vec<(String, Vec<String>)> = Vec::new();
+        for (what, why) in skip_reasons {
+            match by_reason.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, v)) => v.push(what),
+                None => by_reason.push((why, vec![what])),
+            }
+        }
+        for (why, whats) in by_reason {
+            let _ = writeln!(
+                md,
+                "- {} — {} case(s): {}",
+                md_escape(&why),
+                whats.len(),
+                whats
+                    .iter()
+                    .map(|w| format!("`{w}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    let _ = writeln!(
+        md,
+        "\n---\nRaw data: [`results.jsonl`](results.jsonl) (one line per run, with `case`, \
+         `rep`, `exit_code`), machine and versions: [`meta.json`](meta.json)."
+    );
+
+    let path = o.out.join("REPORT.md");
+    std::fs::write(&path, md).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "otter-bench suite: {} runs: {ok} passed, {failed} failed, {skipped} skipped",
+        records.len()
+    );
+    let _ = writeln!(
+        text,
+        "{:<10} {:<34} {:>14} {:>14}  otter vs erlang",
+        "seed", "measure", "otter", "erlang"
+    );
+    for h in &headline {
+        let plain = |s: &str| {
+            if s.contains("FAILED") {
+                "FAILED".to_string()
+            } else {
+                strip_tags(&s.replace("**", ""))
+            }
+        };
+        let _ = writeln!(
+            text,
+            "{:<10} {:<34} {:>14} {:>14}  {}",
+            h.seed,
+            h.measure,
+            plain(&h.otter),
+            plain(&h.erlang),
+            plain(&h.ratio)
+        );
+    }
+    targets::text(&mut text, &targets);
+    let _ = write!(text, "report: {}", path.display());
+    Ok(Summary { text, failed })
+}
+
+/// `s` without its HTML tags.
+fn strip_tags(s: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for ch in s.chars() {
+        match ch {
+            '<' => in_tag = true,
+            '>' if in_tag => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn write_svg(o: &Options, name: &str, svg: &str) -> Result<(), String> {
+    let path = o.out.join(name);
+    std::fs::write(&path, svg).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

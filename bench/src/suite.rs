@@ -28,22 +28,28 @@
 //!
 //! Output, in `--out` (default `bench-report/`): `results.jsonl` (every run's JSON line plus
 //! `case`, `rep`, `exit_code`; failed and skipped runs too), `meta.json` (machine and
-//! versions), `REPORT.md` with one table per seed and the SVG plots (see `suite/markdown.rs`).
+//! versions), `REPORT.md` with one table per seed and the SVG plots: all written by `report.rs`.
+//!
+//! Here: the options, the run loop and its progress; `suite/cases.rs` says what runs (cases
+//! and sizes), `suite/invoke.rs` runs one measurement as a subprocess.
 //! Exit code 0, or 1 if any run failed its check or crashed.
 
-mod markdown;
+mod cases;
+mod invoke;
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{IsTerminal, Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
-use std::time::{Duration, Instant};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
-use crate::sysinfo;
+use crate::{report, sysinfo};
+pub(crate) use cases::{Case, Impl, Sizes, case_id, cases};
+use invoke::{erlang_bench, invoke};
 
 /// An Erlang run longer than this stops the larger sizes of its group (mailbox).
 const ERLANG_CUTOFF_SECS: f64 = 60.0;
@@ -117,180 +123,6 @@ pub(crate) fn parse_options(args: &[String]) -> Result<Options, String> {
     Ok(o)
 }
 
-/// Which implementation a run measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Impl {
-    Otter,
-    Erlang,
-}
-
-impl Impl {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Impl::Otter => "otter",
-            Impl::Erlang => "erlang",
-        }
-    }
-}
-
-/// One experiment: a workload with parameters, run on one or both implementations.
-#[derive(Debug, Clone)]
-pub(crate) struct Case {
-    pub(crate) bench: &'static str,
-    /// `bench key=value ...`: the name in results and report.
-    pub(crate) id: String,
-    /// Arguments for both implementations.
-    pub(crate) args: Vec<(&'static str, String)>,
-    /// Arguments only otter gets (e.g. `style=key` for mailbox).
-    pub(crate) otter_extra: Vec<(&'static str, String)>,
-    pub(crate) impls: Vec<Impl>,
-    /// Erlang runs over 60 s stop the later cases of the same group.
-    pub(crate) cutoff_group: Option<String>,
-}
-
-/// The case id for `bench` with `args`: `"bench k=v k=v"`.
-pub(crate) fn case_id(bench: &str, args: &[(&str, String)]) -> String {
-    let mut s = bench.to_string();
-    for (k, v) in args {
-        s.push_str(&format!(" {k}={v}"));
-    }
-    s
-}
-
-fn case(
-    bench: &'static str,
-    args: &[(&'static str, u64)],
-    choices: &[(&'static str, &str)],
-) -> Case {
-    let mut a: Vec<(&'static str, String)> =
-        args.iter().map(|(k, v)| (*k, v.to_string())).collect();
-    a.extend(choices.iter().map(|(k, v)| (*k, (*v).to_string())));
-    Case {
-        bench,
-        id: case_id(bench, &a),
-        args: a,
-        otter_extra: Vec::new(),
-        impls: vec![Impl::Otter, Impl::Erlang],
-        cutoff_group: None,
-    }
-}
-
-/// The sizes of one suite mode.
-#[derive(Debug, Clone)]
-pub(crate) struct Sizes {
-    pub(crate) ring: Vec<u64>,
-    pub(crate) ring_max_sends: u64,
-    pub(crate) spawn_n: u64,
-    pub(crate) spawn_c: Vec<u64>,
-    pub(crate) counting_msgs: u64,
-    pub(crate) senders: Vec<u64>,
-    pub(crate) mailbox_k: Vec<u64>,
-    pub(crate) mailbox_match_max_k: u64,
-    pub(crate) closure_n: u64,
-    pub(crate) memory_p: u64,
-    pub(crate) pingpong_r: u64,
-}
-
-impl Sizes {
-    pub(crate) fn for_options(o: &Options) -> Sizes {
-        let cores = sysinfo::cores() as u64;
-        let mut senders = vec![1];
-        if cores > 1 {
-            senders.push(cores);
-        }
-        if o.quick {
-            Sizes {
-                ring: vec![100, 1000],
-                ring_max_sends: u64::MAX,
-                spawn_n: 100_000,
-                spawn_c: vec![1, 10, 100],
-                counting_msgs: 300_000,
-                senders,
-                mailbox_k: vec![1000, 3000, 10_000],
-                mailbox_match_max_k: 10_000,
-                closure_n: 1_000_000,
-                memory_p: 10_000,
-                pingpong_r: 100_000,
-            }
-        } else {
-            Sizes {
-                ring: vec![100, 1000, 10_000],
-                ring_max_sends: if o.full { u64::MAX } else { 100_000_000 - 1 },
-                spawn_n: 1_000_000,
-                spawn_c: vec![1, 10, 100],
-                counting_msgs: 3_000_000,
-                senders,
-                mailbox_k: vec![1000, 3000, 10_000, 30_000, 100_000],
-                mailbox_match_max_k: 10_000,
-                closure_n: 10_000_000,
-                memory_p: 100_000,
-                pingpong_r: 1_000_000,
-            }
-        }
-    }
-}
-
-/// Every case of the suite, in running order.
-pub(crate) fn cases(s: &Sizes) -> Vec<Case> {
-    let mut v = Vec::new();
-    for &n in &s.ring {
-        for &m in &s.ring {
-            if n * m <= s.ring_max_sends {
-                v.push(case("ring", &[("n", n), ("m", m)], &[]));
-            }
-        }
-    }
-    for &c in &s.spawn_c {
-        v.push(case("spawn", &[("n", s.spawn_n), ("c", c)], &[]));
-    }
-    for style in ["raw", "server"] {
-        for &senders in &s.senders {
-            v.push(case(
-                "counting",
-                &[("msgs", s.counting_msgs), ("senders", senders)],
-                &[("style", style)],
-            ));
-        }
-    }
-    // The machine's floor for one queue between two cores (`counting style=channel`).
-    let mut floor = case(
-        "counting",
-        &[("msgs", s.counting_msgs), ("senders", 1)],
-        &[("style", "channel")],
-    );
-    floor.impls = vec![Impl::Otter];
-    v.push(floor);
-    for order in ["spawn", "reverse"] {
-        for &k in &s.mailbox_k {
-            let mut c = case("mailbox", &[("k", k)], &[("order", order)]);
-            c.otter_extra.push(("style", "key".into()));
-            c.cutoff_group = Some(format!("mailbox order={order}"));
-            v.push(c);
-        }
-        for &k in s.mailbox_k.iter().filter(|k| **k <= s.mailbox_match_max_k) {
-            let mut c = case(
-                "mailbox",
-                &[("k", k)],
-                &[("order", order), ("style", "match")],
-            );
-            c.impls = vec![Impl::Otter];
-            v.push(c);
-        }
-    }
-    for style in ["message", "closure"] {
-        v.push(case("closure", &[("n", s.closure_n)], &[("style", style)]));
-    }
-    v.push(case("memory", &[("p", s.memory_p)], &[]));
-    for style in ["raw", "server"] {
-        v.push(case(
-            "pingpong",
-            &[("r", s.pingpong_r)],
-            &[("style", style)],
-        ));
-    }
-    v
-}
-
 /// How one run ended.
 #[derive(Debug, Clone)]
 pub(crate) enum Outcome {
@@ -313,141 +145,6 @@ pub(crate) struct Record {
     pub(crate) outcome: Outcome,
 }
 
-/// Where the Erlang twin is, or why it cannot run.
-fn erlang_bench(o: &Options) -> Result<PathBuf, String> {
-    if o.no_erlang {
-        return Err("--no-erlang".into());
-    }
-    if !sysinfo::on_path("erl") {
-        return Err(format!("erl not on PATH ({INSTALL_ERLANG})"));
-    }
-    let path = match std::env::var_os("OTTER_ERLANG_BENCH") {
-        Some(p) => PathBuf::from(p),
-        None => {
-            let built = sysinfo::workspace_dir().join("erlang-reference/bench");
-            if built.is_file() {
-                built
-            } else {
-                PathBuf::from("erlang-reference/bench")
-            }
-        }
-    };
-    if path.is_file() {
-        Ok(path)
-    } else {
-        Err(format!(
-            "Erlang reference not found at {} (set OTTER_ERLANG_BENCH)",
-            path.display()
-        ))
-    }
-}
-
-/// Runs `program bench k=v ...` once, with a time limit.
-fn invoke(
-    program: &Path,
-    bench: &str,
-    args: &[String],
-    timeout: Duration,
-) -> (Outcome, Option<i32>) {
-    let mut cmd = Command::new(program);
-    cmd.arg(bench)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => {
-            return (
-                Outcome::Error(format!("cannot run {}: {e}", program.display())),
-                None,
-            );
-        }
-    };
-    let drain = |r: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            if let Some(mut r) = r {
-                let _ = r.read_to_string(&mut s);
-            }
-            s
-        })
-    };
-    let out = drain(
-        child
-            .stdout
-            .take()
-            .map(|r| Box::new(r) as Box<dyn Read + Send>),
-    );
-    let err = drain(
-        child
-            .stderr
-            .take()
-            .map(|r| Box::new(r) as Box<dyn Read + Send>),
-    );
-    let t0 = Instant::now();
-    let mut timed_out = false;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(st)) => break Some(st),
-            Ok(None) if t0.elapsed() > timeout => {
-                timed_out = true;
-                kill_group(&mut child);
-                break child.wait().ok();
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(_) => break None,
-        }
-    };
-    let stdout = out.join().unwrap_or_default();
-    let stderr = err.join().unwrap_or_default();
-    let code = status.and_then(|s| s.code());
-    let tail = stderr.trim().lines().last().unwrap_or("").to_string();
-    if timed_out {
-        return (
-            Outcome::Error(format!("timed out after {} s", timeout.as_secs())),
-            code,
-        );
-    }
-    let line = stdout.lines().rev().find(|l| !l.trim().is_empty());
-    let parsed = line.and_then(|l| serde_json::from_str::<Value>(l).ok());
-    let outcome = match (parsed, code) {
-        (Some(v), Some(0)) if v["check"] == "ok" => Outcome::Ok(v),
-        (Some(v), _) => {
-            let why = match v["check"].as_str() {
-                Some("ok") => format!("check ok but exit code {code:?}"),
-                Some(why) => why.to_string(),
-                None => "no check field".to_string(),
-            };
-            Outcome::CheckFailed(v, why)
-        }
-        (None, c) => Outcome::Error(format!(
-            "exit code {}{}",
-            c.map_or("none (killed by a signal)".to_string(), |c| c.to_string()),
-            if tail.is_empty() {
-                String::new()
-            } else {
-                format!(": {tail}")
-            }
-        )),
-    };
-    (outcome, code)
-}
-
-/// Kills a timed-out child and its process group (the BEAM may have children of its own).
-fn kill_group(child: &mut std::process::Child) {
-    #[cfg(unix)]
-    {
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", child.id())])
-            .stderr(Stdio::null())
-            .status();
-    }
-    let _ = child.kill();
-}
-
 /// The machine and versions, for the report and `meta.json`.
 #[derive(Debug, Clone)]
 pub(crate) struct Meta {
@@ -462,18 +159,6 @@ pub(crate) struct Meta {
     pub(crate) build: &'static str,
     pub(crate) command: String,
     pub(crate) erlang: Result<PathBuf, String>,
-}
-
-impl Meta {
-    fn to_json(&self, o: &Options) -> Value {
-        json!({
-            "date": self.date, "cpu": self.cpu, "cores": self.cores, "memory": self.memory,
-            "kernel": self.kernel, "rustc": self.rustc, "otp": self.otp, "commit": self.commit,
-            "build": self.build, "command": self.command, "reps": o.reps,
-            "mode": mode(o),
-            "erlang": match &self.erlang { Ok(p) => p.display().to_string(), Err(e) => format!("skipped: {e}") },
-        })
-    }
 }
 
 /// "quick", "full" or "default".
@@ -554,8 +239,11 @@ fn run(o: &Options) -> Result<ExitCode, String> {
     let results_path = o.out.join("results.jsonl");
     let mut results_file =
         File::create(&results_path).map_err(|e| format!("cannot write {results_path:?}: {e}"))?;
-    std::fs::write(o.out.join("meta.json"), format!("{:#}\n", meta.to_json(o)))
-        .map_err(|e| format!("cannot write meta.json: {e}"))?;
+    std::fs::write(
+        o.out.join("meta.json"),
+        format!("{:#}\n", report::results::meta(&meta, o)),
+    )
+    .map_err(|e| format!("cannot write meta.json: {e}"))?;
 
     let sizes = Sizes::for_options(o);
     let cases = cases(&sizes);
@@ -660,7 +348,7 @@ fn run(o: &Options) -> Result<ExitCode, String> {
                     rep + 1,
                     describe(&outcome)
                 ));
-                let line = result_line(c, imp, rep, code, &outcome);
+                let line = report::results::line(c, imp, rep, code, &outcome);
                 writeln!(results_file, "{line}")
                     .map_err(|e| format!("cannot write results.jsonl: {e}"))?;
                 records.push(Record {
@@ -675,7 +363,7 @@ fn run(o: &Options) -> Result<ExitCode, String> {
     }
     bar.finish_and_clear();
 
-    let summary = markdown::write(o, &meta, &sizes, &cases, &records)?;
+    let summary = report::write(o, &meta, &sizes, &cases, &records)?;
     println!("{}", summary.text);
     Ok(if summary.failed > 0 {
         ExitCode::from(1)
@@ -689,39 +377,12 @@ fn describe(o: &Outcome) -> String {
     match o {
         Outcome::Ok(v) => format!(
             "{} ok",
-            crate::plot::secs(v["seconds"].as_f64().unwrap_or(0.0))
+            crate::report::format::secs(v["seconds"].as_f64().unwrap_or(0.0))
         ),
         Outcome::CheckFailed(_, why) => format!("CHECK FAILED: {why}"),
         Outcome::Error(e) => format!("FAILED: {e}"),
         Outcome::Skipped(why) => format!("skipped ({why})"),
     }
-}
-
-/// The `results.jsonl` line of one run.
-fn result_line(c: &Case, imp: Impl, rep: usize, code: Option<i32>, o: &Outcome) -> Value {
-    let mut m = match o {
-        Outcome::Ok(v) | Outcome::CheckFailed(v, _) => v.as_object().cloned().unwrap_or_default(),
-        Outcome::Error(_) | Outcome::Skipped(_) => {
-            let mut m = Map::new();
-            m.insert("bench".into(), c.bench.into());
-            m
-        }
-    };
-    m.insert("impl".into(), imp.name().into());
-    m.insert("case".into(), c.id.clone().into());
-    m.insert("rep".into(), (rep + 1).into());
-    m.insert("exit_code".into(), code.map_or(Value::Null, Value::from));
-    match o {
-        Outcome::Error(e) => {
-            m.insert("check".into(), format!("FAILED: {e}").into());
-        }
-        Outcome::Skipped(why) => {
-            m.insert("check".into(), "skipped".into());
-            m.insert("skipped".into(), why.clone().into());
-        }
-        _ => {}
-    }
-    Value::Object(m)
 }
 
 #[cfg(test)]
@@ -756,28 +417,5 @@ mod tests {
         assert!(opts(&["--reps"]).is_err());
         assert!(opts(&["--quick", "--full"]).is_err());
         assert!(opts(&["--bogus"]).is_err());
-    }
-
-    #[test]
-    fn the_100m_ring_cell_needs_full() {
-        let has_big = |o: &Options| {
-            cases(&Sizes::for_options(o))
-                .iter()
-                .any(|c| c.id == "ring n=10000 m=10000")
-        };
-        assert!(!has_big(&opts(&[]).unwrap()));
-        assert!(has_big(&opts(&["--full"]).unwrap()));
-    }
-
-    #[test]
-    fn mailbox_cases() {
-        let cs = cases(&Sizes::for_options(&opts(&[]).unwrap()));
-        let mb: Vec<&Case> = cs.iter().filter(|c| c.bench == "mailbox").collect();
-        // 5 k x 2 orders (both impls) + 3 k x 2 orders (otter match).
-        assert_eq!(mb.len(), 16);
-        assert!(mb.iter().any(|c| c.id == "mailbox k=100000 order=reverse"));
-        assert!(mb.iter().any(
-            |c| c.id == "mailbox k=10000 order=reverse style=match" && c.impls == [Impl::Otter]
-        ));
     }
 }

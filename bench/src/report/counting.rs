@@ -3,8 +3,8 @@
 use std::fmt::Write as _;
 
 use super::cell::{Results, faster_or_slower, ops_per_s, rate, server_vs_raw};
+use super::format;
 use super::id;
-use crate::plot;
 use crate::suite::{Impl, Sizes};
 
 /// Appends this section to `md`.
@@ -18,7 +18,7 @@ pub(super) fn section(md: &mut String, res: &Results<'_>, s: &Sizes) {
         "\"Scala Actor v Erlang gen_server Performance\" (2011, 4 cores): 3,000,000 `Count(100)` \
          then a synchronous GetAndReset; Erlang bare receive 2.8 M msg/s, gen_server 1.8 M msg/s. \
          Here msgs = {}. Messages per second.\n",
-        plot::si(s.counting_msgs as f64)
+        format::si(s.counting_msgs as f64)
     );
     let _ = writeln!(
         md,

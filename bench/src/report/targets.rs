@@ -6,8 +6,8 @@
 use std::fmt::Write as _;
 
 use super::cell::{Results, factor, ns_per_op, ops_per_s};
+use super::format;
 use super::id;
-use crate::plot;
 use crate::suite::{Impl, Sizes};
 
 /// counting: otter's server may be at most this many times slower than otter's raw loop.
@@ -114,8 +114,8 @@ pub(super) fn targets(res: &Results<'_>, s: &Sizes) -> Vec<Target> {
                 format!(
                     "1/{} ({} vs {})",
                     factor(e / o),
-                    plot::nanos(o),
-                    plot::nanos(e)
+                    format::nanos(o),
+                    format::nanos(e)
                 ),
                 e / o >= CALL_MIN_VS_GEN_SERVER,
             )

@@ -3,8 +3,8 @@
 use std::fmt::Write as _;
 
 use super::cell::{Results, faster_or_slower, ns_per_op, server_vs_raw};
+use super::format;
 use super::id;
-use crate::plot;
 use crate::suite::{Impl, Sizes};
 
 /// Appends this section to `md`.
@@ -14,7 +14,7 @@ pub(super) fn section(md: &mut String, res: &Results<'_>, s: &Sizes) {
         md,
         "WORKLOADS.md \"pingpong\" (the per-hop cost of seed #4, the call layer of seed #5): r = \
          {} round trips between two processes; nanoseconds per round trip, lower is better.\n",
-        plot::si(s.pingpong_r as f64)
+        format::si(s.pingpong_r as f64)
     );
     let _ = writeln!(
         md,
@@ -49,8 +49,8 @@ pub(super) fn section(md: &mut String, res: &Results<'_>, s: &Sizes) {
         let _ = writeln!(
             md,
             "| {style} | {} | {} | {} | {vs_raw_o} | {vs_raw_e} |",
-            co.show(ns_per_op, plot::nanos),
-            ce.show(ns_per_op, plot::nanos),
+            co.show(ns_per_op, format::nanos),
+            ce.show(ns_per_op, format::nanos),
             faster_or_slower(&co, &ce, ns_per_op, false),
         );
     }

@@ -3,8 +3,9 @@
 use std::fmt::Write as _;
 
 use super::cell::{Results, faster_or_slower, ops_per_s, rate, seconds};
+use super::format;
+use super::plot::{self, Axis, BarChart};
 use super::{ERLANG, OTTER, id, write_svg};
-use crate::plot::{self, Axis, BarChart};
 use crate::suite::{Impl, Options, Sizes};
 
 /// Appends this section to `md`.
@@ -23,7 +24,7 @@ pub(super) fn section(
         "\"How fast can Erlang create processes?\" (2006): 1,000,000 processes in c chains, each \
          spawning the next and exiting; ≈ 350,000 spawn+exit/s then, slower with more chains. \
          Here n = {}.\n",
-        plot::si(s.spawn_n as f64)
+        format::si(s.spawn_n as f64)
     );
     let _ = writeln!(
         md,
@@ -40,8 +41,8 @@ pub(super) fn section(
         let _ = writeln!(
             md,
             "| {c} | {} | {} | {} | {} | {} |",
-            co.show(seconds, plot::secs),
-            ce.show(seconds, plot::secs),
+            co.show(seconds, format::secs),
+            ce.show(seconds, format::secs),
             co.show(ops_per_s, rate),
             ce.show(ops_per_s, rate),
             faster_or_slower(&co, &ce, ops_per_s, true)
@@ -53,16 +54,16 @@ pub(super) fn section(
         title: "Serial spawn: spawn+exit per second by number of chains".into(),
         subtitle: format!(
             "seed #3; n = {}; higher is better",
-            plot::si(s.spawn_n as f64)
+            format::si(s.spawn_n as f64)
         ),
         y: Axis {
             label: "spawn+exit per second",
             log: false,
-            fmt: plot::si,
+            fmt: format::si,
         },
         groups: s.spawn_c.iter().map(|c| format!("c = {c}")).collect(),
         series: vec![("otter".into(), OTTER, vo), ("erlang".into(), ERLANG, ve)],
-    });
+    })?;
     write_svg(o, "spawn.svg", &svg)?;
     let _ = writeln!(md, "\n![spawn rate by chains](spawn.svg)");
     Ok(())

@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use super::cell::{
     Results, beam_bytes_per_process, bytes, bytes_per_process, faster_or_slower, ratio, seconds,
 };
+use super::format;
 use super::id;
-use crate::plot;
 use crate::suite::{Impl, Sizes};
 
 /// Appends this section to `md`.
@@ -17,7 +17,7 @@ pub(super) fn section(md: &mut String, res: &Results<'_>, s: &Sizes) {
         "WORKLOADS.md \"memory\" (the cost-of-a-process question of seed #3): p = {} processes \
          blocked in receive; VmRSS delta / p. Erlang also reports its own accounting \
          (`erlang:memory(processes)`); lower is better.\n",
-        plot::si(s.memory_p as f64)
+        format::si(s.memory_p as f64)
     );
     let cid = id("memory", &[("p", s.memory_p.to_string())]);
     let (co, ce) = (res.cell(&cid, Impl::Otter), res.cell(&cid, Impl::Erlang));
@@ -34,8 +34,8 @@ pub(super) fn section(md: &mut String, res: &Results<'_>, s: &Sizes) {
             "larger"
         ),
         ce.show(beam_bytes_per_process, bytes),
-        co.show(seconds, plot::secs),
-        ce.show(seconds, plot::secs),
+        co.show(seconds, format::secs),
+        ce.show(seconds, format::secs),
         faster_or_slower(&co, &ce, seconds, false),
     );
 }

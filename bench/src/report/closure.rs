@@ -4,8 +4,9 @@
 use std::fmt::Write as _;
 
 use super::cell::{Cell, Results, factor, faster_or_slower, ns_per_op};
+use super::format;
+use super::plot::{self, Axis, BarChart};
 use super::{ERLANG, OTTER, id, write_svg};
-use crate::plot::{self, Axis, BarChart};
 use crate::suite::{Impl, Options, Sizes};
 
 /// Appends this section to `md`.
@@ -24,7 +25,7 @@ pub(super) fn section(
         "\"My shocking Erlang discovery\" (R14B01): 10,000,000 increments; process 39.7 s, \
          closures 2.4 s, \"sixteen times faster\". Here n = {}. Nanoseconds per increment; the \
          figure of merit is message / closure (how much a message costs over a call).\n",
-        plot::si(s.closure_n as f64)
+        format::si(s.closure_n as f64)
     );
     let cid = |style: &str| {
         id(
@@ -47,15 +48,15 @@ pub(super) fn section(
     let _ = writeln!(
         md,
         "| message, ns/increment | {} | {} | {} |",
-        om.show(ns_per_op, plot::nanos),
-        em.show(ns_per_op, plot::nanos),
+        om.show(ns_per_op, format::nanos),
+        em.show(ns_per_op, format::nanos),
         faster_or_slower(&om, &em, ns_per_op, false)
     );
     let _ = writeln!(
         md,
         "| closure, ns/increment | {} | {} | {} |",
-        oc.show(ns_per_op, plot::nanos),
-        ec.show(ns_per_op, plot::nanos),
+        oc.show(ns_per_op, format::nanos),
+        ec.show(ns_per_op, format::nanos),
         faster_or_slower(&oc, &ec, ns_per_op, false)
     );
     let mc = |m: &Cell<'_>, c: &Cell<'_>| {
@@ -79,14 +80,14 @@ pub(super) fn section(
         title: "Message vs closure: nanoseconds per increment".into(),
         subtitle: format!(
             "seed #1; n = {}; message/closure: otter {}, erlang {}; lower is better",
-            plot::si(s.closure_n as f64),
+            format::si(s.closure_n as f64),
             ro.map_or("—".into(), |x| format!("{}×", factor(x))),
             re.map_or("—".into(), |x| format!("{}×", factor(x)))
         ),
         y: Axis {
             label: "ns per increment",
             log: false,
-            fmt: plot::nanos,
+            fmt: format::nanos,
         },
         groups: vec!["message (process)".into(), "closure chain".into()],
         series: vec![
@@ -101,7 +102,7 @@ pub(super) fn section(
                 vec![em.median(ns_per_op), ec.median(ns_per_op)],
             ),
         ],
-    });
+    })?;
     write_svg(o, "closure.svg", &svg)?;
     let _ = writeln!(md, "\n![per-message vs per-call cost](closure.svg)");
     Ok(())

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::plot;
+use super::format;
 use crate::suite::{Case, Impl, Outcome, Record};
 
 /// The runs of one (case, implementation).
@@ -93,7 +93,7 @@ pub(super) fn beam_bytes_per_process(v: &Value) -> Option<f64> {
 }
 
 pub(super) fn rate(x: f64) -> String {
-    format!("{}/s", plot::si(x))
+    format!("{}/s", format::si(x))
 }
 pub(super) fn bytes(x: f64) -> String {
     if x.abs() >= 1024.0 {

@@ -4,8 +4,9 @@
 use std::fmt::Write as _;
 
 use super::cell::{Cell, Results, faster_or_slower, seconds};
+use super::format;
+use super::plot::{self, Axis, Guide, LineChart, Marker, Series};
 use super::{ERLANG, OTTER, OTTER_MATCH, id, write_svg};
-use crate::plot::{self, Axis, Guide, LineChart, Marker, Series};
 use crate::suite::{Impl, Options, Sizes};
 
 /// Appends this section to `md`.
@@ -27,7 +28,7 @@ pub(super) fn section(
          (O(1) keyed receive, the default); otter **match** = `recv_match` with a predicate on \
          the pid (Erlang's selective receive, for reference, k ≤ {}). Time from the first spawn \
          to the last message taken; lower is better.\n",
-        plot::si(s.mailbox_match_max_k as f64)
+        format::si(s.mailbox_match_max_k as f64)
     );
     let mid = |k: u64, order: &str, style: Option<&str>| {
         let mut a = vec![("k", k.to_string()), ("order", order.to_string())];
@@ -54,9 +55,9 @@ pub(super) fn section(
             .iter()
             .map(|(order, imp, style)| res.cell(&mid(k, order, *style), *imp))
             .collect();
-        let _ = write!(md, "| {} |", plot::si(k as f64));
+        let _ = write!(md, "| {} |", format::si(k as f64));
         for c in &cells {
-            let _ = write!(md, " {} |", c.show(seconds, plot::secs));
+            let _ = write!(md, " {} |", c.show(seconds, format::secs));
         }
         for (oi, ei) in [(0, 4), (1, 5)] {
             let _ = write!(
@@ -149,16 +150,16 @@ pub(super) fn section(
         x: Axis {
             label: "k children (log)",
             log: true,
-            fmt: plot::si,
+            fmt: format::si,
         },
         y: Axis {
             label: "time (log)",
             log: true,
-            fmt: plot::secs,
+            fmt: format::secs,
         },
         series,
         guides,
-    });
+    })?;
     write_svg(o, "mailbox.svg", &svg)?;
     let _ = writeln!(
         md,

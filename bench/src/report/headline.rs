@@ -5,8 +5,8 @@ use serde_json::Value;
 use super::cell::{
     Results, bytes, bytes_per_process, factor, ns_per_op, ops_per_s, rate, ratio, seconds,
 };
+use super::format;
 use super::id;
-use crate::plot;
 use crate::suite::{Impl, Sizes};
 
 /// One row of the summary table.
@@ -56,7 +56,7 @@ pub(super) fn headline(res: &Results<'_>, s: &Sizes) -> Vec<Headline> {
     );
     row(
         "#3 spawn",
-        format!("spawn+exit/s, n={} c=1", plot::si(s.spawn_n as f64)),
+        format!("spawn+exit/s, n={} c=1", format::si(s.spawn_n as f64)),
         &id("spawn", &[("n", s.spawn_n.to_string()), ("c", "1".into())]),
         ops_per_s,
         rate,
@@ -92,7 +92,7 @@ pub(super) fn headline(res: &Results<'_>, s: &Sizes) -> Vec<Headline> {
             format!("time, k={k} {order} order"),
             &id("mailbox", &[("k", k.to_string()), ("order", order.into())]),
             seconds,
-            plot::secs,
+            format::secs,
             false,
             "faster",
         );
@@ -106,7 +106,7 @@ pub(super) fn headline(res: &Results<'_>, s: &Sizes) -> Vec<Headline> {
                 &[("n", s.closure_n.to_string()), ("style", style.into())],
             ),
             ns_per_op,
-            plot::nanos,
+            format::nanos,
             false,
             "faster",
         );
@@ -167,7 +167,10 @@ pub(super) fn headline(res: &Results<'_>, s: &Sizes) -> Vec<Headline> {
     };
     row2(
         "memory",
-        format!("bytes per idle process, p={}", plot::si(s.memory_p as f64)),
+        format!(
+            "bytes per idle process, p={}",
+            format::si(s.memory_p as f64)
+        ),
         &id("memory", &[("p", s.memory_p.to_string())]),
         bytes_per_process,
         bytes,
@@ -182,7 +185,7 @@ pub(super) fn headline(res: &Results<'_>, s: &Sizes) -> Vec<Headline> {
                 &[("r", s.pingpong_r.to_string()), ("style", style.into())],
             ),
             ns_per_op,
-            plot::nanos,
+            format::nanos,
             "faster",
         );
     }

@@ -3,8 +3,9 @@
 use std::fmt::Write as _;
 
 use super::cell::{Cell, Results, faster_or_slower, ops_per_s, rate, seconds};
+use super::format;
+use super::plot::{self, Axis, LineChart, Marker, Series};
 use super::{ERLANG, OTTER, id, write_svg};
-use crate::plot::{self, Axis, LineChart, Marker, Series};
 use crate::suite::{Impl, Options, Sizes};
 
 /// Appends this section to `md`.
@@ -28,7 +29,7 @@ pub(super) fn section(
     let cell_id = |n: u64, m: u64| id("ring", &[("n", n.to_string()), ("m", m.to_string())]);
     let _ = write!(md, "| N \\ M |");
     for m in &s.ring {
-        let _ = write!(md, " M = {} |", plot::si(*m as f64));
+        let _ = write!(md, " M = {} |", format::si(*m as f64));
     }
     let _ = write!(md, "\n|---|");
     for _ in &s.ring {
@@ -36,7 +37,7 @@ pub(super) fn section(
     }
     let _ = writeln!(md);
     for &n in &s.ring {
-        let _ = write!(md, "| **N = {}** |", plot::si(n as f64));
+        let _ = write!(md, "| **N = {}** |", format::si(n as f64));
         for &m in &s.ring {
             let (co, ce) = (
                 res.cell(&cell_id(n, m), Impl::Otter),
@@ -46,7 +47,7 @@ pub(super) fn section(
                 let _ = write!(
                     md,
                     " not run ({} sends: `--full`) |",
-                    plot::si((n * m) as f64)
+                    format::si((n * m) as f64)
                 );
                 continue;
             }
@@ -68,7 +69,7 @@ pub(super) fn section(
     for (imp, color) in [(Impl::Otter, OTTER), (Impl::Erlang, ERLANG)] {
         for (i, &n) in s.ring.iter().enumerate() {
             series.push(Series {
-                name: format!("{} N={}", imp.name(), plot::si(n as f64)),
+                name: format!("{} N={}", imp.name(), format::si(n as f64)),
                 color,
                 dashed: imp == Impl::Erlang,
                 marker: [
@@ -101,9 +102,9 @@ pub(super) fn section(
             let _ = writeln!(
                 md,
                 "| {n} | {m} | {} | {} | {} | {} | {} | {} |",
-                plot::si((n * m) as f64),
-                co.show(seconds, plot::secs),
-                ce.show(seconds, plot::secs),
+                format::si((n * m) as f64),
+                co.show(seconds, format::secs),
+                ce.show(seconds, format::secs),
                 co.show(ops_per_s, rate),
                 ce.show(ops_per_s, rate),
                 faster_or_slower(&co, &ce, ops_per_s, true)
@@ -116,16 +117,16 @@ pub(super) fn section(
         x: Axis {
             label: "N·M sends (log)",
             log: true,
-            fmt: plot::si,
+            fmt: format::si,
         },
         y: Axis {
             label: "sends per second (log)",
             log: true,
-            fmt: plot::si,
+            fmt: format::si,
         },
         series,
         guides: vec![],
-    });
+    })?;
     write_svg(o, "ring.svg", &svg)?;
     let _ = writeln!(md, "\n![ring: sends/s over N·M](ring.svg)");
     Ok(())

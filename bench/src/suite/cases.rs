@@ -1,0 +1,212 @@
+//! What the suite runs: the cases of each seed, at the sizes of `--quick`, the default, or
+//! `--full`, each on otter, Erlang or both.
+
+use super::Options;
+use crate::sysinfo;
+
+/// Which implementation a run measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Impl {
+    Otter,
+    Erlang,
+}
+
+impl Impl {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Impl::Otter => "otter",
+            Impl::Erlang => "erlang",
+        }
+    }
+}
+
+/// One experiment: a workload with parameters, run on one or both implementations.
+#[derive(Debug, Clone)]
+pub(crate) struct Case {
+    pub(crate) bench: &'static str,
+    /// `bench key=value ...`: the name in results and report.
+    pub(crate) id: String,
+    /// Arguments for both implementations.
+    pub(crate) args: Vec<(&'static str, String)>,
+    /// Arguments only otter gets (e.g. `style=key` for mailbox).
+    pub(crate) otter_extra: Vec<(&'static str, String)>,
+    pub(crate) impls: Vec<Impl>,
+    /// Erlang runs over 60 s stop the later cases of the same group.
+    pub(crate) cutoff_group: Option<String>,
+}
+
+/// The case id for `bench` with `args`: `"bench k=v k=v"`.
+pub(crate) fn case_id(bench: &str, args: &[(&str, String)]) -> String {
+    let mut s = bench.to_string();
+    for (k, v) in args {
+        s.push_str(&format!(" {k}={v}"));
+    }
+    s
+}
+
+fn case(
+    bench: &'static str,
+    args: &[(&'static str, u64)],
+    choices: &[(&'static str, &str)],
+) -> Case {
+    let mut a: Vec<(&'static str, String)> =
+        args.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    a.extend(choices.iter().map(|(k, v)| (*k, (*v).to_string())));
+    Case {
+        bench,
+        id: case_id(bench, &a),
+        args: a,
+        otter_extra: Vec::new(),
+        impls: vec![Impl::Otter, Impl::Erlang],
+        cutoff_group: None,
+    }
+}
+
+/// The sizes of one suite mode.
+#[derive(Debug, Clone)]
+pub(crate) struct Sizes {
+    pub(crate) ring: Vec<u64>,
+    pub(crate) ring_max_sends: u64,
+    pub(crate) spawn_n: u64,
+    pub(crate) spawn_c: Vec<u64>,
+    pub(crate) counting_msgs: u64,
+    pub(crate) senders: Vec<u64>,
+    pub(crate) mailbox_k: Vec<u64>,
+    pub(crate) mailbox_match_max_k: u64,
+    pub(crate) closure_n: u64,
+    pub(crate) memory_p: u64,
+    pub(crate) pingpong_r: u64,
+}
+
+impl Sizes {
+    pub(crate) fn for_options(o: &Options) -> Sizes {
+        let cores = sysinfo::cores() as u64;
+        let mut senders = vec![1];
+        if cores > 1 {
+            senders.push(cores);
+        }
+        if o.quick {
+            Sizes {
+                ring: vec![100, 1000],
+                ring_max_sends: u64::MAX,
+                spawn_n: 100_000,
+                spawn_c: vec![1, 10, 100],
+                counting_msgs: 300_000,
+                senders,
+                mailbox_k: vec![1000, 3000, 10_000],
+                mailbox_match_max_k: 10_000,
+                closure_n: 1_000_000,
+                memory_p: 10_000,
+                pingpong_r: 100_000,
+            }
+        } else {
+            Sizes {
+                ring: vec![100, 1000, 10_000],
+                ring_max_sends: if o.full { u64::MAX } else { 100_000_000 - 1 },
+                spawn_n: 1_000_000,
+                spawn_c: vec![1, 10, 100],
+                counting_msgs: 3_000_000,
+                senders,
+                mailbox_k: vec![1000, 3000, 10_000, 30_000, 100_000],
+                mailbox_match_max_k: 10_000,
+                closure_n: 10_000_000,
+                memory_p: 100_000,
+                pingpong_r: 1_000_000,
+            }
+        }
+    }
+}
+
+/// Every case of the suite, in running order.
+pub(crate) fn cases(s: &Sizes) -> Vec<Case> {
+    let mut v = Vec::new();
+    for &n in &s.ring {
+        for &m in &s.ring {
+            if n * m <= s.ring_max_sends {
+                v.push(case("ring", &[("n", n), ("m", m)], &[]));
+            }
+        }
+    }
+    for &c in &s.spawn_c {
+        v.push(case("spawn", &[("n", s.spawn_n), ("c", c)], &[]));
+    }
+    for style in ["raw", "server"] {
+        for &senders in &s.senders {
+            v.push(case(
+                "counting",
+                &[("msgs", s.counting_msgs), ("senders", senders)],
+                &[("style", style)],
+            ));
+        }
+    }
+    // The machine's floor for one queue between two cores (`counting style=channel`).
+    let mut floor = case(
+        "counting",
+        &[("msgs", s.counting_msgs), ("senders", 1)],
+        &[("style", "channel")],
+    );
+    floor.impls = vec![Impl::Otter];
+    v.push(floor);
+    for order in ["spawn", "reverse"] {
+        for &k in &s.mailbox_k {
+            let mut c = case("mailbox", &[("k", k)], &[("order", order)]);
+            c.otter_extra.push(("style", "key".into()));
+            c.cutoff_group = Some(format!("mailbox order={order}"));
+            v.push(c);
+        }
+        for &k in s.mailbox_k.iter().filter(|k| **k <= s.mailbox_match_max_k) {
+            let mut c = case(
+                "mailbox",
+                &[("k", k)],
+                &[("order", order), ("style", "match")],
+            );
+            c.impls = vec![Impl::Otter];
+            v.push(c);
+        }
+    }
+    for style in ["message", "closure"] {
+        v.push(case("closure", &[("n", s.closure_n)], &[("style", style)]));
+    }
+    v.push(case("memory", &[("p", s.memory_p)], &[]));
+    for style in ["raw", "server"] {
+        v.push(case(
+            "pingpong",
+            &[("r", s.pingpong_r)],
+            &[("style", style)],
+        ));
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::parse_options;
+
+    fn opts(args: &[&str]) -> Result<Options, String> {
+        parse_options(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn the_100m_ring_cell_needs_full() {
+        let has_big = |o: &Options| {
+            cases(&Sizes::for_options(o))
+                .iter()
+                .any(|c| c.id == "ring n=10000 m=10000")
+        };
+        assert!(!has_big(&opts(&[]).unwrap()));
+        assert!(has_big(&opts(&["--full"]).unwrap()));
+    }
+
+    #[test]
+    fn mailbox_cases() {
+        let cs = cases(&Sizes::for_options(&opts(&[]).unwrap()));
+        let mb: Vec<&Case> = cs.iter().filter(|c| c.bench == "mailbox").collect();
+        // 5 k x 2 orders (both impls) + 3 k x 2 orders (otter match).
+        assert_eq!(mb.len(), 16);
+        assert!(mb.iter().any(|c| c.id == "mailbox k=100000 order=reverse"));
+        assert!(mb.iter().any(
+            |c| c.id == "mailbox k=10000 order=reverse style=match" && c.impls == [Impl::Otter]
+        ));
+    }
+}
