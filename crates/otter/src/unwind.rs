@@ -18,13 +18,24 @@ use crate::exit::ExitReason;
 /// through here or [`catch_silently`], so that no payload is dropped where a panic can
 /// escape.
 #[cfg(not(loom))]
-#[inline]
+#[inline(always)]
 pub(crate) fn catch_panic<R>(f: impl FnOnce() -> R) -> Result<R, ExitReason> {
-    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
-        let reason = ExitReason::from_panic(&*payload);
-        drop_payload(payload);
-        reason
-    })
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => Ok(r),
+        Err(payload) => Err(panic_reason(payload)),
+    }
+}
+
+/// The exit reason of a caught panic; drops its payload with [`drop_payload`]. Out of
+/// line, so that [`catch_panic`] inlines to no more than `catch_unwind` on the paths that
+/// do not panic (a process's poll, a server's handler).
+#[cfg(not(loom))]
+#[cold]
+#[inline(never)]
+fn panic_reason(payload: Box<dyn Any + Send>) -> ExitReason {
+    let reason = ExitReason::from_panic(&*payload);
+    drop_payload(payload);
+    reason
 }
 
 /// How many payloads deep [`drop_payload`] follows a drop that panics again.
