@@ -758,13 +758,13 @@ fn start_with<S: Server, M: Send + 'static>(
 /// on this stack frame: no allocation per message).
 pub(crate) async fn catch<F: Future>(fut: F) -> Result<F::Output, ExitReason> {
     let mut fut = std::pin::pin!(fut);
-    std::future::poll_fn(
-        move |cx| match crate::unwind::catch_panic(|| fut.as_mut().poll(cx)) {
+    std::future::poll_fn(move |cx| {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
             Ok(Poll::Pending) => Poll::Pending,
             Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
-            Err(reason) => Poll::Ready(Err(reason)),
-        },
-    )
+            Err(payload) => Poll::Ready(Err(crate::unwind::panic_reason(payload))),
+        }
+    })
     .await
 }
 

@@ -15,8 +15,8 @@ use crate::exit::ExitReason;
 
 /// Runs `f` and turns a panic into its exit reason, dropping the panic's payload with
 /// [`drop_payload`]. Every place the runtime runs user code under `catch_unwind` goes
-/// through here or [`catch_silently`], so that no payload is dropped where a panic can
-/// escape.
+/// through here, [`catch_silently`] or [`panic_reason`], so that no payload is dropped
+/// where a panic can escape.
 #[cfg(not(loom))]
 #[inline(always)]
 pub(crate) fn catch_panic<R>(f: impl FnOnce() -> R) -> Result<R, ExitReason> {
@@ -27,12 +27,13 @@ pub(crate) fn catch_panic<R>(f: impl FnOnce() -> R) -> Result<R, ExitReason> {
 }
 
 /// The exit reason of a caught panic; drops its payload with [`drop_payload`]. Out of
-/// line, so that [`catch_panic`] inlines to no more than `catch_unwind` on the paths that
-/// do not panic (a process's poll, a server's handler).
+/// line, so that the paths that do not panic inline to no more than `catch_unwind`: the
+/// two hottest (a process's poll, a server's handler) match `catch_unwind`'s result
+/// themselves and call this for the error.
 #[cfg(not(loom))]
 #[cold]
 #[inline(never)]
-fn panic_reason(payload: Box<dyn Any + Send>) -> ExitReason {
+pub(crate) fn panic_reason(payload: Box<dyn Any + Send>) -> ExitReason {
     let reason = ExitReason::from_panic(&*payload);
     drop_payload(payload);
     reason

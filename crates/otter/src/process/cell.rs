@@ -91,7 +91,7 @@ use crate::process::table::{self, TransitionToReleased};
 use crate::scheduler::Shared;
 use crate::signal::Exit;
 use crate::signal::bonds::Bonds;
-use crate::unwind::{catch_panic, catch_silently};
+use crate::unwind::{catch_panic, catch_silently, panic_reason};
 
 /// The type-erased part of a process: what run queues and the table point to. It lives
 /// in the gap of the process's mailbox, right after the queue's tail (module docs,
@@ -243,10 +243,12 @@ where
         // SAFETY: the future lives inside a heap cell that never moves until it is
         // dropped in place by `drop_future`: it is pinned.
         let fut = unsafe { Pin::new_unchecked(fut) };
-        match catch_panic(|| fut.poll(cx)) {
+        // `catch_unwind` itself, not `catch_panic`: matching the poll's result directly
+        // keeps every poll two to four instructions shorter (callgrind, `pingpong`).
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.poll(cx))) {
             Ok(Poll::Pending) => Poll::Pending,
             Ok(Poll::Ready(out)) => Poll::Ready(out.into_exit_reason()),
-            Err(reason) => Poll::Ready(reason),
+            Err(payload) => Poll::Ready(panic_reason(payload)),
         }
     }
 

@@ -137,11 +137,11 @@ impl Task {
         slot.word.retire();
         h.state.transition_to_done();
         let drop_future = h.vtable.drop_future;
-        context::set_exit_reason(Some(reason));
+        context::set_exit_reason(reason);
         // SAFETY: we were the running worker and the process is now done: nobody else
         // polls or drops the future.
         unsafe { drop_future(self.0) };
-        context::set_exit_reason(None);
+        context::clear_exit_reason();
         release_slot(slot, self.0);
     }
 

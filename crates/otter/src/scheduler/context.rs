@@ -78,6 +78,7 @@ pub(crate) fn is_worker_thread() -> bool {
 }
 
 /// The timer of the runtime whose worker this thread is, if it is one.
+#[inline]
 pub(crate) fn current_timer() -> Option<Arc<Timer>> {
     WORKER_TIMER.with(|t| t.borrow().clone())
 }
@@ -132,10 +133,16 @@ pub(crate) fn set_stream(s: Stream) {
 
 // ===== the exit being run =====
 
-/// Records (or, with `None`, clears) the reason of the exit whose future this thread
-/// drops now.
-pub(crate) fn set_exit_reason(reason: Option<ExitReason>) {
-    EXIT_REASON.with(|r| *r.borrow_mut() = reason);
+/// Records the reason of the exit whose future this thread drops now.
+#[inline]
+pub(crate) fn set_exit_reason(reason: ExitReason) {
+    EXIT_REASON.with(|r| *r.borrow_mut() = Some(reason));
+}
+
+/// Clears what [`set_exit_reason`] recorded, once the future is dropped.
+#[inline]
+pub(crate) fn clear_exit_reason() {
+    EXIT_REASON.with(|r| r.borrow_mut().take());
 }
 
 /// While a process's future is dropped at its exit, the reason it exits with; `None`
