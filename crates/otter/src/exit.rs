@@ -123,14 +123,22 @@ impl PartialEq for ErrorReason {
 
 impl Eq for ErrorReason {}
 
-/// What a process's function may return: `()` (exit `Normal`), an [`ExitReason`], or a
-/// `Result<(), E>` whose error becomes the reason.
+/// What a process's function may return: `()` (exit `Normal`), an [`ExitReason`], a
+/// `Result<(), E>` whose error becomes the reason, or nothing at all: a process that
+/// loops for ever, whose `async` block has the never type `!` (Rust 2024 infers it for
+/// a block ending in `loop { .. }`).
 ///
 /// ```
 /// let rt = otter::Runtime::new();
 /// let h = rt.handle();
 /// h.spawn(|_cx: otter::Context<()>| async { otter::ExitReason::Shutdown });
 /// h.spawn(|_cx: otter::Context<()>| async { Ok::<(), otter::ExitReason>(()) });
+/// // Erlang's `loop() -> receive M -> handle(M), loop() end.`
+/// h.spawn(|mut cx: otter::Context<u8>| async move {
+///     loop {
+///         let _m = cx.recv().await;
+///     }
+/// });
 /// ```
 pub trait IntoExitReason {
     /// The reason the process exits with.
@@ -144,6 +152,30 @@ impl IntoExitReason for () {
 }
 
 impl IntoExitReason for ExitReason {
+    fn into_exit_reason(self) -> ExitReason {
+        self
+    }
+}
+
+/// The never type, `!`, named on stable Rust through a function pointer's return type
+/// (the `never-say-never` crate's device): so that a process whose function never
+/// returns (`async move { loop { .. } }`, whose output Rust 2024 infers as `!`) spawns.
+/// Public (in this private module) only because the public impl below names it.
+#[allow(unreachable_pub)]
+pub type Never = <fn() -> ! as FnReturn>::Output;
+
+/// A function pointer's return type; only used to name [`Never`].
+#[allow(unreachable_pub)]
+pub trait FnReturn {
+    /// The return type.
+    type Output;
+}
+
+impl<R> FnReturn for fn() -> R {
+    type Output = R;
+}
+
+impl IntoExitReason for Never {
     fn into_exit_reason(self) -> ExitReason {
         self
     }

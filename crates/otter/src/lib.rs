@@ -3,6 +3,25 @@
 //! Millions of isolated lightweight processes with typed mailboxes and selective
 //! receive, on a multi-core work-stealing scheduler.
 //!
+//! If you know Erlang, you know otter; the differences are typed messages and `.await`:
+//!
+//! | Erlang | otter |
+//! |---|---|
+//! | `spawn(fun() -> loop(S) end)` | `cx.spawn(move \|mut cx: Context<Msg>\| async move { .. })` |
+//! | `self()` | `cx.pid()`, a `Pid<Msg>`: it takes only `Msg` |
+//! | `Pid ! Msg` | `pid.send(msg)` |
+//! | `receive M -> .. end` | `let m = cx.recv().await;` |
+//! | `receive {hi, X} -> .. end` (selective) | `cx.recv_match(\|m\| matches!(m, Msg::Hi(_))).await` |
+//! | `receive .. after 100 -> timeout end` | `cx.recv_timeout(Duration::from_millis(100)).await` (`None`) |
+//! | `loop() -> receive M -> handle(M), loop() end.` | `loop { let m = cx.recv().await; handle(m); }` |
+//! | `link(Pid)`, `spawn_link/1` | `cx.link(pid)`, `cx.spawn_link(..)` |
+//! | `monitor(process, Pid)`, `{'DOWN', ..}` | `cx.monitor(pid)`, a [`Down`] message |
+//! | `process_flag(trap_exit, true)`, `{'EXIT', ..}` | `cx.trap_exit(true)`, an [`Exit`] message |
+//! | `exit(Pid, kill)` | `cx.exit(pid, ExitReason::Kill)` |
+//! | `register(Name, Pid)`, `whereis(Name)` | `cx.register(name, pid)`, `cx.whereis::<Msg>(name)` |
+//! | `erlang:send_after(T, Pid, Msg)`, `timer:sleep(T)` | `cx.send_after(pid, msg, t)`, `cx.sleep(t).await` |
+//! | `gen_server`, `supervisor` | [`server`], [`supervisor`] (below) |
+//!
 //! ## Processes
 //!
 //! A process is an `async` function with its own mailbox. [`Runtime::block_on`] runs a

@@ -62,3 +62,21 @@ rt_test!(exit_reason_from_the_return_value, |rt: &Runtime| {
     let r = rt.block_on(|_cx: Context<()>| async { Err::<(), _>(ExitReason::Shutdown) });
     assert_eq!(r.unwrap(), Err(ExitReason::Shutdown));
 });
+
+rt_test!(
+    a_process_that_loops_for_ever_spawns_and_ends_by_signal,
+    |rt: &Runtime| {
+        // Rust 2024 gives `async move { loop { .. } }` the output `!`: it must spawn.
+        let r = rt.block_on(|mut cx: Context<otter::Down>| async move {
+            let (pid, _) = cx.spawn_monitor(|mut c: Context<u8>| async move {
+                loop {
+                    c.recv().await;
+                }
+            });
+            pid.send(1);
+            cx.exit(pid, ExitReason::Kill);
+            cx.recv().await.reason
+        });
+        assert_eq!(r, Ok(ExitReason::Killed));
+    }
+);
