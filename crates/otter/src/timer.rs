@@ -154,6 +154,54 @@ impl Timer {
     }
 }
 
+/// A deadline whose timer is armed only if it is still needed: a call's timeout
+/// (`server/reply.rs`), deferred on its worker (`scheduler/context.rs`). `expire` is
+/// what the timer does when it fires; `is_waiting` says whether it may still have to.
+pub(crate) struct Deferred {
+    /// When the timer is to fire.
+    pub(crate) deadline: Instant,
+    /// The waiting call.
+    pub(crate) target: Arc<dyn Expire>,
+}
+
+/// The side of a waiting call that a deferred deadline needs.
+pub(crate) trait Expire: Send + Sync + 'static {
+    /// Whether the call still waits (no outcome yet, not abandoned).
+    fn is_waiting(&self) -> bool;
+    /// The deadline passed: end the call with a timeout, if it still waits.
+    fn expire(&self);
+    /// The timer armed for it, to cancel when the call ends first.
+    fn armed(&self, timer: &Arc<Timer>, key: TimerKey);
+}
+
+impl Deferred {
+    /// Whether the call still waits.
+    pub(crate) fn is_waiting(&self) -> bool {
+        self.target.is_waiting()
+    }
+
+    /// Arms the deadline in `timer`, if the call still waits.
+    pub(crate) fn arm(self, timer: &Arc<Timer>) {
+        if !self.target.is_waiting() {
+            return;
+        }
+        let target = self.target.clone();
+        let key = timer.insert(
+            self.deadline,
+            Action::Run(Box::new(move || target.expire())),
+        );
+        self.target.armed(timer, key);
+    }
+}
+
+impl std::fmt::Debug for Deferred {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Deferred")
+            .field("deadline", &self.deadline)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The instant `after` from now. A duration too long for `Instant` (`Duration::MAX`,
 /// Erlang's `infinity`) gives an instant about 30 years ahead instead of a panic: a
 /// timer that never fires in the life of the program, which the wheel files like any

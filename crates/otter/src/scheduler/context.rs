@@ -8,6 +8,7 @@
 //! | the stream cache | `process/send.rs` | `process/send.rs`, `worker` (ends it after a poll) |
 //! | the reason of the exit whose future is being dropped | the exit (`process/harness.rs`) | `block_on`'s root |
 //! | the worker's runtime's timer | `worker::run` | calls' timeouts (`server/reply.rs`) |
+//! | deadlines deferred by calls waiting on this worker | `server/reply.rs` | the worker (`flush_deferred`) |
 //!
 //! The state a send or a receive reads is `const`-initialised and needs no destructor,
 //! so each access is one thread-local load, with no lazy initialisation. Two pieces of
@@ -22,7 +23,7 @@ use crate::exit::ExitReason;
 use crate::process::send::Stream;
 use crate::scheduler::Shared;
 use crate::scheduler::tuning::BUDGET;
-use crate::timer::Timer;
+use crate::timer::{Deferred, Timer};
 
 thread_local! {
     /// The runtime and index of the worker this thread is, if it is one. The pointer is
@@ -39,6 +40,10 @@ thread_local! {
     /// The timer of this worker's runtime (a counted reference: using it never touches
     /// a runtime that may be gone).
     static WORKER_TIMER: RefCell<Option<Arc<Timer>>> = const { RefCell::new(None) };
+    /// Deadlines of calls waiting on this worker, not yet in the timer wheel: those
+    /// deferred since the last flush, and those that have lived through one.
+    static DEFERRED: RefCell<(Vec<Deferred>, Vec<Deferred>)> =
+        const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
 // ===== the worker =====
@@ -81,6 +86,49 @@ pub(crate) fn is_worker_thread() -> bool {
 #[inline]
 pub(crate) fn current_timer() -> Option<Arc<Timer>> {
     WORKER_TIMER.with(|t| t.borrow().clone())
+}
+
+// ===== deferred deadlines =====
+
+/// Puts `d` in this worker's deferred list (the timer is armed later, if the call
+/// still waits: [`flush_deferred`]); hands it back on a thread that is not a worker.
+pub(crate) fn defer(d: Deferred) -> Result<(), Deferred> {
+    if current_runtime().is_null() {
+        return Err(d);
+    }
+    DEFERRED.with(|l| l.borrow_mut().0.push(d));
+    Ok(())
+}
+
+/// Arms the deferred deadlines of calls that still wait and have lived through one
+/// flush already (`all`: every one, before the worker spins or parks and no flush may
+/// come for a long time); forgets those of calls that ended.
+pub(crate) fn flush_deferred(all: bool) {
+    let armed = DEFERRED.with(|l| {
+        let mut l = l.borrow_mut();
+        let (young, old) = &mut *l;
+        if young.is_empty() && old.is_empty() {
+            return Vec::new();
+        }
+        let mut due = std::mem::take(old);
+        if all {
+            due.append(young);
+        } else {
+            young.retain(|d| d.is_waiting());
+            std::mem::swap(old, young);
+        }
+        due
+    });
+    if armed.is_empty() {
+        return;
+    }
+    let Some(timer) = current_timer() else {
+        return;
+    };
+    // Outside the borrow: arming takes the timer's lock and may run nothing else.
+    for d in armed {
+        d.arm(&timer);
+    }
 }
 
 // ===== the running turn =====

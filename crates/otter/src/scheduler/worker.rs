@@ -120,6 +120,9 @@ impl Worker {
                 Some(task) => self.run_chain(&shared, me, task),
                 None => {
                     if !self.spin(&shared) {
+                        // No flush may come for a long time: every deferred deadline
+                        // of a call still waiting goes into the timer wheel now.
+                        context::flush_deferred(true);
                         self.park();
                     }
                 }
@@ -204,6 +207,8 @@ impl Worker {
 
     fn next_task(&mut self, shared: &Shared, me: &Remote) -> Option<Task> {
         if self.tick % GLOBAL_INTERVAL == 0 {
+            // Calls that still wait since the flush before get their timers.
+            context::flush_deferred(false);
             if let Some(t) = shared.injector.pop_into(&me.local, 0) {
                 return Some(t);
             }

@@ -22,12 +22,19 @@
 //! # Cost
 //!
 //! Per call: one slot allocation, one watcher (a boxed closure) added to and removed
-//! from the server's bonds under their lock, and, for a finite timeout that is not
-//! already answered on the first poll, one timer-wheel entry.
+//! from the server's bonds under their lock. The timeout costs a timer-wheel entry
+//! only for a call that waits long: on a worker, a timeout of at least
+//! `DEFER_TIMER_AFTER` (`scheduler/tuning.rs`) is deferred (its deadline goes into the
+//! worker's list, `scheduler/context.rs`), and armed in the wheel only if the call still
+//! waits at the worker's second flush after it, every `GLOBAL_INTERVAL` ticks and before
+//! the worker parks. So a timeout fires on time, unless the caller's worker is
+//! stuck in one long poll past it, which delays the arming by that poll. A shorter
+//! timeout, or a call made off the workers, arms its timer at once.
 
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context as TaskContext, Poll, Waker};
 use std::time::{Duration, Instant};
@@ -35,8 +42,9 @@ use std::time::{Duration, Instant};
 use crate::exit::ExitReason;
 use crate::monitor::{Down, MonitorRef, Watcher};
 use crate::pid::RawPid;
+use crate::scheduler::tuning::DEFER_TIMER_AFTER;
 use crate::signal::bonds;
-use crate::timer::Sleep;
+use crate::timer::{Deferred, Expire, Sleep, Timer, TimerKey};
 
 /// Why a call did not return a reply (Erlang's `gen_server:call/3` exits with these).
 ///
@@ -85,11 +93,16 @@ struct SlotState<R> {
     waker: Option<Waker>,
     /// The caller stopped waiting: later outcomes are dropped.
     abandoned: bool,
+    /// The timer a deferred deadline armed, cancelled when the call ends first.
+    armed: Option<(std::sync::Weak<Timer>, TimerKey)>,
 }
 
 /// The one-shot meeting point of a call and its reply.
 struct Slot<R> {
     state: Mutex<SlotState<R>>,
+    /// Set (under the lock) once the call has an outcome or is abandoned: what a
+    /// worker's flush of deferred deadlines reads without the lock.
+    settled: AtomicBool,
 }
 
 impl<R> Slot<R> {
@@ -107,7 +120,28 @@ impl<R> Slot<R> {
             return None;
         }
         s.outcome = Some(outcome);
+        self.settled.store(true, Ordering::Release);
         s.waker.take()
+    }
+}
+
+impl<R: Send + 'static> Expire for Slot<R> {
+    fn is_waiting(&self) -> bool {
+        !self.settled.load(Ordering::Acquire)
+    }
+
+    fn expire(&self) {
+        self.fill(Err(CallError::Timeout));
+    }
+
+    fn armed(&self, timer: &Arc<Timer>, key: TimerKey) {
+        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if s.abandoned {
+            drop(s);
+            timer.cancel(key);
+        } else {
+            s.armed = Some((Arc::downgrade(timer), key));
+        }
     }
 }
 
@@ -194,7 +228,9 @@ impl<R: Send + 'static> Pending<R> {
                 outcome: None,
                 waker: None,
                 abandoned: false,
+                armed: None,
             }),
+            settled: AtomicBool::new(false),
         });
         let reply = ReplyTo { slot: slot.clone() };
         (
@@ -247,9 +283,10 @@ impl<R: Send + 'static> Pending<R> {
 
     /// Waits for the outcome, at most `timeout` (`None`: forever).
     pub(crate) async fn wait(self, timeout: Option<Duration>) -> Result<R, CallError> {
-        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        let deadline = timeout.map(crate::timer::deadline_after);
         Wait {
             pending: self,
+            deferrable: timeout.is_some_and(|t| t >= DEFER_TIMER_AFTER),
             deadline,
             sleep: None,
         }
@@ -259,14 +296,21 @@ impl<R: Send + 'static> Pending<R> {
 
 impl<R> Drop for Pending<R> {
     fn drop(&mut self) {
-        {
+        let armed = {
             let mut s = self
                 .slot
                 .state
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
             s.abandoned = true;
+            self.slot.settled.store(true, Ordering::Release);
             s.waker = None;
+            s.armed.take()
+        };
+        if let Some((timer, key)) = armed
+            && let Some(timer) = timer.upgrade()
+        {
+            timer.cancel(key);
         }
         if let Some(m) = self.monitor.take() {
             bonds::remove_watcher(m.target, m.id);
@@ -276,11 +320,14 @@ impl<R> Drop for Pending<R> {
 
 struct Wait<R> {
     pending: Pending<R>,
+    /// The timeout is long enough to defer its timer (the module docs' cost).
+    deferrable: bool,
+    /// `None` once the deadline is deferred: the worker arms it if needed.
     deadline: Option<Instant>,
     sleep: Option<Sleep>,
 }
 
-impl<R> Future for Wait<R> {
+impl<R: Send + 'static> Future for Wait<R> {
     type Output = Result<R, CallError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
@@ -301,6 +348,16 @@ impl<R> Future for Wait<R> {
             }
         }
         if let Some(deadline) = this.deadline {
+            if this.sleep.is_none() && std::mem::take(&mut this.deferrable) {
+                let d = Deferred {
+                    deadline,
+                    target: this.pending.slot.clone(),
+                };
+                if crate::scheduler::context::defer(d).is_ok() {
+                    this.deadline = None;
+                    return Poll::Pending;
+                }
+            }
             if this.sleep.is_none() {
                 // The caller's runtime times the call (never the server's, which may be
                 // gone); outside any runtime, the process-wide fallback timer.
