@@ -29,18 +29,32 @@ pub(super) fn micros(us: f64) -> String {
     format::secs(us * 1e-6)
 }
 
-/// otter / erlang of two medians, plain: "0.31×" (lower is better).
+/// otter / erlang of two medians: "2.31×", or "**1/40**" when otter's is shorter (lower is
+/// better).
 fn over(o: Option<f64>, e: Option<f64>) -> String {
     match (o, e) {
-        (Some(o), Some(e)) if e > 0.0 => {
+        (Some(o), Some(e)) if e > 0.0 && o > 0.0 => {
             let f = o / e;
-            if f <= 1.0 {
-                format!("**{}×**", factor(f))
+            if f < 1.0 {
+                format!("**1/{}**", factor(1.0 / f))
             } else {
                 format!("{}×", factor(f))
             }
         }
         _ => "—".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::over;
+
+    #[test]
+    fn ratios() {
+        assert_eq!(over(Some(0.3), Some(3180.0)), "**1/10600**");
+        assert_eq!(over(Some(2.0), Some(1.0)), "2.00×");
+        assert_eq!(over(Some(1.0), Some(1.0)), "1.00×");
+        assert_eq!(over(None, Some(1.0)), "—");
     }
 }
 
@@ -62,7 +76,7 @@ pub(super) fn section(
          member computing for w = {LATENCY_W} µs per message (a busy loop on the monotonic \
          clock); with hog=1 one more process computes without yielding for the whole run. \
          Percentiles by nearest rank; the median over the repetitions of each. The figure of \
-         merit is the tail; \"otter / erlang\" below 1 is otter's shorter.\n",
+         merit is the tail; \"otter / erlang\" is bold (1/N) where otter's is shorter.\n",
         format::si(s.latency_r as f64),
         LATENCY_B / 2
     );
