@@ -45,19 +45,6 @@ fn over(o: Option<f64>, e: Option<f64>) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::over;
-
-    #[test]
-    fn ratios() {
-        assert_eq!(over(Some(0.3), Some(3180.0)), "**1/10600**");
-        assert_eq!(over(Some(2.0), Some(1.0)), "2.00×");
-        assert_eq!(over(Some(1.0), Some(1.0)), "1.00×");
-        assert_eq!(over(None, Some(1.0)), "—");
-    }
-}
-
 /// Appends this section to `md`.
 pub(super) fn section(
     md: &mut String,
@@ -162,4 +149,17 @@ pub(super) fn section(
         "\n![round-trip percentiles under load, hog=0 (h0) and hog=1 (h1)](latency.svg)"
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::over;
+
+    #[test]
+    fn ratios() {
+        assert_eq!(over(Some(0.3), Some(3180.0)), "**1/10600**");
+        assert_eq!(over(Some(2.0), Some(1.0)), "2.00×");
+        assert_eq!(over(Some(1.0), Some(1.0)), "1.00×");
+        assert_eq!(over(None, Some(1.0)), "—");
+    }
 }
