@@ -20,6 +20,9 @@ pub(crate) enum Kind {
     PosInt(u64),
     /// One of a fixed set of words, with its default (which is one of them).
     Choice(&'static [&'static str], &'static str),
+    /// An integer in `lo..=hi` (plain decimal digits; `lo` may be 0), with its default:
+    /// (lo, hi, default). Printed as a JSON number, like [`Kind::PosInt`].
+    IntIn(u64, u64, u64),
 }
 
 /// One parameter of a workload.
@@ -37,6 +40,14 @@ impl ParamSpec {
         ParamSpec {
             name,
             kind: Kind::PosInt(default),
+        }
+    }
+
+    /// An integer parameter in `lo..=hi` (e.g. a 0/1 switch, or a bounded duration).
+    pub(crate) const fn int_in(name: &'static str, lo: u64, hi: u64, default: u64) -> ParamSpec {
+        ParamSpec {
+            name,
+            kind: Kind::IntIn(lo, hi, default),
         }
     }
 
@@ -161,6 +172,12 @@ pub(crate) fn parse(
         let v = match (p.kind, lookup(p.name)) {
             (Kind::PosInt(default), None) => Value::Int(default),
             (Kind::Choice(_, default), None) => Value::Choice(default),
+            (Kind::IntIn(_, _, default), None) => Value::Int(default),
+            (Kind::IntIn(lo, hi, _), Some(raw)) => {
+                Value::Int(parse_int(raw, lo, hi).ok_or_else(|| {
+                    bad_value(bench, p.name, raw, format!("an integer in {lo}..{hi}"))
+                })?)
+            }
             (Kind::PosInt(_), Some(raw)) => {
                 Value::Int(parse_int(raw, 1, u64::MAX).ok_or_else(|| {
                     bad_value(bench, p.name, raw, "a positive integer".to_string())
@@ -221,6 +238,7 @@ mod tests {
     const SPEC: &[ParamSpec] = &[
         ParamSpec::int("n", 1000),
         ParamSpec::choice("style", &["raw", "server"], "raw"),
+        ParamSpec::int_in("hog", 0, 1, 0),
     ];
 
     fn args(a: &[&str]) -> Vec<String> {
@@ -233,7 +251,22 @@ mod tests {
         assert_eq!(p.int("n"), 1000);
         assert_eq!(p.choice("style"), "server");
         assert_eq!(t, 2);
-        assert_eq!(p.to_json().to_string(), r#"{"n":1000,"style":"server"}"#);
+        assert_eq!(
+            p.to_json().to_string(),
+            r#"{"n":1000,"style":"server","hog":0}"#
+        );
+    }
+
+    #[test]
+    fn bounded_integers() {
+        let (p, _) = parse("x", SPEC, &args(&["hog=1"]), 2).unwrap();
+        assert_eq!(p.int("hog"), 1);
+        let (p, _) = parse("x", SPEC, &args(&["hog=0"]), 2).unwrap();
+        assert_eq!(p.int("hog"), 0);
+        for bad in ["hog=2", "hog=-1", "hog=", "hog=01x"] {
+            let e = parse("x", SPEC, &args(&[bad]), 2).expect_err(bad);
+            assert!(e.0.contains("an integer in 0..1"), "{bad}: {e}");
+        }
     }
 
     #[test]

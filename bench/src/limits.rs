@@ -32,6 +32,15 @@ pub(crate) const MAX_PROCESSES: u64 = 1 << 24;
 /// The seed runs one sender a core; 1025 is far from either limit.
 pub(crate) const MAX_OS_THREADS: u64 = 1025;
 
+/// The longest computation `latency` gives a background process per message, in µs
+/// (its `w`): one second. Only time is at stake; the bound catches typos (a `w` in
+/// nanoseconds) that would make a run last for days.
+pub(crate) const MAX_WORK_US: u64 = 1_000_000;
+
+/// Bytes charged for one timed sample `latency` keeps (a `u64` of nanoseconds, in a
+/// vector allocated before the timed part).
+pub(crate) const SAMPLE_BYTES: u64 = 8;
+
 /// Bytes charged for a ring process: measured 1,025 at the peak (its 192-byte cell, table
 /// slot, and the 31-slot message block its mailbox keeps once the token has passed).
 pub(crate) const RING_PROCESS_BYTES: u64 = 1280;

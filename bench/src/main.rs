@@ -95,6 +95,7 @@ fn usage() -> String {
             .iter()
             .map(|p| match p.kind {
                 args::Kind::PosInt(d) => format!("{}={d}", p.name),
+                args::Kind::IntIn(lo, hi, d) => format!("{}={d} ({lo}..{hi})", p.name),
                 args::Kind::Choice(cs, d) => format!("{}={d} ({})", p.name, cs.join("|")),
             })
             .collect();

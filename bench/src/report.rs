@@ -9,7 +9,8 @@
 //!
 //! One file per section: `headline.rs` (the summary table), `targets.rs` (the server
 //! layer's targets, under it), then one per seed in report order (`ring.rs`, `spawn.rs`,
-//! `counting.rs`, `mailbox.rs`, `closure.rs`, `memory.rs`, `pingpong.rs`); `cell.rs` holds
+//! `counting.rs`, `mailbox.rs`, `closure.rs`, `memory.rs`, `pingpong.rs`, then `latency.rs`,
+//! round trips under load, with `latency.svg`); `cell.rs` holds
 //! what they share (medians, ratios), `format.rs` how figures are written, `plot.rs` the
 //! charts (drawn with `plotters`), `results.rs` the raw data (`results.jsonl`, `meta.json`).
 
@@ -18,6 +19,7 @@ mod closure;
 mod counting;
 pub(crate) mod format;
 mod headline;
+mod latency;
 mod mailbox;
 mod memory;
 mod pingpong;
@@ -31,7 +33,7 @@ use std::fmt::Write as _;
 
 use plotters::style::RGBColor;
 
-use crate::suite::{Case, Impl, Meta, Options, Outcome, Record, Sizes, case_id, mode};
+use crate::suite::{Case, Impl, Meta, Options, Outcome, Record, STEAL_WARN, Sizes, case_id, mode};
 use cell::{Results, md_escape};
 use headline::headline;
 
@@ -106,6 +108,7 @@ pub(crate) fn write(
             meta.commit.clone(),
         ),
         ("threads", format!("{} (all cores, both sides)", meta.cores)),
+        ("steal time (/proc/stat, whole run)", steal_text(meta)),
     ] {
         let _ = writeln!(md, "| {k} | {v} |");
     }
@@ -114,6 +117,17 @@ pub(crate) fn write(
             md,
             "\n<span style=\"color:red\"><b>Debug build</b>: otter's numbers here mean nothing; \
              run `cargo run --release -p otter-bench -- suite`.</span>"
+        );
+    }
+
+    if let Some(st) = meta.steal.filter(|st| *st > STEAL_WARN) {
+        let _ = writeln!(
+            md,
+            "\n<span style=\"color:red\"><b>Steal time {:.1}%</b></span> (over {:.0}%): the \
+             hypervisor gave that share of the machine's CPU time to other guests during the \
+             run, so the figures move with the neighbours' load.",
+            st * 100.0,
+            STEAL_WARN * 100.0
         );
     }
 
@@ -188,6 +202,7 @@ pub(crate) fn write(
     closure::section(&mut md, &res, sizes, o)?;
     memory::section(&mut md, &res, sizes);
     pingpong::section(&mut md, &res, sizes);
+    latency::section(&mut md, &res, sizes, o)?;
 
     if !skip_reasons.is_empty() {
         let _ = writeln!(md, "\n## Skipped runs\n");
@@ -251,8 +266,33 @@ pub(crate) fn write(
         );
     }
     targets::text(&mut text, &targets);
+    let _ = writeln!(
+        text,
+        "steal time: {}",
+        strip_tags(&steal_text(meta).replace("**", ""))
+    );
     let _ = write!(text, "report: {}", path.display());
     Ok(Summary { text, failed })
+}
+
+/// The steal time of the run, its worst run, and a warning over [`STEAL_WARN`].
+fn steal_text(meta: &Meta) -> String {
+    let Some(st) = meta.steal else {
+        return "unknown (no /proc/stat)".into();
+    };
+    let mut s = format!("{:.2}% of all CPU time", st * 100.0);
+    if let Some((w, what)) = &meta.steal_worst {
+        let _ = write!(
+            s,
+            "; most in one run: {:.1}% ({})",
+            w * 100.0,
+            md_escape(what)
+        );
+    }
+    if st > STEAL_WARN {
+        let _ = write!(s, " — **over {:.0}%**", STEAL_WARN * 100.0);
+    }
+    s
 }
 
 /// `s` without its HTML tags.

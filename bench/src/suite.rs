@@ -20,7 +20,8 @@
 //!   Erlang; otter `style=match` (Erlang's selective receive) for k up to 10000. Once an
 //!   Erlang run takes over 60 s (or times out), the larger k of that order are skipped for
 //!   Erlang, and so are further repetitions of that k; the report says so;
-//! * closure: n = 10M, both styles; memory: p = 100000; pingpong: r = 1M, both styles.
+//! * closure: n = 10M, both styles; memory: p = 100000; pingpong: r = 1M, both styles;
+//! * latency: r = 3000 (500 with `--quick`) timed round trips, b = 1000, w = 5, hog 0 and 1.
 //!
 //! `--quick` runs every case at a small size (the whole suite in well under a minute, for
 //! CI). `--no-erlang` runs otter alone; so does a machine without `erl` on PATH (the suite
@@ -48,7 +49,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 
 use crate::{report, sysinfo};
-pub(crate) use cases::{Case, Impl, Sizes, case_id, cases};
+pub(crate) use cases::{Case, Impl, LATENCY_B, LATENCY_W, Sizes, case_id, cases, latency_id};
 use invoke::{erlang_bench, invoke};
 
 /// An Erlang run longer than this stops the larger sizes of its group (mailbox).
@@ -159,7 +160,15 @@ pub(crate) struct Meta {
     pub(crate) build: &'static str,
     pub(crate) command: String,
     pub(crate) erlang: Result<PathBuf, String>,
+    /// Steal time over the whole run (a share of all CPU time, /proc/stat), once it is over.
+    pub(crate) steal: Option<f64>,
+    /// The run with the most steal time: its share, and which run.
+    pub(crate) steal_worst: Option<(f64, String)>,
 }
+
+/// Steal time above this share of the run (3%) is warned about: the figures are then the
+/// neighbours' as much as ours.
+pub(crate) const STEAL_WARN: f64 = 0.03;
 
 /// "quick", "full" or "default".
 pub(crate) fn mode(o: &Options) -> &'static str {
@@ -210,7 +219,8 @@ fn run(o: &Options) -> Result<ExitCode, String> {
         );
     }
     let workspace = sysinfo::workspace_dir();
-    let meta = Meta {
+    let cpu_start = sysinfo::cpu_times();
+    let mut meta = Meta {
         date: sysinfo::now_utc(),
         cpu: sysinfo::cpu_model(),
         cores: sysinfo::cores(),
@@ -233,6 +243,8 @@ fn run(o: &Options) -> Result<ExitCode, String> {
             .collect::<Vec<_>>()
             .join(" "),
         erlang,
+        steal: None,
+        steal_worst: None,
     };
 
     std::fs::create_dir_all(&o.out).map_err(|e| format!("cannot create {:?}: {e}", o.out))?;
@@ -303,6 +315,7 @@ fn run(o: &Options) -> Result<ExitCode, String> {
                             .map(|(_, why)| why.clone()),
                     },
                 };
+                let cpu_before = sysinfo::cpu_times();
                 let (outcome, code) = match skip {
                     Some(why) => (Outcome::Skipped(why), None),
                     None => {
@@ -341,14 +354,27 @@ fn run(o: &Options) -> Result<ExitCode, String> {
                         }
                     }
                 }
+                let steal = match outcome {
+                    Outcome::Skipped(_) => None,
+                    _ => sysinfo::steal_share(cpu_before, sysinfo::cpu_times()),
+                };
+                if let Some(st) = steal {
+                    if meta.steal_worst.as_ref().is_none_or(|(w, _)| st > *w) {
+                        let what = format!("{} {} (rep {})", imp.name(), c.id, rep + 1);
+                        meta.steal_worst = Some((st, what));
+                    }
+                }
                 say(format!(
-                    "[{done:>4}/{total}] {:<6} {:<44} rep {}: {}",
+                    "[{done:>4}/{total}] {:<6} {:<44} rep {}: {}{}",
                     imp.name(),
                     c.id,
                     rep + 1,
-                    describe(&outcome)
+                    describe(&outcome),
+                    steal
+                        .filter(|st| *st > STEAL_WARN)
+                        .map_or(String::new(), |st| format!(" (steal {:.1}%)", st * 100.0))
                 ));
-                let line = report::results::line(c, imp, rep, code, &outcome);
+                let line = report::results::line(c, imp, rep, code, &outcome, steal);
                 writeln!(results_file, "{line}")
                     .map_err(|e| format!("cannot write results.jsonl: {e}"))?;
                 records.push(Record {
@@ -362,6 +388,20 @@ fn run(o: &Options) -> Result<ExitCode, String> {
         }
     }
     bar.finish_and_clear();
+    meta.steal = sysinfo::steal_share(cpu_start, sysinfo::cpu_times());
+    std::fs::write(
+        o.out.join("meta.json"),
+        format!("{:#}\n", report::results::meta(&meta, o)),
+    )
+    .map_err(|e| format!("cannot write meta.json: {e}"))?;
+    if let Some(st) = meta.steal.filter(|st| *st > STEAL_WARN) {
+        eprintln!(
+            "otter-bench suite: warning: {:.1}% of the machine's CPU time was stolen by the \
+             hypervisor during the run (over {:.0}%): the figures move with the neighbours' load",
+            st * 100.0,
+            STEAL_WARN * 100.0
+        );
+    }
 
     let summary = report::write(o, &meta, &sizes, &cases, &records)?;
     println!("{}", summary.text);

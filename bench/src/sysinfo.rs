@@ -1,5 +1,6 @@
 //! What the report records about the machine and the software: CPU, cores, memory, rustc,
-//! OTP, date, git commit. Everything is best effort: what cannot be read is "unknown".
+//! OTP, date, git commit, and the steal time of the run (CPU time the hypervisor gave to
+//! other guests). Everything is best effort: what cannot be read is "unknown".
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -8,6 +9,47 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// Logical cores (`std::thread::available_parallelism`), the default thread count.
 pub(crate) fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The aggregate CPU times of the machine (the `cpu` line of `/proc/stat`), in clock ticks:
+/// the steal column and the sum of all the columns of CPU time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CpuTimes {
+    pub(crate) steal: u64,
+    pub(crate) total: u64,
+}
+
+/// Reads [`CpuTimes`] now; `None` where there is no `/proc/stat`.
+pub(crate) fn cpu_times() -> Option<CpuTimes> {
+    parse_cpu_times(&std::fs::read_to_string("/proc/stat").ok()?)
+}
+
+/// The `cpu` line: user nice system idle iowait irq softirq steal [guest guest_nice]. Guest
+/// time is already counted in user and nice, so the total is the first eight columns.
+fn parse_cpu_times(stat: &str) -> Option<CpuTimes> {
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let cols: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .take(8)
+        .map(|c| c.parse::<u64>().ok())
+        .collect::<Option<_>>()?;
+    if cols.len() < 8 {
+        return None;
+    }
+    Some(CpuTimes {
+        steal: cols[7],
+        total: cols.iter().sum(),
+    })
+}
+
+/// The steal time between two readings as a share of all CPU time in between (0.05 = 5%);
+/// `None` without both readings or if no time passed.
+pub(crate) fn steal_share(before: Option<CpuTimes>, after: Option<CpuTimes>) -> Option<f64> {
+    let (a, b) = (before?, after?);
+    let total = b.total.checked_sub(a.total)?;
+    let steal = b.steal.checked_sub(a.steal)?;
+    (total > 0).then(|| steal as f64 / total as f64)
 }
 
 /// The workspace root: `CARGO_MANIFEST_DIR/..` at compile time if it still exists, else the
@@ -165,7 +207,27 @@ fn command_line(program: &str, args: &[&str]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{civil_from_days, git_commit};
+    use super::{CpuTimes, civil_from_days, git_commit, parse_cpu_times, steal_share};
+
+    #[test]
+    fn steal_from_proc_stat() {
+        let a = "cpu  100 0 50 800 10 0 5 35 0 0\ncpu0 50 0 25 400 5 0 2 18 0 0\n";
+        let b = "cpu  200 0 100 1500 20 0 10 170 7 0\n";
+        let (a, b) = (parse_cpu_times(a), parse_cpu_times(b));
+        assert_eq!(
+            a,
+            Some(CpuTimes {
+                steal: 35,
+                total: 1000
+            })
+        );
+        // 135 ticks stolen of 1000.
+        assert_eq!(steal_share(a, b), Some(0.135));
+        assert_eq!(steal_share(b, a), None);
+        assert_eq!(steal_share(a, a), None);
+        assert_eq!(parse_cpu_times("cpu  1 2 3\n"), None);
+        assert!(super::cpu_times().is_some(), "this machine has /proc/stat");
+    }
 
     #[test]
     fn commit_of_a_checkout_and_of_a_linked_worktree() {

@@ -1,4 +1,5 @@
-//! The seven seed workloads of `shared/WORKLOADS.md`, on otter.
+//! The seven seed workloads of `shared/WORKLOADS.md`, and `latency` (round trips under
+//! load, from its "Beyond the seeds" part), on otter.
 //!
 //! Each workload is a [`Workload`]: its parameters (with defaults), a cross-parameter
 //! validation, and a `run` that executes one measurement on a runtime and returns an
@@ -8,6 +9,7 @@
 
 pub(crate) mod closure;
 pub(crate) mod counting;
+pub(crate) mod latency;
 pub(crate) mod mailbox;
 pub(crate) mod memory;
 pub(crate) mod pingpong;
@@ -49,6 +51,7 @@ pub(crate) const ALL: &[&Workload] = &[
     &closure::WORKLOAD,
     &memory::WORKLOAD,
     &pingpong::WORKLOAD,
+    &latency::WORKLOAD,
 ];
 
 /// The workload called `name`.
@@ -258,7 +261,7 @@ pub(crate) fn largest_accepted(w: &Workload, key: &str, with: &[String], limits:
 pub(crate) fn int_keys(w: &Workload) -> impl Iterator<Item = &'static str> {
     w.params
         .iter()
-        .filter(|p| matches!(p.kind, Kind::PosInt(_)))
+        .filter(|p| matches!(p.kind, Kind::PosInt(_) | Kind::IntIn(..)))
         .map(|p| p.name)
 }
 

@@ -159,6 +159,21 @@ fn cases() -> Vec<Case> {
             json!({"r": 100, "style": "server"}),
             100,
         ),
+        c(
+            &["latency", "r=200", "b=10", "w=5"],
+            json!({"r": 200, "b": 10, "w": 5, "hog": 0}),
+            200,
+        ),
+        c(
+            &["latency", "r=100", "b=20", "w=2", "hog=1"],
+            json!({"r": 100, "b": 20, "w": 2, "hog": 1}),
+            100,
+        ),
+        c(
+            &["latency", "r=50", "b=1", "w=1", "threads=1"],
+            json!({"r": 50, "b": 1, "w": 1, "hog": 0}),
+            50,
+        ),
     ]
 }
 
@@ -176,6 +191,11 @@ const BAD: &[&[&str]] = &[
     &["pingpong", "style=fast"],
     &["mailbox", "order=sideways"],
     &["spawn", "n=5", "c=10"],
+    &["latency", "hog=2"],
+    &["latency", "w=0"],
+    &["latency", "w=1000001"],
+    &["latency", "b=0"],
+    &["latency", "r=0"],
 ];
 
 fn cores() -> u64 {
@@ -229,8 +249,42 @@ fn check_line(program: &Path, imp: &str, case: &Case) -> Value {
         cores()
     };
     assert_eq!(threads, want_threads, "{what}: threads");
-    if matches!(case.args[0], "closure" | "pingpong") || imp == "otter" {
+    if matches!(case.args[0], "closure" | "pingpong" | "latency") || imp == "otter" {
         assert!(o["ns_per_op"].as_f64().is_some(), "{what}: ns_per_op");
+    }
+    if case.args[0] == "latency" {
+        let us = |k: &str| {
+            o[k].as_f64()
+                .unwrap_or_else(|| panic!("{what}: {k} is a number"))
+        };
+        let (p50, p99, p999, max) = (us("p50_us"), us("p99_us"), us("p999_us"), us("max_us"));
+        assert!(
+            0.0 < p50 && p50 <= p99 && p99 <= p999 && p999 <= max,
+            "{what}: percentiles in order: {p50} {p99} {p999} {max}"
+        );
+        // The mean round trip lies between the fastest (>= 0) and the slowest.
+        assert!(
+            o["ns_per_op"]
+                .as_f64()
+                .is_some_and(|ns| ns <= max * 1000.0 * 1.01 + 1000.0),
+            "{what}: ns_per_op at most max"
+        );
+        assert!(
+            o["background_msgs_per_s"].as_f64().is_some_and(|r| r > 0.0),
+            "{what}: background_msgs_per_s"
+        );
+        assert!(
+            o["background_msgs"]
+                .as_u64()
+                .is_some_and(|n| n >= o["tokens"].as_u64().unwrap_or(u64::MAX)),
+            "{what}: at least one background message per token"
+        );
+        let hog = expected_params["hog"].as_u64() == Some(1);
+        assert_eq!(
+            o.get("hog_yields").is_some(),
+            hog,
+            "{what}: hog_yields iff hog=1"
+        );
     }
     if case.args[0] == "memory" {
         let b = o["bytes_per_process"].as_f64();
@@ -377,7 +431,7 @@ fn suite_quick_writes_the_report() {
         }
     }
     for bench in [
-        "ring", "spawn", "counting", "mailbox", "closure", "memory", "pingpong",
+        "ring", "spawn", "counting", "mailbox", "closure", "memory", "pingpong", "latency",
     ] {
         assert!(
             lines
@@ -403,14 +457,23 @@ fn suite_quick_writes_the_report() {
         "Seed #1",
         "Memory",
         "Ping-pong",
-        "Server layer targets",
+        "### Targets",
+        "Latency",
+        "latency.svg",
+        "steal time",
         "ring.svg",
         "mailbox.svg",
     ] {
         assert!(report.contains(needle), "REPORT.md mentions {needle}");
     }
     assert!(!report.contains("FAILED"), "no failed run in the report");
-    for svg in ["ring.svg", "spawn.svg", "mailbox.svg", "closure.svg"] {
+    for svg in [
+        "ring.svg",
+        "spawn.svg",
+        "mailbox.svg",
+        "closure.svg",
+        "latency.svg",
+    ] {
         let s = std::fs::read_to_string(out.join(svg)).unwrap_or_else(|e| panic!("{svg}: {e}"));
         assert!(
             s.starts_with("<svg") && s.trim_end().ends_with("</svg>"),
@@ -477,6 +540,7 @@ fn bad_input_is_one_line_on_stderr_and_exit_2_too_many_processes() {
         &["senders+2", "processes"],
     );
     assert_one_line_usage_error(&["memory", "p=100000000"], &["p+1", "processes"]);
+    assert_one_line_usage_error(&["latency", "b=100000000"], &["b+3", "processes"]);
     assert_one_line_usage_error(&["mailbox", "k=100000000"], &["k+1", "processes"]);
     assert_one_line_usage_error(
         &["spawn", "n=100000000", "c=100000000"],
@@ -496,6 +560,8 @@ fn bad_input_is_one_line_on_stderr_and_exit_2_counts_beyond_memory() {
     // Every message may sit in the counter's mailbox at once.
     assert_one_line_usage_error(&["closure", "n=999999999999"], &["n =", "memory"]);
     assert_one_line_usage_error(&["counting", "msgs=999999999999"], &["msgs =", "memory"]);
+    // Every round trip's sample is kept.
+    assert_one_line_usage_error(&["latency", "r=999999999999"], &["r =", "memory"]);
 }
 
 #[test]
@@ -525,6 +591,10 @@ fn bad_input_is_one_line_on_stderr_and_exit_2_operations_beyond_the_bound() {
         &["r =", "operations"],
     );
     assert_one_line_usage_error(&["spawn", "n=18446744073709551615"], &["n =", "operations"]);
+    assert_one_line_usage_error(
+        &["latency", "r=18446744073709551615"],
+        &["r =", "operations"],
+    );
     assert_one_line_usage_error(
         &["closure", "style=closure", "n=18446744073709551615"],
         &["n =", "operations"],
@@ -574,6 +644,7 @@ fn help_states_the_bound_of_every_parameter() {
         ("closure", &["n"]),
         ("memory", &["p"]),
         ("pingpong", &["r"]),
+        ("latency", &["r", "b", "w", "hog"]),
     ] {
         // The workload's block: its line and the indented lines after it.
         let block: Vec<&str> = r

@@ -34,7 +34,8 @@ workloads() ->
      {"mailbox", mailbox},
      {"closure", closure},
      {"memory", memory},
-     {"pingpong", pingpong}].
+     {"pingpong", pingpong},
+     {"latency", latency}].
 
 %%%=====================================================================
 %%% Entry point

@@ -7,7 +7,7 @@ use super::cell::{
 };
 use super::format;
 use super::id;
-use crate::suite::{Impl, Sizes};
+use crate::suite::{Impl, Sizes, latency_id};
 
 /// One row of the summary table.
 #[derive(Debug)]
@@ -186,6 +186,19 @@ pub(super) fn headline(res: &Results<'_>, s: &Sizes) -> Vec<Headline> {
             ),
             ns_per_op,
             format::nanos,
+            "faster",
+        );
+    }
+    fn p999_us(v: &Value) -> Option<f64> {
+        v["p999_us"].as_f64()
+    }
+    for hog in [0, 1] {
+        row2(
+            "latency",
+            format!("p99.9 round trip under load, hog={hog}"),
+            &latency_id(s, hog),
+            p999_us,
+            super::latency::micros,
             "faster",
         );
     }

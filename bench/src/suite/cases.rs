@@ -76,7 +76,14 @@ pub(crate) struct Sizes {
     pub(crate) closure_n: u64,
     pub(crate) memory_p: u64,
     pub(crate) pingpong_r: u64,
+    /// latency: timed round trips (b = 1000, w = 5 µs, hog 0 and 1).
+    pub(crate) latency_r: u64,
 }
+
+/// latency's background: processes in the ring (b) and µs of computing per message (w),
+/// WORKLOADS.md's defaults.
+pub(crate) const LATENCY_B: u64 = 1000;
+pub(crate) const LATENCY_W: u64 = 5;
 
 impl Sizes {
     pub(crate) fn for_options(o: &Options) -> Sizes {
@@ -98,6 +105,7 @@ impl Sizes {
                 closure_n: 1_000_000,
                 memory_p: 10_000,
                 pingpong_r: 100_000,
+                latency_r: 500,
             }
         } else {
             Sizes {
@@ -112,6 +120,10 @@ impl Sizes {
                 closure_n: 10_000_000,
                 memory_p: 100_000,
                 pingpong_r: 1_000_000,
+                // Not WORKLOADS.md's 100,000: with hog=1 an otter round trip takes 17 ms on
+                // average (a fifth of them wait for the hog's 70 ms valve), so 3000 take
+                // about a minute; the BEAM's take 3-6 s.
+                latency_r: 3000,
             }
         }
     }
@@ -175,7 +187,32 @@ pub(crate) fn cases(s: &Sizes) -> Vec<Case> {
             &[("style", style)],
         ));
     }
+    for hog in [0, 1] {
+        v.push(case(
+            "latency",
+            &[
+                ("r", s.latency_r),
+                ("b", LATENCY_B),
+                ("w", LATENCY_W),
+                ("hog", hog),
+            ],
+            &[],
+        ));
+    }
     v
+}
+
+/// The id of the latency case with `hog` (0 or 1).
+pub(crate) fn latency_id(s: &Sizes, hog: u64) -> String {
+    case_id(
+        "latency",
+        &[
+            ("r", s.latency_r.to_string()),
+            ("b", LATENCY_B.to_string()),
+            ("w", LATENCY_W.to_string()),
+            ("hog", hog.to_string()),
+        ],
+    )
 }
 
 #[cfg(test)]
@@ -208,5 +245,20 @@ mod tests {
         assert!(mb.iter().any(
             |c| c.id == "mailbox k=10000 order=reverse style=match" && c.impls == [Impl::Otter]
         ));
+    }
+
+    #[test]
+    fn latency_cases() {
+        for o in [opts(&[]).unwrap(), opts(&["--quick"]).unwrap()] {
+            let s = Sizes::for_options(&o);
+            let cs = cases(&s);
+            for hog in [0, 1] {
+                let c = cs
+                    .iter()
+                    .find(|c| c.id == latency_id(&s, hog))
+                    .expect("a latency case");
+                assert_eq!(c.impls, [Impl::Otter, Impl::Erlang]);
+            }
+        }
     }
 }
