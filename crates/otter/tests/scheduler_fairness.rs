@@ -37,6 +37,42 @@ fn a_hog_does_not_stop_processes_queued_behind_it() {
     assert!(r.unwrap() < Duration::from_secs(20));
 }
 
+#[test]
+fn a_hog_does_not_stop_processes_queued_behind_it_while_the_others_are_busy() {
+    // The other worker never parks: it always has a process that yields. The process
+    // queued behind the hog must still run (a busy worker watches too).
+    let rt = Runtime::builder().threads(2).build().unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    let d2 = done.clone();
+    let r = rt.block_on(move |cx: Context<()>| async move {
+        for _ in 0..4 {
+            let d = d2.clone();
+            cx.spawn(move |c: Context<()>| async move {
+                while !d.load(Ordering::SeqCst) {
+                    c.yield_now().await;
+                }
+            });
+        }
+        // Let the other worker take its share of the yielders.
+        for _ in 0..64 {
+            cx.yield_now().await;
+        }
+        let d = d2.clone();
+        cx.spawn(move |_: Context<()>| async move { d.store(true, Ordering::SeqCst) });
+        let t0 = Instant::now();
+        while !d2.load(Ordering::SeqCst) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "the queued process never ran"
+            );
+            std::hint::spin_loop();
+        }
+        t0.elapsed()
+    });
+    done.store(true, Ordering::SeqCst);
+    assert!(r.unwrap() < Duration::from_secs(20));
+}
+
 rt_test!(chatty_pair_does_not_starve_the_rest, |rt: &Runtime| {
     let r = rt.block_on(|mut cx: Context<()>| async move {
         let me = cx.pid();
@@ -81,10 +117,10 @@ fn a_receiver_woken_late_in_a_long_send_loop_runs_before_the_loop_ends() {
             c.recv().await;
             while c.try_recv().is_some() {}
             idle2.store(true, Ordering::SeqCst);
-            // Empty now (the sender waits for `idle`): this receive parks, and the next
-            // send wakes it into the sender's LIFO slot.
-            while c.try_recv().is_some() {}
-            c.recv().await;
+            // Empty now, but for messages of the first 200 still on their way (the
+            // sender waits for `idle`): this receive parks, and a send after `idle`
+            // wakes it into the sender's LIFO slot.
+            while c.recv().await < 200 {}
             late2.store(true, Ordering::SeqCst);
         });
         let t0 = Instant::now();

@@ -41,7 +41,10 @@
 //! look (its tick counter did not move). Such a worker is stuck in a long computation;
 //! its local queue and its LIFO slot are taken over, so a process that hogs its worker
 //! cannot hold up the processes queued behind it. The first worker to wake into an
-//! all-parked runtime wakes one more to act as this watchdog.
+//! all-parked runtime wakes one more to act as this watchdog. A busy worker makes the
+//! same look, at most once per `WATCHDOG` (it reads the clock every `GLOBAL_INTERVAL`
+//! ticks: `Worker::watch_while_busy`), so a process queued behind a hog is taken over
+//! even when every other worker is too busy to park.
 //!
 //! The loom model `tests/loom_park.rs` runs steps (1)–(3) against a pusher, with
 //! `thread::park` for real: a lost wake-up is a deadlock loom reports.

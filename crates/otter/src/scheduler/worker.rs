@@ -89,6 +89,7 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize) {
         tick: 0,
         lifo_polls: 0,
         kick_watchdog: false,
+        last_watch: Instant::now(),
         rng: 0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d),
     };
     crate::unwind::abort_on_unwind("a worker's loop", || w.run());
@@ -104,6 +105,8 @@ struct Worker {
     seen_ticks: Vec<u64>,
     /// Set on waking from a park: run `kick` after the next task.
     kick_watchdog: bool,
+    /// When this worker last looked for stuck workers (`rescue_stuck`), parked or busy.
+    last_watch: Instant,
     rng: u64,
 }
 
@@ -212,6 +215,12 @@ impl Worker {
             if let Some(t) = shared.injector.pop_into(&me.local, 0) {
                 return Some(t);
             }
+            // A busy worker is a watchdog too: with every other worker busy, none parks,
+            // and a process queued behind one that computes without yielding would
+            // wait for ever.
+            if let Some(t) = self.watch_while_busy() {
+                return Some(t);
+            }
         }
         if let Some(t) = me.lifo.take() {
             if self.lifo_polls < MAX_LIFO_POLLS {
@@ -258,8 +267,22 @@ impl Worker {
         shared.injector.pop_into(&me.local, 32)
     }
 
+    /// The watchdog's look from a busy worker: at most once per [`WATCHDOG`], one clock
+    /// read per [`GLOBAL_INTERVAL`] ticks.
+    fn watch_while_busy(&mut self) -> Option<Task> {
+        if self.shared.workers.len() == 1 {
+            return None;
+        }
+        let now = Instant::now();
+        if now.duration_since(self.last_watch) < WATCHDOG {
+            return None;
+        }
+        self.rescue_stuck()
+    }
+
     /// Takes over the LIFO slot of workers stuck in one poll since our last look.
     fn rescue_stuck(&mut self) -> Option<Task> {
+        self.last_watch = Instant::now();
         let shared = &*self.shared;
         let me = &shared.workers[self.index];
         let mut found = None;
