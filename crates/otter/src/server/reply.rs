@@ -37,7 +37,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context as TaskContext, Poll, Waker};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::exit::ExitReason;
 use crate::monitor::{Down, MonitorRef, Watcher};
@@ -93,8 +93,9 @@ struct SlotState<R> {
     waker: Option<Waker>,
     /// The caller stopped waiting: later outcomes are dropped.
     abandoned: bool,
-    /// The timer a deferred deadline armed, cancelled when the call ends first.
-    armed: Option<(std::sync::Weak<Timer>, TimerKey)>,
+    /// The timer a deferred deadline armed (in the caller's runtime's timer), cancelled
+    /// when the call ends first.
+    armed: Option<TimerKey>,
 }
 
 /// The one-shot meeting point of a call and its reply.
@@ -140,7 +141,7 @@ impl<R: Send + 'static> Expire for Slot<R> {
             drop(s);
             timer.cancel(key);
         } else {
-            s.armed = Some((Arc::downgrade(timer), key));
+            s.armed = Some(key);
         }
     }
 }
@@ -283,11 +284,9 @@ impl<R: Send + 'static> Pending<R> {
 
     /// Waits for the outcome, at most `timeout` (`None`: forever).
     pub(crate) async fn wait(self, timeout: Option<Duration>) -> Result<R, CallError> {
-        let deadline = timeout.map(crate::timer::deadline_after);
         Wait {
             pending: self,
-            deferrable: timeout.is_some_and(|t| t >= DEFER_TIMER_AFTER),
-            deadline,
+            timeout,
             sleep: None,
         }
         .await
@@ -307,8 +306,11 @@ impl<R> Drop for Pending<R> {
             s.waker = None;
             s.armed.take()
         };
-        if let Some((timer, key)) = armed
-            && let Some(timer) = timer.upgrade()
+        // Armed by the caller's worker in its runtime's timer: the caller ends the call
+        // on a worker of that runtime. (Off it, the timer fires later and finds the call
+        // abandoned.)
+        if let Some(key) = armed
+            && let Some(timer) = crate::scheduler::context::current_timer()
         {
             timer.cancel(key);
         }
@@ -318,12 +320,13 @@ impl<R> Drop for Pending<R> {
     }
 }
 
+/// No larger than it must be: a call's future is moved as a whole, and a few bytes
+/// more turned that move into a `memcpy` call (callgrind, `pingpong style=server`).
 struct Wait<R> {
     pending: Pending<R>,
-    /// The timeout is long enough to defer its timer (the module docs' cost).
-    deferrable: bool,
-    /// `None` once the deadline is deferred: the worker arms it if needed.
-    deadline: Option<Instant>,
+    /// The timeout, until the first poll turns it into a deadline: deferred to the
+    /// worker (the module docs' cost), or this `sleep`.
+    timeout: Option<Duration>,
     sleep: Option<Sleep>,
 }
 
@@ -347,36 +350,34 @@ impl<R: Send + 'static> Future for Wait<R> {
                 _ => s.waker = Some(cx.waker().clone()),
             }
         }
-        if let Some(deadline) = this.deadline {
-            if this.sleep.is_none() && std::mem::take(&mut this.deferrable) {
+        if let Some(timeout) = this.timeout.take() {
+            let deadline = crate::timer::deadline_after(timeout);
+            if timeout >= DEFER_TIMER_AFTER {
                 let d = Deferred {
                     deadline,
                     target: this.pending.slot.clone(),
                 };
                 if crate::scheduler::context::defer(d).is_ok() {
-                    this.deadline = None;
                     return Poll::Pending;
                 }
             }
-            if this.sleep.is_none() {
-                // The caller's runtime times the call (never the server's, which may be
-                // gone); outside any runtime, the process-wide fallback timer.
-                let timer =
-                    crate::scheduler::context::current_timer().unwrap_or_else(crate::timer::global);
-                this.sleep = Some(Sleep::new(timer, deadline));
-            }
-            if let Some(sleep) = &mut this.sleep
-                && sleep.poll_elapsed(cx)
-            {
-                // A reply may have raced with the deadline: it wins.
-                let mut s = this
-                    .pending
-                    .slot
-                    .state
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
-                return Poll::Ready(s.outcome.take().unwrap_or(Err(CallError::Timeout)));
-            }
+            // The caller's runtime times the call (never the server's, which may be
+            // gone); outside any runtime, the process-wide fallback timer.
+            let timer =
+                crate::scheduler::context::current_timer().unwrap_or_else(crate::timer::global);
+            this.sleep = Some(Sleep::new(timer, deadline));
+        }
+        if let Some(sleep) = &mut this.sleep
+            && sleep.poll_elapsed(cx)
+        {
+            // A reply may have raced with the deadline: it wins.
+            let mut s = this
+                .pending
+                .slot
+                .state
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            return Poll::Ready(s.outcome.take().unwrap_or(Err(CallError::Timeout)));
         }
         Poll::Pending
     }
