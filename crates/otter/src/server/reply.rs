@@ -107,6 +107,10 @@ struct Slot<R> {
 }
 
 impl<R> Slot<R> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SlotState<R>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn fill(&self, outcome: Result<R, CallError>) {
         if let Some(w) = self.set(outcome) {
             w.wake();
@@ -116,7 +120,7 @@ impl<R> Slot<R> {
     /// Sets the outcome if it is the first and the caller still waits; hands back the
     /// caller's waker, for the caller of `set` to wake (outside any lock it holds).
     fn set(&self, outcome: Result<R, CallError>) -> Option<Waker> {
-        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut s = self.lock();
         if s.abandoned || s.outcome.is_some() {
             return None;
         }
@@ -136,7 +140,7 @@ impl<R: Send + 'static> Expire for Slot<R> {
     }
 
     fn armed(&self, timer: &Arc<Timer>, key: TimerKey) {
-        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut s = self.lock();
         if s.abandoned {
             drop(s);
             timer.cancel(key);
@@ -206,11 +210,7 @@ impl<R> ReplyTo<R> {
     ///
     /// See [`ReplyTo`] for an example of replying.
     pub fn is_waiting(&self) -> bool {
-        let s = self
-            .slot
-            .state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let s = self.slot.lock();
         !s.abandoned && s.outcome.is_none()
     }
 }
@@ -296,11 +296,7 @@ impl<R: Send + 'static> Pending<R> {
 impl<R> Drop for Pending<R> {
     fn drop(&mut self) {
         let armed = {
-            let mut s = self
-                .slot
-                .state
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            let mut s = self.slot.lock();
             s.abandoned = true;
             self.slot.settled.store(true, Ordering::Release);
             s.waker = None;
@@ -336,12 +332,7 @@ impl<R: Send + 'static> Future for Wait<R> {
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         {
-            let mut s = this
-                .pending
-                .slot
-                .state
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            let mut s = this.pending.slot.lock();
             if let Some(outcome) = s.outcome.take() {
                 return Poll::Ready(outcome);
             }
@@ -371,12 +362,7 @@ impl<R: Send + 'static> Future for Wait<R> {
             && sleep.poll_elapsed(cx)
         {
             // A reply may have raced with the deadline: it wins.
-            let mut s = this
-                .pending
-                .slot
-                .state
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            let mut s = this.pending.slot.lock();
             return Poll::Ready(s.outcome.take().unwrap_or(Err(CallError::Timeout)));
         }
         Poll::Pending
