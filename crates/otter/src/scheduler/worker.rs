@@ -302,7 +302,19 @@ impl Worker {
                 }
             }
             if stuck && found.is_none() {
-                found = w.local.steal_into(&me.local);
+                found = if me.local.len() == 0 {
+                    w.local.steal_into(&me.local)
+                } else {
+                    // A thief's queue must be empty (`steal_into`), and a busy worker
+                    // watching may have a queue of its own: steal into a new one, then
+                    // queue what it took here (overflow goes to the injector as usual).
+                    let taken = crate::scheduler::queue::Local::new();
+                    let first = w.local.steal_into(&taken);
+                    while let Some(t) = taken.pop() {
+                        shared.push_local(self.index, t);
+                    }
+                    first
+                };
             }
         }
         found
