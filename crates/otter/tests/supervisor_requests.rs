@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
 use std::time::Duration;
 
-use otter::supervisor::{self, ChildError, ChildSpec, Restart, Strategy, SupervisorSpec};
+use otter::supervisor::{
+    self, ChildError, ChildSpec, Restart, Strategy, SupervisorRef, SupervisorSpec,
+};
 use otter::{Context, Down, ExitReason, Pid, Runtime};
 
 /// What the test process hears.
@@ -103,6 +105,20 @@ async fn blocked(cx: &mut Context<Ev>) {
     }
 }
 
+/// A one_for_one supervisor of the gated child, whose first start succeeds and whose
+/// restart (attempt 2) fails once `gate` opens; returns once that child has crashed and
+/// the restart waits at the gate.
+async fn restarting(cx: &mut Context<Ev>, attempts: Arc<AtomicU32>) -> (SupervisorRef, Gate) {
+    let gate = Gate::default();
+    let spec = SupervisorSpec::new(Strategy::OneForOne)
+        .intensity(10, Duration::from_secs(5))
+        .child(gated(cx.pid(), attempts, gate.clone()));
+    let sup = supervisor::start_link(cx, spec).await.unwrap();
+    proc_started(cx).await.send(());
+    blocked(cx).await;
+    (sup, gate)
+}
+
 /// Polls a call once: a call sends its request before it first waits, so the request
 /// is in the supervisor's mailbox when this returns.
 async fn send_now<F: Future>(mut call: Pin<&mut F>) {
@@ -119,15 +135,9 @@ rt_test!(
         let attempts = Arc::new(AtomicU32::new(0));
         let a2 = attempts.clone();
         let r = rt.block_on(move |mut cx: Context<Ev>| async move {
-            let gate = Gate::default();
-            let spec = SupervisorSpec::new(Strategy::OneForOne)
-                .intensity(10, Duration::from_secs(5))
-                .child(gated(cx.pid(), a2, gate.clone()));
-            let sup = supervisor::start_link(&cx, spec).await.unwrap();
-            proc_started(&mut cx).await.send(());
             // The restart (attempt 2) fails once the gate opens; the supervisor then
             // queues its retry behind the request sent meanwhile.
-            blocked(&mut cx).await;
+            let (sup, gate) = restarting(&mut cx, a2).await;
             let mut terminate = std::pin::pin!(sup.terminate_child("gated"));
             send_now(terminate.as_mut()).await;
             gate.open();
@@ -231,13 +241,7 @@ rt_test!(
         let attempts = Arc::new(AtomicU32::new(0));
         let a2 = attempts.clone();
         let r = rt.block_on(move |mut cx: Context<Ev>| async move {
-            let gate = Gate::default();
-            let spec = SupervisorSpec::new(Strategy::OneForOne)
-                .intensity(10, Duration::from_secs(5))
-                .child(gated(cx.pid(), a2, gate.clone()));
-            let sup = supervisor::start_link(&cx, spec).await.unwrap();
-            proc_started(&mut cx).await.send(());
-            blocked(&mut cx).await;
+            let (sup, gate) = restarting(&mut cx, a2).await;
             let mut restart = std::pin::pin!(sup.restart_child("gated"));
             send_now(restart.as_mut()).await;
             let mut delete = std::pin::pin!(sup.delete_child("gated"));
