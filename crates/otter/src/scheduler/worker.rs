@@ -277,12 +277,12 @@ impl Worker {
         if now.duration_since(self.last_watch) < WATCHDOG {
             return None;
         }
-        self.rescue_stuck()
+        self.rescue_stuck(now)
     }
 
     /// Takes over the LIFO slot of workers stuck in one poll since our last look.
-    fn rescue_stuck(&mut self) -> Option<Task> {
-        self.last_watch = Instant::now();
+    fn rescue_stuck(&mut self, now: Instant) -> Option<Task> {
+        self.last_watch = now;
         let shared = &*self.shared;
         let me = &shared.workers[self.index];
         let mut found = None;
@@ -340,7 +340,7 @@ impl Worker {
         }
         self.kick_watchdog = true;
         if shared.idle.someone_busy() {
-            if let Some(t) = self.rescue_stuck() {
+            if let Some(t) = self.rescue_stuck(Instant::now()) {
                 self.run_task(&shared, &shared.workers[me], t);
             }
         }

@@ -210,8 +210,7 @@ impl<R> ReplyTo<R> {
     ///
     /// See [`ReplyTo`] for an example of replying.
     pub fn is_waiting(&self) -> bool {
-        let s = self.slot.lock();
-        !s.abandoned && s.outcome.is_none()
+        !self.slot.settled.load(Ordering::Acquire)
     }
 }
 
