@@ -2,7 +2,8 @@
 //! (Erlang's `monitor/2`, `demonitor/1,2`; reference manual, "Monitors").
 //!
 //! Rules mirrored: a monitor is unidirectional; monitoring a process that does not exist
-//! (or has exited) gives `Down` with reason `Noproc` at once; several monitors of the
+//! (or has exited) gives `Down` with reason `Noproc` (at once, or, if its exit is under
+//! way, after the exit signals it sends: it never overtakes them); several monitors of the
 //! same process are independent, each with its own reference and its own `Down`; the
 //! `Down` arrives after every message the monitored process sent to the watcher (it is
 //! sent by the exiting process itself, on the same per-pair ordered path); after
@@ -20,7 +21,8 @@
 //! releases its name; (2) signals its links; (3) if the gate says bonds were announced,
 //! takes the watchers under the lock and sends every `Down` while holding it; (4)
 //! retires its pid. `monitor`, under the lock, announces the bond through the gate and
-//! adds the watcher unless the gate is closed (then: `Noproc` at once). The gate's
+//! adds the watcher unless the gate is closed (then: `Noproc`, sent by the exit at its
+//! step 3 if it has not passed it, at once otherwise: `signal/bonds.rs`). The gate's
 //! fenced Dekker pair makes either the exit see the announcement (and its lock orders it
 //! after the addition) or `monitor` see the exit. A process nobody monitors or links
 //! pays one fence and two loads at exit, no lock. `demonitor` removes the watcher under the lock; if it

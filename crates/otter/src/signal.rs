@@ -24,7 +24,9 @@
 //!   [`Context::try_recv_match`](crate::Context::try_recv_match) as OTP code does.
 //! * `link` to a process that does not exist (or is exiting) sends the caller the exit
 //!   signal `Noproc` from that pid: trapping, it gets `Exit { from, reason: Noproc }`;
-//!   otherwise it exits `Noproc` (Erlang's `link/1` raises `noproc` in the caller).
+//!   otherwise it exits `Noproc` (Erlang's `link/1` raises `noproc` in the caller). As
+//!   in Erlang the answer comes from the exiting process: it arrives after the `Down`s
+//!   and exit signals that process sends the caller.
 //! * `spawn_link` and `spawn_monitor` set the link or monitor before the child can run:
 //!   the child's exit can never be missed or reported as `Noproc`.
 //!

@@ -275,3 +275,69 @@ rt_test!(
         assert_eq!(r.unwrap(), (N, true, true));
     }
 );
+
+rt_test!(
+    a_monitor_set_while_a_linked_process_exits_reports_after_its_exit_signal,
+    |rt: &Runtime| {
+        // Erlang's `Down` for a monitor set too late comes from the exiting process
+        // itself, so it never overtakes the exit signal that process sent first.
+        let r = rt.block_on(|mut cx: Context<M>| async move {
+            cx.trap_exit(true);
+            for round in 0..2_000 {
+                let child = cx.spawn_link(|mut c: Context<M>| async move {
+                    c.recv().await;
+                    ExitReason::Shutdown
+                });
+                child.send(M::Go);
+                // Races with the child's exit: before it, during it, or after it.
+                let mref = cx.monitor(child);
+                let M::Exit(e) = cx.recv().await else {
+                    return Err(format!(
+                        "round {round}: the Down came before the exit signal"
+                    ));
+                };
+                assert_eq!((e.from, e.reason), (child.id(), ExitReason::Shutdown));
+                match cx.recv().await {
+                    M::Down(d) if d.reference == mref => {
+                        let expected = [ExitReason::Shutdown, ExitReason::Noproc];
+                        assert!(expected.contains(&d.reason), "{:?}", d.reason);
+                    }
+                    other => return Err(format!("round {round}: {other:?}")),
+                }
+            }
+            Ok(())
+        });
+        r.unwrap().unwrap();
+    }
+);
+
+rt_test!(
+    a_link_refused_by_an_exiting_process_reports_after_its_down,
+    |rt: &Runtime| {
+        let r = rt.block_on(|mut cx: Context<M>| async move {
+            cx.trap_exit(true);
+            for round in 0..2_000 {
+                let (child, mref) = cx.spawn_monitor(|mut c: Context<M>| async move {
+                    c.recv().await;
+                    ExitReason::Shutdown
+                });
+                child.send(M::Go);
+                // Races with the child's exit: a link before it gives its exit signal,
+                // one during or after it `Noproc`, and that after its `Down`.
+                cx.link(child);
+                let (first, second) = (cx.recv().await, cx.recv().await);
+                match (first, second) {
+                    (M::Exit(e), M::Down(d)) if e.reason == ExitReason::Shutdown => {
+                        assert_eq!((e.from, d.reference), (child.id(), mref));
+                    }
+                    (M::Down(d), M::Exit(e)) if e.reason == ExitReason::Noproc => {
+                        assert_eq!((e.from, d.reference), (child.id(), mref));
+                    }
+                    other => return Err(format!("round {round}: {other:?}")),
+                }
+            }
+            Ok(())
+        });
+        r.unwrap().unwrap();
+    }
+);

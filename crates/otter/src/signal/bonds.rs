@@ -14,6 +14,18 @@
 //! signals them after releasing it. Watchers are notified under the lock (so that a
 //! `demonitor` after the exit finds every `Down` delivered), and the wakers they hand
 //! back are woken after it.
+//!
+//! # A bond refused by an exit keeps the order of the exit's signals
+//!
+//! A monitor or link attached to a process whose exit has begun is refused, and the
+//! answer is `Noproc` (a `Down` or an exit signal). Erlang's answer comes from the
+//! exiting process itself, so it arrives after the signals that process sent first:
+//! a process linked to `P` and monitoring it after `P`'s exit began sees `P`'s exit
+//! signal, then the `Down`. Here the exit sends its link signals outside the lock, so
+//! a refusal that answered at once could overtake them. While the exit still has
+//! signals to send (its `closing` phase, or links and watchers not yet taken), a refused
+//! bond is left in `late`, and the exit answers it after its own `Down`s; once the exit
+//! is done, a refusal is answered at once.
 
 use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
@@ -35,6 +47,29 @@ pub(crate) struct Bonds {
     links: Vec<RawPid>,
     trap: Option<TrapFn>,
     pending: Option<ExitReason>,
+    /// The exit has taken the links and not yet the watchers (`notify_exit`).
+    closing: bool,
+    /// Bonds refused during the exit, answered `Noproc` at its end (module docs).
+    late: Vec<Late>,
+}
+
+/// A bond refused while the exit still had signals to send.
+#[derive(Debug)]
+enum Late {
+    /// A monitor: its `Down` says `Noproc`.
+    Watcher(Watcher),
+    /// A link from this process, whose own side is undone and which gets `Noproc`.
+    Link(RawPid),
+}
+
+impl Bonds {
+    /// Whether the exit that closed the gate still has signals to send: a bond refused
+    /// now must be answered after them (module docs). Links and watchers still here
+    /// were attached before the gate closed, so the exit saw `has_bonds` and will take
+    /// them.
+    fn exit_unfinished(&self) -> bool {
+        self.closing || !self.links.is_empty() || !self.watchers.is_empty()
+    }
 }
 
 impl Bonds {
@@ -65,18 +100,25 @@ fn with_bonds<R>(p: &ProcessRef, f: impl FnOnce(&Header, &mut Option<Box<Bonds>>
     f(h, &mut bonds)
 }
 
-/// Adds a watcher to `target`; hands it back if `target` does not exist or is exiting
-/// (the caller then sends `Noproc`).
+/// Adds a watcher to `target`; hands it back if `target` does not exist or has ended
+/// (the caller then sends `Noproc`). If `target`'s exit is under way, its own end
+/// sends the `Noproc` (module docs).
 pub(crate) fn add_watcher(target: RawPid, watcher: Watcher) -> Result<(), Watcher> {
     let Some(lookup) = ProcessRef::new(target) else {
         return Err(watcher);
     };
     with_bonds(&lookup, |h, bonds| {
-        if !h.gate.attach_bond() {
-            return Err(watcher);
+        if h.gate.attach_bond() {
+            bonds.get_or_insert_default().watchers.push(watcher);
+            return Ok(());
         }
-        bonds.get_or_insert_default().watchers.push(watcher);
-        Ok(())
+        match bonds.as_mut() {
+            Some(b) if b.exit_unfinished() => {
+                b.late.push(Late::Watcher(watcher));
+                Ok(())
+            }
+            _ => Err(watcher),
+        }
     })
 }
 
@@ -90,13 +132,15 @@ pub(crate) fn remove_watcher(target: RawPid, id: u64) -> bool {
         let Some(b) = bonds.as_mut() else {
             return false;
         };
-        match b.watchers.iter().position(|x| x.id == id) {
-            Some(i) => {
-                drop(b.watchers.swap_remove(i));
-                true
-            }
-            None => false,
+        if let Some(i) = b.watchers.iter().position(|x| x.id == id) {
+            drop(b.watchers.swap_remove(i));
+            return true;
         }
+        let late = b
+            .late
+            .iter()
+            .position(|x| matches!(x, Late::Watcher(w) if w.id == id));
+        late.map(|i| drop(b.late.remove(i))).is_some()
     })
 }
 
@@ -147,18 +191,36 @@ pub(crate) fn link(me: RawPid, other: RawPid) {
     let linked = ProcessRef::new(other).is_some_and(|theirs| {
         with_bonds(&theirs, |h, bonds| {
             // The gate's protocol with the exit, under the lock the exit takes.
-            if !h.gate.attach_bond() {
-                return false;
+            if h.gate.attach_bond() {
+                let links = &mut bonds.get_or_insert_default().links;
+                if !links.contains(&me) {
+                    links.push(me);
+                }
+                return true;
             }
-            let links = &mut bonds.get_or_insert_default().links;
-            if !links.contains(&me) {
-                links.push(me);
+            match bonds.as_mut() {
+                // Its exit answers after its own signals (module docs).
+                Some(b) if b.exit_unfinished() => {
+                    b.late.push(Late::Link(me));
+                    true
+                }
+                _ => false,
             }
-            true
         })
     });
-    // If the link is no longer on our side, `other`'s exit signal already took it.
-    if !linked && with_bonds(&mine, |_, bonds| remove_link(bonds, other)) {
+    if !linked {
+        drop(mine);
+        refuse_link(me, other);
+    }
+}
+
+/// Answers `me`'s link to `other`, which has ended: `me`'s side is undone and `me` gets
+/// the signal `Noproc`, unless `other`'s exit signal already took the link.
+fn refuse_link(me: RawPid, other: RawPid) {
+    let Some(mine) = ProcessRef::new(me) else {
+        return;
+    };
+    if with_bonds(&mine, |_, bonds| remove_link(bonds, other)) {
         drop(mine);
         signal(me, other, ExitReason::Noproc, Kind::Exit);
     }
@@ -239,29 +301,47 @@ pub(crate) fn signal(to: RawPid, from: RawPid, reason: ExitReason, kind: Kind) {
 pub(crate) fn notify_exit(h: &Header, reason: &ExitReason) {
     let links = {
         let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
-        bonds.as_mut().map(|b| std::mem::take(&mut b.links))
+        let b = bonds.get_or_insert_default();
+        b.closing = true;
+        std::mem::take(&mut b.links)
     };
-    for to in links.into_iter().flatten() {
+    for to in links {
         signal(to, h.pid, reason.clone(), Kind::Link);
     }
     let mut wake = Vec::new();
+    let mut late_links = Vec::new();
     {
         // Under the lock, so that a `demonitor` after us finds every `Down` already
-        // delivered (`monitor.rs`).
+        // delivered (`monitor.rs`). From here on a refused bond is answered at once.
         let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
-        let watchers = bonds.as_mut().map(|b| std::mem::take(&mut b.watchers));
-        for watcher in watchers.into_iter().flatten() {
+        let b = bonds.get_or_insert_default();
+        b.closing = false;
+        let watchers = std::mem::take(&mut b.watchers);
+        let late = std::mem::take(&mut b.late);
+        let mut notify = |watcher: Watcher, reason: ExitReason| {
             let down = Down {
                 reference: watcher.reference(h.pid),
                 pid: crate::ProcessId(h.pid),
-                reason: reason.clone(),
+                reason,
             };
             if let Ok(Some(waker)) = catch_panic(|| (watcher.notify)(down)) {
                 wake.push(waker);
+            }
+        };
+        for watcher in watchers {
+            notify(watcher, reason.clone());
+        }
+        for bond in late {
+            match bond {
+                Late::Watcher(watcher) => notify(watcher, ExitReason::Noproc),
+                Late::Link(from) => late_links.push(from),
             }
         }
     }
     for waker in wake {
         waker.wake();
+    }
+    for from in late_links {
+        refuse_link(from, h.pid);
     }
 }
