@@ -270,13 +270,17 @@ fn check_line(program: &Path, imp: &str, case: &Case) -> Value {
             "{what}: ns_per_op at most max"
         );
         assert!(
-            o["background_msgs_per_s"].as_f64().is_some_and(|r| r > 0.0),
+            o["background_msgs_per_s"].as_f64().is_some_and(|r| r >= 0.0),
             "{what}: background_msgs_per_s"
         );
+        // The workload's own check: in a timed part of 100 ms or more, at least one
+        // background message per token (a shorter one may fall in a spell in which the
+        // OS ran neither worker of the ring, which the check does not blame on the
+        // scheduler).
+        let tokens = o["tokens"].as_u64().unwrap_or(u64::MAX);
+        let background = o["background_msgs"].as_u64();
         assert!(
-            o["background_msgs"]
-                .as_u64()
-                .is_some_and(|n| n >= o["tokens"].as_u64().unwrap_or(u64::MAX)),
+            background.is_some_and(|n| n >= tokens || o["seconds"].as_f64() < Some(0.1)),
             "{what}: at least one background message per token"
         );
         let hog = expected_params["hog"].as_u64() == Some(1);
