@@ -25,9 +25,11 @@
 //! * Spawned on a worker, or yielding: the back of that worker's local queue.
 //! * From any other thread: the injector, and a spinning or parked worker is woken.
 //!
-//! A push onto a local queue wakes a parked worker only if the queue then holds more
-//! than the one process this worker will run next (tokio's rule): a chain of spawns or
-//! a ring of messages stays on one warm worker instead of paying a thread wake-up per hop.
+//! A push onto a local queue wakes a parked worker if no worker is searching (tokio's
+//! rule): the woken worker steals it if this one is still busy. A placement in the LIFO
+//! slot wakes nobody: a ring of messages stays on one warm worker instead of paying a
+//! thread wake-up per hop, and an idle worker takes a LIFO process only if its worker's
+//! poll runs long (`park.rs`, "The rule").
 //!
 //! # Shutdown
 //!
@@ -136,11 +138,7 @@ impl Shared {
     pub(crate) fn push_local(&self, i: usize, task: Task) {
         let w = &self.workers[i];
         match w.local.push(task) {
-            Ok(()) => {
-                if w.local.len() + usize::from(!w.lifo.is_empty()) > 1 {
-                    self.wake_one();
-                }
-            }
+            Ok(()) => self.wake_one(),
             Err(task) => {
                 // Full: move half to the injector, with the new task (tokio's rule).
                 w.local.drain_half(|t| self.injector.push(t));
@@ -165,7 +163,8 @@ impl Shared {
         }
     }
 
-    /// Whether any queue holds work (the parking protocol's last look).
+    /// Whether any queue holds work (the parking protocol's last look; LIFO slots are
+    /// the worker's to look at, `worker.rs`).
     pub(crate) fn has_work(&self) -> bool {
         !self.injector.is_empty() || self.workers.iter().any(|w| w.local.len() > 0)
     }

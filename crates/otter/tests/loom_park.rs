@@ -1,7 +1,10 @@
-//! Loom model of parking (`src/scheduler/park.rs`): a worker that finds no work spins for
-//! a wake-up, then registers as sleeping, looks once more and parks; a pusher makes work
-//! visible and wakes a spinner, or else a registered sleeper. A wake-up lost between the
-//! two is a worker parked for good: loom reports it as a deadlock.
+//! Loom model of parking (`src/scheduler/park.rs`): a worker that finds no work searches
+//! for a while, then stops searching, registers as sleeping, looks once more and parks; a
+//! pusher makes work visible and, unless a worker is searching (which will find it), wakes
+//! a registered sleeper. A wake-up lost between the two is a worker parked for good: loom
+//! reports it as a deadlock. This is the rule "a runnable process never waits for a timer
+//! tick while a worker is idle" for the local queues and the injector (`items` stands for
+//! them); the models park without a timeout, so no watchdog can hide a lost wake-up.
 //! Run: `RUSTFLAGS="--cfg loom" cargo test -p otter --release --test loom_park`.
 #![cfg(loom)]
 
@@ -11,8 +14,8 @@ use loom::thread;
 use otter::__loom::Idle;
 
 /// The worker loop's idle path, as `scheduler/worker.rs` runs it: take work if there is
-/// some, else spin for a wake-up, then register, look again, park; `items` stands for
-/// every run queue.
+/// some, else search (here: two looks, the spin's clock replaced by a yield), then
+/// register, look again, park.
 fn worker(idle: &Idle, me: usize, items: &AtomicUsize, want: usize) {
     let mut got = 0;
     while got < want {
@@ -20,14 +23,15 @@ fn worker(idle: &Idle, me: usize, items: &AtomicUsize, want: usize) {
             got += 1;
             continue;
         }
-        // Step (0), with the clock replaced by two looks: the spin may end either way.
+        // Step (0): the search may end either way.
         idle.begin_spin();
-        let woken = idle.take_wake() || {
+        let found = take(items) || {
             thread::yield_now();
-            idle.take_wake()
+            take(items)
         };
         idle.end_spin();
-        if woken {
+        if found {
+            got += 1;
             continue;
         }
         idle.register(me);
@@ -83,5 +87,25 @@ fn two_pushes_in_a_row_are_both_taken() {
             }
         }
         w.join().unwrap();
+    });
+}
+
+#[test]
+fn a_process_queued_behind_a_long_poll_is_taken_by_an_idle_worker() {
+    // Two workers: worker 0 queues a process and then computes for ever (it never takes
+    // the item: the model's thread just ends); worker 1 is idle, somewhere between its
+    // search and its park. It must get the item without a watchdog.
+    loom::model(|| {
+        let idle = Arc::new(Idle::new(2));
+        let items = Arc::new(AtomicUsize::new(0));
+        let idle_worker = {
+            let (idle, items) = (idle.clone(), items.clone());
+            thread::spawn(move || worker(&idle, 1, &items, 1))
+        };
+        items.fetch_add(1, Ordering::Release);
+        if idle.pop_sleeper() == Some(1) {
+            idle_worker.thread().unpark();
+        }
+        idle_worker.join().unwrap();
     });
 }

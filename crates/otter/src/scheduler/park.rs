@@ -1,33 +1,51 @@
-//! Idle workers: parking, waking, and the watchdog that rescues work from a stuck worker.
+//! Idle workers: searching, parking, waking, and the watchdog that rescues work from a
+//! stuck worker.
+//!
+//! # The rule: a runnable process never waits for a timer tick while a worker is idle
+//!
+//! A process is made runnable in one of three places: a worker's local queue, its LIFO
+//! slot, or the injector. Whichever it is, a worker that is idle (searching or parked)
+//! takes it without waiting for the watchdog:
+//!
+//! * **Local queue and injector**: every push wakes an idle worker if none is searching
+//!   (the protocol below): the woken worker searches and steals it.
+//! * **LIFO slot**: its owner runs it after the current poll; if that poll runs long, an
+//!   idle worker takes it once it has stood [`STEAL_LIFO_AFTER`] while the owner's tick
+//!   did not move (Go's rule for its `runnext`). A searching worker looks every spin
+//!   round; a worker about to park that sees an occupied LIFO slot parks for at most
+//!   [`LIFO_RECHECK`] and looks again, until the slot is empty or taken. A LIFO
+//!   placement does not wake a parked worker: a ring or a ping-pong would then wake one
+//!   at every pause and keep it spinning (docs/design/0019-runnable-never-waits.md).
+//!
+//! The watchdog ([`WATCHDOG`]) remains for the one case no idle worker can see: a
+//! process that computes without yielding while every other worker is busy or was
+//! parked before anything was queued behind it.
 //!
 //! # Protocol (no lost wake-up)
 //!
 //! A worker that found no work:
-//! 0. spins first, for at most [`SPIN_BEFORE_PARK`](crate::scheduler::tuning::SPIN_BEFORE_PARK): counted in `num_spinning`, it
-//!    waits for a pusher to leave it a wake-up (`woken`), and if one does, it looks for
-//!    work again without having parked;
-//! 1. registers as sleeping (under the `sleepers` lock; `num_sleeping` + 1, `SeqCst`);
+//! 0. searches for a while, at most [`SPIN_BEFORE_PARK`]: counted in `num_spinning`, it
+//!    looks at the other workers' queues, the injector and their LIFO slots every spin
+//!    round, and runs what it finds;
+//! 1. stops counting itself as searching, then registers as sleeping (under the
+//!    `sleepers` lock; `num_sleeping` + 1, `SeqCst`);
 //! 2. issues a `SeqCst` fence and looks at every queue once more;
 //! 3. parks only if that look found nothing.
 //!
-//! A thread that made work available (pushed onto a queue) and wants a worker for it
-//! issues a `SeqCst` fence and reads `num_spinning`: if a worker spins, it sets `woken`
-//! and is done. Else it reads `num_sleeping`; if that is non-zero it pops a sleeper and
-//! unparks it. Either the pusher's read sees the registration (1), or the worker's look
-//! (2) sees the push: the two fences forbid both reads missing. `std::thread::unpark`
-//! before `park` is not lost (the thread's token), so unparking a worker between (2)
-//! and (3) is fine. Step (0) adds no way to lose work: a wake-up left for a spinner that
-//! stops spinning without taking it is one whose push the spinner's own (2) will see,
-//! since it stops counting itself as spinning before it registers (the same pair of
-//! fences, with `num_spinning` in the role of `num_sleeping`). A wake-up it takes late
-//! or that nobody needed (`woken` is one flag for all spinners) costs one look.
+//! A thread that made work available (pushed onto a queue) issues a `SeqCst` fence and
+//! reads `num_spinning`: if a worker searches, that worker will find the work (its last
+//! look, step 2, comes after it stops searching). Else it reads `num_sleeping`; if that
+//! is non-zero it pops a sleeper and unparks it. Either the pusher's read sees the
+//! registration (1), or the worker's look (2) sees the push: the two fences forbid both
+//! reads missing. `std::thread::unpark` before `park` is not lost (the thread's token),
+//! so unparking a worker between (2) and (3) is fine.
 //!
-//! # Why spin
+//! # Why search before parking
 //!
 //! Unparking a worker is a futex wake-up, and on this project's 2-vCPU machine the
 //! sleeping vCPU then took 1–3 ms to run it. A stream's receiver that empties its
 //! mailbox goes idle and is handed on again within `tuning::SPILL_INTERVAL` sends, about
-//! 0.2 ms. A worker that spins that long before it parks is still awake for both. The
+//! 0.2 ms. A worker that searches that long before it parks is still awake for both. The
 //! BEAM does the same: its schedulers busy-wait before they sleep (`erl +sbwt`). The
 //! cost is bounded: a worker that runs out of work burns at most `SPIN_BEFORE_PARK`
 //! before it parks, so an idle runtime still uses no CPU.
@@ -36,7 +54,7 @@
 //! # Idle costs nothing, busy is watched
 //!
 //! A worker parks without a timeout when every other worker is parked too: an idle
-//! runtime uses no CPU. While some other worker is busy, it parks for [`WATCHDOG`](crate::scheduler::tuning::WATCHDOG) and,
+//! runtime uses no CPU. While some other worker is busy, it parks for [`WATCHDOG`] and,
 //! on waking, checks whether a busy worker has been inside one poll since its previous
 //! look (its tick counter did not move). Such a worker is stuck in a long computation;
 //! its local queue and its LIFO slot are taken over, so a process that hogs its worker
@@ -46,14 +64,19 @@
 //! ticks: `Worker::watch_while_busy`), so a process queued behind a hog is taken over
 //! even when every other worker is too busy to park.
 //!
-//! The loom model `tests/loom_park.rs` runs steps (1)–(3) against a pusher, with
+//! The loom model `tests/loom_park.rs` runs steps (0)–(3) against a pusher, with
 //! `thread::park` for real: a lost wake-up is a deadlock loom reports.
+//!
+//! [`SPIN_BEFORE_PARK`]: crate::scheduler::tuning::SPIN_BEFORE_PARK
+//! [`WATCHDOG`]: crate::scheduler::tuning::WATCHDOG
+//! [`STEAL_LIFO_AFTER`]: crate::scheduler::tuning::STEAL_LIFO_AFTER
+//! [`LIFO_RECHECK`]: crate::scheduler::tuning::LIFO_RECHECK
 
 #![allow(unreachable_pub)] // `pub` items are for the loom model; the module is private.
 
 use std::sync::PoisonError;
 
-use crate::loom::{AtomicBool, AtomicUsize, Mutex, Ordering, fence};
+use crate::loom::{AtomicUsize, Mutex, Ordering, fence};
 
 /// The set of spinning and parked workers.
 #[derive(Debug)]
@@ -62,8 +85,6 @@ pub struct Idle {
     num_sleeping: AtomicUsize,
     /// Workers in step (0).
     num_spinning: AtomicUsize,
-    /// A wake-up left for whichever spinner takes it first.
-    woken: AtomicBool,
     workers: usize,
 }
 
@@ -74,7 +95,6 @@ impl Idle {
             sleepers: Mutex::new(Vec::with_capacity(workers)),
             num_sleeping: AtomicUsize::new(0),
             num_spinning: AtomicUsize::new(0),
-            woken: AtomicBool::new(false),
             workers,
         }
     }
@@ -98,17 +118,10 @@ impl Idle {
         }
     }
 
-    /// Step (0) begins: the caller spins until [`Idle::take_wake`] says a pusher woke
-    /// it or the spin runs out, then calls [`Idle::end_spin`].
+    /// Step (0) begins: the caller searches until it finds work or the search runs
+    /// out, then calls [`Idle::end_spin`].
     pub fn begin_spin(&self) {
         self.num_spinning.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// Takes the wake-up a pusher left for spinners, if there is one.
-    #[inline]
-    pub fn take_wake(&self) -> bool {
-        // Read before the swap, so that spinning costs no writes to the flag's line.
-        self.woken.load(Ordering::Relaxed) && self.woken.swap(false, Ordering::Acquire)
     }
 
     /// Step (0) ends, before any step (1).
@@ -116,13 +129,12 @@ impl Idle {
         self.num_spinning.fetch_sub(1, Ordering::SeqCst);
     }
 
-    /// The pusher's side: wakes a spinning worker if there is one (and returns `None`),
-    /// else returns a parked worker to unpark, if any.
+    /// The pusher's side, after its push: `None` if a worker searches (it will find the
+    /// work) or none is parked, else a parked worker to unpark.
     #[inline]
     pub fn pop_sleeper(&self) -> Option<usize> {
         fence(Ordering::SeqCst);
         if self.num_spinning.load(Ordering::SeqCst) > 0 {
-            self.woken.store(true, Ordering::Release);
             return None;
         }
         if self.num_sleeping.load(Ordering::SeqCst) == 0 {

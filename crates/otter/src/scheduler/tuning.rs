@@ -13,12 +13,13 @@
 //! * [`SPIN_BEFORE_PARK`] covers one [`SPILL_INTERVAL`] of a stream (about 0.2 ms of
 //!   sends): a receiver handed on by a spill finds a worker still awake.
 //! * [`WATCHDOG`] bounds what a process computing without yielding costs the processes
-//!   queued behind it; a wake-up left in a busy worker's LIFO slot or local queue that
-//!   no spill hands on waits for it too.
+//!   queued behind it when no worker is idle to take them (`park.rs`'s rule).
 //! * [`STREAM_AFTER`] is below [`SPILL_AFTER_SENDS`], so the first sends of a poll (a
 //!   ring's hop, a request, a reply) neither look at the stream cache nor spill.
 //! * [`MAX_LIFO_POLLS`] bounds how long a chatty pair holds a worker against its local
-//!   queue; [`GLOBAL_INTERVAL`] how long the local queue holds it against the injector.
+//!   queue (only while that queue is empty: a queued process waits for no chain);
+//!   [`GLOBAL_INTERVAL`] how long the local queue holds it against the injector.
+//! * [`STEAL_LIFO_AFTER`] is far below [`WATCHDOG`], and [`LIFO_RECHECK`] between them.
 //!
 //! To re-measure one: change it, build `otter-bench` in release, and run the workload
 //! its doc names against the binary before the change, alternating the two binaries
@@ -83,6 +84,20 @@ pub(crate) const SPIN_BEFORE_PARK: Duration = Duration::from_micros(200);
 /// a second, well under 0.1% of a core). Measure with a latency measurement (not yet
 /// in the harness) behind a process that computes without yielding.
 pub(crate) const WATCHDOG: Duration = Duration::from_millis(5);
+
+/// How long a process may stand in a busy worker's LIFO slot, while that worker's tick
+/// does not move (it is inside one poll), before an idle worker takes it (Go steals its
+/// `runnext` after 3 µs). Longer than a ring's or a ping-pong's poll, so a chain is
+/// never robbed of its next process; short next to the watchdog. Measure with `latency`
+/// and `ring`. See docs/design/0019-runnable-never-waits.md.
+pub(crate) const STEAL_LIFO_AFTER: Duration = Duration::from_micros(20);
+
+/// How long a worker that found nothing but an occupied LIFO slot of another worker
+/// parks before it looks again (`park.rs`): the bound on the wait of a process woken
+/// into that slot just before an idle worker parked, if the owner's poll then runs
+/// long. Trades the idle worker's wake-ups while another runs a chain against that
+/// wait. Measure with `latency` and an idle worker's CPU time during `ring`.
+pub(crate) const LIFO_RECHECK: Duration = Duration::from_micros(100);
 
 /// Sends in one poll before `send` looks at the stream cache (`process/send.rs`).
 /// Small, so that a stream is found early; more than the two or three sends of a

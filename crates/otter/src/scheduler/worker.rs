@@ -6,13 +6,20 @@
 //!    outside cannot starve behind a busy local queue.
 //! 2. The LIFO slot: the process most recently woken by a message from the process that
 //!    just ran. Running it next keeps the message hot in cache and makes a request/reply
-//!    pair cost two polls and no queue operation. At most [`MAX_LIFO_POLLS`] in a row;
-//!    then the LIFO process goes to the back of the local queue, so two chatty processes
-//!    cannot starve the rest.
+//!    pair cost two polls and no queue operation. Only while the local queue is empty,
+//!    and at most [`MAX_LIFO_POLLS`] in a row: otherwise the LIFO process goes to the
+//!    back of the local queue, as a woken process does on the BEAM, so that a process
+//!    queued behind a chatty pair or a ring waits once for each process ahead of it, not
+//!    for each one's chain.
 //! 3. The local queue (FIFO).
 //! 4. The injector, taking a batch into the local queue.
 //! 5. Stealing half of another worker's local queue, from a random victim onwards.
-//! 6. Spinning for a while, then parking (see `park.rs`).
+//! 6. Searching for a while (the steps above on the other workers, and their LIFO slots
+//!    if they stand too long), then parking (see `park.rs`).
+//!
+//! At step 1 a busy worker takes a batch from the injector, not one process: a local
+//! queue that overflows moves half of itself there, and under saturation the injector
+//! must drain as fast as it fills or what overflowed waits for ever.
 //!
 //! Each turn of a process has a budget of [`BUDGET`] messages; a receive that finds the
 //! budget spent yields: the process goes to the back of the local queue. If that queue,
@@ -27,10 +34,14 @@ use std::time::Instant;
 
 use crate::process::harness::{RunOutcome, Task};
 use crate::scheduler::tuning::{
-    BUDGET, GLOBAL_INTERVAL, MAX_LIFO_POLLS, SPILL_AFTER_SENDS, SPILL_INTERVAL, SPIN_BEFORE_PARK,
-    SPIN_HINTS, WATCHDOG,
+    BUDGET, GLOBAL_INTERVAL, LIFO_RECHECK, MAX_LIFO_POLLS, SPILL_AFTER_SENDS, SPILL_INTERVAL,
+    SPIN_BEFORE_PARK, SPIN_HINTS, STEAL_LIFO_AFTER, WATCHDOG,
 };
 use crate::scheduler::{Remote, Shared, context};
+
+/// Processes a worker takes from the injector at once (the first to run, and this many
+/// more into its local queue).
+const INJECTOR_BATCH: usize = 32;
 
 /// Whether a poll's `sent`-th send spills the LIFO slot: the `SPILL_AFTER_SENDS`-th, and
 /// every `SPILL_INTERVAL`-th after it.
@@ -82,14 +93,16 @@ fn begin_turn(me: &Remote, budget: u32) {
 /// The worker loop. Returns when the runtime shuts down.
 pub(crate) fn run(shared: Arc<Shared>, index: usize) {
     context::enter_worker(&shared, index, shared.timer.clone());
+    let now = Instant::now();
     let mut w = Worker {
         seen_ticks: vec![u64::MAX; shared.workers.len()],
+        lifo_seen: vec![(u64::MAX, now); shared.workers.len()],
         shared,
         index,
         tick: 0,
         lifo_polls: 0,
         kick_watchdog: false,
-        last_watch: Instant::now(),
+        last_watch: now,
         rng: 0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d),
     };
     crate::unwind::abort_on_unwind("a worker's loop", || w.run());
@@ -103,6 +116,9 @@ struct Worker {
     lifo_polls: u32,
     /// Each other worker's tick counter at our previous watchdog look.
     seen_ticks: Vec<u64>,
+    /// Each other worker's tick counter when we last saw it move, and when: how long
+    /// its LIFO process has stood inside one poll (`take_stuck_lifo`).
+    lifo_seen: Vec<(u64, Instant)>,
     /// Set on waking from a park: run `kick` after the next task.
     kick_watchdog: bool,
     /// When this worker last looked for stuck workers (`rescue_stuck`), parked or busy.
@@ -119,41 +135,96 @@ impl Worker {
         let shared = Arc::clone(&self.shared);
         let me = &shared.workers[self.index];
         while !shared.is_shutdown() {
-            match self.next_task(&shared, me) {
+            let task = match self.next_task(&shared, me) {
+                Some(task) => Some(task),
+                None => self.search(&shared),
+            };
+            match task {
                 Some(task) => self.run_chain(&shared, me, task),
+                None if shared.is_shutdown() => {}
                 None => {
-                    if !self.spin(&shared) {
-                        // No flush may come for a long time: every deferred deadline
-                        // of a call still waiting goes into the timer wheel now.
-                        context::flush_deferred(true);
-                        self.park();
+                    // No flush may come for a long time: every deferred deadline of a
+                    // call still waiting goes into the timer wheel now.
+                    context::flush_deferred(true);
+                    if let Some(task) = self.park() {
+                        self.run_chain(&shared, me, task);
                     }
                 }
             }
         }
     }
 
-    /// Step (0) of parking (`park.rs`): waits up to `SPIN_BEFORE_PARK` for a pusher's
-    /// wake-up. True if one came (or the shutdown began): look for work again.
-    fn spin(&mut self, shared: &Shared) -> bool {
+    /// Step (0) of parking (`park.rs`): for up to `SPIN_BEFORE_PARK`, looks every spin
+    /// round at the other workers' queues, the injector, and the LIFO slots that stand
+    /// too long. The process found, if any (`None` too once the shutdown began).
+    fn search(&mut self, shared: &Shared) -> Option<Task> {
         shared.idle.begin_spin();
         let start = Instant::now();
-        let woken = loop {
+        let found = loop {
             for _ in 0..SPIN_HINTS {
                 std::hint::spin_loop();
             }
-            if shared.idle.take_wake() || shared.is_shutdown() {
-                break true;
+            if shared.is_shutdown() {
+                break None;
             }
-            if start.elapsed() >= SPIN_BEFORE_PARK {
-                break false;
+            let now = Instant::now();
+            if let Some(t) = self.steal().or_else(|| self.take_stuck_lifo(now)) {
+                break Some(t);
+            }
+            if now.duration_since(start) >= SPIN_BEFORE_PARK {
+                break None;
             }
         };
         shared.idle.end_spin();
-        // Woken as from a park: if the task it takes hogs this worker while all the
-        // others sleep without a timeout, one of them must watch (`kick`).
-        self.kick_watchdog |= woken;
-        woken
+        if found.is_some() {
+            // Found as from a park: if the task hogs this worker while all the others
+            // sleep without a timeout, one of them must watch (`kick`). And if there is
+            // more, another idle worker may take it.
+            self.kick_watchdog = true;
+            if shared.workers[self.index].local.len() > 0 {
+                shared.wake_one();
+            }
+        }
+        found
+    }
+
+    /// The LIFO process of another worker that has stood there [`STEAL_LIFO_AFTER`]
+    /// while that worker's tick did not move: its worker is inside one long poll.
+    fn take_stuck_lifo(&mut self, now: Instant) -> Option<Task> {
+        let shared = &*self.shared;
+        for (v, w) in shared.workers.iter().enumerate() {
+            if v == self.index {
+                continue;
+            }
+            let ticks = w.ticks.load(Ordering::Relaxed);
+            let seen = &mut self.lifo_seen[v];
+            if ticks != seen.0 {
+                *seen = (ticks, now);
+            } else if now.duration_since(seen.1) >= STEAL_LIFO_AFTER {
+                if let Some(t) = w.lifo.take() {
+                    return Some(t);
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether another worker's LIFO slot holds a process (the last look before
+    /// parking); notes each one's tick, so that the next look can tell a stuck one.
+    fn lifo_occupied(&mut self, now: Instant) -> bool {
+        let shared = &*self.shared;
+        let mut any = false;
+        for (v, w) in shared.workers.iter().enumerate() {
+            if v == self.index || w.lifo.is_empty() {
+                continue;
+            }
+            let ticks = w.ticks.load(Ordering::Relaxed);
+            if ticks != self.lifo_seen[v].0 {
+                self.lifo_seen[v] = (ticks, now);
+            }
+            any = true;
+        }
+        any
     }
 
     /// Runs `task`, then, while the LIFO slot holds a process (woken by the one that
@@ -171,7 +242,10 @@ impl Worker {
             if std::mem::take(&mut self.kick_watchdog) {
                 self.kick();
             }
-            if self.lifo_polls >= MAX_LIFO_POLLS || self.tick % GLOBAL_INTERVAL == 0 {
+            if self.lifo_polls >= MAX_LIFO_POLLS
+                || self.tick % GLOBAL_INTERVAL == 0
+                || me.local.len() != 0
+            {
                 return;
             }
             match me.lifo.take() {
@@ -212,7 +286,7 @@ impl Worker {
         if self.tick % GLOBAL_INTERVAL == 0 {
             // Calls that still wait since the flush before get their timers.
             context::flush_deferred(false);
-            if let Some(t) = shared.injector.pop_into(&me.local, 0) {
+            if let Some(t) = shared.injector.pop_into(&me.local, INJECTOR_BATCH) {
                 return Some(t);
             }
             // A busy worker is a watchdog too: with every other worker busy, none parks,
@@ -223,7 +297,7 @@ impl Worker {
             }
         }
         if let Some(t) = me.lifo.take() {
-            if self.lifo_polls < MAX_LIFO_POLLS {
+            if self.lifo_polls < MAX_LIFO_POLLS && me.local.len() == 0 {
                 self.lifo_polls += 1;
                 return Some(t);
             }
@@ -233,7 +307,7 @@ impl Worker {
         if let Some(t) = me.local.pop() {
             return Some(t);
         }
-        if let Some(t) = shared.injector.pop_into(&me.local, 32) {
+        if let Some(t) = shared.injector.pop_into(&me.local, INJECTOR_BATCH) {
             return Some(t);
         }
         self.steal()
@@ -247,11 +321,9 @@ impl Worker {
         (self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as usize
     }
 
+    /// Half of another worker's local queue, or else a batch of the injector.
     fn steal(&mut self) -> Option<Task> {
         let n = self.shared().workers.len();
-        if n == 1 {
-            return None;
-        }
         let start = self.next_rand() % n;
         let shared = &*self.shared;
         let me = &shared.workers[self.index];
@@ -264,7 +336,7 @@ impl Worker {
                 return Some(t);
             }
         }
-        shared.injector.pop_into(&me.local, 32)
+        shared.injector.pop_into(&me.local, INJECTOR_BATCH)
     }
 
     /// The watchdog's look from a busy worker: at most once per [`WATCHDOG`], one clock
@@ -280,11 +352,11 @@ impl Worker {
         self.rescue_stuck(now)
     }
 
-    /// Takes over the LIFO slot of workers stuck in one poll since our last look.
+    /// Takes over the LIFO slot and the whole local queue of workers stuck in one poll
+    /// since our last look.
     fn rescue_stuck(&mut self, now: Instant) -> Option<Task> {
         self.last_watch = now;
         let shared = &*self.shared;
-        let me = &shared.workers[self.index];
         let mut found = None;
         for (v, w) in shared.workers.iter().enumerate() {
             if v == self.index {
@@ -301,48 +373,66 @@ impl Worker {
                     }
                 }
             }
-            if stuck && found.is_none() {
-                found = if me.local.len() == 0 {
-                    w.local.steal_into(&me.local)
-                } else {
-                    // A thief's queue must be empty (`steal_into`), and a busy worker
-                    // watching may have a queue of its own: steal into a new one, then
-                    // queue what it took here (overflow goes to the injector as usual).
-                    let taken = crate::scheduler::queue::Local::new();
-                    let first = w.local.steal_into(&taken);
-                    while let Some(t) = taken.pop() {
-                        shared.push_local(self.index, t);
+            if stuck {
+                // All of it: the worker may stay stuck for long. A thief's queue must
+                // be empty (`steal_into`), and a busy worker watching may have a queue
+                // of its own: steal into a new one, then queue what it took here
+                // (overflow goes to the injector as usual).
+                let taken = crate::scheduler::queue::Local::new();
+                while let Some(t) = w.local.steal_into(&taken) {
+                    let all = std::iter::once(t).chain(std::iter::from_fn(|| taken.pop()));
+                    for t in all {
+                        match found {
+                            None => found = Some(t),
+                            Some(_) => shared.push_local(self.index, t),
+                        }
                     }
-                    first
-                };
+                }
             }
         }
         found
     }
 
-    fn park(&mut self) {
+    /// Steps (1)–(3) of parking (`park.rs`). What to run on waking, if the look found
+    /// a stuck LIFO process or the watchdog's look a stuck worker; `None` to look for
+    /// work again.
+    fn park(&mut self) -> Option<Task> {
         let shared = self.shared.clone();
         let me = self.index;
-        let all_parked = shared.idle.register(me);
-        // Step (2) of the parking protocol: one more look.
-        if shared.is_shutdown() || shared.has_work() {
-            shared.idle.unregister(me);
-            return;
-        }
-        if all_parked {
-            std::thread::park();
-        } else {
-            std::thread::park_timeout(WATCHDOG);
-        }
-        shared.idle.unregister(me);
-        if shared.is_shutdown() {
-            return;
-        }
-        self.kick_watchdog = true;
-        if shared.idle.someone_busy() {
-            if let Some(t) = self.rescue_stuck(Instant::now()) {
-                self.run_task(&shared, &shared.workers[me], t);
+        loop {
+            let all_parked = shared.idle.register(me);
+            // Step (2) of the parking protocol: one more look.
+            if shared.is_shutdown() || shared.has_work() {
+                shared.idle.unregister(me);
+                return None;
             }
+            let now = Instant::now();
+            if let Some(t) = self.take_stuck_lifo(now) {
+                shared.idle.unregister(me);
+                return Some(t);
+            }
+            if self.lifo_occupied(now) {
+                // Its owner may be inside a long poll: look again soon, without a
+                // search in between while it makes progress (`park.rs`, "The rule").
+                std::thread::park_timeout(LIFO_RECHECK);
+                shared.idle.unregister(me);
+                continue;
+            }
+            if all_parked {
+                std::thread::park();
+            } else {
+                std::thread::park_timeout(WATCHDOG);
+            }
+            shared.idle.unregister(me);
+            if shared.is_shutdown() {
+                return None;
+            }
+            self.kick_watchdog = true;
+            return if shared.idle.someone_busy() {
+                self.rescue_stuck(Instant::now())
+            } else {
+                None
+            };
         }
     }
 }
