@@ -291,6 +291,8 @@ mod error;
 #[cfg(not(loom))]
 mod exit;
 #[cfg(not(loom))]
+mod io;
+#[cfg(not(loom))]
 pub mod mailbox;
 #[cfg(loom)]
 pub mod mailbox {
@@ -309,6 +311,8 @@ mod process {
     pub(crate) mod state;
     pub(crate) mod table;
 }
+#[cfg(not(loom))]
+pub mod net;
 #[cfg(not(loom))]
 mod registry;
 #[cfg(not(loom))]

@@ -60,6 +60,7 @@ use std::thread::{JoinHandle, Thread};
 use crate::Context;
 use crate::error::BuildError;
 use crate::exit::{ExitReason, IntoExitReason};
+use crate::io::reactor::Reactor;
 use crate::pid::Pid;
 use crate::process::cell;
 use crate::process::harness::{self, Task};
@@ -76,6 +77,9 @@ pub(crate) struct Remote {
     pub(crate) lifo: LifoSlot,
     /// Processes this worker has started polling; the watchdog reads it.
     pub(crate) ticks: AtomicU64,
+    /// Set while the worker parks in the reactor's OS poll rather than in
+    /// `thread::park` (set before it registers as sleeping: `io.rs`).
+    pub(crate) in_driver: AtomicBool,
     thread: OnceLock<Thread>,
 }
 
@@ -90,11 +94,30 @@ pub(crate) struct Shared {
     outside_spawns: AtomicUsize,
     pub(crate) timer: Arc<Timer>,
     pub(crate) registry: crate::registry::Registry,
+    /// The reactor, created with the first socket (`io.rs`).
+    pub(crate) io: OnceLock<Arc<Reactor>>,
 }
 
 impl Shared {
     pub(crate) fn is_shutdown(&self) -> bool {
         self.shutdown.load(Ordering::Acquire)
+    }
+
+    /// The reactor, created now if this is the runtime's first socket.
+    pub(crate) fn reactor(&self) -> std::io::Result<Arc<Reactor>> {
+        if let Some(r) = self.io.get() {
+            return Ok(r.clone());
+        }
+        let r = Arc::new(Reactor::new()?);
+        // Two first sockets at once: one reactor wins, the other is dropped unused.
+        let _ = self.io.set(r);
+        Ok(self.io.get().expect("set above").clone())
+    }
+
+    /// The reactor, if one is in use: what a worker polls.
+    #[inline]
+    pub(crate) fn reactor_in_use(&self) -> Option<&Reactor> {
+        self.io.get().map(|r| &**r).filter(|r| r.in_use())
     }
 
     /// Schedules a woken process: see the module docs.
@@ -157,9 +180,19 @@ impl Shared {
     #[inline]
     pub(crate) fn wake_one(&self) {
         if let Some(w) = self.idle.pop_sleeper() {
-            if let Some(t) = self.workers[w].thread.get() {
-                t.unpark();
+            self.unpark(w);
+        }
+    }
+
+    /// Wakes worker `w` from its park, in the OS poll or in `thread::park`.
+    fn unpark(&self, w: usize) {
+        if self.workers[w].in_driver.load(Ordering::SeqCst) {
+            if let Some(io) = self.io.get() {
+                io.wake();
             }
+        }
+        if let Some(t) = self.workers[w].thread.get() {
+            t.unpark();
         }
     }
 
@@ -232,6 +265,7 @@ impl Builder {
                     local: Local::new(),
                     lifo: LifoSlot::new(),
                     ticks: AtomicU64::new(0),
+                    in_driver: AtomicBool::new(false),
                     thread: OnceLock::new(),
                 })
                 .collect(),
@@ -241,6 +275,7 @@ impl Builder {
             outside_spawns: AtomicUsize::new(0),
             timer: Timer::new(),
             registry: Default::default(),
+            io: OnceLock::new(),
         });
         let mut threads = Vec::with_capacity(n);
         for i in 0..n {
@@ -436,10 +471,8 @@ fn shut_down(shared: &Shared, threads: Vec<JoinHandle<()>>) {
     while shared.outside_spawns.load(Ordering::SeqCst) != 0 {
         std::thread::yield_now();
     }
-    for w in shared.workers.iter() {
-        if let Some(t) = w.thread.get() {
-            t.unpark();
-        }
+    for w in 0..shared.workers.len() {
+        shared.unpark(w);
     }
     for t in threads {
         let _ = t.join();

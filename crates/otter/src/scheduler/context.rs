@@ -8,6 +8,7 @@
 //! | the stream cache | `process/send.rs` | `process/send.rs`, `worker` (ends it after a poll) |
 //! | the reason of the exit whose future is being dropped | the exit (`process/harness.rs`) | `block_on`'s root |
 //! | the worker's runtime's timer | `worker::run` | calls' timeouts (`server/reply.rs`) |
+//! | the worker's runtime, counted | `worker::run` | sockets opened by its processes (`net`) |
 //! | deadlines deferred by calls waiting on this worker | `server/reply.rs` | the worker (`flush_deferred`) |
 //!
 //! The state a send or a receive reads is `const`-initialised and needs no destructor,
@@ -40,6 +41,9 @@ thread_local! {
     /// The timer of this worker's runtime (a counted reference: using it never touches
     /// a runtime that may be gone).
     static WORKER_TIMER: RefCell<Option<Arc<Timer>>> = const { RefCell::new(None) };
+    /// The runtime of this worker, counted, for what needs more than the pointer in
+    /// `WORKER` (the reactor, created on first use).
+    static WORKER_SHARED: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
     /// Deadlines of calls waiting on this worker, not yet in the timer wheel: those
     /// deferred since the last flush, and those that have lived through one.
     static DEFERRED: RefCell<(Vec<Deferred>, Vec<Deferred>)> =
@@ -53,12 +57,25 @@ thread_local! {
 pub(crate) fn enter_worker(shared: &Arc<Shared>, index: usize, timer: Arc<Timer>) {
     WORKER.with(|c| c.set((Arc::as_ptr(shared), index)));
     WORKER_TIMER.with(|t| *t.borrow_mut() = Some(timer));
+    WORKER_SHARED.with(|s| *s.borrow_mut() = Some(shared.clone()));
 }
 
 /// Undoes [`enter_worker`], before the worker lets go of its runtime.
 pub(crate) fn leave_worker() {
     WORKER.with(|c| c.set((std::ptr::null(), 0)));
     WORKER_TIMER.with(|t| t.borrow_mut().take());
+    WORKER_SHARED.with(|s| s.borrow_mut().take());
+}
+
+/// The reactor of the runtime whose worker this thread is, created on first use
+/// (`io.rs`).
+pub(crate) fn current_reactor() -> std::io::Result<Arc<crate::io::reactor::Reactor>> {
+    WORKER_SHARED.with(|s| match s.borrow().as_ref() {
+        Some(shared) => shared.reactor(),
+        None => Err(std::io::Error::other(
+            "otter: sockets are opened by processes running on an otter runtime's workers",
+        )),
+    })
 }
 
 /// This thread's worker index if it is a worker of `shared`. A raw pointer, so that a

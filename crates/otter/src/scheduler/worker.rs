@@ -167,6 +167,13 @@ impl Worker {
             if shared.is_shutdown() {
                 break None;
             }
+            if let Some(io) = shared.reactor_in_use() {
+                io.poll_now();
+                let me = &shared.workers[self.index];
+                if let Some(t) = me.lifo.take().or_else(|| me.local.pop()) {
+                    break Some(t);
+                }
+            }
             let now = Instant::now();
             if let Some(t) = self.steal().or_else(|| self.take_stuck_lifo(now)) {
                 break Some(t);
@@ -286,6 +293,11 @@ impl Worker {
         if self.tick % GLOBAL_INTERVAL == 0 {
             // Calls that still wait since the flush before get their timers.
             context::flush_deferred(false);
+            // Sockets are served while every worker is busy (`io.rs`): what the events
+            // wake lands in this worker's queues.
+            if let Some(io) = shared.reactor_in_use() {
+                io.poll_now();
+            }
             if let Some(t) = shared.injector.pop_into(&me.local, INJECTOR_BATCH) {
                 return Some(t);
             }
@@ -399,40 +411,73 @@ impl Worker {
     fn park(&mut self) -> Option<Task> {
         let shared = self.shared.clone();
         let me = self.index;
-        loop {
+        // With sockets in use, the worker that gets the driver parks in the OS poll
+        // (`io.rs`); it says so before it registers as sleeping, so that whoever pops
+        // it wakes it there.
+        let io = shared.reactor_in_use();
+        let mut driver = io.and_then(|io| io.try_driver());
+        shared.workers[me]
+            .in_driver
+            .store(driver.is_some(), Ordering::SeqCst);
+        let found = loop {
             let all_parked = shared.idle.register(me);
             // Step (2) of the parking protocol: one more look.
             if shared.is_shutdown() || shared.has_work() {
                 shared.idle.unregister(me);
-                return None;
+                break None;
             }
             let now = Instant::now();
             if let Some(t) = self.take_stuck_lifo(now) {
                 shared.idle.unregister(me);
-                return Some(t);
+                break Some(t);
             }
             if self.lifo_occupied(now) {
                 // Its owner may be inside a long poll: look again soon, without a
                 // search in between while it makes progress (`park.rs`, "The rule").
-                std::thread::park_timeout(LIFO_RECHECK);
-                shared.idle.unregister(me);
+                self.sleep(driver.as_deref_mut(), io, Some(LIFO_RECHECK));
                 continue;
             }
-            if all_parked {
-                std::thread::park();
-            } else {
-                std::thread::park_timeout(WATCHDOG);
-            }
-            shared.idle.unregister(me);
+            let timeout = (!all_parked).then_some(WATCHDOG);
+            self.sleep(driver.as_deref_mut(), io, timeout);
             if shared.is_shutdown() {
-                return None;
+                break None;
             }
             self.kick_watchdog = true;
-            return if shared.idle.someone_busy() {
+            break if shared.idle.someone_busy() {
                 self.rescue_stuck(Instant::now())
             } else {
                 None
             };
+        };
+        shared.workers[me].in_driver.store(false, Ordering::SeqCst);
+        found
+    }
+
+    /// Step (3): parks up to `timeout` (`None`: until woken), in the OS poll if this
+    /// worker holds the driver, and leaves the sleepers; the events the poll brought
+    /// wake their processes into this worker's queues.
+    fn sleep(
+        &self,
+        driver: Option<&mut crate::io::reactor::Driver>,
+        io: Option<&crate::io::reactor::Reactor>,
+        timeout: Option<std::time::Duration>,
+    ) {
+        let shared = &*self.shared;
+        match (driver, io) {
+            (Some(d), Some(io)) => {
+                let events = d.poll(timeout);
+                shared.idle.unregister(self.index);
+                if events {
+                    d.dispatch(io);
+                }
+            }
+            _ => {
+                match timeout {
+                    Some(t) => std::thread::park_timeout(t),
+                    None => std::thread::park(),
+                }
+                shared.idle.unregister(self.index);
+            }
         }
     }
 }

@@ -1,0 +1,35 @@
+//! The reactor: readiness from the OS for the sockets processes own (`net`).
+//!
+//! # Design
+//!
+//! One `mio::Poll` (epoll on Linux) per runtime, created with the runtime's first
+//! socket: a runtime that never opens one has no reactor and pays one load of an empty
+//! `OnceLock` per park and per [`GLOBAL_INTERVAL`](crate::scheduler::tuning::GLOBAL_INTERVAL)
+//! ticks. There is no IO thread. The OS is polled by the workers themselves, as tokio's
+//! workers and the BEAM's schedulers do:
+//!
+//! * a worker about to park takes the driver (a `try_lock`: one poller at a time) and
+//!   blocks in `epoll_wait` instead of `thread::park`, with the timeout it would have
+//!   parked for; a pusher that wakes it writes the reactor's eventfd (`mio::Waker`)
+//!   instead of unparking the thread (`Remote::in_driver`, set before the worker
+//!   registers as sleeping, so a pusher that pops it always sees it);
+//! * a busy worker polls without blocking every `GLOBAL_INTERVAL` ticks, and a searching
+//!   one every search round, so sockets are served while every worker has processes to
+//!   run;
+//! * an event sets the source's readiness and wakes the processes waiting on it: they
+//!   are scheduled like processes woken by a message, onto the polling worker's queues.
+//!
+//! Readiness per source follows tokio's `ScheduledIo` (`io/readiness.rs`): an operation
+//! that returns `WouldBlock` clears the readiness it observed, unless an event came since.
+//!
+//! # Invariants
+//!
+//! * A registration (`Registration`) is dropped before the socket it registered is
+//!   closed, and deregisters it first (`net`): a token is never in epoll without its
+//!   slab entry. A stale event for a token reused since is a spurious readiness, which
+//!   an operation answers with `WouldBlock`.
+//! * The readiness of a source is only ever set by the driver and cleared by its owner
+//!   (the process that owns the socket), under the tick protocol.
+
+pub(crate) mod reactor;
+pub(crate) mod readiness;

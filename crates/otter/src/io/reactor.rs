@@ -1,0 +1,239 @@
+//! The reactor of one runtime: the `mio::Poll`, its registry, the slab of registered
+//! sources, and the driver that workers take turns to run (`io.rs` has the design).
+
+use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use mio::{Events, Interest, Token};
+
+use crate::io::readiness::{
+    Direction, ERROR, READ_CLOSED, READABLE, Readiness, Seen, WRITABLE, WRITE_CLOSED,
+};
+
+/// The token of the reactor's own waker.
+const WAKE_TOKEN: Token = Token(usize::MAX);
+
+/// Events taken from the OS in one poll.
+const EVENTS: usize = 1024;
+
+/// See the module docs.
+#[derive(Debug)]
+pub(crate) struct Reactor {
+    driver: Mutex<Driver>,
+    registry: mio::Registry,
+    waker: mio::Waker,
+    sources: Mutex<Slab>,
+    /// Sources registered now: with none, no worker polls.
+    registered: AtomicUsize,
+}
+
+/// The poll and its event buffer: whoever holds the lock is the driver.
+#[derive(Debug)]
+pub(crate) struct Driver {
+    poll: mio::Poll,
+    events: Events,
+}
+
+#[derive(Debug, Default)]
+struct Slab {
+    entries: Vec<Option<Arc<Readiness>>>,
+    free: Vec<usize>,
+}
+
+impl Reactor {
+    /// A new reactor (an epoll instance and an eventfd).
+    pub(crate) fn new() -> io::Result<Reactor> {
+        let poll = mio::Poll::new()?;
+        let registry = poll.registry().try_clone()?;
+        let waker = mio::Waker::new(poll.registry(), WAKE_TOKEN)?;
+        Ok(Reactor {
+            driver: Mutex::new(Driver {
+                poll,
+                events: Events::with_capacity(EVENTS),
+            }),
+            registry,
+            waker,
+            sources: Mutex::new(Slab::default()),
+            registered: AtomicUsize::new(0),
+        })
+    }
+
+    /// Whether any source is registered (else nobody needs to poll).
+    #[inline]
+    pub(crate) fn in_use(&self) -> bool {
+        self.registered.load(Ordering::Relaxed) != 0
+    }
+
+    /// The driver, unless another worker holds it.
+    pub(crate) fn try_driver(&self) -> Option<MutexGuard<'_, Driver>> {
+        match self.driver.try_lock() {
+            Ok(d) => Some(d),
+            Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
+    /// Interrupts a driver blocked in the OS poll.
+    pub(crate) fn wake(&self) {
+        // An eventfd write fails only if the counter would overflow, which leaves it
+        // readable anyway: the driver wakes either way.
+        let _ = self.waker.wake();
+    }
+
+    /// Polls without blocking, if no other worker drives, and wakes the processes the
+    /// events concern.
+    pub(crate) fn poll_now(&self) {
+        if let Some(mut d) = self.try_driver() {
+            if d.poll(Some(Duration::ZERO)) {
+                d.dispatch(self);
+            }
+        }
+    }
+
+    /// Registers `source` for reading and writing.
+    pub(crate) fn register(
+        self: &Arc<Self>,
+        source: &mut impl mio::event::Source,
+    ) -> io::Result<Registration> {
+        let state = Arc::new(Readiness::default());
+        let token = {
+            let mut slab = self.sources.lock().unwrap_or_else(PoisonError::into_inner);
+            let i = match slab.free.pop() {
+                Some(i) => i,
+                None => {
+                    slab.entries.push(None);
+                    slab.entries.len() - 1
+                }
+            };
+            slab.entries[i] = Some(state.clone());
+            i
+        };
+        if let Err(e) = self.registry.register(
+            source,
+            Token(token),
+            Interest::READABLE | Interest::WRITABLE,
+        ) {
+            self.release(token);
+            return Err(e);
+        }
+        self.registered.fetch_add(1, Ordering::Relaxed);
+        Ok(Registration {
+            reactor: self.clone(),
+            token,
+            state,
+        })
+    }
+
+    fn release(&self, token: usize) {
+        let mut slab = self.sources.lock().unwrap_or_else(PoisonError::into_inner);
+        slab.entries[token] = None;
+        slab.free.push(token);
+    }
+}
+
+impl Driver {
+    /// Waits for events up to `timeout` (`None`: until one comes or a wake-up). Whether
+    /// there are events to dispatch.
+    pub(crate) fn poll(&mut self, timeout: Option<Duration>) -> bool {
+        match self.poll.poll(&mut self.events, timeout) {
+            Ok(()) => !self.events.is_empty(),
+            // Interrupted by a signal: the caller looks for work and comes back.
+            Err(_) => false,
+        }
+    }
+
+    /// Sets the readiness of every source the last poll reported and wakes its
+    /// waiting processes, after releasing the slab's lock.
+    pub(crate) fn dispatch(&mut self, reactor: &Reactor) {
+        let mut wake = Vec::new();
+        {
+            let slab = reactor
+                .sources
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            for e in self.events.iter() {
+                if e.token() == WAKE_TOKEN {
+                    continue;
+                }
+                let Some(Some(state)) = slab.entries.get(e.token().0) else {
+                    continue; // deregistered since: nobody waits
+                };
+                let mut bits = 0;
+                if e.is_readable() {
+                    bits |= READABLE;
+                }
+                if e.is_writable() {
+                    bits |= WRITABLE;
+                }
+                if e.is_read_closed() {
+                    bits |= READ_CLOSED;
+                }
+                if e.is_write_closed() {
+                    bits |= WRITE_CLOSED;
+                }
+                if e.is_error() {
+                    bits |= ERROR;
+                }
+                wake.extend(state.set(bits).into_iter().flatten());
+            }
+        }
+        for w in wake {
+            w.wake();
+        }
+    }
+}
+
+/// A source registered with a reactor. Deregister it ([`Registration::deregister`])
+/// before closing the source; dropping it frees its token.
+#[derive(Debug)]
+pub(crate) struct Registration {
+    reactor: Arc<Reactor>,
+    token: usize,
+    state: Arc<Readiness>,
+}
+
+impl Registration {
+    /// Ready for `dir`, or the caller is woken when it may be.
+    pub(crate) fn poll_ready(&self, dir: Direction, cx: &mut Context<'_>) -> Poll<Seen> {
+        self.state.poll_ready(dir, cx)
+    }
+
+    /// An operation in `dir` would block (see `io/readiness.rs`).
+    pub(crate) fn clear(&self, dir: Direction, seen: Seen) {
+        self.state.clear(dir, seen);
+    }
+
+    /// Runs `op` when the source is ready for `dir`, until it does not answer
+    /// `WouldBlock`.
+    pub(crate) fn poll_io<R>(
+        &self,
+        dir: Direction,
+        cx: &mut Context<'_>,
+        mut op: impl FnMut() -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        loop {
+            let Poll::Ready(seen) = self.poll_ready(dir, cx) else {
+                return Poll::Pending;
+            };
+            match op() {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.clear(dir, seen),
+                r => return Poll::Ready(r),
+            }
+        }
+    }
+
+    /// Takes `source` out of the OS poll, before it is closed.
+    pub(crate) fn deregister(&self, source: &mut impl mio::event::Source) {
+        let _ = self.reactor.registry.deregister(source);
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.reactor.release(self.token);
+        self.reactor.registered.fetch_sub(1, Ordering::Relaxed);
+    }
+}

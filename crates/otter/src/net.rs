@@ -1,0 +1,53 @@
+//! Sockets owned by processes (Erlang's `gen_tcp`, passive mode), on the runtime's own
+//! reactor (`io.rs`).
+//!
+//! A process opens a socket with [`TcpListener::bind`] or [`TcpStream::connect`] and
+//! reads and writes it with `.await`, in the process, as Erlang's `{active, false}`
+//! sockets are read with `gen_tcp:recv`. A read that finds no data suspends the process,
+//! not its worker: the worker runs other processes and the reactor wakes this one when
+//! the socket is ready, exactly as a message would.
+//!
+//! # Ownership: Erlang's controlling process, in Rust
+//!
+//! A socket is a value the process owns: it is closed when the value is dropped, and a
+//! process's values are dropped when it exits, however it exits (returning, a panic, an
+//! exit signal, `kill`, the runtime's shutdown). Erlang's `controlling_process/2` is a
+//! move: send the [`TcpStream`] to another process in a message; it is `Send`.
+//!
+//! # Deliberate differences from `gen_tcp`
+//!
+//! * Only passive mode so far: `{active, once | N}` (data as mailbox messages with flow
+//!   control) is not built yet.
+//! * Errors are `std::io::Error` values (`ConnectionRefused`, `AddrInUse`,
+//!   `ConnectionReset`, ...), the Rust names of Erlang's `econnrefused`, `eaddrinuse`,
+//!   `econnreset`; a read of 0 bytes is the peer's close (`{error, closed}`).
+//! * Addresses are resolved before the call (`SocketAddr`): no DNS lookup on a worker.
+//!
+//! ```
+//! use otter::net::{TcpListener, TcpStream};
+//! use otter::{Context, Runtime};
+//! let rt = Runtime::new();
+//! let echoed = rt.block_on(|mut cx: Context<()>| async move {
+//!     let listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+//!     let addr = listener.local_addr().unwrap();
+//!     // One process per connection, as in Erlang.
+//!     cx.spawn(move |_: Context<()>| async move {
+//!         let (mut conn, _) = listener.accept().await.unwrap();
+//!         let mut buf = [0; 64];
+//!         let n = conn.read(&mut buf).await.unwrap();
+//!         conn.write_all(&buf[..n]).await.unwrap();
+//!     });
+//!     let mut client = TcpStream::connect(addr).await.unwrap();
+//!     client.write_all(b"ping").await.unwrap();
+//!     let mut buf = [0; 4];
+//!     client.read_exact(&mut buf).await.unwrap();
+//!     buf
+//! });
+//! assert_eq!(&echoed.unwrap(), b"ping");
+//! ```
+
+mod tcp_listener;
+mod tcp_stream;
+
+pub use tcp_listener::TcpListener;
+pub use tcp_stream::TcpStream;

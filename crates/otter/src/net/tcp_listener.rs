@@ -1,0 +1,67 @@
+//! A listening TCP socket owned by a process (`gen_tcp:listen/2`).
+
+use std::fmt;
+use std::future::poll_fn;
+use std::io;
+use std::net::SocketAddr;
+
+use crate::io::reactor::Registration;
+use crate::io::readiness::Direction;
+use crate::net::TcpStream;
+use crate::scheduler::context;
+
+/// How many connections the kernel queues before they are accepted.
+const BACKLOG: i32 = 1024;
+
+/// A listening socket (see [`crate::net`]). Closed when dropped.
+pub struct TcpListener {
+    io: mio::net::TcpListener,
+    reg: Registration,
+}
+
+impl fmt::Debug for TcpListener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TcpListener")
+            .field("local", &self.io.local_addr().ok())
+            .finish()
+    }
+}
+
+impl TcpListener {
+    /// Listens on `addr` (IPv4 or IPv6; port 0 picks a free port), with `SO_REUSEADDR`
+    /// set as Erlang's `{reuseaddr, true}` does and a backlog of 1,024. A port in use
+    /// is `AddrInUse`. Must run in a process on an otter runtime.
+    pub fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
+        let socket = socket2::Socket::new(
+            socket2::Domain::for_address(addr),
+            socket2::Type::STREAM,
+            Some(socket2::Protocol::TCP),
+        )?;
+        socket.set_reuse_address(true)?;
+        socket.set_nonblocking(true)?;
+        socket.bind(&addr.into())?;
+        socket.listen(BACKLOG)?;
+        let mut io = mio::net::TcpListener::from_std(socket.into());
+        let reg = context::current_reactor()?.register(&mut io)?;
+        Ok(TcpListener { io, reg })
+    }
+
+    /// Waits for the next connection (`gen_tcp:accept/1`). The new stream belongs to
+    /// the calling process; hand it to another by sending it.
+    pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        let (stream, peer) =
+            poll_fn(|cx| self.reg.poll_io(Direction::Read, cx, || self.io.accept())).await?;
+        Ok((TcpStream::new(stream)?, peer))
+    }
+
+    /// The address it listens on (`inet:sockname/1`): the port chosen for port 0.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.local_addr()
+    }
+}
+
+impl Drop for TcpListener {
+    fn drop(&mut self) {
+        self.reg.deregister(&mut self.io);
+    }
+}

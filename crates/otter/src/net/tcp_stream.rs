@@ -1,0 +1,190 @@
+//! A TCP connection owned by a process (`gen_tcp` socket in passive mode).
+
+use std::fmt;
+use std::future::poll_fn;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use crate::io::reactor::Registration;
+use crate::io::readiness::Direction;
+use crate::scheduler::context;
+
+/// A TCP connection, read and written by the process that owns it (see [`crate::net`]).
+///
+/// Closed when dropped. Implements `futures-io`'s `AsyncRead` and `AsyncWrite`, so the
+/// ecosystem's codecs and adapters work on it.
+pub struct TcpStream {
+    io: mio::net::TcpStream,
+    reg: Registration,
+}
+
+impl fmt::Debug for TcpStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TcpStream")
+            .field("local", &self.io.local_addr().ok())
+            .field("peer", &self.io.peer_addr().ok())
+            .finish()
+    }
+}
+
+impl TcpStream {
+    /// Opens a connection to `addr` (`gen_tcp:connect/3`). A closed port is
+    /// `ConnectionRefused`. Must run in a process on an otter runtime.
+    pub async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
+        let stream = TcpStream::new(mio::net::TcpStream::connect(addr)?)?;
+        // The connect completes when the socket becomes writable: then it either has
+        // an error or a peer (mio's documented protocol; a spurious wake-up has
+        // neither yet).
+        poll_fn(|cx| {
+            loop {
+                let Poll::Ready(seen) = stream.reg.poll_ready(Direction::Write, cx) else {
+                    return Poll::Pending;
+                };
+                if let Some(e) = stream.io.take_error()? {
+                    return Poll::Ready(Err(e));
+                }
+                match stream.io.peer_addr() {
+                    Ok(_) => return Poll::Ready(Ok(())),
+                    Err(e)
+                        if e.kind() == io::ErrorKind::NotConnected
+                            || e.raw_os_error() == Some(libc_einprogress()) =>
+                    {
+                        stream.reg.clear(Direction::Write, seen);
+                    }
+                    Err(e) => return Poll::Ready(Err(e)),
+                }
+            }
+        })
+        .await?;
+        Ok(stream)
+    }
+
+    /// Registers an open connection with the current runtime's reactor.
+    pub(crate) fn new(mut io: mio::net::TcpStream) -> io::Result<TcpStream> {
+        let reg = context::current_reactor()?.register(&mut io)?;
+        Ok(TcpStream { io, reg })
+    }
+
+    /// Reads what has arrived, up to `buf.len()` bytes, waiting for at least one
+    /// (`gen_tcp:recv(S, 0)`). `Ok(0)`: the peer closed its side.
+    pub async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.poll_read_buf(cx, buf)).await
+    }
+
+    /// Reads exactly `buf.len()` bytes (`gen_tcp:recv(S, N)`); `UnexpectedEof` if the
+    /// peer closes first.
+    pub async fn read_exact(&mut self, mut buf: &mut [u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            match self.read(buf).await? {
+                0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+                n => buf = &mut buf[n..],
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes some of `buf`, waiting until the socket takes at least one byte.
+    pub async fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.poll_write_buf(cx, buf)).await
+    }
+
+    /// Writes all of `buf` (`gen_tcp:send/2`).
+    pub async fn write_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            match self.write(buf).await? {
+                0 => return Err(io::ErrorKind::WriteZero.into()),
+                n => buf = &buf[n..],
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes one or both directions (`gen_tcp:shutdown/2`).
+    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.io.shutdown(how)
+    }
+
+    /// Sets `TCP_NODELAY` (Erlang's `{nodelay, true}`).
+    pub fn set_nodelay(&self, on: bool) -> io::Result<()> {
+        self.io.set_nodelay(on)
+    }
+
+    /// Whether `TCP_NODELAY` is set.
+    pub fn nodelay(&self) -> io::Result<bool> {
+        self.io.nodelay()
+    }
+
+    /// Sets the kernel's receive buffer size (`{recbuf, N}`).
+    pub fn set_recv_buffer_size(&self, bytes: usize) -> io::Result<()> {
+        socket2::SockRef::from(&self.io).set_recv_buffer_size(bytes)
+    }
+
+    /// Sets the kernel's send buffer size (`{sndbuf, N}`).
+    pub fn set_send_buffer_size(&self, bytes: usize) -> io::Result<()> {
+        socket2::SockRef::from(&self.io).set_send_buffer_size(bytes)
+    }
+
+    /// This end's address (`inet:sockname/1`).
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.local_addr()
+    }
+
+    /// The peer's address (`inet:peername/1`).
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.io.peer_addr()
+    }
+
+    fn poll_read_buf(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        let (io, reg) = (&mut self.io, &self.reg);
+        reg.poll_io(Direction::Read, cx, || io.read(buf))
+    }
+
+    fn poll_write_buf(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let (io, reg) = (&mut self.io, &self.reg);
+        reg.poll_io(Direction::Write, cx, || io.write(buf))
+    }
+}
+
+/// `EINPROGRESS` on Linux, which some kernels report from `getpeername` while a
+/// non-blocking connect is still under way.
+fn libc_einprogress() -> i32 {
+    115
+}
+
+impl Drop for TcpStream {
+    fn drop(&mut self) {
+        // Out of the OS poll before the descriptor closes (`io.rs`'s invariant).
+        self.reg.deregister(&mut self.io);
+    }
+}
+
+impl futures_io::AsyncRead for TcpStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        self.get_mut().poll_read_buf(cx, buf)
+    }
+}
+
+impl futures_io::AsyncWrite for TcpStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.get_mut().poll_write_buf(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // Nothing is buffered here: a write is in the kernel when it returns.
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(self.io.shutdown(Shutdown::Write))
+    }
+}

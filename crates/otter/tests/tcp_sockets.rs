@@ -1,0 +1,309 @@
+//! Rules of sockets owned by processes (`otter::net`, Erlang's `gen_tcp` in passive
+//! mode): bytes arrive in order, none lost or duplicated; a socket is closed when its
+//! process exits, however it exits; a closed port, a port in use and a peer's close are
+//! error values or end-of-stream; sockets are served while every worker is busy; no
+//! descriptor leaks. Real sockets on 127.0.0.1; the peers outside otter are plain
+//! `std::net` sockets.
+
+#[path = "support/rt.rs"]
+mod support;
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use otter::net::{TcpListener, TcpStream};
+use otter::{Context, ExitReason, Runtime};
+
+fn any_port() -> SocketAddr {
+    "127.0.0.1:0".parse().unwrap()
+}
+
+/// A guard on blocking reads of the test's own `std` sockets: a failure instead of a
+/// hang, not a synchronisation.
+const GUARD: Duration = Duration::from_secs(20);
+
+fn std_client(addr: SocketAddr) -> std::net::TcpStream {
+    let s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(GUARD)).unwrap();
+    s
+}
+
+/// An echo server: one process per connection, each echoing until its peer closes.
+async fn echo_server(cx: Context<()>, listener: TcpListener) {
+    loop {
+        let Ok((mut conn, _)) = listener.accept().await else {
+            return;
+        };
+        cx.spawn(move |_: Context<()>| async move {
+            let mut buf = vec![0u8; 4096];
+            loop {
+                match conn.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => {
+                        if conn.write_all(&buf[..n]).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+    }
+}
+
+rt_test!(
+    bytes_arrive_in_order_none_lost_or_duplicated,
+    |rt: &Runtime| {
+        const CLIENTS: u32 = 20;
+        const BYTES: usize = 256 * 1024;
+        let r = rt.block_on(|mut cx: Context<usize>| async move {
+            let listener = TcpListener::bind(any_port()).unwrap();
+            let addr = listener.local_addr().unwrap();
+            cx.spawn(move |cx: Context<()>| echo_server(cx, listener));
+            let root = cx.pid();
+            for k in 0..CLIENTS {
+                cx.spawn(move |_: Context<()>| async move {
+                    let mut s = TcpStream::connect(addr).await.unwrap();
+                    s.set_nodelay(true).unwrap();
+                    let data: Vec<u8> = (0..BYTES as u32)
+                        .map(|i| (i.wrapping_mul(31) ^ k) as u8)
+                        .collect();
+                    let mut back = vec![0u8; BYTES];
+                    let (mut sent, mut got) = (0, 0);
+                    let chunk = 1000 + k as usize * 7;
+                    while got < BYTES {
+                        if sent < BYTES {
+                            let end = (sent + chunk).min(BYTES);
+                            s.write_all(&data[sent..end]).await.unwrap();
+                            sent = end;
+                        }
+                        got += s.read(&mut back[got..sent]).await.unwrap();
+                    }
+                    root.send(usize::from(back == data));
+                });
+            }
+            let mut intact = 0;
+            for _ in 0..CLIENTS {
+                intact += cx.recv().await;
+            }
+            intact
+        });
+        assert_eq!(r.unwrap(), CLIENTS as usize);
+    }
+);
+
+rt_test!(
+    a_socket_is_closed_when_its_process_exits_however_it_exits,
+    |rt: &Runtime| {
+        // The peer outside otter sees end-of-stream once the owner is gone: after a
+        // return, a panic, an exit signal and a kill.
+        for how in ["return", "panic", "exit signal", "kill"] {
+            let peer = std::net::TcpListener::bind(any_port()).unwrap();
+            let addr = peer.local_addr().unwrap();
+            let reader = std::thread::spawn(move || {
+                let (mut conn, _) = peer.accept().unwrap();
+                conn.set_read_timeout(Some(GUARD)).unwrap();
+                conn.read(&mut [0u8; 1]).map_err(|e| e.kind())
+            });
+            rt.block_on(move |mut cx: Context<()>| async move {
+                let root = cx.pid();
+                let owner = cx.spawn(move |mut c: Context<()>| async move {
+                    let _s = TcpStream::connect(addr).await.unwrap();
+                    root.send(());
+                    match how {
+                        "return" => {}
+                        "panic" => panic!("the owner fails"),
+                        _ => c.recv().await, // until the signal ends it
+                    }
+                });
+                cx.recv().await; // connected
+                match how {
+                    "exit signal" => cx.exit(owner, ExitReason::Shutdown),
+                    "kill" => cx.exit(owner, ExitReason::Kill),
+                    _ => {}
+                }
+            })
+            .unwrap();
+            assert_eq!(reader.join().unwrap(), Ok(0), "after {how}");
+        }
+    }
+);
+
+rt_test!(
+    a_socket_is_closed_by_the_runtime_shutdown,
+    |_rt: &Runtime| {
+        let peer = std::net::TcpListener::bind(any_port()).unwrap();
+        let addr = peer.local_addr().unwrap();
+        let rt = Runtime::builder().threads(2).build().unwrap();
+        rt.handle().spawn(move |mut c: Context<()>| async move {
+            let _s = TcpStream::connect(addr).await.unwrap();
+            c.recv().await; // never comes
+        });
+        let (mut conn, _) = peer.accept().unwrap();
+        conn.set_read_timeout(Some(GUARD)).unwrap();
+        drop(rt);
+        assert_eq!(conn.read(&mut [0u8; 1]).map_err(|e| e.kind()), Ok(0));
+    }
+);
+
+rt_test!(
+    connect_to_a_closed_port_is_connection_refused,
+    |rt: &Runtime| {
+        // A port that was just free: bound, noted, closed.
+        let addr = std::net::TcpListener::bind(any_port())
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let r = rt.block_on(move |_: Context<()>| async move {
+            TcpStream::connect(addr)
+                .await
+                .map(|_| ())
+                .map_err(|e| e.kind())
+        });
+        assert_eq!(r.unwrap(), Err(ErrorKind::ConnectionRefused));
+    }
+);
+
+rt_test!(bind_to_a_port_in_use_is_addr_in_use, |rt: &Runtime| {
+    let taken = std::net::TcpListener::bind(any_port()).unwrap();
+    let addr = taken.local_addr().unwrap();
+    let r = rt.block_on(move |_: Context<()>| async move {
+        TcpListener::bind(addr).map(|_| ()).map_err(|e| e.kind())
+    });
+    assert_eq!(r.unwrap(), Err(ErrorKind::AddrInUse));
+});
+
+rt_test!(
+    a_peer_that_closes_gives_end_of_stream_and_a_reset_an_error,
+    |rt: &Runtime| {
+        let peer = std::net::TcpListener::bind(any_port()).unwrap();
+        let addr = peer.local_addr().unwrap();
+        let closer = std::thread::spawn(move || {
+            // First connection: some bytes, then a clean close. Second: a reset
+            // (linger 0), after the otter side has written to it.
+            let (mut a, _) = peer.accept().unwrap();
+            a.write_all(b"bye").unwrap();
+            drop(a);
+            let (b, _) = peer.accept().unwrap();
+            socket2::SockRef::from(&b)
+                .set_linger(Some(Duration::ZERO))
+                .unwrap();
+            drop(b);
+        });
+        let r = rt.block_on(move |_: Context<()>| async move {
+            let mut s = TcpStream::connect(addr).await.unwrap();
+            let mut buf = [0u8; 8];
+            let mut got = Vec::new();
+            loop {
+                match s.read(&mut buf).await.unwrap() {
+                    0 => break,
+                    n => got.extend_from_slice(&buf[..n]),
+                }
+            }
+            // The reset shows as an error of the connect or of a read, or as
+            // end-of-stream if the kernel reported the close first; never as a hang
+            // or a panic.
+            let after_reset = match TcpStream::connect(addr).await {
+                Ok(mut r) => r.read(&mut buf).await.map_err(|e| e.kind()),
+                Err(e) => Err(e.kind()),
+            };
+            (got, after_reset)
+        });
+        closer.join().unwrap();
+        let (got, after_reset) = r.unwrap();
+        assert_eq!(got, b"bye");
+        assert!(
+            matches!(after_reset, Err(ErrorKind::ConnectionReset) | Ok(0)),
+            "{after_reset:?}"
+        );
+    }
+);
+
+rt_test!(
+    sockets_are_served_while_every_worker_is_busy,
+    |rt: &Runtime| {
+        // As many processes as workers, and more, each yielding in a loop without ever
+        // waiting: no worker parks, so only the busy workers' own polls of the OS can
+        // serve the socket.
+        let stop = Arc::new(AtomicBool::new(false));
+        let busy = 2 * rt.threads();
+        let r = rt.block_on({
+            let stop = stop.clone();
+            move |cx: Context<()>| async move {
+                for _ in 0..busy {
+                    let stop = stop.clone();
+                    cx.spawn(move |c: Context<()>| async move {
+                        while !stop.load(Ordering::Relaxed) {
+                            c.yield_now().await;
+                        }
+                    });
+                }
+                let listener = TcpListener::bind(any_port()).unwrap();
+                let addr = listener.local_addr().unwrap();
+                let client = std::thread::spawn(move || {
+                    let mut s = std_client(addr);
+                    let mut round_trips = 0;
+                    let mut buf = [0u8; 5];
+                    for _ in 0..200 {
+                        s.write_all(b"hello").unwrap();
+                        s.read_exact(&mut buf).unwrap();
+                        round_trips += usize::from(&buf == b"hello");
+                    }
+                    round_trips
+                });
+                let (mut conn, _) = listener.accept().await.unwrap();
+                let mut buf = [0u8; 64];
+                loop {
+                    match conn.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => conn.write_all(&buf[..n]).await.unwrap(),
+                    }
+                }
+                stop.store(true, Ordering::Relaxed);
+                client.join().unwrap()
+            }
+        });
+        stop.store(true, Ordering::Relaxed);
+        assert_eq!(r.unwrap(), 200);
+    }
+);
+
+#[test]
+fn no_descriptor_leaks_after_many_connections() {
+    // Counted with no runtime, then after four rounds of 200 connections on one and its
+    // shutdown: every socket, and the reactor's own epoll and eventfd, closed.
+    let fds = || std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count());
+    let before = fds();
+    let rt = Runtime::builder().threads(support::MANY).build().unwrap();
+    for _ in 0..4 {
+        let r = rt.block_on(|mut cx: Context<usize>| async move {
+            let listener = TcpListener::bind(any_port()).unwrap();
+            let addr = listener.local_addr().unwrap();
+            cx.spawn(move |cx: Context<()>| echo_server(cx, listener));
+            let root = cx.pid();
+            for _ in 0..200 {
+                cx.spawn(move |_: Context<()>| async move {
+                    let mut s = TcpStream::connect(addr).await.unwrap();
+                    s.write_all(b"x").await.unwrap();
+                    let mut b = [0u8; 1];
+                    s.read_exact(&mut b).await.unwrap();
+                    root.send(1);
+                });
+            }
+            let mut n = 0;
+            for _ in 0..200 {
+                n += cx.recv().await;
+            }
+            n
+        });
+        assert_eq!(r.unwrap(), 200);
+    }
+    drop(rt);
+    assert_eq!(
+        fds(),
+        before,
+        "descriptors before the runtime and after its shutdown"
+    );
+}
