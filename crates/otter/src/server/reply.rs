@@ -1,35 +1,65 @@
-//! The call protocol: one reply slot per call (`gen.erl`'s `do_call`, without the
-//! mailbox).
+//! The call protocol: a reply slot per call, reused by the next call to the same server
+//! (`gen.erl`'s `do_call`, without the mailbox).
 //!
 //! # Rules
 //!
-//! * A call sends `Call(request)` to the server, the request holding a [`ReplyTo`], and
-//!   waits on a one-shot slot shared with that `ReplyTo`; the reply goes into the slot, never into the caller's
-//!   mailbox, so waiting for it scans nothing, and a reply that comes after the caller
-//!   stopped waiting (timeout, or the call future dropped) is dropped with the slot: no
-//!   stray message, ever.
-//! * While it waits, the caller monitors the server (as `gen:call` does), but with a
-//!   watcher that writes into the slot instead of sending a `Down`: if the server exits
-//!   first, the call ends with [`CallError::Exit`] and the server's reason; if the server
-//!   does not exist, with [`CallError::Noproc`] at once.
-//! * The first outcome wins: a reply, the server's exit, or the timeout. A reply sent
-//!   just before the server exits is returned (Erlang: the reply message is ahead of the
-//!   `'DOWN'`).
-//! * `ReplyTo` is consumed by [`ReplyTo::reply`]: a request is answered at most once.
-//!   Dropping it unanswered does nothing (as forgetting `From` does in Erlang): the
-//!   caller gets the timeout, or the server's exit.
+//! 1. A call sends `Call(request)` to the server, the request holding a [`ReplyTo`], and
+//!    waits on a slot shared with that `ReplyTo`; the reply goes into the slot, never
+//!    into the caller's mailbox, so waiting for it scans nothing. While it waits, the
+//!    caller's slot is watched by the server (a watcher in the server's bonds, as
+//!    `gen:call`'s monitor): if the server exits first, the call ends with
+//!    [`CallError::Exit`] and the server's reason; if it does not exist, with
+//!    [`CallError::Noproc`] at once. The first outcome wins: a reply, the server's exit,
+//!    or the timeout. A reply sent just before the server exits is returned (Erlang:
+//!    the reply message is ahead of the `'DOWN'`).
+//! 2. **No late reply left behind.** A slot's word is `tag << 1 | WAITING`: the tag of
+//!    its latest call, and whether that call still waits. An outcome is stored only
+//!    for the call it names, while it waits (under the slot's lock); anything else is
+//!    dropped where it arrives. A call that stops waiting (timeout, or its future
+//!    dropped, as when the caller is killed) clears `WAITING` and drops an outcome
+//!    that came meanwhile.
+//! 3. **A slot serves the next call only when nothing of the last is left.** When a
+//!    plain call ends and the only references to its slot are the caller's and its
+//!    watcher's (no `ReplyTo` anywhere: answered and dropped, or dropped unanswered),
+//!    the slot goes to the worker's kept slots (`scheduler/context.rs`, at most
+//!    `CALL_SLOTS_PER_WORKER`, the oldest let go first), its watcher still on the
+//!    server. The worker's next call to that server (same reply type) takes it, bumps
+//!    the tag and sets `WAITING`: no allocation, no lock on the server. So a `ReplyTo`
+//!    always answers its slot's latest call and needs no tag (a request is one word
+//!    larger than its payload, as before); a slot still referenced by a `ReplyTo` (a
+//!    timed-out call the server still holds) is let go, its watcher removed. Deferred
+//!    deadlines and armed timers hold the slot weakly, with the tag.
+//! 4. **The server's exit between two calls.** It takes every watcher, kept ones
+//!    included: a kept slot's watcher marks it unwatched, and the next call lets it go
+//!    and watches the server anew, which gives `Noproc` if it is gone. Its exit during a
+//!    call ends that call with its reason (the watcher fires under the server's lock and
+//!    finds the call's `WAITING`; the caller set it under the slot's lock after checking
+//!    the slot was still watched).
+//! 5. A kept slot belongs to the worker, not to a caller: a caller that ends leaves no
+//!    watcher of its own on the server; a server has at most `CALL_SLOTS_PER_WORKER`
+//!    idle watchers per worker, removed when the worker lets the slot go (full list,
+//!    or the worker's end) or when the server exits.
+//! 6. `ReplyTo` is consumed by [`ReplyTo::reply`]: a request is answered at most once.
+//!    It lets go of the slot before it wakes the caller, so a caller woken on another
+//!    worker finds the slot free to keep. Dropping it unanswered does nothing (as
+//!    forgetting `From` does in Erlang): the caller gets the timeout, or the server's
+//!    exit. `start` and `stop` use a slot of their own with a watcher that maps the exit
+//!    reason (removed when they end, never kept).
 //!
 //! # Cost
 //!
-//! Per call: one slot allocation, one watcher (a boxed closure) added to and removed
-//! from the server's bonds under their lock. The timeout costs a timer-wheel entry
-//! only for a call that waits long: on a worker, a timeout of at least
-//! `DEFER_TIMER_AFTER` (`scheduler/tuning.rs`) is deferred (its deadline goes into the
-//! worker's list, `scheduler/context.rs`), and armed in the wheel only if the call still
-//! waits at the worker's second flush after it, every `GLOBAL_INTERVAL` ticks and before
-//! the worker parks. So a timeout fires on time, unless the caller's worker is
-//! stuck in one long poll past it, which delays the arming by that poll. A shorter
-//! timeout, or a call made off the workers, arms its timer at once.
+//! A call that finds a kept slot: the slot's lock three times (start, reply, take), the
+//! `ReplyTo`'s reference count, and the request and the wake-up. Otherwise one slot
+//! allocation and its watcher added under the server's bonds lock; a slot that cannot
+//! be kept costs the watcher's removal too. The timeout costs a timer-wheel entry only
+//! for a call that waits long: on a worker, a timeout of at least `DEFER_TIMER_AFTER`
+//! (`scheduler/tuning.rs`) is deferred (its tag and a weak reference go into the
+//! worker's list, `scheduler/context.rs`), and armed only if the call still waits at the
+//! worker's second flush after it, every `GLOBAL_INTERVAL` ticks and before the worker
+//! parks; its deadline is read from the clock at the first flush (one read per flush),
+//! so it fires on time or later, never earlier, and later only by the time to that
+//! flush or a poll the caller's worker is stuck in. A shorter timeout, or a call made
+//! off the workers, arms its timer at once.
 
 use std::fmt;
 use std::future::Future;
@@ -271,7 +301,12 @@ impl<R> ReplyTo<R> {
     ///
     /// See [`ReplyTo`] for an example.
     pub fn reply(self, value: R) {
-        if let Some(w) = self.slot.set_current(Ok(value)) {
+        let ReplyTo { slot } = self;
+        let waker = slot.set_current(Ok(value));
+        // Let go of the slot before the caller wakes: a caller woken on another worker
+        // then finds it free to keep (rule 3).
+        drop(slot);
+        if let Some(w) = waker {
             w.wake();
         }
     }
