@@ -15,8 +15,9 @@
 //!   `otter::server` (what `pingpong style=server` does, Erlang's `infinity`): the call's
 //!   reply slot and server watcher, the `ServerMsg` wrapping and the server loop on top of
 //!   `pingpong`;
-//! * `call/default_timeout`: the same with `ServerRef::call` (5 s timeout), which also
-//!   registers a timer-wheel entry per call;
+//! * `call/default_timeout`: the same with `ServerRef::call` (5 s timeout), whose deadline
+//!   is deferred on the caller's worker (armed in the timer wheel only if the call still
+//!   waits two flushes later);
 //! * `wake_from_outside`: a thread outside the runtime sends to an idle process and waits
 //!   for its reply (injector push, unpark of a parked worker, poll, reply), per round trip;
 //! * `steal`: one process spawns a batch of 256 short processes on its worker while the

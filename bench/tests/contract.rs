@@ -270,7 +270,9 @@ fn check_line(program: &Path, imp: &str, case: &Case) -> Value {
             "{what}: ns_per_op at most max"
         );
         assert!(
-            o["background_msgs_per_s"].as_f64().is_some_and(|r| r >= 0.0),
+            o["background_msgs_per_s"]
+                .as_f64()
+                .is_some_and(|r| r >= 0.0),
             "{what}: background_msgs_per_s"
         );
         // The workload's own check: in a timed part of 100 ms or more, at least one

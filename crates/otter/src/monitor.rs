@@ -30,7 +30,9 @@
 //! pushed into the watcher's mailbox, which is what `demonitor_flush` relies on.
 
 use std::fmt;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::Waker;
 
 use crate::exit::ExitReason;
 use crate::pid::RawPid;
@@ -75,7 +77,7 @@ impl MonitorRef {
     /// A new monitor of `target`, set by `owner`.
     pub(crate) fn new(target: RawPid, owner: Option<RawPid>) -> MonitorRef {
         MonitorRef {
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            id: next_id(),
             target,
             owner,
         }
@@ -132,9 +134,30 @@ pub(crate) struct Watcher {
     pub(crate) id: u64,
     /// The process that set the monitor (see [`MonitorRef`]'s `owner`).
     pub(crate) owner: Option<RawPid>,
-    /// Delivers the `Down` (a message built by `Context::monitor`, or a call's slot
-    /// filled); may hand back a waker, which the exit wakes after releasing its lock.
-    pub(crate) notify: Box<dyn FnOnce(Down) -> Option<std::task::Waker> + Send>,
+    /// What the `Down` does.
+    pub(crate) notify: Notify,
+}
+
+/// How a watcher delivers its `Down`; either may hand back a waker, which the exit
+/// wakes after releasing its lock.
+pub(crate) enum Notify {
+    /// A closure: a message built by `Context::monitor`.
+    Message(Box<dyn FnOnce(Down) -> Option<Waker> + Send>),
+    /// A call's reply slot (`server/reply.rs`), shared with the caller: no allocation
+    /// beyond the slot's own.
+    Call(Arc<dyn CallWatch>),
+}
+
+/// The side of a reply slot that its server's exit needs.
+pub(crate) trait CallWatch: Send + Sync {
+    /// The server exited with `reason` (`Noproc`: it did not exist): end the call that
+    /// waits on the slot, if any, and mark the slot as no longer watching.
+    fn server_exited(&self, reason: ExitReason) -> Option<Waker>;
+}
+
+/// A fresh monitor id (unique in the OS process).
+pub(crate) fn next_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
 
 impl Watcher {
@@ -144,6 +167,14 @@ impl Watcher {
             id: self.id,
             target,
             owner: self.owner,
+        }
+    }
+
+    /// Delivers `down`; hands back a waker to wake once no lock is held.
+    pub(crate) fn notify(self, down: Down) -> Option<Waker> {
+        match self.notify {
+            Notify::Message(f) => f(down),
+            Notify::Call(slot) => slot.server_exited(down.reason),
         }
     }
 }

@@ -27,7 +27,7 @@ use std::any::TypeId;
 
 use crate::exit::IntoExitReason;
 use crate::mailbox::Saved;
-use crate::monitor::{Down, DownMessage, MonitorRef, Watcher};
+use crate::monitor::{Down, DownMessage, MonitorRef, Notify, Watcher};
 use crate::pid::{Pid, ProcessId, RawPid};
 use crate::registry::RegisterError;
 use crate::signal::bonds::{self, Bonds};
@@ -356,7 +356,7 @@ impl<M: Send + 'static> Context<M> {
                 pid,
                 reason: crate::ExitReason::Noproc,
             };
-            if let Some(waker) = (w.notify)(down) {
+            if let Some(waker) = w.notify(down) {
                 waker.wake();
             }
         }
@@ -373,10 +373,10 @@ impl<M: Send + 'static> Context<M> {
         let watcher = Watcher {
             id: reference.id,
             owner: reference.owner,
-            notify: Box::new(move |down| {
+            notify: Notify::Message(Box::new(move |down| {
                 me.send(M::from(down));
                 None
-            }),
+            })),
         };
         (reference, watcher)
     }

@@ -445,15 +445,15 @@ impl<S: Server> ServerRef<S> {
         timeout: Option<Duration>,
     ) -> Result<R, CallError> {
         let target = self.pid.raw;
-        let calling_self =
-            std::future::poll_fn(|cx| Poll::Ready(waker::is_waker_of(cx.waker(), target))).await;
-        if calling_self {
+        // The waker of the poll that starts the call (and goes on to wait): the slot
+        // gets it before it is shared.
+        let waker = std::future::poll_fn(|cx| Poll::Ready(cx.waker().clone())).await;
+        if waker::is_waker_of(&waker, target) {
             return Err(CallError::CallingSelf);
         }
-        let (mut pending, reply_to) = Pending::new();
-        pending.watch(target, |r| Err(CallError::Exit(r)));
-        // If the send fails the server has exited, and its watcher (added above, or
-        // refused with `Noproc`) has already set the outcome: its real reason.
+        let (pending, reply_to) = Pending::call(target, waker);
+        // If the send fails the server has exited, and its watcher (on it, or refused
+        // with `Noproc`) has already set the outcome: its real reason.
         let _ = self.pid.try_send(ServerMsg::Call(request(reply_to)));
         pending.wait(timeout).await
     }

@@ -157,40 +157,66 @@ impl Timer {
 /// A deadline whose timer is armed only if it is still needed: a call's timeout
 /// (`server/reply.rs`), deferred on its worker (`scheduler/context.rs`). `expire` is
 /// what the timer does when it fires; `is_waiting` says whether it may still have to.
+///
+/// The deadline is taken from the clock at the worker's first flush after the call, not
+/// when the call starts (one clock read per flush, not per call): the timer never fires
+/// early, and late by at most the time from the call to that flush.
 pub(crate) struct Deferred {
-    /// When the timer is to fire.
-    pub(crate) deadline: Instant,
-    /// The waiting call.
-    pub(crate) target: Arc<dyn Expire>,
+    /// How long the call waits.
+    pub(crate) timeout: Duration,
+    /// When the timer is to fire, once a flush has read the clock.
+    pub(crate) deadline: Option<Instant>,
+    /// The waiting call's slot. Weak: it does not keep the slot from being reused for
+    /// another call once this one is over (hence the tag).
+    pub(crate) target: std::sync::Weak<dyn Expire>,
+    /// Which call of `target` (a reply slot serves one call after another).
+    pub(crate) tag: u64,
 }
 
-/// The side of a waiting call that a deferred deadline needs.
+/// The side of a waiting call that a deferred deadline needs; `tag` names the call.
 pub(crate) trait Expire: Send + Sync + 'static {
-    /// Whether the call still waits (no outcome yet, not abandoned).
-    fn is_waiting(&self) -> bool;
-    /// The deadline passed: end the call with a timeout, if it still waits.
-    fn expire(&self);
-    /// The timer armed for it, to cancel when the call ends first.
-    fn armed(&self, timer: &Arc<Timer>, key: TimerKey);
+    /// Whether call `tag` still waits (no outcome yet, not abandoned).
+    fn is_waiting(&self, tag: u64) -> bool;
+    /// The deadline passed: end call `tag` with a timeout, if it still waits.
+    fn expire(&self, tag: u64);
+    /// The timer armed for call `tag`, to cancel when the call ends first.
+    fn armed(&self, timer: &Arc<Timer>, key: TimerKey, tag: u64);
 }
 
 impl Deferred {
     /// Whether the call still waits.
     pub(crate) fn is_waiting(&self) -> bool {
-        self.target.is_waiting()
+        self.target
+            .upgrade()
+            .is_some_and(|t| t.is_waiting(self.tag))
+    }
+
+    /// Fixes the deadline, `timeout` after `now`, if no earlier flush did.
+    pub(crate) fn stamp(&mut self, now: Instant) {
+        if self.deadline.is_none() {
+            self.deadline = Some(deadline_from(now, self.timeout));
+        }
     }
 
     /// Arms the deadline in `timer`, if the call still waits.
     pub(crate) fn arm(self, timer: &Arc<Timer>) {
-        if !self.target.is_waiting() {
+        let Some(target) = self.target.upgrade() else {
+            return;
+        };
+        if !target.is_waiting(self.tag) {
             return;
         }
-        let target = self.target.clone();
-        let key = timer.insert(
-            self.deadline,
-            Action::Run(Box::new(move || target.expire())),
-        );
-        self.target.armed(timer, key);
+        let deadline = self
+            .deadline
+            .unwrap_or_else(|| deadline_after(self.timeout));
+        let (weak, tag) = (self.target, self.tag);
+        let expire = move || {
+            if let Some(t) = weak.upgrade() {
+                t.expire(tag);
+            }
+        };
+        let key = timer.insert(deadline, Action::Run(Box::new(expire)));
+        target.armed(timer, key, tag);
     }
 }
 
@@ -207,8 +233,12 @@ impl std::fmt::Debug for Deferred {
 /// timer that never fires in the life of the program, which the wheel files like any
 /// other (re-filed every two years).
 pub(crate) fn deadline_after(after: Duration) -> Instant {
+    deadline_from(Instant::now(), after)
+}
+
+/// The instant `after` from `now`, as [`deadline_after`].
+pub(crate) fn deadline_from(now: Instant, after: Duration) -> Instant {
     const FAR: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
-    let now = Instant::now();
     now.checked_add(after.min(FAR))
         .or_else(|| now.checked_add(Duration::from_secs(24 * 3600)))
         .unwrap_or(now)

@@ -10,6 +10,7 @@
 //! | the worker's runtime's timer | `worker::run` | calls' timeouts (`server/reply.rs`) |
 //! | the worker's runtime, counted | `worker::run` | sockets opened by its processes (`net`) |
 //! | deadlines deferred by calls waiting on this worker | `server/reply.rs` | the worker (`flush_deferred`) |
+//! | reply slots kept for the next call to the same server, each watching it | `server/reply.rs` | `server/reply.rs`; emptied by `leave_worker` |
 //!
 //! The state a send or a receive reads is `const`-initialised and needs no destructor,
 //! so each access is one thread-local load, with no lazy initialisation. Two pieces of
@@ -17,13 +18,16 @@
 //! of the scheduler: the process table's cache of free indices (`process/table.rs`,
 //! built for the loom models too) and the timer thread's own marker (`timer.rs`).
 
+use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::exit::ExitReason;
+use crate::pid::RawPid;
 use crate::process::send::Stream;
 use crate::scheduler::Shared;
-use crate::scheduler::tuning::BUDGET;
+use crate::scheduler::tuning::{BUDGET, CALL_SLOTS_PER_WORKER};
 use crate::timer::{Deferred, Timer};
 
 thread_local! {
@@ -48,6 +52,9 @@ thread_local! {
     /// deferred since the last flush, and those that have lived through one.
     static DEFERRED: RefCell<(Vec<Deferred>, Vec<Deferred>)> =
         const { RefCell::new((Vec::new(), Vec::new())) };
+    /// Reply slots of ended calls, each still watching its server, oldest first
+    /// (`server/reply.rs`): at most `CALL_SLOTS_PER_WORKER`.
+    static CALL_SLOTS: RefCell<Vec<PooledSlot>> = const { RefCell::new(Vec::new()) };
 }
 
 // ===== the worker =====
@@ -65,6 +72,10 @@ pub(crate) fn leave_worker() {
     WORKER.with(|c| c.set((std::ptr::null(), 0)));
     WORKER_TIMER.with(|t| t.borrow_mut().take());
     WORKER_SHARED.with(|s| s.borrow_mut().take());
+    let pooled = CALL_SLOTS.with(|p| std::mem::take(&mut *p.borrow_mut()));
+    for p in pooled {
+        p.unwatch();
+    }
 }
 
 /// The reactor of the runtime whose worker this thread is, created on first use
@@ -128,10 +139,17 @@ pub(crate) fn flush_deferred(all: bool) {
             return Vec::new();
         }
         let mut due = std::mem::take(old);
+        young.retain(|d| d.is_waiting());
+        if !young.is_empty() {
+            // One clock read per flush, not per call (`timer::Deferred`).
+            let now = Instant::now();
+            for d in young.iter_mut() {
+                d.stamp(now);
+            }
+        }
         if all {
             due.append(young);
         } else {
-            young.retain(|d| d.is_waiting());
             std::mem::swap(old, young);
         }
         due
@@ -145,6 +163,60 @@ pub(crate) fn flush_deferred(all: bool) {
     // Outside the borrow: arming takes the timer's lock and may run nothing else.
     for d in armed {
         d.arm(&timer);
+    }
+}
+
+// ===== reply slots kept for the next call =====
+
+/// A reply slot of an ended call (type-erased `server/reply.rs` slot), whose watcher
+/// `id` is still in `server`'s bonds.
+pub(crate) struct PooledSlot {
+    pub(crate) server: RawPid,
+    pub(crate) id: u64,
+    pub(crate) slot: Arc<dyn Any + Send + Sync>,
+}
+
+impl PooledSlot {
+    /// Takes the slot's watcher off its server (which may be gone: then nothing).
+    fn unwatch(self) {
+        crate::signal::bonds::remove_watcher(self.server, self.id);
+    }
+}
+
+/// Takes this worker's most recently kept slot of type `T` watching `server`; `None`
+/// on a thread that is not a worker, or if there is none.
+#[inline]
+pub(crate) fn take_call_slot<T: Any + Send + Sync>(server: RawPid) -> Option<(Arc<T>, u64)> {
+    if current_runtime().is_null() {
+        return None;
+    }
+    let p = CALL_SLOTS.with(|l| {
+        let mut l = l.borrow_mut();
+        let i = l
+            .iter()
+            .rposition(|p| p.server == server && p.slot.is::<T>())?;
+        Some(l.remove(i))
+    })?;
+    let slot = Arc::downcast::<T>(p.slot).ok()?;
+    Some((slot, p.id))
+}
+
+/// Keeps `p` for the next call on this worker; a full list lets go of its oldest slot.
+/// On a thread that is not a worker, lets go of `p`. Letting go takes the watcher off
+/// its server.
+pub(crate) fn keep_call_slot(p: PooledSlot) {
+    if current_runtime().is_null() {
+        p.unwatch();
+        return;
+    }
+    let evicted = CALL_SLOTS.with(|l| {
+        let mut l = l.borrow_mut();
+        let evicted = (l.len() >= CALL_SLOTS_PER_WORKER).then(|| l.remove(0));
+        l.push(p);
+        evicted
+    });
+    if let Some(old) = evicted {
+        old.unwatch();
     }
 }
 

@@ -116,6 +116,15 @@ pub(crate) const STREAM_AFTER: u32 = 4;
 /// (`default_timeout` against `no_timeout`).
 pub(crate) const DEFER_TIMER_AFTER: Duration = Duration::from_millis(50);
 
+/// Reply slots a worker keeps for the next call to the same server, each with its
+/// watcher still on that server (`server/reply.rs`, `scheduler/context.rs`). A call that
+/// finds one costs no allocation and no lock on the server; the price is at most this
+/// many idle watchers per worker on the servers last called from it. Trades calls to a
+/// rotating set of servers (more than this many: each call then takes the server's lock
+/// twice, as with none kept) against idle watchers. Measure with `pingpong
+/// style=server` and the `call` group of `benches/hot_paths.rs`.
+pub(crate) const CALL_SLOTS_PER_WORKER: usize = 4;
+
 /// Tasks a local run queue holds before overflowing to the injector. 256 as in tokio
 /// and Go: enough for bursts of spawns, small enough that stealing half is cheap.
 /// Under loom, 4, so that the models overflow.

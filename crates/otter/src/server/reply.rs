@@ -1,47 +1,78 @@
-//! The call protocol: one reply slot per call (`gen.erl`'s `do_call`, without the
-//! mailbox).
+//! The call protocol: a reply slot per call, reused by the next call to the same server
+//! (`gen.erl`'s `do_call`, without the mailbox).
 //!
 //! # Rules
 //!
-//! * A call sends `Call(request)` to the server, the request holding a [`ReplyTo`], and
-//!   waits on a one-shot slot shared with that `ReplyTo`; the reply goes into the slot, never into the caller's
-//!   mailbox, so waiting for it scans nothing, and a reply that comes after the caller
-//!   stopped waiting (timeout, or the call future dropped) is dropped with the slot: no
-//!   stray message, ever.
-//! * While it waits, the caller monitors the server (as `gen:call` does), but with a
-//!   watcher that writes into the slot instead of sending a `Down`: if the server exits
-//!   first, the call ends with [`CallError::Exit`] and the server's reason; if the server
-//!   does not exist, with [`CallError::Noproc`] at once.
-//! * The first outcome wins: a reply, the server's exit, or the timeout. A reply sent
-//!   just before the server exits is returned (Erlang: the reply message is ahead of the
-//!   `'DOWN'`).
-//! * `ReplyTo` is consumed by [`ReplyTo::reply`]: a request is answered at most once.
-//!   Dropping it unanswered does nothing (as forgetting `From` does in Erlang): the
-//!   caller gets the timeout, or the server's exit.
+//! 1. A call sends `Call(request)` to the server, the request holding a [`ReplyTo`], and
+//!    waits on a slot shared with that `ReplyTo`; the reply goes into the slot, never
+//!    into the caller's mailbox, so waiting for it scans nothing. While it waits, the
+//!    caller's slot is watched by the server (a watcher in the server's bonds, as
+//!    `gen:call`'s monitor): if the server exits first, the call ends with
+//!    [`CallError::Exit`] and the server's reason; if it does not exist, with
+//!    [`CallError::Noproc`] at once. The first outcome wins: a reply, the server's exit,
+//!    or the timeout. A reply sent just before the server exits is returned (Erlang:
+//!    the reply message is ahead of the `'DOWN'`).
+//! 2. **No late reply left behind.** A slot's word is `tag << 1 | WAITING`: the tag of
+//!    its latest call, and whether that call still waits. An outcome is stored only
+//!    for the call it names, while it waits (under the slot's lock); anything else is
+//!    dropped where it arrives. A call that stops waiting (timeout, or its future
+//!    dropped, as when the caller is killed) clears `WAITING` and drops an outcome
+//!    that came meanwhile.
+//! 3. **A slot serves the next call only when nothing of the last is left.** When a
+//!    plain call ends and the only references to its slot are the caller's and its
+//!    watcher's (no `ReplyTo` anywhere: answered and dropped, or dropped unanswered),
+//!    the slot goes to the worker's kept slots (`scheduler/context.rs`, at most
+//!    `CALL_SLOTS_PER_WORKER`, the oldest let go first), its watcher still on the
+//!    server. The worker's next call to that server (same reply type) takes it, bumps
+//!    the tag and sets `WAITING`: no allocation, no lock on the server. So a `ReplyTo`
+//!    always answers its slot's latest call and needs no tag (a request is one word
+//!    larger than its payload, as before); a slot still referenced by a `ReplyTo` (a
+//!    timed-out call the server still holds) is let go, its watcher removed. Deferred
+//!    deadlines and armed timers hold the slot weakly, with the tag.
+//! 4. **The server's exit between two calls.** It takes every watcher, kept ones
+//!    included: a kept slot's watcher marks it unwatched, and the next call lets it go
+//!    and watches the server anew, which gives `Noproc` if it is gone. Its exit during a
+//!    call ends that call with its reason (the watcher fires under the server's lock and
+//!    finds the call's `WAITING`; the caller set it under the slot's lock after checking
+//!    the slot was still watched).
+//! 5. A kept slot belongs to the worker, not to a caller: a caller that ends leaves no
+//!    watcher of its own on the server; a server has at most `CALL_SLOTS_PER_WORKER`
+//!    idle watchers per worker, removed when the worker lets the slot go (full list,
+//!    or the worker's end) or when the server exits.
+//! 6. `ReplyTo` is consumed by [`ReplyTo::reply`]: a request is answered at most once.
+//!    It lets go of the slot before it wakes the caller, so a caller woken on another
+//!    worker finds the slot free to keep. Dropping it unanswered does nothing (as
+//!    forgetting `From` does in Erlang): the caller gets the timeout, or the server's
+//!    exit. `start` and `stop` use a slot of their own with a watcher that maps the exit
+//!    reason (removed when they end, never kept).
 //!
 //! # Cost
 //!
-//! Per call: one slot allocation, one watcher (a boxed closure) added to and removed
-//! from the server's bonds under their lock. The timeout costs a timer-wheel entry
-//! only for a call that waits long: on a worker, a timeout of at least
-//! `DEFER_TIMER_AFTER` (`scheduler/tuning.rs`) is deferred (its deadline goes into the
-//! worker's list, `scheduler/context.rs`), and armed in the wheel only if the call still
-//! waits at the worker's second flush after it, every `GLOBAL_INTERVAL` ticks and before
-//! the worker parks. So a timeout fires on time, unless the caller's worker is
-//! stuck in one long poll past it, which delays the arming by that poll. A shorter
-//! timeout, or a call made off the workers, arms its timer at once.
+//! A call that finds a kept slot: the slot's lock three times (start, reply, take), the
+//! `ReplyTo`'s reference count, and the request and the wake-up. Otherwise one slot
+//! allocation and its watcher added under the server's bonds lock; a slot that cannot
+//! be kept costs the watcher's removal too. The timeout costs a timer-wheel entry only
+//! for a call that waits long: on a worker, a timeout of at least `DEFER_TIMER_AFTER`
+//! (`scheduler/tuning.rs`) is deferred (its tag and a weak reference go into the
+//! worker's list, `scheduler/context.rs`), and armed only if the call still waits at the
+//! worker's second flush after it, every `GLOBAL_INTERVAL` ticks and before the worker
+//! parks; its deadline is read from the clock at the first flush (one read per flush),
+//! so it fires on time or later, never earlier, and later only by the time to that
+//! flush or a poll the caller's worker is stuck in. A shorter timeout, or a call made
+//! off the workers, arms its timer at once.
 
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::task::{Context as TaskContext, Poll, Waker};
 use std::time::Duration;
 
 use crate::exit::ExitReason;
-use crate::monitor::{Down, MonitorRef, Watcher};
+use crate::monitor::{CallWatch, Notify, Watcher};
 use crate::pid::RawPid;
+use crate::scheduler::context::{self, PooledSlot};
 use crate::scheduler::tuning::DEFER_TIMER_AFTER;
 use crate::signal::bonds;
 use crate::timer::{Deferred, Expire, Sleep, Timer, TimerKey};
@@ -88,64 +119,128 @@ impl From<CallError> for ExitReason {
     }
 }
 
+/// How the server's exit ends a call that waits on the slot (`None` in the slot: with
+/// [`CallError::Exit`] and the reason).
+type OnExit<R> = Box<dyn FnOnce(ExitReason) -> Result<R, CallError> + Send>;
+
+/// The part of a slot under its lock.
 struct SlotState<R> {
+    /// The outcome of the call waiting now (never of an earlier one: rule 2).
     outcome: Option<Result<R, CallError>>,
     waker: Option<Waker>,
-    /// The caller stopped waiting: later outcomes are dropped.
-    abandoned: bool,
     /// The timer a deferred deadline armed (in the caller's runtime's timer), cancelled
     /// when the call ends first.
     armed: Option<TimerKey>,
+    /// The slot's watcher is on its server (cleared by the server's exit).
+    watched: bool,
+    on_exit: Option<OnExit<R>>,
 }
 
-/// The one-shot meeting point of a call and its reply.
+/// The meeting point of a call and its reply; serves one call after another (module
+/// docs, rules 1–3).
 struct Slot<R> {
     state: Mutex<SlotState<R>>,
-    /// Set (under the lock) once the call has an outcome or is abandoned: what a
-    /// worker's flush of deferred deadlines reads without the lock.
-    settled: AtomicBool,
+    /// `tag << 1 | WAITING`: the tag of the slot's latest call, and whether that call
+    /// still waits (no outcome, not abandoned). Written under the lock; read without it
+    /// by `is_waiting` and a worker's flush of deferred deadlines.
+    word: AtomicU64,
 }
 
+/// The low bit of [`Slot::word`].
+const WAITING: u64 = 1;
+
 impl<R> Slot<R> {
+    fn new(tag: u64, waker: Option<Waker>, watched: bool) -> Slot<R> {
+        Slot {
+            state: Mutex::new(SlotState {
+                outcome: None,
+                waker,
+                armed: None,
+                watched,
+                on_exit: None,
+            }),
+            word: AtomicU64::new(tag << 1 | WAITING),
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, SlotState<R>> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn fill(&self, outcome: Result<R, CallError>) {
-        if let Some(w) = self.set(outcome) {
+    /// Whether call `tag` still waits.
+    fn waiting(&self, tag: u64) -> bool {
+        self.word.load(Ordering::Acquire) == tag << 1 | WAITING
+    }
+
+    fn fill(&self, tag: u64, outcome: Result<R, CallError>) {
+        if let Some(w) = self.set(tag, outcome) {
             w.wake();
         }
     }
 
-    /// Sets the outcome if it is the first and the caller still waits; hands back the
-    /// caller's waker, for the caller of `set` to wake (outside any lock it holds).
-    fn set(&self, outcome: Result<R, CallError>) -> Option<Waker> {
+    /// Sets the outcome of call `tag` if it still waits (rule 2: else the outcome is
+    /// dropped here); hands back the caller's waker, for the caller of `set` to wake
+    /// (outside any lock it holds).
+    fn set(&self, tag: u64, outcome: Result<R, CallError>) -> Option<Waker> {
         let mut s = self.lock();
-        if s.abandoned || s.outcome.is_some() {
+        if self.word.load(Ordering::Relaxed) != tag << 1 | WAITING {
             return None;
         }
         s.outcome = Some(outcome);
-        self.settled.store(true, Ordering::Release);
+        self.word.store(tag << 1, Ordering::Release);
+        s.waker.take()
+    }
+
+    /// [`Slot::set`] for the slot's latest call: what a [`ReplyTo`] answers (rule 3).
+    fn set_current(&self, outcome: Result<R, CallError>) -> Option<Waker> {
+        let mut s = self.lock();
+        let word = self.word.load(Ordering::Relaxed);
+        if word & WAITING == 0 {
+            return None;
+        }
+        s.outcome = Some(outcome);
+        self.word.store(word & !WAITING, Ordering::Release);
+        s.waker.take()
+    }
+}
+
+impl<R: Send> CallWatch for Slot<R> {
+    fn server_exited(&self, reason: ExitReason) -> Option<Waker> {
+        // Under the exiting server's lock: set the outcome now (what `demonitor`
+        // relies on), leave the wake-up to the exit.
+        let mut s = self.lock();
+        s.watched = false;
+        let word = self.word.load(Ordering::Relaxed);
+        if word & WAITING == 0 {
+            return None;
+        }
+        let outcome = match (reason, s.on_exit.take()) {
+            (ExitReason::Noproc, _) => Err(CallError::Noproc),
+            (r, Some(on_exit)) => on_exit(r),
+            (r, None) => Err(CallError::Exit(r)),
+        };
+        s.outcome = Some(outcome);
+        self.word.store(word & !WAITING, Ordering::Release);
         s.waker.take()
     }
 }
 
 impl<R: Send + 'static> Expire for Slot<R> {
-    fn is_waiting(&self) -> bool {
-        !self.settled.load(Ordering::Acquire)
+    fn is_waiting(&self, tag: u64) -> bool {
+        self.waiting(tag)
     }
 
-    fn expire(&self) {
-        self.fill(Err(CallError::Timeout));
+    fn expire(&self, tag: u64) {
+        self.fill(tag, Err(CallError::Timeout));
     }
 
-    fn armed(&self, timer: &Arc<Timer>, key: TimerKey) {
+    fn armed(&self, timer: &Arc<Timer>, key: TimerKey, tag: u64) {
         let mut s = self.lock();
-        if s.abandoned {
+        if self.word.load(Ordering::Relaxed) == tag << 1 | WAITING {
+            s.armed = Some(key);
+        } else {
             drop(s);
             timer.cancel(key);
-        } else {
-            s.armed = Some(key);
         }
     }
 }
@@ -188,6 +283,9 @@ impl<R: Send + 'static> Expire for Slot<R> {
 /// assert_eq!(r.unwrap(), Ok(1));
 /// ```
 pub struct ReplyTo<R> {
+    /// The slot of the call this answers: while this lives, the slot serves no other
+    /// call (rule 3), so it needs no tag, and a request stays one word larger than its
+    /// payload.
     slot: Arc<Slot<R>>,
 }
 
@@ -203,67 +301,139 @@ impl<R> ReplyTo<R> {
     ///
     /// See [`ReplyTo`] for an example.
     pub fn reply(self, value: R) {
-        self.slot.fill(Ok(value));
+        let ReplyTo { slot } = self;
+        let waker = slot.set_current(Ok(value));
+        // Let go of the slot before the caller wakes: a caller woken on another worker
+        // then finds it free to keep (rule 3).
+        drop(slot);
+        if let Some(w) = waker {
+            w.wake();
+        }
     }
 
     /// Whether the caller still waits for this reply.
     ///
     /// See [`ReplyTo`] for an example of replying.
     pub fn is_waiting(&self) -> bool {
-        !self.slot.settled.load(Ordering::Acquire)
+        self.slot.word.load(Ordering::Acquire) & WAITING != 0
     }
+}
+
+/// What a call's slot has to do with the server once the call ends.
+enum Watch {
+    /// Nothing: no watcher (refused, or never added).
+    None,
+    /// A watcher of this call alone: taken off the server when the call ends.
+    Own { target: RawPid, id: u64 },
+    /// A plain call's watcher: the slot is kept, watching, for the worker's next call to
+    /// the server (rule 3).
+    Kept { target: RawPid, id: u64 },
 }
 
 /// A call in progress, on the caller's side: the slot, and the watcher on the server.
-pub(crate) struct Pending<R> {
-    slot: Arc<Slot<R>>,
-    monitor: Option<MonitorRef>,
+pub(crate) struct Pending<R: Send + 'static> {
+    /// Always `Some` until the drop moves it into the worker's kept slots.
+    slot: Option<Arc<Slot<R>>>,
+    tag: u64,
+    watch: Watch,
+    /// The slot's waker is the one of the poll that started the call.
+    waker_set: bool,
+    /// The outcome has been taken: the call is over.
+    done: bool,
 }
 
 impl<R: Send + 'static> Pending<R> {
+    fn slot(&self) -> &Arc<Slot<R>> {
+        self.slot
+            .as_ref()
+            .expect("a call's slot until it is dropped")
+    }
+
     /// A new slot and its `ReplyTo`, without a watcher (the caller arranges one).
     pub(crate) fn new() -> (Pending<R>, ReplyTo<R>) {
-        let slot = Arc::new(Slot {
-            state: Mutex::new(SlotState {
-                outcome: None,
-                waker: None,
-                abandoned: false,
-                armed: None,
-            }),
-            settled: AtomicBool::new(false),
-        });
+        let slot = Arc::new(Slot::new(1, None, false));
         let reply = ReplyTo { slot: slot.clone() };
-        (
-            Pending {
-                slot,
-                monitor: None,
-            },
-            reply,
-        )
+        let pending = Pending {
+            slot: Some(slot),
+            tag: 1,
+            watch: Watch::None,
+            waker_set: false,
+            done: false,
+        };
+        (pending, reply)
+    }
+
+    /// A plain call to `target` by the poll whose waker is `waker`: a slot this worker
+    /// kept watching `target` (rule 3), else a new one and its watcher on `target`
+    /// (`Noproc` at once if `target` is gone).
+    pub(crate) fn call(target: RawPid, waker: Waker) -> (Pending<R>, ReplyTo<R>) {
+        let mut waker = Some(waker);
+        while let Some((slot, id)) = context::take_call_slot::<Slot<R>>(target) {
+            let mut s = slot.lock();
+            if !s.watched {
+                // Its server has exited and taken the watcher: let go of it.
+                continue;
+            }
+            let tag = (slot.word.load(Ordering::Relaxed) >> 1) + 1;
+            s.waker = waker.take();
+            debug_assert!(s.outcome.is_none() && s.armed.is_none());
+            slot.word.store(tag << 1 | WAITING, Ordering::Release);
+            drop(s);
+            let reply = ReplyTo { slot: slot.clone() };
+            let pending = Pending {
+                slot: Some(slot),
+                tag,
+                watch: Watch::Kept { target, id },
+                waker_set: true,
+                done: false,
+            };
+            return (pending, reply);
+        }
+        let slot = Arc::new(Slot::new(1, waker, true));
+        let id = crate::monitor::next_id();
+        let watcher = Watcher {
+            id,
+            owner: None,
+            notify: Notify::Call(slot.clone()),
+        };
+        let watch = if bonds::add_watcher(target, watcher).is_ok() {
+            Watch::Kept { target, id }
+        } else {
+            slot.lock().watched = false;
+            // Our own waker: the first poll finds the outcome without it.
+            drop(slot.set(1, Err(CallError::Noproc)));
+            Watch::None
+        };
+        let reply = ReplyTo { slot: slot.clone() };
+        let pending = Pending {
+            slot: Some(slot),
+            tag: 1,
+            watch,
+            waker_set: true,
+            done: false,
+        };
+        (pending, reply)
     }
 
     /// A watcher of `target` that ends this call with `on_exit(reason)` when it exits
-    /// (`Noproc` if it does not exist), to be added by the caller.
+    /// (`Noproc` if it does not exist), to be added by the caller; taken off `target`
+    /// when the call ends.
     pub(crate) fn watcher(
         &mut self,
         target: RawPid,
         on_exit: impl FnOnce(ExitReason) -> Result<R, CallError> + Send + 'static,
     ) -> Watcher {
-        let reference = MonitorRef::new(target, None);
-        self.monitor = Some(reference);
-        let slot = self.slot.clone();
+        let id = crate::monitor::next_id();
+        {
+            let mut s = self.slot().lock();
+            s.on_exit = Some(Box::new(on_exit));
+            s.watched = true;
+        }
+        self.watch = Watch::Own { target, id };
         Watcher {
-            id: reference.id,
+            id,
             owner: None,
-            notify: Box::new(move |down: Down| {
-                let outcome = match down.reason {
-                    ExitReason::Noproc => Err(CallError::Noproc),
-                    r => on_exit(r),
-                };
-                // Under the exiting server's lock: set the outcome now (what
-                // `demonitor` relies on), leave the wake-up to the exit.
-                slot.set(outcome)
-            }),
+            notify: Notify::Call(self.slot().clone()),
         }
     }
 
@@ -276,8 +446,8 @@ impl<R: Send + 'static> Pending<R> {
     ) {
         let w = self.watcher(target, on_exit);
         if bonds::add_watcher(target, w).is_err() {
-            self.monitor = None;
-            self.slot.fill(Err(CallError::Noproc));
+            self.watch = Watch::None;
+            self.slot().fill(self.tag, Err(CallError::Noproc));
         }
     }
 
@@ -290,34 +460,82 @@ impl<R: Send + 'static> Pending<R> {
         }
         .await
     }
+
+    /// Takes the outcome (the call is over): the reply or the server's exit, or, if
+    /// none came, `Timeout` (the timer fired, or the caller's `Sleep` elapsed).
+    fn finish(&mut self) -> Result<R, CallError> {
+        let (outcome, armed) = {
+            let mut s = self.slot().lock();
+            let word = self.slot().word.load(Ordering::Relaxed);
+            if word == self.tag << 1 | WAITING {
+                self.slot().word.store(self.tag << 1, Ordering::Release);
+                s.waker = None;
+            }
+            (s.outcome.take(), s.armed.take())
+        };
+        self.done = true;
+        cancel(armed);
+        outcome.unwrap_or(Err(CallError::Timeout))
+    }
 }
 
-impl<R> Drop for Pending<R> {
+/// Cancels the timer a deferred deadline armed. It was armed by the caller's worker in
+/// its runtime's timer, and the caller ends the call on a worker of that runtime. (Off
+/// it, the timer fires later and finds the call over.)
+#[inline]
+fn cancel(armed: Option<TimerKey>) {
+    if let Some(key) = armed
+        && let Some(timer) = context::current_timer()
+    {
+        timer.cancel(key);
+    }
+}
+
+impl<R: Send + 'static> Drop for Pending<R> {
     fn drop(&mut self) {
-        let armed = {
-            let mut s = self.slot.lock();
-            s.abandoned = true;
-            self.slot.settled.store(true, Ordering::Release);
-            s.waker = None;
-            s.armed.take()
-        };
-        // Armed by the caller's worker in its runtime's timer: the caller ends the call
-        // on a worker of that runtime. (Off it, the timer fires later and finds the call
-        // abandoned.)
-        if let Some(key) = armed
-            && let Some(timer) = crate::scheduler::context::current_timer()
-        {
-            timer.cancel(key);
+        if !self.done {
+            // Abandoned (timeout of our own `Sleep` aside, the call future was dropped):
+            // a later outcome for this tag is dropped by `set`, one already here now.
+            let (outcome, armed) = {
+                let mut s = self.slot().lock();
+                if self.slot().word.load(Ordering::Relaxed) == self.tag << 1 | WAITING {
+                    self.slot().word.store(self.tag << 1, Ordering::Release);
+                }
+                s.waker = None;
+                (s.outcome.take(), s.armed.take())
+            };
+            drop(outcome);
+            cancel(armed);
         }
-        if let Some(m) = self.monitor.take() {
-            bonds::remove_watcher(m.target, m.id);
+        match std::mem::replace(&mut self.watch, Watch::None) {
+            Watch::None => {}
+            Watch::Own { target, id } => {
+                bonds::remove_watcher(target, id);
+            }
+            Watch::Kept { target, id } => {
+                let Some(slot) = self.slot.take() else { return };
+                // Ours and the watcher's: no `ReplyTo` of this call is left, so the slot
+                // may serve the next one (rule 3). The fence pairs with the release of
+                // the last other reference.
+                if Arc::strong_count(&slot) == 2 {
+                    std::sync::atomic::fence(Ordering::Acquire);
+                    // Moved, not cloned: a `Pending` is dropped once.
+                    context::keep_call_slot(PooledSlot {
+                        server: target,
+                        id,
+                        slot,
+                    });
+                } else {
+                    bonds::remove_watcher(target, id);
+                }
+            }
         }
     }
 }
 
 /// No larger than it must be: a call's future is moved as a whole, and a few bytes
 /// more turned that move into a `memcpy` call (callgrind, `pingpong style=server`).
-struct Wait<R> {
+struct Wait<R: Send + 'static> {
     pending: Pending<R>,
     /// The timeout, until the first poll turns it into a deadline: deferred to the
     /// worker (the module docs' cost), or this `sleep`.
@@ -330,10 +548,15 @@ impl<R: Send + 'static> Future for Wait<R> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        {
-            let mut s = this.pending.slot.lock();
-            if let Some(outcome) = s.outcome.take() {
-                return Poll::Ready(outcome);
+        let p = &mut this.pending;
+        if !p.slot().waiting(p.tag) {
+            return Poll::Ready(p.finish());
+        }
+        if !std::mem::take(&mut p.waker_set) {
+            let mut s = p.slot().lock();
+            if p.slot().word.load(Ordering::Relaxed) != p.tag << 1 | WAITING {
+                drop(s);
+                return Poll::Ready(p.finish());
             }
             match &s.waker {
                 Some(w) if w.will_wake(cx.waker()) => {}
@@ -341,28 +564,27 @@ impl<R: Send + 'static> Future for Wait<R> {
             }
         }
         if let Some(timeout) = this.timeout.take() {
-            let deadline = crate::timer::deadline_after(timeout);
             if timeout >= DEFER_TIMER_AFTER {
                 let d = Deferred {
-                    deadline,
-                    target: this.pending.slot.clone(),
+                    timeout,
+                    deadline: None,
+                    target: Arc::downgrade(p.slot()) as Weak<dyn Expire>,
+                    tag: p.tag,
                 };
-                if crate::scheduler::context::defer(d).is_ok() {
+                if context::defer(d).is_ok() {
                     return Poll::Pending;
                 }
             }
             // The caller's runtime times the call (never the server's, which may be
             // gone); outside any runtime, the process-wide fallback timer.
-            let timer =
-                crate::scheduler::context::current_timer().unwrap_or_else(crate::timer::global);
-            this.sleep = Some(Sleep::new(timer, deadline));
+            let timer = context::current_timer().unwrap_or_else(crate::timer::global);
+            this.sleep = Some(Sleep::new(timer, crate::timer::deadline_after(timeout)));
         }
         if let Some(sleep) = &mut this.sleep
             && sleep.poll_elapsed(cx)
         {
             // A reply may have raced with the deadline: it wins.
-            let mut s = this.pending.slot.lock();
-            return Poll::Ready(s.outcome.take().unwrap_or(Err(CallError::Timeout)));
+            return Poll::Ready(p.finish());
         }
         Poll::Pending
     }

@@ -324,7 +324,7 @@ pub(crate) fn notify_exit(h: &Header, reason: &ExitReason) {
                 pid: crate::ProcessId(h.pid),
                 reason,
             };
-            if let Ok(Some(waker)) = catch_panic(|| (watcher.notify)(down)) {
+            if let Ok(Some(waker)) = catch_panic(|| watcher.notify(down)) {
                 wake.push(waker);
             }
         };
