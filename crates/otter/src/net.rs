@@ -14,10 +14,16 @@
 //! exit signal, `kill`, the runtime's shutdown). Erlang's `controlling_process/2` is a
 //! move: send the [`TcpStream`] to another process in a message; it is `Send`.
 //!
+//! # Two ways to read, both Erlang's
+//!
+//! * **Passive** ([`TcpStream::read`], `{active, false}` and `gen_tcp:recv`): the process
+//!   reads when it wants to.
+//! * **Active with flow control** ([`TcpStream::into_active`], `{active, once | N}`): the
+//!   data arrives as [`Tcp`] messages in the process's own mailbox, only as many as it
+//!   asked for; until it asks again the socket is not read, and TCP holds the peer back.
+//!
 //! # Deliberate differences from `gen_tcp`
 //!
-//! * Only passive mode so far: `{active, once | N}` (data as mailbox messages with flow
-//!   control) is not built yet.
 //! * Errors are `std::io::Error` values (`ConnectionRefused`, `AddrInUse`,
 //!   `ConnectionReset`, ...), the Rust names of Erlang's `econnrefused`, `eaddrinuse`,
 //!   `econnreset`; a read of 0 bytes is the peer's close (`{error, closed}`).
@@ -46,8 +52,10 @@
 //! assert_eq!(&echoed.unwrap(), b"ping");
 //! ```
 
+mod active;
 mod tcp_listener;
 mod tcp_stream;
 
+pub use active::{Active, ActiveTcpStream, SocketId, Tcp};
 pub use tcp_listener::TcpListener;
 pub use tcp_stream::TcpStream;

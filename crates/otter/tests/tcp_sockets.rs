@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use otter::net::{TcpListener, TcpStream};
+use otter::net::{Active, Tcp, TcpListener, TcpStream};
 use otter::{Context, ExitReason, Runtime};
 
 fn any_port() -> SocketAddr {
@@ -307,3 +307,148 @@ fn no_descriptor_leaks_after_many_connections() {
         "descriptors before the runtime and after its shutdown"
     );
 }
+
+/// The message type of an active socket's owner in these tests: socket messages and a
+/// go-ahead from the test's thread.
+#[derive(Debug)]
+enum Owner {
+    Tcp(Tcp),
+    Go,
+}
+
+impl From<Tcp> for Owner {
+    fn from(t: Tcp) -> Owner {
+        Owner::Tcp(t)
+    }
+}
+
+rt_test!(
+    active_once_gives_one_message_and_holds_the_peer_back_until_asked_again,
+    |rt: &Runtime| {
+        let peer = std::net::TcpListener::bind(any_port()).unwrap();
+        let addr = peer.local_addr().unwrap();
+        let r = rt.block_on(move |mut cx: Context<Owner>| async move {
+            let root = cx.pid();
+            let writer = std::thread::spawn(move || {
+                let (mut conn, _) = peer.accept().unwrap();
+                conn.write_all(b"first").unwrap();
+                // Wait for the owner's word that it took `first` and did not ask again.
+                // Then fill the connection without blocking: with the owner asking for
+                // nothing, the kernel's buffers fill and the writes stop (TCP holds us
+                // back) instead of the bytes piling up in the owner's mailbox.
+                let mut buf = [0u8; 1];
+                conn.set_read_timeout(Some(GUARD)).unwrap();
+                conn.read_exact(&mut buf).unwrap();
+                conn.set_nonblocking(true).unwrap();
+                let block = vec![7u8; 64 * 1024];
+                let mut written = 0usize;
+                loop {
+                    match conn.write(&block) {
+                        Ok(n) => written += n,
+                        Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                        Err(e) => panic!("{e}"),
+                    }
+                    assert!(written < 256 << 20, "256 MiB taken: no back-pressure");
+                }
+                root.send(Owner::Go);
+                conn.set_nonblocking(false).unwrap();
+                drop(conn); // the end: the owner reads up to the close
+                written
+            });
+            let s = TcpStream::connect(addr).await.unwrap();
+            let s = s.into_active(&cx, Active::Once);
+            let Owner::Tcp(Tcp::Data(id, first)) = cx.recv().await else {
+                panic!("data first")
+            };
+            assert_eq!((id, first.as_slice()), (s.id(), &b"first"[..]));
+            s.write_all(b"k").await.unwrap();
+            // The writer is held back; only its word comes, no data.
+            assert!(matches!(cx.recv().await, Owner::Go));
+            let mut got = 0usize;
+            loop {
+                s.set_active(Active::Once);
+                match cx.recv().await {
+                    Owner::Tcp(Tcp::Data(_, d)) => got += d.len(),
+                    Owner::Tcp(Tcp::Closed(_)) => break,
+                    other => panic!("{other:?}"),
+                }
+            }
+            (got, writer.join().unwrap())
+        });
+        let (got, written) = r.unwrap();
+        assert_eq!(got, written, "every byte written arrived, once");
+    }
+);
+
+rt_test!(
+    active_n_gives_n_messages_then_passive_and_closed_comes_last,
+    |rt: &Runtime| {
+        let peer = std::net::TcpListener::bind(any_port()).unwrap();
+        let addr = peer.local_addr().unwrap();
+        let r = rt.block_on(move |mut cx: Context<Owner>| async move {
+            let writer = std::thread::spawn(move || {
+                let (mut conn, _) = peer.accept().unwrap();
+                conn.set_nodelay(true).unwrap();
+                conn.set_read_timeout(Some(GUARD)).unwrap();
+                // One byte at a time, each acknowledged, so that each is one message.
+                for b in 0..5u8 {
+                    conn.write_all(&[b]).unwrap();
+                    conn.read_exact(&mut [0u8; 1]).unwrap();
+                }
+            });
+            let s = TcpStream::connect(addr).await.unwrap();
+            let s = s.into_active(&cx, Active::N(3));
+            let mut log = Vec::new();
+            loop {
+                match cx.recv().await {
+                    Owner::Tcp(Tcp::Data(_, d)) => {
+                        log.push(format!("data {}", d[0]));
+                        s.write_all(b"k").await.unwrap();
+                    }
+                    Owner::Tcp(Tcp::Passive(_)) => {
+                        log.push("passive".into());
+                        s.set_active(Active::N(2));
+                    }
+                    Owner::Tcp(Tcp::Closed(_)) => {
+                        log.push("closed".into());
+                        break;
+                    }
+                    other => panic!("{other:?}"),
+                }
+            }
+            writer.join().unwrap();
+            log
+        });
+        assert_eq!(
+            r.unwrap(),
+            [
+                "data 0", "data 1", "data 2", "passive", "data 3", "data 4", "passive", "closed"
+            ]
+        );
+    }
+);
+
+rt_test!(
+    an_active_socket_is_closed_when_its_owner_exits,
+    |rt: &Runtime| {
+        let peer = std::net::TcpListener::bind(any_port()).unwrap();
+        let addr = peer.local_addr().unwrap();
+        let reader = std::thread::spawn(move || {
+            let (mut conn, _) = peer.accept().unwrap();
+            conn.set_read_timeout(Some(GUARD)).unwrap();
+            conn.read(&mut [0u8; 1]).map_err(|e| e.kind())
+        });
+        rt.block_on(move |mut cx: Context<()>| async move {
+            let root = cx.pid();
+            cx.spawn(move |cx: Context<Owner>| async move {
+                let s = TcpStream::connect(addr).await.unwrap();
+                let _active = s.into_active(&cx, Active::Once);
+                root.send(());
+                // Returns: the stream is dropped with the process.
+            });
+            cx.recv().await;
+        })
+        .unwrap();
+        assert_eq!(reader.join().unwrap(), Ok(0));
+    }
+);

@@ -16,15 +16,59 @@ use crate::scheduler::context;
 /// Closed when dropped. Implements `futures-io`'s `AsyncRead` and `AsyncWrite`, so the
 /// ecosystem's codecs and adapters work on it.
 pub struct TcpStream {
-    io: mio::net::TcpStream,
-    reg: Registration,
+    pub(super) inner: Inner,
+}
+
+/// The socket and its registration; deregistered before it closes. Shared with the
+/// reader process once the stream is active (`net/active.rs`).
+#[derive(Debug)]
+pub(super) struct Inner {
+    pub(super) io: mio::net::TcpStream,
+    pub(super) reg: Registration,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Out of the OS poll before the descriptor closes (`io.rs`'s invariant).
+        self.reg.deregister(&mut self.io);
+    }
+}
+
+impl Inner {
+    pub(super) fn poll_read_buf(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        self.reg
+            .poll_io(Direction::Read, cx, || (&self.io).read(buf))
+    }
+
+    pub(super) fn poll_write_buf(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.reg
+            .poll_io(Direction::Write, cx, || (&self.io).write(buf))
+    }
+
+    pub(super) async fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            match poll_fn(|cx| self.poll_write_buf(cx, buf)).await? {
+                0 => return Err(io::ErrorKind::WriteZero.into()),
+                n => buf = &buf[n..],
+            }
+        }
+        Ok(())
+    }
 }
 
 impl fmt::Debug for TcpStream {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TcpStream")
-            .field("local", &self.io.local_addr().ok())
-            .field("peer", &self.io.peer_addr().ok())
+            .field("local", &self.inner.io.local_addr().ok())
+            .field("peer", &self.inner.io.peer_addr().ok())
             .finish()
     }
 }
@@ -39,19 +83,20 @@ impl TcpStream {
         // neither yet).
         poll_fn(|cx| {
             loop {
-                let Poll::Ready(seen) = stream.reg.poll_ready(Direction::Write, cx) else {
+                let inner = &stream.inner;
+                let Poll::Ready(seen) = inner.reg.poll_ready(Direction::Write, cx) else {
                     return Poll::Pending;
                 };
-                if let Some(e) = stream.io.take_error()? {
+                if let Some(e) = inner.io.take_error()? {
                     return Poll::Ready(Err(e));
                 }
-                match stream.io.peer_addr() {
+                match inner.io.peer_addr() {
                     Ok(_) => return Poll::Ready(Ok(())),
                     Err(e)
                         if e.kind() == io::ErrorKind::NotConnected
                             || e.raw_os_error() == Some(libc_einprogress()) =>
                     {
-                        stream.reg.clear(Direction::Write, seen);
+                        inner.reg.clear(Direction::Write, seen);
                     }
                     Err(e) => return Poll::Ready(Err(e)),
                 }
@@ -64,7 +109,9 @@ impl TcpStream {
     /// Registers an open connection with the current runtime's reactor.
     pub(crate) fn new(mut io: mio::net::TcpStream) -> io::Result<TcpStream> {
         let reg = context::current_reactor()?.register(&mut io)?;
-        Ok(TcpStream { io, reg })
+        Ok(TcpStream {
+            inner: Inner { io, reg },
+        })
     }
 
     /// Reads what has arrived, up to `buf.len()` bytes, waiting for at least one
@@ -91,59 +138,51 @@ impl TcpStream {
     }
 
     /// Writes all of `buf` (`gen_tcp:send/2`).
-    pub async fn write_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
-        while !buf.is_empty() {
-            match self.write(buf).await? {
-                0 => return Err(io::ErrorKind::WriteZero.into()),
-                n => buf = &buf[n..],
-            }
-        }
-        Ok(())
+    pub async fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.inner.write_all(buf).await
     }
 
     /// Closes one or both directions (`gen_tcp:shutdown/2`).
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        self.io.shutdown(how)
+        self.inner.io.shutdown(how)
     }
 
     /// Sets `TCP_NODELAY` (Erlang's `{nodelay, true}`).
     pub fn set_nodelay(&self, on: bool) -> io::Result<()> {
-        self.io.set_nodelay(on)
+        self.inner.io.set_nodelay(on)
     }
 
     /// Whether `TCP_NODELAY` is set.
     pub fn nodelay(&self) -> io::Result<bool> {
-        self.io.nodelay()
+        self.inner.io.nodelay()
     }
 
     /// Sets the kernel's receive buffer size (`{recbuf, N}`).
     pub fn set_recv_buffer_size(&self, bytes: usize) -> io::Result<()> {
-        socket2::SockRef::from(&self.io).set_recv_buffer_size(bytes)
+        socket2::SockRef::from(&self.inner.io).set_recv_buffer_size(bytes)
     }
 
     /// Sets the kernel's send buffer size (`{sndbuf, N}`).
     pub fn set_send_buffer_size(&self, bytes: usize) -> io::Result<()> {
-        socket2::SockRef::from(&self.io).set_send_buffer_size(bytes)
+        socket2::SockRef::from(&self.inner.io).set_send_buffer_size(bytes)
     }
 
     /// This end's address (`inet:sockname/1`).
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.local_addr()
+        self.inner.io.local_addr()
     }
 
     /// The peer's address (`inet:peername/1`).
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.io.peer_addr()
+        self.inner.io.peer_addr()
     }
 
     fn poll_read_buf(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        let (io, reg) = (&mut self.io, &self.reg);
-        reg.poll_io(Direction::Read, cx, || io.read(buf))
+        self.inner.poll_read_buf(cx, buf)
     }
 
     fn poll_write_buf(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        let (io, reg) = (&mut self.io, &self.reg);
-        reg.poll_io(Direction::Write, cx, || io.write(buf))
+        self.inner.poll_write_buf(cx, buf)
     }
 }
 
@@ -151,13 +190,6 @@ impl TcpStream {
 /// non-blocking connect is still under way.
 fn libc_einprogress() -> i32 {
     115
-}
-
-impl Drop for TcpStream {
-    fn drop(&mut self) {
-        // Out of the OS poll before the descriptor closes (`io.rs`'s invariant).
-        self.reg.deregister(&mut self.io);
-    }
 }
 
 impl futures_io::AsyncRead for TcpStream {
@@ -185,6 +217,6 @@ impl futures_io::AsyncWrite for TcpStream {
     }
 
     fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(self.io.shutdown(Shutdown::Write))
+        Poll::Ready(self.inner.io.shutdown(Shutdown::Write))
     }
 }
