@@ -1,7 +1,8 @@
 //! Sockets owned by processes (Erlang's `gen_tcp`, passive mode), on the runtime's own
 //! reactor (`io.rs`).
 //!
-//! A process opens a socket with [`TcpListener::bind`] or [`TcpStream::connect`] and
+//! A process opens a socket with [`TcpListener::bind`], [`TcpStream::connect`] or
+//! [`UdpSocket::bind`] and
 //! reads and writes it with `.await`, in the process, as Erlang's `{active, false}`
 //! sockets are read with `gen_tcp:recv`. A read that finds no data suspends the process,
 //! not its worker: the worker runs other processes and the reactor wakes this one when
@@ -55,7 +56,9 @@
 mod active;
 mod tcp_listener;
 mod tcp_stream;
+mod udp_socket;
 
 pub use active::{Active, ActiveTcpStream, SocketId, Tcp};
 pub use tcp_listener::TcpListener;
 pub use tcp_stream::TcpStream;
+pub use udp_socket::UdpSocket;

@@ -1,8 +1,9 @@
-//! Rules of sockets owned by processes (`otter::net`, Erlang's `gen_tcp` in passive
-//! mode): bytes arrive in order, none lost or duplicated; a socket is closed when its
-//! process exits, however it exits; a closed port, a port in use and a peer's close are
-//! error values or end-of-stream; sockets are served while every worker is busy; no
-//! descriptor leaks. Real sockets on 127.0.0.1; the peers outside otter are plain
+//! Rules of sockets owned by processes (`otter::net`, Erlang's `gen_tcp` and `gen_udp`):
+//! bytes arrive in order, none lost or duplicated; a socket is closed when its process
+//! exits, however it exits; a closed port, a port in use and a peer's close are error
+//! values or end-of-stream; sockets are served while every worker is busy; no
+//! descriptor leaks; active mode's flow control holds the peer back; datagrams arrive
+//! whole. Real sockets on 127.0.0.1; the peers outside otter are plain
 //! `std::net` sockets.
 
 #[path = "support/rt.rs"]
@@ -450,5 +451,53 @@ rt_test!(
         })
         .unwrap();
         assert_eq!(reader.join().unwrap(), Ok(0));
+    }
+);
+
+rt_test!(
+    udp_datagrams_arrive_whole_and_a_closed_peer_is_an_error_value,
+    |rt: &Runtime| {
+        let r = rt.block_on(|cx: Context<()>| async move {
+            // IPv6 loopback where the machine has it, else IPv4.
+            let ip: std::net::IpAddr = if std::net::UdpSocket::bind("[::1]:0").is_ok() {
+                "::1".parse().unwrap()
+            } else {
+                "127.0.0.1".parse().unwrap()
+            };
+            let a = otter::net::UdpSocket::bind(SocketAddr::new(ip, 0)).unwrap();
+            let b = otter::net::UdpSocket::bind(SocketAddr::new(ip, 0)).unwrap();
+            let b_addr = b.local_addr().unwrap();
+            let a_addr = a.local_addr().unwrap();
+            // The echo side in its own process.
+            cx.spawn(move |_: Context<()>| async move {
+                let mut buf = [0u8; 2048];
+                for _ in 0..100 {
+                    let (n, from) = b.recv_from(&mut buf).await.unwrap();
+                    b.send_to(&buf[..n], from).await.unwrap();
+                }
+            });
+            let mut whole = 0;
+            let mut buf = [0u8; 2048];
+            for i in 0..100usize {
+                let msg: Vec<u8> = (0..(i * 13 % 1400 + 1)).map(|j| (i + j) as u8).collect();
+                a.send_to(&msg, b_addr).await.unwrap();
+                let (n, from) = a.recv_from(&mut buf).await.unwrap();
+                whole += usize::from(from == b_addr && buf[..n] == msg[..]);
+            }
+            // A connected socket to a port nobody listens on: the ICMP error comes back
+            // as an error value of a later call, never as a panic.
+            let dead = std::net::UdpSocket::bind(a_addr.ip().to_string() + ":0")
+                .unwrap()
+                .local_addr()
+                .unwrap();
+            let c = otter::net::UdpSocket::bind(SocketAddr::new(a_addr.ip(), 0)).unwrap();
+            c.connect(dead).unwrap();
+            c.send(b"anyone?").await.unwrap();
+            let after = c.recv(&mut buf).await.map_err(|e| e.kind());
+            (whole, after)
+        });
+        let (whole, after) = r.unwrap();
+        assert_eq!(whole, 100);
+        assert_eq!(after, Err(ErrorKind::ConnectionRefused));
     }
 );
