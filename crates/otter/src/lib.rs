@@ -287,6 +287,8 @@ compile_error!("otter packs a pid into a waker's data pointer and needs 64-bit p
 pub(crate) mod loom;
 
 #[cfg(not(loom))]
+pub mod blocking;
+#[cfg(not(loom))]
 mod error;
 #[cfg(not(loom))]
 mod exit;

@@ -96,6 +96,8 @@ pub(crate) struct Shared {
     pub(crate) registry: crate::registry::Registry,
     /// The reactor, created with the first socket (`io.rs`).
     pub(crate) io: OnceLock<Arc<Reactor>>,
+    /// The blocking pool (`blocking.rs`); no thread until its first job.
+    pub(crate) blocking: Arc<crate::blocking::Pool>,
 }
 
 impl Shared {
@@ -276,6 +278,7 @@ impl Builder {
             timer: Timer::new(),
             registry: Default::default(),
             io: OnceLock::new(),
+            blocking: Arc::default(),
         });
         let mut threads = Vec::with_capacity(n);
         for i in 0..n {
@@ -478,6 +481,7 @@ fn shut_down(shared: &Shared, threads: Vec<JoinHandle<()>>) {
         let _ = t.join();
     }
     shared.timer.shutdown();
+    shared.blocking.shutdown();
     harness::shutdown_processes(shared);
     while shared
         .injector

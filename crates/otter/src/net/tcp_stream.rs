@@ -106,6 +106,26 @@ impl TcpStream {
         Ok(stream)
     }
 
+    /// Resolves `host` (`"name:port"`) on the blocking pool (`crate::blocking`: no DNS
+    /// lookup on a worker), then connects to its addresses in turn, as
+    /// `gen_tcp:connect/3` does with a host name. The last address's error if none
+    /// answers; `InvalidInput` if the name resolves to nothing.
+    pub async fn connect_host(host: impl Into<String>) -> io::Result<TcpStream> {
+        let host = host.into();
+        let addrs = crate::blocking::spawn_blocking(move || {
+            std::net::ToSocketAddrs::to_socket_addrs(&host).map(Vec::from_iter)
+        })
+        .await?;
+        let mut last = io::Error::new(io::ErrorKind::InvalidInput, "the name has no address");
+        for addr in addrs {
+            match TcpStream::connect(addr).await {
+                Ok(s) => return Ok(s),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+
     /// Registers an open connection with the current runtime's reactor.
     pub(crate) fn new(mut io: mio::net::TcpStream) -> io::Result<TcpStream> {
         let reg = context::current_reactor()?.register(&mut io)?;

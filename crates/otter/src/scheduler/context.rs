@@ -78,6 +78,11 @@ pub(crate) fn leave_worker() {
     }
 }
 
+/// The blocking pool of the runtime whose worker this thread is (`blocking.rs`).
+pub(crate) fn current_blocking_pool() -> Option<Arc<crate::blocking::Pool>> {
+    WORKER_SHARED.with(|s| s.borrow().as_ref().map(|shared| shared.blocking.clone()))
+}
+
 /// The reactor of the runtime whose worker this thread is, created on first use
 /// (`io.rs`).
 pub(crate) fn current_reactor() -> std::io::Result<Arc<crate::io::reactor::Reactor>> {

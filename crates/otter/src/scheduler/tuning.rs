@@ -125,6 +125,15 @@ pub(crate) const DEFER_TIMER_AFTER: Duration = Duration::from_millis(50);
 /// style=server` and the `call` group of `benches/hot_paths.rs`.
 pub(crate) const CALL_SLOTS_PER_WORKER: usize = 4;
 
+/// Threads of a runtime's blocking pool (`blocking.rs`) at most: jobs beyond wait in
+/// its queue. Enough for DNS lookups and file reads of many processes at once; the
+/// BEAM's dirty IO schedulers are 10, tokio's default is 512. Measure with a load of
+/// lookups and a count of threads.
+pub(crate) const MAX_BLOCKING_THREADS: usize = 64;
+
+/// How long a blocking thread with nothing to do waits before it ends.
+pub(crate) const BLOCKING_KEEP_ALIVE: Duration = Duration::from_secs(10);
+
 /// Tasks a local run queue holds before overflowing to the injector. 256 as in tokio
 /// and Go: enough for bursts of spawns, small enough that stealing half is cheap.
 /// Under loom, 4, so that the models overflow.
