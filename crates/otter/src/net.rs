@@ -53,11 +53,13 @@
 //! assert_eq!(&echoed.unwrap(), b"ping");
 //! ```
 
+mod acceptor_pool;
 mod active;
 mod tcp_listener;
 mod tcp_stream;
 mod udp_socket;
 
+pub use acceptor_pool::{AcceptorPool, start_acceptor_pool};
 pub use active::{Active, ActiveTcpStream, SocketId, Tcp};
 pub use tcp_listener::TcpListener;
 pub use tcp_stream::TcpStream;

@@ -501,3 +501,94 @@ rt_test!(
         assert_eq!(after, Err(ErrorKind::ConnectionRefused));
     }
 );
+
+rt_test!(
+    a_crashing_connection_process_closes_its_socket_and_nothing_else,
+    |rt: &Runtime| {
+        let r = rt.block_on(|cx: Context<()>| async move {
+            fn crash() {
+                panic!("the connection's process fails")
+            }
+            let pool = otter::net::start_acceptor_pool(
+                &cx,
+                any_port(),
+                3,
+                |_: Context<()>, mut s: TcpStream| async move {
+                    let mut buf = [0u8; 64];
+                    loop {
+                        match s.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) if &buf[..n] == b"crash" => crash(),
+                            Ok(n) => s.write_all(&buf[..n]).await.unwrap(),
+                        }
+                    }
+                },
+            )
+            .await
+            .unwrap();
+            let acceptors = |v: Vec<otter::supervisor::ChildInfo>| {
+                v.into_iter().map(|c| c.pid).collect::<Vec<_>>()
+            };
+            let before = acceptors(pool.supervisor().which_children().await.unwrap());
+            let mut a = TcpStream::connect(pool.local_addr()).await.unwrap();
+            let mut b = TcpStream::connect(pool.local_addr()).await.unwrap();
+            let mut buf = [0u8; 5];
+            a.write_all(b"hello").await.unwrap();
+            a.read_exact(&mut buf).await.unwrap();
+            b.write_all(b"crash").await.unwrap();
+            // The crashed connection's socket is closed: end-of-stream (or a reset).
+            let b_end = b.read(&mut buf).await.map_err(|e| e.kind());
+            // The other connection and the acceptors are untouched.
+            a.write_all(b"again").await.unwrap();
+            a.read_exact(&mut buf).await.unwrap();
+            let after = acceptors(pool.supervisor().which_children().await.unwrap());
+            (
+                b_end,
+                &buf == b"again",
+                before == after && before.len() == 3,
+            )
+        });
+        let (b_end, a_alive, acceptors_same) = r.unwrap();
+        assert!(
+            matches!(b_end, Ok(0) | Err(ErrorKind::ConnectionReset)),
+            "{b_end:?}"
+        );
+        assert!(a_alive && acceptors_same);
+    }
+);
+
+rt_test!(
+    stopping_an_acceptor_pool_ends_its_connections,
+    |rt: &Runtime| {
+        let r = rt.block_on(|cx: Context<otter::Exit>| async move {
+            // The pool's supervisor is linked to us: its stop must not end us.
+            cx.trap_exit(true);
+            let pool = otter::net::start_acceptor_pool(
+                &cx,
+                any_port(),
+                2,
+                |mut c: Context<()>, _s: TcpStream| async move {
+                    c.recv().await; // holds the connection until ended
+                },
+            )
+            .await
+            .unwrap();
+            let mut conns = Vec::new();
+            for _ in 0..10 {
+                conns.push(TcpStream::connect(pool.local_addr()).await.unwrap());
+            }
+            pool.supervisor()
+                .server()
+                .stop(ExitReason::Shutdown, None)
+                .await
+                .ok();
+            let mut ended = 0;
+            for c in &mut conns {
+                let end = c.read(&mut [0u8; 1]).await;
+                ended += usize::from(matches!(end, Ok(0)) || end.is_err());
+            }
+            ended
+        });
+        assert_eq!(r.unwrap(), 10);
+    }
+);

@@ -69,13 +69,14 @@ pub(crate) struct Seen(usize);
 #[derive(Debug, Default)]
 pub(crate) struct Readiness {
     state: AtomicUsize,
-    /// The reader's and the writer's waker.
-    waiters: Mutex<[Option<Waker>; 2]>,
+    /// The readers' and the writers' wakers: one each for a stream, several for a
+    /// listener its acceptors share.
+    waiters: Mutex<[Vec<Waker>; 2]>,
 }
 
 impl Readiness {
     /// The driver's side: an event with `bits`. Returns the wakers to wake.
-    pub(crate) fn set(&self, bits: usize) -> [Option<Waker>; 2] {
+    pub(crate) fn set(&self, bits: usize) -> [Vec<Waker>; 2] {
         let _ = self
             .state
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| {
@@ -83,14 +84,14 @@ impl Readiness {
             });
         let mut w = self.waiters.lock().unwrap_or_else(PoisonError::into_inner);
         let read = if bits & Direction::Read.mask() != 0 {
-            w[0].take()
+            std::mem::take(&mut w[0])
         } else {
-            None
+            Vec::new()
         };
         let write = if bits & Direction::Write.mask() != 0 {
-            w[1].take()
+            std::mem::take(&mut w[1])
         } else {
-            None
+            Vec::new()
         };
         [read, write]
     }
@@ -102,10 +103,9 @@ impl Readiness {
             return Poll::Ready(Seen(s));
         }
         let mut w = self.waiters.lock().unwrap_or_else(PoisonError::into_inner);
-        let slot = &mut w[dir as usize];
-        match slot {
-            Some(old) if old.will_wake(cx.waker()) => {}
-            _ => *slot = Some(cx.waker().clone()),
+        let waiting = &mut w[dir as usize];
+        if !waiting.iter().any(|old| old.will_wake(cx.waker())) {
+            waiting.push(cx.waker().clone());
         }
         let s = self.state.load(Ordering::Acquire);
         if s & dir.mask() != 0 {
@@ -148,8 +148,8 @@ mod tests {
         let mut cx = Context::from_waker(&waker);
         assert!(r.poll_ready(Direction::Read, &mut cx).is_pending());
         let [w, none] = r.set(READABLE);
-        assert!(none.is_none());
-        w.expect("the reader's waker").wake();
+        assert!(none.is_empty());
+        w.into_iter().for_each(Waker::wake);
         let Poll::Ready(seen) = r.poll_ready(Direction::Read, &mut cx) else {
             panic!("readable")
         };
