@@ -21,6 +21,9 @@
 //! | `register(Name, Pid)`, `whereis(Name)` | `cx.register(name, pid)`, `cx.whereis::<Msg>(name)` |
 //! | `erlang:send_after(T, Pid, Msg)`, `timer:sleep(T)` | `cx.send_after(pid, msg, t)`, `cx.sleep(t).await` |
 //! | `gen_server`, `supervisor` | [`server`], [`supervisor`] (below) |
+//! | `gen_tcp:listen/accept/recv/send`, `{active, once}` | [`net::TcpListener`], [`net::TcpStream`], [`net::Active`] (below) |
+//! | a `ranch` listener | [`net::start_acceptor_pool`] |
+//! | dirty schedulers | [`blocking::spawn_blocking`] |
 //!
 //! ## Processes
 //!
@@ -225,13 +228,58 @@
 //! assert_eq!(r.unwrap(), "hello");
 //! ```
 //!
+//! ## IO: processes that own sockets
+//!
+//! A process opens sockets and reads and writes them with `.await`, as an Erlang process
+//! calls `gen_tcp`: the read suspends the process, never its worker ([`net`]). The
+//! socket is a value the process owns, closed when the process exits however it exits;
+//! hand it to another process by sending it (`controlling_process`). Two ways to read:
+//! passive ([`net::TcpStream::read`]), or active with flow control
+//! ([`net::TcpStream::into_active`]: the data comes as [`net::Tcp`] messages in the
+//! process's own mailbox, only as many as it asked for, so a slow process makes TCP hold
+//! the peer back). [`net::start_acceptor_pool`] starts a listener with N acceptors under
+//! a supervisor and one process per connection; [`blocking::spawn_blocking`] runs
+//! blocking work (files, DNS, long computations) off the workers.
+//!
+//! There is no IO thread: the workers poll the OS themselves (epoll, through `mio`), a
+//! parking worker in the poll, busy ones between processes; a runtime that never opens
+//! a socket has no reactor. `examples/kv.rs` is a key-value server with one process per
+//! connection, to try with `nc`.
+//!
+//! ```
+//! use otter::net::{Active, Tcp, TcpListener, TcpStream};
+//! use otter::{Context, Runtime};
+//! #[derive(Debug)]
+//! enum Msg { Tcp(Tcp), Note(&'static str) }
+//! impl From<Tcp> for Msg { fn from(t: Tcp) -> Msg { Msg::Tcp(t) } }
+//! let rt = Runtime::new();
+//! let r = rt.block_on(|mut cx: Context<Msg>| async move {
+//!     let listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+//!     let addr = listener.local_addr().unwrap();
+//!     cx.spawn(move |_: Context<()>| async move {
+//!         let mut c = TcpStream::connect(addr).await.unwrap();
+//!         c.write_all(b"hello").await.unwrap();
+//!     });
+//!     let (stream, _) = listener.accept().await.unwrap();
+//!     let _active = stream.into_active(&cx, Active::Once);
+//!     cx.pid().send(Msg::Note("socket data and messages share the mailbox"));
+//!     // Selective receive across both.
+//!     match cx.recv_match(|m| matches!(m, Msg::Tcp(_))).await {
+//!         Msg::Tcp(Tcp::Data(_, bytes)) => bytes,
+//!         other => panic!("{other:?}"),
+//!     }
+//! });
+//! assert_eq!(r.unwrap(), b"hello");
+//! ```
+//!
 //! ## Scheduler
 //!
 //! One worker thread per core (see [`Builder::threads`]), each with a local run queue and
 //! a LIFO slot for the process just woken by a message; a global injector for work from
 //! outside; idle workers steal half of a busy worker's queue, and when there is nothing
 //! they spin for up to 200 µs, as the BEAM's schedulers busy-wait, then park (an idle
-//! runtime uses no CPU). Each turn of a process may receive a budget of messages before
+//! runtime uses no CPU). A runnable process never waits for a timer tick while a worker
+//! is idle. Each turn of a process may receive a budget of messages before
 //! it yields, if anything else waits for its worker. Processes are
 //! not preempted in the middle of a computation, as on the BEAM: a process that
 //! computes for long holds its worker, but the processes queued behind it are taken
