@@ -62,9 +62,10 @@ impl Server for Store {
 
     async fn handle_call(&mut self, request: Request, _: &mut ServerContext<Self>) -> Flow {
         match request {
-            Request::Put(k, v, r) => r.reply({
+            Request::Put(k, v, r) => {
                 self.map.insert(k, v);
-            }),
+                r.reply(());
+            }
             Request::Get(k, r) => r.reply(self.map.get(&k).cloned()),
             Request::Del(k, r) => r.reply(self.map.remove(&k).is_some()),
             Request::Keys(r) => r.reply(self.map.keys().cloned().collect()),
@@ -115,10 +116,12 @@ async fn answer(cx: &mut Context<()>, line: &str) -> Option<String> {
         }
         ("GET", Some(k), None) => {
             let k = k.to_string();
-            KV.call(&*cx, |r| Request::Get(k, r)).await.map(|v| match v {
-                Some(v) => format!("VALUE {v}"),
-                None => "NOT_FOUND".into(),
-            })
+            KV.call(&*cx, |r| Request::Get(k, r))
+                .await
+                .map(|v| match v {
+                    Some(v) => format!("VALUE {v}"),
+                    None => "NOT_FOUND".into(),
+                })
         }
         ("DEL", Some(k), None) => {
             let k = k.to_string();
@@ -156,9 +159,11 @@ fn main() {
             .map_err(|e| ExitReason::ShutdownWith(e.to_string().into()))?;
         println!("kv: listening on {} (Ctrl-D stops it)", pool.local_addr());
         // Until standard input closes, read off the workers.
-        otter::blocking::spawn_blocking(|| std::io::copy(&mut std::io::stdin(), &mut std::io::sink()))
-            .await
-            .ok();
+        otter::blocking::spawn_blocking(|| {
+            std::io::copy(&mut std::io::stdin(), &mut std::io::sink())
+        })
+        .await
+        .ok();
         Ok::<(), ExitReason>(())
     });
     match r {
