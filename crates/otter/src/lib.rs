@@ -244,7 +244,8 @@
 //! There is no IO thread: the workers poll the OS themselves (epoll, through `mio`), a
 //! parking worker in the poll, busy ones between processes; a runtime that never opens
 //! a socket has no reactor. `examples/kv.rs` is a key-value server with one process per
-//! connection, to try with `nc`.
+//! connection, to try with `nc`. With the feature `tokio`, [`compat::tokio`] lets a
+//! process await the futures of tokio-based libraries (hyper, reqwest, sqlx ...).
 //!
 //! ```
 //! use otter::net::{Active, Tcp, TcpListener, TcpStream};
@@ -336,6 +337,8 @@ pub(crate) mod loom;
 
 #[cfg(not(loom))]
 pub mod blocking;
+#[cfg(all(feature = "tokio", not(loom)))]
+pub mod compat;
 #[cfg(not(loom))]
 mod error;
 #[cfg(not(loom))]

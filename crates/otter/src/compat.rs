@@ -1,0 +1,81 @@
+//! The tokio ecosystem inside processes (feature `tokio`): a process awaits the futures
+//! of tokio-based libraries (`tokio::net`, hyper, reqwest, sqlx, tonic ...) by wrapping
+//! them in [`tokio`].
+//!
+//! # Design and cost
+//!
+//! tokio's IO and timer types need a tokio runtime's context when they are created and
+//! polled, or they panic ("there is no reactor running"). [`tokio`] enters the context
+//! of one tokio runtime around every poll of the wrapped future, as the `async-compat`
+//! crate does: a runtime built on first use, with one worker thread (`otter-tokio`),
+//! whose IO driver and timers serve every wrapped future of the process. `tokio::spawn`
+//! inside a wrapped future spawns there too (hyper's connection tasks, for instance).
+//!
+//! The cost, measured in the test `tokio_compat.rs` only for correctness: one more
+//! thread, and each tokio event wakes the process from that thread, through the
+//! runtime's injector (a wake-up from outside the workers), instead of from a worker's
+//! own poll of the OS as otter's sockets are. otter's own `net` is the fast path; this
+//! is the door to libraries written for tokio. The otter process stays the owner: what
+//! the wrapped future holds is dropped when the process exits.
+//!
+//! ```
+//! use otter::{Context, Runtime};
+//! let rt = Runtime::new();
+//! let r = rt.block_on(|_: Context<()>| async {
+//!     otter::compat::tokio(async {
+//!         tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+//!         let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+//!         l.local_addr().unwrap().port() > 0
+//!     })
+//!     .await
+//! });
+//! assert!(r.unwrap());
+//! ```
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::OnceLock;
+use std::task::{Context, Poll};
+
+/// Runs `future` in the context of otter's tokio runtime (see the module docs).
+pub fn tokio<F: Future>(future: F) -> Tokio<F> {
+    Tokio {
+        inner: Box::pin(future),
+    }
+}
+
+/// A future polled inside a tokio runtime's context ([`tokio`]).
+pub struct Tokio<F> {
+    inner: Pin<Box<F>>,
+}
+
+impl<F> fmt::Debug for Tokio<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tokio").finish_non_exhaustive()
+    }
+}
+
+impl<F: Future> Future for Tokio<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let _context = handle().enter();
+        self.inner.as_mut().poll(cx)
+    }
+}
+
+/// The tokio runtime wrapped futures run in: for `Handle::spawn` and the like.
+pub fn handle() -> &'static tokio::runtime::Handle {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name("otter-tokio")
+                .enable_all()
+                .build()
+                .expect("otter: the tokio runtime of the `tokio` feature could not start")
+        })
+        .handle()
+}
