@@ -91,6 +91,22 @@ pub(crate) const WATCHDOG: Duration = Duration::from_millis(5);
 /// See docs/design/0009-stream-cache.md.
 pub(crate) const STREAM_AFTER: u32 = 4;
 
+/// Processes one worker's stream cache keeps a table count on at once
+/// (`process/send.rs`): a poll's streaming send to any of the last few receivers it
+/// reached, one a slot of a table indexed by the pid's index, takes no count. A power of
+/// two, at most 64 (a bit a slot in one word says which hold a count, so that the end of
+/// a poll that kept none is one load). Trades the counts a fan-out keeps until its poll
+/// ends (each holds a cell that exited) against the receivers it covers: a sender
+/// round-robin over more processes than this pays a count a send again. Measure with
+/// `counting receivers=60` against `counting`.
+/// See docs/design/0018-fan-out.md.
+pub(crate) const STREAM_ENTRIES: usize = 64;
+
+const _: () = assert!(
+    STREAM_ENTRIES.is_power_of_two() && STREAM_ENTRIES <= 64,
+    "the stream cache's held slots are the bits of one u64"
+);
+
 /// The shortest call timeout whose timer is deferred (`server/reply.rs`): a call waiting
 /// at least this long puts its deadline in its worker's deferred list, and the worker
 /// arms it in the timer wheel only if the call still waits at the second flush after
