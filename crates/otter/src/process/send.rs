@@ -96,13 +96,11 @@ impl ProcessId {
 // mailbox's tail CAS. A process that streams to one receiver (`counting`), or spreads a
 // stream over several (`counting receivers=60`), pays them on every message. So a
 // worker keeps the counts a poll's streaming sends took until the poll ends: from the
-// poll's `STREAM_AFTER + 1`-th send on, a send takes a count once per receiver and keeps
-// it in the entry of `KEPT` (`scheduler/context.rs`) its pid's index picks (index mod
-// `STREAM_ENTRIES`), giving back the count of the receiver the entry held before; the
-// sends after it to that pid only check the slot's word (the pid still resolves) before
-// they push. `STREAM` copies the entry of the last streaming send, so that a run of sends
-// to one pid finds its count inlined in the caller; a send to another pid looks its
-// entry up out of line (`stream_miss`).
+// poll's `STREAM_AFTER + 1`-th send on, a send looks at the entry of `KEPT`
+// (`scheduler/context.rs`) its pid's index picks (index mod `STREAM_ENTRIES`). If the
+// entry holds the pid's count, the send only checks the slot's word (the pid still
+// resolves) before it pushes; else it takes a count and keeps it there, giving back the
+// count of the receiver the entry held before.
 //
 // Rules:
 // 1. Only a worker keeps a count, and only on a process of its own runtime: the
@@ -113,10 +111,9 @@ impl ProcessId {
 //    and a send to another pid of the same entry gives that entry's back first. So a
 //    cell outlives its process's exit by at most the rest of one turn of one sender, as
 //    it does for a sender caught between its lookup and its release.
-// 3. Each kept count is in exactly one entry. An entry is emptied (and `STREAM` moved off
-//    it) before its count is released: the release may free a cell, whose messages'
-//    `Drop` may send. Such a send may keep a count again; `end_stream` loops until none
-//    is kept. `STREAM` holds a count only as a copy of an entry that holds it.
+// 3. Each kept count is in exactly one entry, and an entry is emptied before its count
+//    is released: the release may free a cell, whose messages' `Drop` may send. Such a
+//    send may keep a count again; `end_stream` loops until none is kept.
 // 4. The first `STREAM_AFTER` sends of a poll (all of a ring's or a ping-pong's) do
 //    not look at the cache at all.
 //
@@ -150,7 +147,6 @@ pub(crate) fn end_stream() {
         if held == 0 {
             return;
         }
-        context::set_stream(Stream::NONE);
         if let Some((slot, cell)) = context::take_kept(held.trailing_zeros() as usize).held {
             release_slot(slot, cell);
         }
@@ -159,9 +155,9 @@ pub(crate) fn end_stream() {
 
 /// Puts `message` in `pid`'s mailbox and schedules it; hands it back if it exited.
 ///
-/// Inlined into every caller (with [`Pid::send`]), and so is a send to the pid of the
-/// stream cache's last streaming send: in a send loop, that path is the caller's loop
-/// body, with the message built in place, and everything else ([`send_first`]'s lookup,
+/// Inlined into every caller (with [`Pid::send`]), and so is a send to a pid whose
+/// count the stream cache keeps: in a send loop, that path is the caller's loop body,
+/// with the message built in place, and everything else ([`send_first`]'s lookup,
 /// [`stream_miss`], the wake-up) is a call.
 /// Why inlined: docs/design/0014-inlined-streaming-send.md.
 #[inline(always)]
@@ -169,14 +165,15 @@ pub(crate) fn send<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> 
     let sent = context::count_send();
     if sent > STREAM_AFTER {
         let spill = crate::scheduler::worker::spills_at(sent);
-        let s = context::stream();
-        if s.last == pid.raw.to_bits() {
-            if let Some((slot, cell)) = s.held {
+        let i = pid.raw.index as usize % STREAM_ENTRIES;
+        let e = context::kept(i);
+        if e.last == pid.raw.to_bits() {
+            if let Some((slot, cell)) = e.held {
                 if !slot.word.is_alive(pid.raw.generation) {
                     return Err(message);
                 }
-                // SAFETY: the count the cache keeps holds the cell until `end_stream`,
-                // after this call.
+                // SAFETY: the count the cache keeps holds the cell until `end_stream`
+                // or the entry's reuse, after this call.
                 unsafe { deliver_streamed(cell, message, spill) };
                 return Ok(());
             }
@@ -199,31 +196,19 @@ fn send_first<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> {
     Ok(())
 }
 
-/// A streaming send to another pid than the last one: uses the count its entry of the
-/// cache keeps, or takes one and keeps it there (rules above).
+/// A streaming send to a pid whose entry of the cache does not hold its count: looks
+/// the pid up, and keeps the count in the entry (rules above). It computes the entry
+/// itself rather than take the caller's, so that the caller's inlined fast path does
+/// not spill more registers for this call.
 #[inline(never)]
 fn stream_miss<M: Send + 'static>(pid: Pid<M>, message: M, spill: bool) -> Result<(), M> {
-    let i = pid.raw.index as usize % STREAM_ENTRIES;
-    let e = context::kept(i);
-    if e.last == pid.raw.to_bits() {
-        if let Some((slot, cell)) = e.held {
-            if !slot.word.is_alive(pid.raw.generation) {
-                return Err(message);
-            }
-            context::set_stream(e);
-            // SAFETY: the count the cache keeps holds the cell until `end_stream`,
-            // after this call.
-            unsafe { deliver(cell, message, spill) };
-            return Ok(());
-        }
-    }
     let Some(lookup) = ProcessRef::new(pid.raw) else {
         return Err(message);
     };
     // SAFETY: the count `lookup` holds keeps the cell allocated until it drops or moves
     // into the cache, after this call.
     unsafe { deliver(lookup.cell, message, spill) };
-    keep(i, lookup);
+    keep(pid.raw.index as usize % STREAM_ENTRIES, lookup);
     Ok(())
 }
 
@@ -243,10 +228,8 @@ fn keep(i: usize, lookup: ProcessRef) {
     // The count moves into the cache, which releases it (`end_stream`, or the next
     // `keep` into this entry).
     std::mem::forget(lookup);
-    let old = context::replace_kept(i, new);
-    context::set_stream(new);
-    // Rule 3: the old count is in no entry, and `STREAM` is off it, before it goes back.
-    if let Some((slot, cell)) = old.held {
+    // Rule 3: the old count is in no entry before it goes back.
+    if let Some((slot, cell)) = context::replace_kept(i, new).held {
         release_slot(slot, cell);
     }
 }

@@ -33,9 +33,8 @@ thread_local! {
     static BUDGET_LEFT: Cell<u32> = const { Cell::new(BUDGET) };
     /// Messages sent by the running process in this poll.
     static SENT: Cell<u32> = const { Cell::new(0) };
-    /// The stream cache (`process/send.rs`): the entry of the last streaming send...
-    static STREAM: Cell<Stream> = const { Cell::new(Stream::NONE) };
-    /// ...the entries, one a pid index modulo `STREAM_ENTRIES`...
+    /// The stream cache (`process/send.rs`): its entries, one a pid index modulo
+    /// `STREAM_ENTRIES`...
     static KEPT: [Cell<Stream>; STREAM_ENTRIES] =
         const { [const { Cell::new(Stream::NONE) }; STREAM_ENTRIES] };
     /// ...and which of them hold a table count, a bit each.
@@ -171,18 +170,6 @@ pub(crate) fn count_send() -> u32 {
 }
 
 // ===== the stream cache =====
-
-/// This thread's stream cache.
-#[inline(always)]
-pub(crate) fn stream() -> Stream {
-    STREAM.with(Cell::get)
-}
-
-/// Replaces the entry of this thread's last streaming send.
-#[inline(always)]
-pub(crate) fn set_stream(s: Stream) {
-    STREAM.with(|c| c.set(s));
-}
 
 /// Entry `i` of this thread's stream cache (`i < STREAM_ENTRIES`).
 #[inline(always)]
