@@ -91,14 +91,15 @@ pub(crate) const WATCHDOG: Duration = Duration::from_millis(5);
 /// See docs/design/0009-stream-cache.md.
 pub(crate) const STREAM_AFTER: u32 = 4;
 
-/// Processes one worker's stream cache keeps a table count on at once
-/// (`process/send.rs`): a poll's streaming send to any of the last few receivers it
-/// reached, one a slot of a table indexed by the pid's index, takes no count. A power of
-/// two, at most 64 (a bit a slot in one word says which hold a count, so that the end of
-/// a poll that kept none is one load). Trades the counts a fan-out keeps until its poll
-/// ends (each holds a cell that exited) against the receivers it covers: a sender
-/// round-robin over more processes than this pays a count a send again. Measure with
-/// `counting receivers=60` against `counting`.
+/// Entries of a worker's stream cache (`process/send.rs`): it keeps a table count on up
+/// to this many receivers of a poll's streaming sends, one an entry picked by the pid's
+/// index modulo this, and a send to a receiver whose entry holds its count takes none.
+/// A power of two, at most 64 (a bit an entry in one word says which hold a count, so
+/// that the end of a poll that kept none is one load). Trades the counts a fan-out keeps
+/// until its poll ends (each may hold the cell of a process that exited) against the
+/// receivers it covers: a sender round-robin over more processes than this, or over two
+/// whose indices collide, takes a count a send. Measure with `counting receivers=60`
+/// against `counting`.
 /// See docs/design/0018-fan-out.md.
 pub(crate) const STREAM_ENTRIES: usize = 64;
 
