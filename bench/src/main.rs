@@ -113,7 +113,7 @@ fn usage() -> String {
          line: one line on stderr, exit 2):\n  \
          ops (the JSON ops, ring's n*m) <= {MAX_OPS}: hours at any rate, and exact in JSON\n  \
          processes alive at once <= {MAX_PROCESSES}\n  \
-         OS threads a run starts (counting style=channel: senders+1) <= {MAX_OS_THREADS}: each \
+         OS threads a run starts (counting style=channel: senders+receivers) <= {MAX_OS_THREADS}: each \
          takes a pid\n    and four memory mappings; Linux's defaults run out near 16,000 threads\n  \
          memory at the peak <= {budget} here: {basis}, the least of\n    \
          MemTotal, the cgroup's memory limit, ulimit -v and ulimit -d. Charged, measured peaks\n    \

@@ -49,7 +49,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 
 use crate::{report, sysinfo};
-pub(crate) use cases::{Case, Impl, LATENCY_B, LATENCY_W, Sizes, case_id, cases, latency_id};
+pub(crate) use cases::{
+    Case, FAN_OUT_RECEIVERS, Impl, LATENCY_B, LATENCY_W, Sizes, case_id, cases, fan_out_id,
+    latency_id,
+};
 use invoke::{erlang_bench, invoke};
 
 /// An Erlang run longer than this stops the larger sizes of its group (mailbox).

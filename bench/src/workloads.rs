@@ -325,7 +325,16 @@ mod tests {
                 "counting",
                 "senders",
                 &["msgs=1"],
-                &Limits::with_budget(10 * PROCESS_BYTES + MESSAGE_BYTES)
+                &Limits::with_budget(10 * PROCESS_BYTES + RING_PROCESS_BYTES + MESSAGE_BYTES)
+            ),
+            10
+        );
+        assert_eq!(
+            largest(
+                "counting",
+                "receivers",
+                &["msgs=1"],
+                &Limits::with_budget(PROCESS_BYTES + 10 * RING_PROCESS_BYTES + MESSAGE_BYTES)
             ),
             10
         );
@@ -361,6 +370,14 @@ mod tests {
             MAX_OS_THREADS - 1
         );
         assert_eq!(
+            largest("counting", "receivers", &[], &huge),
+            MAX_PROCESSES - 2
+        );
+        assert_eq!(
+            largest("counting", "receivers", &["style=channel"], &huge),
+            MAX_OS_THREADS - 1
+        );
+        assert_eq!(
             largest("spawn", "c", &["n=1000000000"], &huge),
             MAX_PROCESSES / 2 - 1
         );
@@ -373,6 +390,7 @@ mod tests {
                 &["n=18446744073709551615", "c=18446744073709551615"],
             ),
             ("counting", &["senders=18446744073709551615"]),
+            ("counting", &["receivers=18446744073709551615"]),
             (
                 "counting",
                 &["senders=18446744073709551615", "style=channel"],

@@ -105,22 +105,56 @@ fn cases() -> Vec<Case> {
         c(&["spawn", "n=2000"], json!({"n": 2000, "c": 1}), 2000),
         c(
             &["counting", "msgs=1000", "senders=3"],
-            json!({"msgs": 1000, "senders": 3, "style": "raw"}),
+            json!({"msgs": 1000, "senders": 3, "receivers": 1, "style": "raw"}),
             1000,
         ),
         c(
             &["counting", "msgs=1000", "style=server"],
-            json!({"msgs": 1000, "senders": 1, "style": "server"}),
+            json!({"msgs": 1000, "senders": 1, "receivers": 1, "style": "server"}),
             1000,
         ),
         c(
             &["counting", "msgs=1001", "senders=3", "style=server"],
-            json!({"msgs": 1001, "senders": 3, "style": "server"}),
+            json!({"msgs": 1001, "senders": 3, "receivers": 1, "style": "server"}),
+            1001,
+        ),
+        // Fan-out: every send to another counter than the one before.
+        c(
+            &["counting", "msgs=1000", "receivers=7"],
+            json!({"msgs": 1000, "senders": 1, "receivers": 7, "style": "raw"}),
+            1000,
+        ),
+        c(
+            &[
+                "counting",
+                "msgs=1001",
+                "senders=3",
+                "receivers=5",
+                "style=server",
+            ],
+            json!({"msgs": 1001, "senders": 3, "receivers": 5, "style": "server"}),
+            1001,
+        ),
+        // Fewer messages than counters: some counters get none.
+        c(
+            &["counting", "msgs=5", "senders=2", "receivers=9"],
+            json!({"msgs": 5, "senders": 2, "receivers": 9, "style": "raw"}),
+            5,
+        ),
+        otter(
+            &[
+                "counting",
+                "msgs=1001",
+                "senders=3",
+                "receivers=4",
+                "style=channel",
+            ],
+            json!({"msgs": 1001, "senders": 3, "receivers": 4, "style": "channel"}),
             1001,
         ),
         otter(
             &["counting", "msgs=1001", "senders=2", "style=channel"],
-            json!({"msgs": 1001, "senders": 2, "style": "channel"}),
+            json!({"msgs": 1001, "senders": 2, "receivers": 1, "style": "channel"}),
             1001,
         ),
         c(
@@ -196,6 +230,7 @@ const BAD: &[&[&str]] = &[
     &["latency", "w=1000001"],
     &["latency", "b=0"],
     &["latency", "r=0"],
+    &["counting", "receivers=0"],
 ];
 
 fn cores() -> u64 {
@@ -262,12 +297,11 @@ fn check_line(program: &Path, imp: &str, case: &Case) -> Value {
             0.0 < p50 && p50 <= p99 && p99 <= p999 && p999 <= max,
             "{what}: percentiles in order: {p50} {p99} {p999} {max}"
         );
-        // The mean round trip lies between the fastest (>= 0) and the slowest.
+        // No bound of ns_per_op by max: the mean includes the time between round trips,
+        // which the OS can stretch beyond any one round trip on a loaded machine.
         assert!(
-            o["ns_per_op"]
-                .as_f64()
-                .is_some_and(|ns| ns <= max * 1000.0 * 1.01 + 1000.0),
-            "{what}: ns_per_op at most max"
+            o["ns_per_op"].as_f64().is_some_and(|ns| ns > 0.0),
+            "{what}: ns_per_op"
         );
         assert!(
             o["background_msgs_per_s"]
@@ -543,7 +577,11 @@ fn bad_input_is_one_line_on_stderr_and_exit_2_too_many_processes() {
     // Used to abort out of memory while spawning.
     assert_one_line_usage_error(
         &["counting", "senders=100000000"],
-        &["senders+2", "processes"],
+        &["senders+receivers+1", "processes"],
+    );
+    assert_one_line_usage_error(
+        &["counting", "receivers=100000000"],
+        &["senders+receivers+1", "processes"],
     );
     assert_one_line_usage_error(&["memory", "p=100000000"], &["p+1", "processes"]);
     assert_one_line_usage_error(&["latency", "b=100000000"], &["b+3", "processes"]);
@@ -559,7 +597,11 @@ fn bad_input_is_one_line_on_stderr_and_exit_2_counts_beyond_memory() {
     // Used to panic with "capacity overflow" (exit 3, a backtrace on stderr).
     assert_one_line_usage_error(
         &["counting", "senders=18446744073709551615"],
-        &["senders+2", "processes"],
+        &["senders+receivers+1", "processes"],
+    );
+    assert_one_line_usage_error(
+        &["counting", "receivers=18446744073709551615"],
+        &["senders+receivers+1", "processes"],
     );
     assert_one_line_usage_error(&["memory", "p=18446744073709551615"], &["p ="]);
     assert_one_line_usage_error(&["mailbox", "k=18446744073709551615"], &["k ="]);
@@ -581,7 +623,11 @@ fn bad_input_is_one_line_on_stderr_and_exit_2_channel_senders_beyond_os_threads(
     // One OS thread a sender: it used to exit 101 (or abort) when the OS refused a thread.
     assert_one_line_usage_error(
         &["counting", "style=channel", "senders=100000"],
-        &["senders+1", "OS threads"],
+        &["senders+receivers", "OS threads"],
+    );
+    assert_one_line_usage_error(
+        &["counting", "style=channel", "receivers=100000"],
+        &["senders+receivers", "OS threads"],
     );
 }
 
@@ -645,7 +691,7 @@ fn help_states_the_bound_of_every_parameter() {
     for (bench, keys) in [
         ("ring", &["n", "m"][..]),
         ("spawn", &["n", "c"]),
-        ("counting", &["msgs", "senders"]),
+        ("counting", &["msgs", "senders", "receivers"]),
         ("mailbox", &["k"]),
         ("closure", &["n"]),
         ("memory", &["p"]),

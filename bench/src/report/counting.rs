@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use super::cell::{Results, faster_or_slower, ops_per_s, rate, server_vs_raw};
 use super::format;
 use super::id;
-use crate::suite::{Impl, Sizes};
+use crate::suite::{FAN_OUT_RECEIVERS, Impl, Sizes, fan_out_id};
 
 /// Appends this section to `md`.
 pub(super) fn section(md: &mut String, res: &Results<'_>, s: &Sizes) {
@@ -64,6 +64,20 @@ pub(super) fn section(md: &mut String, res: &Results<'_>, s: &Sizes) {
             );
         }
     }
+    let fan = |imp| res.cell(&fan_out_id(s), imp);
+    let (fo, fe) = (fan(Impl::Otter), fan(Impl::Erlang));
+    let one = |imp| res.cell(&cid(1, "raw"), imp);
+    let _ = writeln!(
+        md,
+        "\nFan-out: 1 sender, raw, round-robin to {FAN_OUT_RECEIVERS} counters (each send \
+         to another process than the one before): otter {}, erlang {} ({}); against 1 \
+         counter, otter {}, erlang {}.",
+        fo.show(ops_per_s, rate),
+        fe.show(ops_per_s, rate),
+        faster_or_slower(&fo, &fe, ops_per_s, true),
+        server_vs_raw(&fo, &one(Impl::Otter), ops_per_s, true),
+        server_vs_raw(&fe, &one(Impl::Erlang), ops_per_s, true),
+    );
     let floor = res.cell(&cid(1, "channel"), Impl::Otter);
     let raw = res.cell(&cid(1, "raw"), Impl::Otter);
     if let Some(f) = floor.median(ops_per_s) {

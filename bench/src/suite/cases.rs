@@ -85,6 +85,10 @@ pub(crate) struct Sizes {
 pub(crate) const LATENCY_B: u64 = 1000;
 pub(crate) const LATENCY_W: u64 = 5;
 
+/// counting's fan-out case: one sender round-robin to this many counters (issue 24: a
+/// sender spread over 60 processes on the other worker).
+pub(crate) const FAN_OUT_RECEIVERS: u64 = 60;
+
 impl Sizes {
     pub(crate) fn for_options(o: &Options) -> Sizes {
         let cores = sysinfo::cores() as u64;
@@ -151,6 +155,16 @@ pub(crate) fn cases(s: &Sizes) -> Vec<Case> {
             ));
         }
     }
+    // Fan-out: each send goes to another process than the one before.
+    v.push(case(
+        "counting",
+        &[
+            ("msgs", s.counting_msgs),
+            ("senders", 1),
+            ("receivers", FAN_OUT_RECEIVERS),
+        ],
+        &[("style", "raw")],
+    ));
     // The machine's floor for one queue between two cores (`counting style=channel`).
     let mut floor = case(
         "counting",
@@ -202,6 +216,19 @@ pub(crate) fn cases(s: &Sizes) -> Vec<Case> {
     v
 }
 
+/// The id of counting's fan-out case.
+pub(crate) fn fan_out_id(s: &Sizes) -> String {
+    case_id(
+        "counting",
+        &[
+            ("msgs", s.counting_msgs.to_string()),
+            ("senders", "1".to_string()),
+            ("receivers", FAN_OUT_RECEIVERS.to_string()),
+            ("style", "raw".to_string()),
+        ],
+    )
+}
+
 /// The id of the latency case with `hog` (0 or 1).
 pub(crate) fn latency_id(s: &Sizes, hog: u64) -> String {
     case_id(
@@ -245,6 +272,18 @@ mod tests {
         assert!(mb.iter().any(
             |c| c.id == "mailbox k=10000 order=reverse style=match" && c.impls == [Impl::Otter]
         ));
+    }
+
+    #[test]
+    fn fan_out_case() {
+        for o in [opts(&[]).unwrap(), opts(&["--quick"]).unwrap()] {
+            let s = Sizes::for_options(&o);
+            let c = cases(&s)
+                .into_iter()
+                .find(|c| c.id == fan_out_id(&s))
+                .expect("the fan-out case");
+            assert_eq!(c.impls, [Impl::Otter, Impl::Erlang]);
+        }
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! `process/cell.rs`, lifetime rule 1), pushes the message into the mailbox queue
 //! (`mailbox/queue.rs`), and wakes the receiver if the message found it idle
 //! (`process/state.rs`); the receiver goes to this worker's LIFO slot (`scheduler.rs`).
-//! A stream of sends to one receiver keeps its count in a per-thread cache instead of
-//! taking one per message (below).
+//! A stream of sends keeps the counts it takes in a per-thread cache instead of taking
+//! one per message (below).
 //!
 //! # Safety
 //!
@@ -21,7 +21,7 @@ use crate::process::harness::Task;
 use crate::process::state::TransitionToScheduled;
 use crate::process::table;
 use crate::scheduler::context;
-use crate::scheduler::tuning::STREAM_AFTER;
+use crate::scheduler::tuning::{STREAM_AFTER, STREAM_ENTRIES};
 
 impl<M> Pid<M> {
     /// Sends `message`. Never blocks; if the process has exited the message is dropped,
@@ -93,35 +93,39 @@ impl ProcessId {
 // # The stream cache
 //
 // A send takes a table count and gives it back: two locked instructions around the
-// mailbox's tail CAS. A process that streams to one receiver (`counting`) pays them on
-// every message. So a worker keeps the count of a run of sends to one process for the
-// rest of the poll: from the poll's `STREAM_AFTER + 1`-th send on, a send to the same
-// pid as the send before it takes a count once and keeps it in `STREAM`, and the sends
-// after it only check the slot's word (the pid still resolves) before they push.
+// mailbox's tail CAS. A process that streams to one receiver (`counting`), or spreads a
+// stream over several (`counting receivers=60`), pays them on every message. So a
+// worker keeps the counts a poll's streaming sends took until the poll ends: from the
+// poll's `STREAM_AFTER + 1`-th send on, a send looks at the entry of `KEPT`
+// (`scheduler/context.rs`) its pid's index picks (index mod `STREAM_ENTRIES`). If the
+// entry holds the pid's count, the send only checks the slot's word (the pid still
+// resolves) before it pushes; else it takes a count and keeps it there, giving back the
+// count of the receiver the entry held before.
 //
 // Rules:
 // 1. Only a worker keeps a count, and only on a process of its own runtime: the
 //    runtime's shutdown joins its workers before it waits for counts
 //    (`shutdown_processes`), and every count kept is given back by then.
-// 2. The worker gives the count back after every poll (`end_stream`, from
+// 2. The worker gives the counts back after every poll (`end_stream`, from
 //    `Worker::run_task`) and at every turn renewed in place (`worker::renew_turn`),
-//    and a send to another pid gives it back first. So a cell outlives its process's
-//    exit by at most the rest of one turn of one sender, as it does for a sender caught
-//    between its lookup and its release.
-// 3. `STREAM` is cleared before a kept count is released: the release may free a cell,
-//    whose messages' `Drop` may send. Such a send may keep a count again;
-//    `end_stream` loops until none is kept.
+//    and a send to another pid of the same entry gives that entry's back first. So a
+//    cell outlives its process's exit by at most the rest of one turn of one sender, as
+//    it does for a sender caught between its lookup and its release.
+// 3. Each kept count is in exactly one entry, and an entry is emptied before its count
+//    is released: the release may free a cell, whose messages' `Drop` may send. Such a
+//    send may keep a count again; `end_stream` loops until none is kept.
 // 4. The first `STREAM_AFTER` sends of a poll (all of a ring's or a ping-pong's) do
 //    not look at the cache at all.
 //
-// Measured, and what was tried first: docs/design/0009-stream-cache.md.
+// Measured, and what was tried first: docs/design/0009-stream-cache.md (one entry),
+// docs/design/0018-fan-out.md (several).
 
-/// The stream cache of one thread (`scheduler/context.rs` keeps it): the target of its
-/// last streaming send and the table count kept on it, if any (rules above).
+/// An entry of the stream cache (`scheduler/context.rs` keeps them): a pid and the
+/// table count this thread keeps on it, if any (rules above).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Stream {
-    /// `RawPid::to_bits` of the last target; `u64::MAX` names none (index `u32::MAX`
-    /// is past the table's end).
+    /// `RawPid::to_bits` of the pid; `u64::MAX` names none (index `u32::MAX` is past
+    /// the table's end).
     last: u64,
     /// The slot and cell of `last` on which this thread holds a table count.
     held: Option<(&'static table::Slot, NonNull<Header>)>,
@@ -134,19 +138,24 @@ impl Stream {
     };
 }
 
-/// Gives back the count the stream cache keeps, if any (rules 2 and 3). Called by the
-/// worker after every poll.
+/// Gives back the counts the stream cache keeps, if any (rules 2 and 3). Called by the
+/// worker after every poll; one load if the poll kept none.
 #[inline]
 pub(crate) fn end_stream() {
-    while let Some((slot, cell)) = context::stream().held {
-        context::set_stream(Stream::NONE);
-        release_slot(slot, cell);
+    loop {
+        let held = context::kept_held();
+        if held == 0 {
+            return;
+        }
+        if let Some((slot, cell)) = context::take_kept(held.trailing_zeros() as usize).held {
+            release_slot(slot, cell);
+        }
     }
 }
 
 /// Puts `message` in `pid`'s mailbox and schedules it; hands it back if it exited.
 ///
-/// Inlined into every caller (with [`Pid::send`]), and so is a send to the pid whose
+/// Inlined into every caller (with [`Pid::send`]), and so is a send to a pid whose
 /// count the stream cache keeps: in a send loop, that path is the caller's loop body,
 /// with the message built in place, and everything else ([`send_first`]'s lookup,
 /// [`stream_miss`], the wake-up) is a call.
@@ -156,14 +165,15 @@ pub(crate) fn send<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> 
     let sent = context::count_send();
     if sent > STREAM_AFTER {
         let spill = crate::scheduler::worker::spills_at(sent);
-        let s = context::stream();
-        if s.last == pid.raw.to_bits() {
-            if let Some((slot, cell)) = s.held {
+        let i = pid.raw.index as usize % STREAM_ENTRIES;
+        let e = context::kept(i);
+        if e.last == pid.raw.to_bits() {
+            if let Some((slot, cell)) = e.held {
                 if !slot.word.is_alive(pid.raw.generation) {
                     return Err(message);
                 }
-                // SAFETY: the count the cache keeps holds the cell until `end_stream`,
-                // after this call.
+                // SAFETY: the count the cache keeps holds the cell until `end_stream`
+                // or the entry's reuse, after this call.
                 unsafe { deliver_streamed(cell, message, spill) };
                 return Ok(());
             }
@@ -186,47 +196,41 @@ fn send_first<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> {
     Ok(())
 }
 
-/// A streaming send whose pid's count the cache does not keep: it looks the pid up,
-/// and keeps the count if the send before went to the same pid. It reads the cache
-/// itself rather than take the caller's copy, so that the caller's inlined fast path
-/// keeps the cache's fields in registers instead of spilling them for this call.
+/// A streaming send to a pid whose entry of the cache does not hold its count: looks
+/// the pid up, and keeps the count in the entry (rules above). It computes the entry
+/// itself rather than take the caller's, so that the caller's inlined fast path does
+/// not spill more registers for this call.
 #[inline(never)]
 fn stream_miss<M: Send + 'static>(pid: Pid<M>, message: M, spill: bool) -> Result<(), M> {
-    let s = context::stream();
-    let bits = pid.raw.to_bits();
-    if s.last != bits {
-        // A new target: forget the old one (rule 3: before its count goes back).
-        context::set_stream(Stream {
-            last: bits,
-            held: None,
-        });
-        if let Some((slot, cell)) = s.held {
-            release_slot(slot, cell);
-        }
-    }
     let Some(lookup) = ProcessRef::new(pid.raw) else {
         return Err(message);
     };
     // SAFETY: the count `lookup` holds keeps the cell allocated until it drops or moves
     // into the cache, after this call.
     unsafe { deliver(lookup.cell, message, spill) };
-    if s.last == bits {
-        keep(lookup);
-    }
+    keep(pid.raw.index as usize % STREAM_ENTRIES, lookup);
     Ok(())
 }
 
-/// The second send in a row to one pid: keeps its count in the stream cache if this
-/// thread is a worker of the process's runtime (rule 1); else gives it back.
-#[cold]
-fn keep(lookup: ProcessRef) {
+/// Keeps `lookup`'s count in entry `i` of the stream cache if this thread is a worker
+/// of the process's runtime (rule 1), and gives back the count the entry held; else
+/// gives `lookup`'s back.
+#[inline]
+fn keep(i: usize, lookup: ProcessRef) {
     let h = lookup.header();
-    if context::current_index(h.rt).is_some() && context::stream().held.is_none() {
-        let last = h.pid.to_bits();
-        let held = Some((lookup.slot, lookup.cell));
-        // The count moves into the cache, which releases it (`end_stream`).
-        std::mem::forget(lookup);
-        context::set_stream(Stream { last, held });
+    if context::current_index(h.rt).is_none() {
+        return;
+    }
+    let new = Stream {
+        last: h.pid.to_bits(),
+        held: Some((lookup.slot, lookup.cell)),
+    };
+    // The count moves into the cache, which releases it (`end_stream`, or the next
+    // `keep` into this entry).
+    std::mem::forget(lookup);
+    // Rule 3: the old count is in no entry before it goes back.
+    if let Some((slot, cell)) = context::replace_kept(i, new).held {
+        release_slot(slot, cell);
     }
 }
 

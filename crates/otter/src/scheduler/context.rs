@@ -27,7 +27,7 @@ use crate::exit::ExitReason;
 use crate::pid::RawPid;
 use crate::process::send::Stream;
 use crate::scheduler::Shared;
-use crate::scheduler::tuning::{BUDGET, CALL_SLOTS_PER_WORKER};
+use crate::scheduler::tuning::{BUDGET, CALL_SLOTS_PER_WORKER, STREAM_ENTRIES};
 use crate::timer::{Deferred, Timer};
 
 thread_local! {
@@ -38,8 +38,12 @@ thread_local! {
     static BUDGET_LEFT: Cell<u32> = const { Cell::new(BUDGET) };
     /// Messages sent by the running process in this poll.
     static SENT: Cell<u32> = const { Cell::new(0) };
-    /// The stream cache (`process/send.rs`).
-    static STREAM: Cell<Stream> = const { Cell::new(Stream::NONE) };
+    /// The stream cache (`process/send.rs`): its entries, one a pid index modulo
+    /// `STREAM_ENTRIES`...
+    static KEPT: [Cell<Stream>; STREAM_ENTRIES] =
+        const { [const { Cell::new(Stream::NONE) }; STREAM_ENTRIES] };
+    /// ...and which of them hold a table count, a bit each.
+    static KEPT_HELD: Cell<u64> = const { Cell::new(0) };
     /// The reason of the process whose future this thread is dropping at its exit.
     static EXIT_REASON: RefCell<Option<ExitReason>> = const { RefCell::new(None) };
     /// The timer of this worker's runtime (a counted reference: using it never touches
@@ -261,16 +265,30 @@ pub(crate) fn count_send() -> u32 {
 
 // ===== the stream cache =====
 
-/// This thread's stream cache.
+/// Entry `i` of this thread's stream cache (`i < STREAM_ENTRIES`).
 #[inline(always)]
-pub(crate) fn stream() -> Stream {
-    STREAM.with(Cell::get)
+pub(crate) fn kept(i: usize) -> Stream {
+    KEPT.with(|k| k[i].get())
 }
 
-/// Replaces this thread's stream cache.
+/// Puts `s`, which holds a count, in entry `i`; returns what the entry held.
+#[inline]
+pub(crate) fn replace_kept(i: usize, s: Stream) -> Stream {
+    KEPT_HELD.with(|h| h.set(h.get() | 1 << i));
+    KEPT.with(|k| k[i].replace(s))
+}
+
+/// Empties entry `i`; returns what it held.
+#[inline]
+pub(crate) fn take_kept(i: usize) -> Stream {
+    KEPT_HELD.with(|h| h.set(h.get() & !(1 << i)));
+    KEPT.with(|k| k[i].replace(Stream::NONE))
+}
+
+/// Which entries of this thread's stream cache hold a count, a bit each.
 #[inline(always)]
-pub(crate) fn set_stream(s: Stream) {
-    STREAM.with(|c| c.set(s));
+pub(crate) fn kept_held() -> u64 {
+    KEPT_HELD.with(Cell::get)
 }
 
 // ===== the exit being run =====

@@ -106,6 +106,23 @@ pub(crate) const LIFO_RECHECK: Duration = Duration::from_micros(100);
 /// See docs/design/0009-stream-cache.md.
 pub(crate) const STREAM_AFTER: u32 = 4;
 
+/// Entries of a worker's stream cache (`process/send.rs`): it keeps a table count on up
+/// to this many receivers of a poll's streaming sends, one an entry picked by the pid's
+/// index modulo this, and a send to a receiver whose entry holds its count takes none.
+/// A power of two, at most 64 (a bit an entry in one word says which hold a count, so
+/// that the end of a poll that kept none is one load). Trades the counts a fan-out keeps
+/// until its poll ends (each may hold the cell of a process that exited) against the
+/// receivers it covers: a sender round-robin over more processes than this, or over two
+/// whose indices collide, takes a count a send. Measure with `counting receivers=60`
+/// against `counting`.
+/// See docs/design/0018-fan-out.md.
+pub(crate) const STREAM_ENTRIES: usize = 64;
+
+const _: () = assert!(
+    STREAM_ENTRIES.is_power_of_two() && STREAM_ENTRIES <= 64,
+    "the stream cache's held slots are the bits of one u64"
+);
+
 /// The shortest call timeout whose timer is deferred (`server/reply.rs`): a call waiting
 /// at least this long puts its deadline in its worker's deferred list, and the worker
 /// arms it in the timer wheel only if the call still waits at the second flush after

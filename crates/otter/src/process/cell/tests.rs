@@ -144,6 +144,52 @@ fn a_stream_to_a_process_that_exits_loses_nothing() {
 }
 
 #[test]
+fn a_fan_out_over_more_receivers_than_entries_loses_nothing() {
+    // Sends past `STREAM_AFTER` keep a count on each receiver in the entry its index
+    // picks; with more receivers than entries, entries are taken over (the count they
+    // held goes back) on every round. Every other receiver exits after its first
+    // message, mid-stream: every message is received, handed back or dropped with its
+    // cell.
+    use crate::scheduler::tuning::STREAM_ENTRIES;
+    let receivers = STREAM_ENTRIES + 3;
+    for threads in [1, 2] {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let rt = Runtime::builder().threads(threads).build().unwrap();
+        let d = drops.clone();
+        let r = rt.block_on(move |cx: Context<()>| async move {
+            let to: Vec<_> = (0..receivers)
+                .map(|j| {
+                    cx.spawn(move |mut c: Context<Counted>| async move {
+                        c.recv().await;
+                        if j % 2 == 0 {
+                            loop {
+                                c.recv().await;
+                            }
+                        }
+                    })
+                })
+                .collect();
+            let mut accepted = 0;
+            for _ in 0..3 {
+                for p in &to {
+                    if p.try_send(Counted(d.clone())).is_ok() {
+                        accepted += 1;
+                    }
+                }
+            }
+            accepted
+        });
+        assert!(r.unwrap() >= receivers);
+        drop(rt);
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            3 * receivers,
+            "threads = {threads}"
+        );
+    }
+}
+
+#[test]
 fn a_message_dropped_with_a_kept_cell_may_stream() {
     // Rule 3 of the stream cache: the kept count of a process that streamed to
     // itself frees its cell after the poll, and the `Drop` of the messages left in
