@@ -187,6 +187,11 @@ fn run_one(bench: &str, kvs: &[String]) -> ExitCode {
         eprintln!("otter-bench: {bench}: {why}");
         return ExitCode::from(EXIT_USAGE);
     }
+    // The echo workload's server (serves until stdin closes) and load (not on otter) are
+    // programs of their own, past the same command-line checks.
+    if let Some(program) = workloads::echo::program(bench) {
+        return program(&params, threads);
+    }
     let rt = match otter::Runtime::builder()
         .threads(threads)
         .thread_name("otter-bench")

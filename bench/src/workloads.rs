@@ -1,5 +1,6 @@
 //! The seven seed workloads of `shared/WORKLOADS.md`, and `latency` (round trips under
-//! load, from its "Beyond the seeds" part), on otter.
+//! load) and `echo` (a TCP echo server and its load: `echo-server`, `echo-load`), from its
+//! "Beyond the seeds" part, on otter.
 //!
 //! Each workload is a [`Workload`]: its parameters (with defaults), a cross-parameter
 //! validation, and a `run` that executes one measurement on a runtime and returns an
@@ -9,6 +10,7 @@
 
 pub(crate) mod closure;
 pub(crate) mod counting;
+pub(crate) mod echo;
 pub(crate) mod latency;
 pub(crate) mod mailbox;
 pub(crate) mod memory;
@@ -52,6 +54,8 @@ pub(crate) const ALL: &[&Workload] = &[
     &memory::WORKLOAD,
     &pingpong::WORKLOAD,
     &latency::WORKLOAD,
+    &echo::SERVER,
+    &echo::LOAD,
 ];
 
 /// The workload called `name`.
