@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! otter-bench BENCH key=value ... [threads=N]     one measurement, one JSON line on stdout
-//! otter-bench suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang]
+//! otter-bench suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang] [--only BENCH,..]
 //! otter-bench                                     the suite with its defaults
 //! ```
 //!
@@ -85,7 +85,7 @@ fn usage() -> String {
     let limits = Limits::of_this_machine();
     let mut s = String::from(
         "usage: otter-bench BENCH [key=value ...] [threads=N]\n       \
-         otter-bench [suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang]]\n\
+         otter-bench [suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang] [--only BENCH,..]]\n\
          workloads (defaults shown; max: the largest value of each key on this machine, the\n\
          other keys at their defaults):",
     );

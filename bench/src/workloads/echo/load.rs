@@ -145,10 +145,14 @@ pub(super) fn main(p: &Params, threads: usize) -> ExitCode {
     }
     let server_stat = format!("/proc/{server_pid}/stat");
     std::thread::sleep(warm_end.saturating_duration_since(Instant::now()));
-    let server0 = (server_pid > 0).then(|| process_cpu(&server_stat)).flatten();
+    let server0 = (server_pid > 0)
+        .then(|| process_cpu(&server_stat))
+        .flatten();
     let self0 = process_cpu("/proc/self/stat");
     std::thread::sleep(end.saturating_duration_since(Instant::now()));
-    let server1 = (server_pid > 0).then(|| process_cpu(&server_stat)).flatten();
+    let server1 = (server_pid > 0)
+        .then(|| process_cpu(&server_stat))
+        .flatten();
     let self1 = process_cpu("/proc/self/stat");
 
     let mut total = Tally::default();
@@ -201,8 +205,9 @@ pub(super) fn main(p: &Params, threads: usize) -> ExitCode {
                 }),
         ));
         if cpu.is_none() {
-            out.notes
-                .push(format!("the server's /proc/{server_pid}/stat became unreadable"));
+            out.notes.push(format!(
+                "the server's /proc/{server_pid}/stat became unreadable"
+            ));
         }
     }
     let mut line = json("echo-load", p, threads, &out);
@@ -656,12 +661,24 @@ mod tests {
 
     #[test]
     fn histogram_buckets_are_within_one_128th() {
-        for ns in [0u64, 1, 127, 128, 255, 256, 1000, 12_345, 999_999, 1 << 40, u64::MAX / 2] {
+        for ns in [
+            0u64,
+            1,
+            127,
+            128,
+            255,
+            256,
+            1000,
+            12_345,
+            999_999,
+            1 << 40,
+            u64::MAX / 2,
+        ] {
             let v = Histogram::value(Histogram::index(ns));
             let err = v.abs_diff(ns) as f64 / (ns.max(1)) as f64;
             assert!(err <= 1.0 / 128.0, "{ns} -> {v}");
         }
-        assert_eq!(Histogram::index(u64::MAX) < Histogram::new().counts.len(), true);
+        assert!(Histogram::index(u64::MAX) < Histogram::new().counts.len());
     }
 
     #[test]
