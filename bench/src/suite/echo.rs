@@ -7,7 +7,8 @@
 //!    server_pid=PID`, on core 1 (`taskset -c 1`), through `invoke` like any run.
 //! 3. The server's stdin is closed; it must exit 0 within [`SERVER_EXIT`].
 //!
-//! The load's line is the run's, with `server` (the server's line) and `pinning` added.
+//! The load's line is the run's, its `bench` the case's (`echo`), with `server` (the
+//! server's line) and `pinning` added.
 //! Without `taskset` or with a single core both run unpinned, and `pinning` says so. A case
 //! whose connections do not fit in `ulimit -n` (both processes need one descriptor per
 //! connection) is skipped with the reason.
@@ -140,6 +141,8 @@ pub(super) fn run(
         )),
     };
     let extend = |v: &mut Value| {
+        // The run is the case's (`echo`), measured by echo-load.
+        v["bench"] = BENCH.into();
         v["server"] = server_line.clone().unwrap_or(Value::Null);
         v["pinning"] = pin.describe().into();
     };
