@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! otter-bench BENCH key=value ... [threads=N]     one measurement, one JSON line on stdout
-//! otter-bench suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang]
+//! otter-bench suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang] [--only BENCH,..]
 //! otter-bench                                     the suite with its defaults
 //! ```
 //!
@@ -85,7 +85,7 @@ fn usage() -> String {
     let limits = Limits::of_this_machine();
     let mut s = String::from(
         "usage: otter-bench BENCH [key=value ...] [threads=N]\n       \
-         otter-bench [suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang]]\n\
+         otter-bench [suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang] [--only BENCH,..]]\n\
          workloads (defaults shown; max: the largest value of each key on this machine, the\n\
          other keys at their defaults):",
     );
@@ -186,6 +186,11 @@ fn run_one(bench: &str, kvs: &[String]) -> ExitCode {
     if let Err(why) = workloads::check(w, &params, &Limits::of_this_machine()) {
         eprintln!("otter-bench: {bench}: {why}");
         return ExitCode::from(EXIT_USAGE);
+    }
+    // The echo workload's server (serves until stdin closes) and load (not on otter) are
+    // programs of their own, past the same command-line checks.
+    if let Some(program) = workloads::echo::program(bench) {
+        return program(&params, threads);
     }
     let rt = match otter::Runtime::builder()
         .threads(threads)

@@ -10,13 +10,15 @@
 //! One file per section: `headline.rs` (the summary table), `targets.rs` (the server
 //! layer's targets, under it), then one per seed in report order (`ring.rs`, `spawn.rs`,
 //! `counting.rs`, `mailbox.rs`, `closure.rs`, `memory.rs`, `pingpong.rs`, then `latency.rs`,
-//! round trips under load, with `latency.svg`); `cell.rs` holds
+//! round trips under load, with `latency.svg`; `echo.rs`, a TCP echo server under load,
+//! with `echo.svg`); `cell.rs` holds
 //! what they share (medians, ratios), `format.rs` how figures are written, `plot.rs` the
 //! charts (drawn with `plotters`), `results.rs` the raw data (`results.jsonl`, `meta.json`).
 
 mod cell;
 mod closure;
 mod counting;
+mod echo;
 pub(crate) mod format;
 mod headline;
 mod latency;
@@ -203,6 +205,7 @@ pub(crate) fn write(
     memory::section(&mut md, &res, sizes);
     pingpong::section(&mut md, &res, sizes);
     latency::section(&mut md, &res, sizes, o)?;
+    echo::section(&mut md, &res, sizes, o)?;
 
     if !skip_reasons.is_empty() {
         let _ = writeln!(md, "\n## Skipped runs\n");

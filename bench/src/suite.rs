@@ -1,7 +1,7 @@
 //! `otter-bench suite`: the seeds' experiments, otter against the Erlang reference.
 //!
 //! ```text
-//! otter-bench suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang]
+//! otter-bench suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang] [--only BENCH,..]
 //! ```
 //!
 //! Every measurement is one subprocess: this binary (`std::env::current_exe`) or the Erlang
@@ -21,9 +21,14 @@
 //!   Erlang run takes over 60 s (or times out), the larger k of that order are skipped for
 //!   Erlang, and so are further repetitions of that k; the report says so;
 //! * closure: n = 10M, both styles; memory: p = 100000; pingpong: r = 1M, both styles;
-//! * latency: r = 3000 (500 with `--quick`) timed round trips, b = 1000, w = 5, hog 0 and 1.
+//! * latency: r = 3000 (500 with `--quick`) timed round trips, b = 1000, w = 5, hog 0 and 1;
+//! * echo: a TCP echo server (otter's, Erlang's) in passive and active mode under
+//!   `echo-load`, conns in {1, 100, 1000} (and 10000 with `--full`, if `ulimit -n` allows),
+//!   size in {64, 4096}, 3 s measured (`--quick`: conns 1 and 100, size 64, 1 s); the
+//!   server on core 0, the load on core 1 (`suite/echo.rs`).
 //!
-//! `--quick` runs every case at a small size (the whole suite in well under a minute, for
+//! `--only BENCH,..` runs the cases of those workloads alone (the report's other sections are
+//! then empty). `--quick` runs every case at a small size (the whole suite in well under a minute, for
 //! CI). `--no-erlang` runs otter alone; so does a machine without `erl` on PATH (the suite
 //! says how to install it and marks the Erlang cases skipped).
 //!
@@ -36,6 +41,7 @@
 //! Exit code 0, or 1 if any run failed its check or crashed.
 
 mod cases;
+mod echo;
 mod invoke;
 
 use std::collections::HashMap;
@@ -50,8 +56,8 @@ use serde_json::Value;
 
 use crate::{report, sysinfo};
 pub(crate) use cases::{
-    Case, FAN_OUT_RECEIVERS, Impl, LATENCY_B, LATENCY_W, Sizes, case_id, cases, fan_out_id,
-    latency_id,
+    Case, FAN_OUT_RECEIVERS, Impl, LATENCY_B, LATENCY_W, Sizes, case_id, cases, echo_id,
+    fan_out_id, latency_id,
 };
 use invoke::{erlang_bench, invoke};
 
@@ -60,7 +66,7 @@ const ERLANG_CUTOFF_SECS: f64 = 60.0;
 /// How to get Erlang, for the message when `erl` is missing.
 pub(crate) const INSTALL_ERLANG: &str = "apt-get install -y erlang-nox";
 
-const SUITE_USAGE: &str = "usage: otter-bench suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang]";
+const SUITE_USAGE: &str = "usage: otter-bench suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang] [--only BENCH,..]";
 /// The most repetitions `--reps` takes: a default run takes about 15 minutes a repetition,
 /// so 1000 is ten days; the bound catches typos and keeps the run count in range.
 pub(crate) const MAX_REPS: u64 = 1000;
@@ -77,6 +83,8 @@ pub(crate) struct Options {
     pub(crate) out: PathBuf,
     pub(crate) timeout: Duration,
     pub(crate) no_erlang: bool,
+    /// `--only ring,echo`: the cases of these workloads alone (empty: every case).
+    pub(crate) only: Vec<String>,
 }
 
 /// The suite's command line. An error's message quotes what was given escaped (`{:?}`), so
@@ -89,6 +97,7 @@ pub(crate) fn parse_options(args: &[String]) -> Result<Options, String> {
         out: PathBuf::from("bench-report"),
         timeout: Duration::ZERO,
         no_erlang: false,
+        only: Vec::new(),
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -111,6 +120,18 @@ pub(crate) fn parse_options(args: &[String]) -> Result<Options, String> {
                 o.timeout = Duration::from_secs(secs);
             }
             "--out" => o.out = PathBuf::from(value("--out")?),
+            "--only" => {
+                let known = cases::benches();
+                for b in value("--only")?.split(',') {
+                    if !known.contains(&b) {
+                        return Err(format!(
+                            "--only: unknown workload {b:?} (one of {})",
+                            known.join(", ")
+                        ));
+                    }
+                    o.only.push(b.to_string());
+                }
+            }
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown suite option {other:?}")),
         }
@@ -261,7 +282,10 @@ fn run(o: &Options) -> Result<ExitCode, String> {
     .map_err(|e| format!("cannot write meta.json: {e}"))?;
 
     let sizes = Sizes::for_options(o);
-    let cases = cases(&sizes);
+    let cases: Vec<Case> = cases(&sizes)
+        .into_iter()
+        .filter(|c| o.only.is_empty() || o.only.iter().any(|b| b == c.bench))
+        .collect();
     let total: usize = cases.iter().map(|c| c.impls.len()).sum::<usize>() * o.reps;
     let tty = std::io::stderr().is_terminal();
     let bar = if tty {
@@ -333,7 +357,11 @@ fn run(o: &Options) -> Result<ExitCode, String> {
                         }
                         let argv: Vec<String> =
                             args.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                        invoke(&program, c.bench, &argv, o.timeout)
+                        if c.bench == echo::BENCH {
+                            echo::run(&program, &me, &args, o.timeout)
+                        } else {
+                            invoke(&program, c.bench, &argv, o.timeout)
+                        }
                     }
                 };
                 if imp == Impl::Erlang {
@@ -460,5 +488,11 @@ mod tests {
         assert!(opts(&["--reps"]).is_err());
         assert!(opts(&["--quick", "--full"]).is_err());
         assert!(opts(&["--bogus"]).is_err());
+        assert_eq!(
+            opts(&["--only", "echo,ring"]).unwrap().only,
+            ["echo", "ring"]
+        );
+        assert!(opts(&["--only", "echo,nope"]).is_err());
+        assert!(opts(&["--only"]).is_err());
     }
 }

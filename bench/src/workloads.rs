@@ -1,5 +1,6 @@
 //! The seven seed workloads of `shared/WORKLOADS.md`, and `latency` (round trips under
-//! load, from its "Beyond the seeds" part), on otter.
+//! load) and `echo` (a TCP echo server and its load: `echo-server`, `echo-load`), from its
+//! "Beyond the seeds" part, on otter.
 //!
 //! Each workload is a [`Workload`]: its parameters (with defaults), a cross-parameter
 //! validation, and a `run` that executes one measurement on a runtime and returns an
@@ -9,6 +10,7 @@
 
 pub(crate) mod closure;
 pub(crate) mod counting;
+pub(crate) mod echo;
 pub(crate) mod latency;
 pub(crate) mod mailbox;
 pub(crate) mod memory;
@@ -52,6 +54,8 @@ pub(crate) const ALL: &[&Workload] = &[
     &memory::WORKLOAD,
     &pingpong::WORKLOAD,
     &latency::WORKLOAD,
+    &echo::SERVER,
+    &echo::LOAD,
 ];
 
 /// The workload called `name`.
@@ -297,18 +301,32 @@ mod tests {
         let small = Limits::with_budget(1 << 30);
         for o in [parse_options(&[]), parse_options(&["--full".to_string()])] {
             for c in cases(&Sizes::for_options(&o.expect("options"))) {
-                let args: Vec<String> = c
+                let mut args: Vec<String> = c
                     .args
                     .iter()
                     .chain(&c.otter_extra)
                     .map(|(k, v)| format!("{k}={v}"))
                     .collect();
+                // An echo case runs two programs; the load is the one that holds the memory.
+                let bench = if c.bench == "echo" {
+                    args.retain(|a| !a.starts_with("mode="));
+                    args.push("port=1".into());
+                    "echo-load"
+                } else {
+                    c.bench
+                };
                 let args: Vec<&str> = args.iter().map(String::as_str).collect();
-                assert_eq!(checked(c.bench, &args, &small), Ok(()), "{}", c.id);
+                assert_eq!(checked(bench, &args, &small), Ok(()), "{}", c.id);
             }
         }
         for w in ALL {
-            assert_eq!(checked(w.name, &[], &small), Ok(()), "{} defaults", w.name);
+            // echo-load has no default port: the server's must be given.
+            let port: &[&str] = if w.name == "echo-load" {
+                &["port=1"]
+            } else {
+                &[]
+            };
+            assert_eq!(checked(w.name, port, &small), Ok(()), "{} defaults", w.name);
         }
     }
 

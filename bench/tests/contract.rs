@@ -471,7 +471,7 @@ fn suite_quick_writes_the_report() {
         }
     }
     for bench in [
-        "ring", "spawn", "counting", "mailbox", "closure", "memory", "pingpong", "latency",
+        "ring", "spawn", "counting", "mailbox", "closure", "memory", "pingpong", "latency", "echo",
     ] {
         assert!(
             lines
@@ -500,6 +500,7 @@ fn suite_quick_writes_the_report() {
         "### Targets",
         "Latency",
         "latency.svg",
+        "echo.svg",
         "steal time",
         "ring.svg",
         "mailbox.svg",
@@ -513,6 +514,7 @@ fn suite_quick_writes_the_report() {
         "mailbox.svg",
         "closure.svg",
         "latency.svg",
+        "echo.svg",
     ] {
         let s = std::fs::read_to_string(out.join(svg)).unwrap_or_else(|e| panic!("{svg}: {e}"));
         assert!(
@@ -724,4 +726,200 @@ fn help_states_the_bound_of_every_parameter() {
             "--help explains the bounds ({needle})"
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// echo (WORKLOADS.md "echo"): a server that serves until its stdin closes, and the load
+// generator (otter-bench only) that measures it.
+
+/// A running echo server: its process, and its JSON line.
+struct EchoServer {
+    child: std::process::Child,
+    line: Value,
+}
+
+/// Starts `program echo-server port=0 mode=MODE threads=1` and reads its line.
+fn start_echo_server(program: &Path, imp: &str, mode: &str) -> EchoServer {
+    use std::io::BufRead;
+    let mut child = Command::new(program)
+        .args([
+            "echo-server",
+            "port=0",
+            &format!("mode={mode}"),
+            "threads=1",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+    let out = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = std::io::BufReader::new(out).lines();
+        let _ = tx.send(lines.next());
+        // Drained until the server exits, so that it never blocks on stdout.
+        for _ in lines {}
+    });
+    let first = rx.recv_timeout(Duration::from_secs(60));
+    let line = match first {
+        Ok(Some(Ok(l))) => l,
+        other => {
+            let _ = child.kill();
+            panic!("{imp} echo-server mode={mode}: no line: {other:?}");
+        }
+    };
+    let v: Value = serde_json::from_str(&line)
+        .unwrap_or_else(|e| panic!("{imp} echo-server: not JSON ({e}): {line}"));
+    assert_eq!(v["bench"], json!("echo-server"), "{line}");
+    assert_eq!(v["impl"], json!(imp), "{line}");
+    assert_eq!(v["mode"], json!(mode), "{line}");
+    assert_eq!(v["threads"], json!(1), "{line}");
+    assert!(v["port"].as_u64().is_some_and(|p| p > 0), "{line}");
+    EchoServer { child, line: v }
+}
+
+impl EchoServer {
+    /// Closes its stdin; it must exit 0 soon after.
+    fn stop(mut self, what: &str) {
+        drop(self.child.stdin.take());
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(st) = self.child.try_wait().expect("wait") {
+                break st;
+            }
+            if t0.elapsed() > Duration::from_secs(20) {
+                let _ = self.child.kill();
+                panic!("{what}: the server did not exit once its stdin closed");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        assert_eq!(status.code(), Some(0), "{what}: the server's exit code");
+    }
+}
+
+/// Runs echo-load against `server` (conns=4, seconds=1) and checks its line.
+fn check_echo_load(server: &EchoServer, what: &str, size: u64) {
+    let port = server.line["port"].as_u64().expect("port");
+    let pid = server.child.id();
+    let args = [
+        "echo-load".to_string(),
+        format!("port={port}"),
+        "conns=4".into(),
+        format!("size={size}"),
+        "seconds=1".into(),
+        format!("server_pid={pid}"),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = run(Path::new(OTTER), &args, Duration::from_secs(60));
+    assert_eq!(
+        r.code,
+        Some(0),
+        "{what}: echo-load exit; stderr: {}",
+        r.stderr
+    );
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{what}: one line: {:?}", r.stdout);
+    let v: Value = serde_json::from_str(lines[0]).expect("JSON");
+    assert_eq!(v["bench"], json!("echo-load"), "{what}");
+    assert_eq!(
+        v["params"],
+        json!({"port": port, "conns": 4, "size": size, "seconds": 1, "server_pid": pid}),
+        "{what}"
+    );
+    assert_eq!(v["check"], json!("ok"), "{what}");
+    assert_eq!(v["errors"], json!(0), "{what}");
+    assert_eq!(v["connections"], json!(4), "{what}");
+    let n = v["round_trips"].as_u64().expect("round_trips");
+    assert!(n > 0, "{what}: round trips");
+    assert_eq!(v["ops"].as_u64(), Some(n), "{what}: ops = round_trips");
+    let rate = v["ops_per_s"].as_f64().expect("ops_per_s");
+    let secs = v["seconds"].as_f64().expect("seconds");
+    assert!(
+        (rate - n as f64 / secs).abs() <= rate * 0.01 + 0.1,
+        "{what}: ops_per_s"
+    );
+    let us = |k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{what}: {k}"));
+    let (p50, p99, p999, max) = (us("p50_us"), us("p99_us"), us("p999_us"), us("max_us"));
+    // The percentiles come from buckets 0.8% wide; the max is exact.
+    assert!(
+        0.0 < p50 && p50 <= p99 && p99 <= p999 && p999 <= max * 1.01,
+        "{what}: percentiles in order: {p50} {p99} {p999} {max}"
+    );
+    assert!(
+        v["server_cpu_s_per_million"]
+            .as_f64()
+            .is_some_and(|c| c >= 0.0),
+        "{what}: server_cpu_s_per_million: {}",
+        lines[0]
+    );
+}
+
+fn check_echo(program: &Path, imp: &str) {
+    for mode in ["passive", "active"] {
+        let what = format!("{imp} echo-server mode={mode}");
+        let server = start_echo_server(program, imp, mode);
+        check_echo_load(&server, &what, 64);
+        check_echo_load(&server, &what, 100_000);
+        server.stop(&what);
+    }
+}
+
+#[test]
+fn otter_echo_server_and_load_keep_the_contract() {
+    check_echo(Path::new(OTTER), "otter");
+}
+
+#[test]
+fn erlang_echo_server_keeps_the_contract() {
+    if !erlang_available() {
+        return;
+    }
+    check_echo(&erlang_bench(), "erlang");
+}
+
+#[test]
+fn echo_rejects_bad_arguments() {
+    let bad: &[&[&str]] = &[
+        &["echo-server", "mode=bogus"],
+        &["echo-server", "port=65536"],
+        &["echo-server", "port=-1"],
+        &["echo-server", "conns=4"],
+        &["echo-server", "threads=0"],
+    ];
+    let load_bad: &[&[&str]] = &[
+        &["echo-load", "conns=4"], // no port
+        &["echo-load", "port=1", "conns=0"],
+        &["echo-load", "port=1", "size=0"],
+        &["echo-load", "port=1", "seconds=0"],
+        &["echo-load", "port=1", "seconds=3601"],
+        &["echo-load", "port=1", "mode=passive"],
+        &["echo-load", "port=1", "conns=999999"], // beyond ulimit -n
+        &["echo-load", "port=1", "server_pid=4194304"], // no such process
+    ];
+    for args in bad.iter().chain(load_bad) {
+        let r = run(Path::new(OTTER), args, REFUSAL_LIMIT);
+        let what = format!("otter-bench {args:?}");
+        assert_eq!(r.code, Some(2), "{what}: exit code; stderr: {}", r.stderr);
+        assert!(r.stdout.is_empty(), "{what}: stdout: {:?}", r.stdout);
+        assert_eq!(r.stderr.lines().count(), 1, "{what}: {:?}", r.stderr);
+    }
+    if erl_on_path() {
+        for args in bad {
+            let r = run(&erlang_bench(), args, Duration::from_secs(60));
+            let what = format!("erlang-reference/bench {args:?}");
+            assert_eq!(r.code, Some(2), "{what}: exit code; stderr: {}", r.stderr);
+            assert!(r.stdout.is_empty(), "{what}: stdout: {:?}", r.stdout);
+        }
+    }
+    // A port in use: the server says so and exits non-zero, with nothing on stdout.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = taken.local_addr().expect("addr").port().to_string();
+    let r = run(
+        Path::new(OTTER),
+        &["echo-server", &format!("port={port}")],
+        REFUSAL_LIMIT,
+    );
+    assert_eq!(r.code, Some(3), "port in use: {}", r.stderr);
+    assert!(r.stdout.is_empty() && r.stderr.contains("cannot listen"));
 }

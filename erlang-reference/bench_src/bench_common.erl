@@ -16,6 +16,11 @@
 %%%                             check := ok | string(),
 %%%                             extra => [{atom(), json()}], note => string()}
 %%% `threads=N` is accepted for every workload and handled here.
+%%%
+%%% A service instead of a measurement (echo-server) exports serve(Params) ->
+%%% {ok, [{Key, json()}]} | {error, Msg} in place of run/1: once it is serving, the line
+%%% {"bench":..,"impl":"erlang",Fields..,"threads":N,..} is printed, stdin is read until it
+%%% closes, and the exit code is 0 (3 if it cannot serve).
 -module(bench_common).
 
 -export([main/1]).
@@ -35,7 +40,8 @@ workloads() ->
      {"closure", closure},
      {"memory", memory},
      {"pingpong", pingpong},
-     {"latency", latency}].
+     {"latency", latency},
+     {"echo-server", echo_server}].
 
 %%%=====================================================================
 %%% Entry point
@@ -68,6 +74,12 @@ run_main([Bench | KVs]) ->
         _ -> ok
     end,
     _ = erlang:system_flag(schedulers_online, Threads),
+    case erlang:function_exported(Mod, serve, 1) of
+        true -> serve(Bench, Mod, Params, Threads);
+        false -> measure(Bench, Mod, Spec, Params, Threads)
+    end.
+
+measure(Bench, Mod, Spec, Params, Threads) ->
     Result = run_isolated(Mod, Params),
     #{seconds := Seconds, ops := Ops, check := Check} = Result,
     Line = report(Bench, Spec, Params, Threads, Seconds, Ops, Check, Result),
@@ -75,6 +87,30 @@ run_main([Bench | KVs]) ->
     case Check of
         ok -> 0;
         _ -> ?EXIT_CHECK_FAILED
+    end.
+
+%% A service: serve, print its line, then wait for stdin to close.
+serve(Bench, Mod, Params, Threads) ->
+    case Mod:serve(Params) of
+        {ok, Fields} ->
+            Line = json({obj, [{bench, list_to_binary(Bench)}, {impl, <<"erlang">>}]
+                         ++ Fields
+                         ++ [{threads, Threads},
+                             {otp, list_to_binary(erlang:system_info(otp_release))}]
+                         ++ versions()}),
+            io:put_chars(standard_io, [Line, $\n]),
+            wait_for_eof(),
+            0;
+        {error, Why} ->
+            io:format(standard_error, "bench: ~ts: ~ts~n", [Bench, Why]),
+            3
+    end.
+
+wait_for_eof() ->
+    case io:get_line(standard_io, "") of
+        eof -> ok;
+        {error, _} -> ok;
+        _ -> wait_for_eof()
     end.
 
 usage() ->

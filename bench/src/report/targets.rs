@@ -220,6 +220,7 @@ mod tests {
             out: PathBuf::new(),
             timeout: Duration::ZERO,
             no_erlang: false,
+            only: Vec::new(),
         };
         let sizes = Sizes::for_options(&o);
         let cases = cases(&sizes);

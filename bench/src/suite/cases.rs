@@ -78,6 +78,40 @@ pub(crate) struct Sizes {
     pub(crate) pingpong_r: u64,
     /// latency: timed round trips (b = 1000, w = 5 µs, hog 0 and 1).
     pub(crate) latency_r: u64,
+    /// echo: connections, bytes per round trip, measured seconds.
+    pub(crate) echo: EchoSizes,
+}
+
+/// The echo cases' sizes: every conns × size, both modes.
+#[derive(Debug, Clone)]
+pub(crate) struct EchoSizes {
+    pub(crate) conns: Vec<u64>,
+    pub(crate) sizes: Vec<u64>,
+    pub(crate) seconds: u64,
+}
+
+impl EchoSizes {
+    fn for_options(o: &Options) -> EchoSizes {
+        if o.quick {
+            EchoSizes {
+                conns: vec![1, 100],
+                sizes: vec![64],
+                seconds: 1,
+            }
+        } else {
+            // WORKLOADS.md's 10,000 connections only with --full (the run itself is
+            // skipped if `ulimit -n` is too low: suite/echo.rs).
+            let mut conns = vec![1, 100, 1000];
+            if o.full {
+                conns.push(10_000);
+            }
+            EchoSizes {
+                conns,
+                sizes: vec![64, 4096],
+                seconds: 3,
+            }
+        }
+    }
 }
 
 /// latency's background: processes in the ring (b) and µs of computing per message (w),
@@ -110,6 +144,7 @@ impl Sizes {
                 memory_p: 10_000,
                 pingpong_r: 100_000,
                 latency_r: 500,
+                echo: EchoSizes::for_options(o),
             }
         } else {
             Sizes {
@@ -128,6 +163,7 @@ impl Sizes {
                 // average (a fifth of them wait for the hog's 70 ms valve), so 3000 take
                 // about a minute; the BEAM's take 3-6 s.
                 latency_r: 3000,
+                echo: EchoSizes::for_options(o),
             }
         }
     }
@@ -213,6 +249,13 @@ pub(crate) fn cases(s: &Sizes) -> Vec<Case> {
             &[],
         ));
     }
+    for mode in ["passive", "active"] {
+        for &size in &s.echo.sizes {
+            for &conns in &s.echo.conns {
+                v.push(echo_case(s, conns, size, mode));
+            }
+        }
+    }
     v
 }
 
@@ -227,6 +270,46 @@ pub(crate) fn fan_out_id(s: &Sizes) -> String {
             ("style", "raw".to_string()),
         ],
     )
+}
+
+/// The workloads the suite has cases of (`--only` takes these).
+pub(crate) fn benches() -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = Vec::new();
+    for o in [true, false] {
+        let opts = Options {
+            quick: o,
+            full: !o,
+            reps: 1,
+            out: Default::default(),
+            timeout: Default::default(),
+            no_erlang: true,
+            only: Vec::new(),
+        };
+        for c in cases(&Sizes::for_options(&opts)) {
+            if !v.contains(&c.bench) {
+                v.push(c.bench);
+            }
+        }
+    }
+    v
+}
+
+/// The echo case: a server in `mode` (otter or Erlang) under echo-load's `conns` x `size`.
+fn echo_case(s: &Sizes, conns: u64, size: u64, mode: &str) -> Case {
+    case(
+        "echo",
+        &[
+            ("conns", conns),
+            ("size", size),
+            ("seconds", s.echo.seconds),
+        ],
+        &[("mode", mode)],
+    )
+}
+
+/// The id of the echo case.
+pub(crate) fn echo_id(s: &Sizes, conns: u64, size: u64, mode: &str) -> String {
+    echo_case(s, conns, size, mode).id
 }
 
 /// The id of the latency case with `hog` (0 or 1).
@@ -283,6 +366,18 @@ mod tests {
                 .find(|c| c.id == fan_out_id(&s))
                 .expect("the fan-out case");
             assert_eq!(c.impls, [Impl::Otter, Impl::Erlang]);
+        }
+    }
+
+    #[test]
+    fn echo_cases() {
+        for (args, n) in [(&[][..], 12), (&["--quick"][..], 4), (&["--full"][..], 16)] {
+            let s = Sizes::for_options(&opts(args).unwrap());
+            let cs = cases(&s);
+            let echo: Vec<&Case> = cs.iter().filter(|c| c.bench == "echo").collect();
+            assert_eq!(echo.len(), n, "{args:?}");
+            assert!(echo.iter().all(|c| c.impls == [Impl::Otter, Impl::Erlang]));
+            assert!(cs.iter().any(|c| c.id == echo_id(&s, 1, 64, "passive")));
         }
     }
 
