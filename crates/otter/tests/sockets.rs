@@ -32,6 +32,22 @@ fn std_client(addr: SocketAddr) -> std::net::TcpStream {
     s
 }
 
+/// A peer outside otter that accepts one connection and reads it: its thread returns
+/// what the first read gave (`Ok(0)`: end-of-stream, the otter side closed).
+fn peer_reading_to_the_end() -> (
+    SocketAddr,
+    std::thread::JoinHandle<Result<usize, ErrorKind>>,
+) {
+    let peer = std::net::TcpListener::bind(any_port()).unwrap();
+    let addr = peer.local_addr().unwrap();
+    let reader = std::thread::spawn(move || {
+        let (mut conn, _) = peer.accept().unwrap();
+        conn.set_read_timeout(Some(GUARD)).unwrap();
+        conn.read(&mut [0u8; 1]).map_err(|e| e.kind())
+    });
+    (addr, reader)
+}
+
 /// An echo server: one process per connection, each echoing until its peer closes.
 async fn echo_server(cx: Context<()>, listener: TcpListener) {
     loop {
@@ -101,13 +117,7 @@ rt_test!(
         // The peer outside otter sees end-of-stream once the owner is gone: after a
         // return, a panic, an exit signal and a kill.
         for how in ["return", "panic", "exit signal", "kill"] {
-            let peer = std::net::TcpListener::bind(any_port()).unwrap();
-            let addr = peer.local_addr().unwrap();
-            let reader = std::thread::spawn(move || {
-                let (mut conn, _) = peer.accept().unwrap();
-                conn.set_read_timeout(Some(GUARD)).unwrap();
-                conn.read(&mut [0u8; 1]).map_err(|e| e.kind())
-            });
+            let (addr, reader) = peer_reading_to_the_end();
             rt.block_on(move |mut cx: Context<()>| async move {
                 let root = cx.pid();
                 let owner = cx.spawn(move |mut c: Context<()>| async move {
@@ -432,13 +442,7 @@ rt_test!(
 rt_test!(
     an_active_socket_is_closed_when_its_owner_exits,
     |rt: &Runtime| {
-        let peer = std::net::TcpListener::bind(any_port()).unwrap();
-        let addr = peer.local_addr().unwrap();
-        let reader = std::thread::spawn(move || {
-            let (mut conn, _) = peer.accept().unwrap();
-            conn.set_read_timeout(Some(GUARD)).unwrap();
-            conn.read(&mut [0u8; 1]).map_err(|e| e.kind())
-        });
+        let (addr, reader) = peer_reading_to_the_end();
         rt.block_on(move |mut cx: Context<()>| async move {
             let root = cx.pid();
             cx.spawn(move |cx: Context<Owner>| async move {
