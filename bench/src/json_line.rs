@@ -46,18 +46,21 @@ pub(crate) fn json(bench: &str, params: &Params, threads: usize, out: &Outcome) 
         .into(),
     );
     m.insert("threads".into(), threads.into());
-    m.insert(
-        "build".into(),
-        if cfg!(debug_assertions) {
-            "debug"
-        } else {
-            "release"
-        }
-        .into(),
-    );
-    m.insert("alloc".into(), crate::ALLOC.into());
+    add_build(&mut m);
     if !out.notes.is_empty() {
         m.insert("note".into(), out.notes.join("; ").into());
     }
     Value::Object(m)
+}
+
+/// The fields every line of this program carries about its build: `build` (debug or
+/// release) and `alloc` (the global allocator).
+pub(crate) fn add_build(m: &mut Map<String, Value>) {
+    let build = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
+    m.insert("build".into(), build.into());
+    m.insert("alloc".into(), crate::ALLOC.into());
 }

@@ -94,16 +94,7 @@ fn line(p: &Params, port: u16, threads: usize) -> Value {
     let mut params = p.to_json();
     params["port"] = port.into();
     m.insert("params".into(), params);
-    m.insert(
-        "build".into(),
-        if cfg!(debug_assertions) {
-            "debug"
-        } else {
-            "release"
-        }
-        .into(),
-    );
-    m.insert("alloc".into(), crate::ALLOC.into());
+    crate::json_line::add_build(&mut m);
     Value::Object(m)
 }
 
