@@ -339,6 +339,8 @@ pub(crate) mod loom;
 pub mod blocking;
 #[cfg(all(feature = "tokio", not(loom)))]
 pub mod compat;
+#[cfg(all(feature = "dist", not(loom)))]
+pub mod dist;
 #[cfg(not(loom))]
 mod error;
 #[cfg(not(loom))]
