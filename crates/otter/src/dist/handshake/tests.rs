@@ -470,11 +470,11 @@ fn challenges_differ() {
 // ---- against real Erlang ----------------------------------------------------------
 
 /// A registered, listening otter node on this host: (registration, listener, name).
-fn otter_node(prefix: &str) -> (epmd::Registration, TcpListener, String) {
+fn otter_node(prefix: &str, hidden: bool) -> (epmd::Registration, TcpListener, String) {
     epmd::ensure_running(epmd::port()).unwrap();
     let listener = TcpListener::bind("0.0.0.0:0").unwrap();
     let alive = erlang::unique_name(prefix);
-    let reg = epmd::register(&alive, listener.local_addr().unwrap().port(), true).unwrap();
+    let reg = epmd::register(&alive, listener.local_addr().unwrap().port(), hidden).unwrap();
     let name = format!("{alive}@{}", erlang::short_host());
     (reg, listener, name)
 }
@@ -500,7 +500,7 @@ fn connect_to_erlang(
     e: &erlang::Node,
     cookie: &str,
 ) -> (Result<Peer, HandshakeError>, TcpStream, String) {
-    let (reg, _listener, name) = otter_node("otter_c");
+    let (reg, _listener, name) = otter_node("otter_c", true);
     let local = LocalNode::new(&name, reg.creation(), true, cookie);
     let host = erlang::short_host();
     let addr = epmd::port_please(&host, e.alive()).unwrap();
@@ -542,11 +542,10 @@ fn otter_connects_to_a_real_erlang_node() {
     assert!(frame.windows(5).any(|w| w == b"hello"));
 }
 
-#[test]
-#[cfg_attr(miri, ignore)]
-fn a_real_erlang_node_connects_to_otter() {
-    let (reg, listener, name) = otter_node("otter_a");
-    let local = LocalNode::new(&name, reg.creation(), true, "secret");
+/// The Erlang node connects to a registered, listening otter node, hidden or normal.
+fn erlang_connects_to_otter(hidden: bool) {
+    let (reg, listener, name) = otter_node("otter_a", hidden);
+    let local = LocalNode::new(&name, reg.creation(), hidden, "secret");
     let acceptor = std::thread::spawn(move || {
         let (sock, _) = listener.accept().unwrap();
         let sock = guarded(sock);
@@ -568,12 +567,27 @@ fn a_real_erlang_node_connects_to_otter() {
     assert_eq!(asked, [e.name()]);
     assert_eq!(peer.name, e.name());
     assert!(!peer.is_hidden());
-    assert_eq!(
-        e.eval_ok(&format!("lists:member('{name}', nodes(hidden))")),
-        "true"
-    );
-    assert_eq!(e.eval_ok("nodes()"), "[]", "otter is a hidden node");
+    assert!(peer.flags.contains(DistFlags::REQUIRED));
+    let (hidden_list, visible_list) = if hidden {
+        (format!("[{name}]"), "[]".to_owned())
+    } else {
+        ("[]".to_owned(), format!("[{name}]"))
+    };
+    assert_eq!(e.eval_ok("nodes(hidden)"), hidden_list);
+    assert_eq!(e.eval_ok("nodes()"), visible_list);
     drop(reg);
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_real_erlang_node_connects_to_otter_hidden() {
+    erlang_connects_to_otter(true);
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_real_erlang_node_connects_to_otter_as_a_normal_node() {
+    erlang_connects_to_otter(false);
 }
 
 #[test]
@@ -585,7 +599,11 @@ fn erlang_refuses_otter_with_a_wrong_cookie() {
     assert_eq!(e.eval_ok("nodes(hidden)"), "[]");
     // Erlang says why in its log.
     assert!(
-        e.wait_for_text(&name, Duration::from_secs(5)).is_some(),
+        e.wait_for_line(
+            |l| l.contains(&name) && l.contains("Invalid challenge reply"),
+            Duration::from_secs(5)
+        )
+        .is_some(),
         "no log line naming {name}:\n{}",
         e.output()
     );
@@ -594,7 +612,7 @@ fn erlang_refuses_otter_with_a_wrong_cookie() {
 #[test]
 #[cfg_attr(miri, ignore)]
 fn otter_refuses_erlang_with_a_wrong_cookie() {
-    let (reg, listener, name) = otter_node("otter_r");
+    let (reg, listener, name) = otter_node("otter_r", true);
     let local = LocalNode::new(&name, reg.creation(), true, "not-the-erlang-one");
     let acceptor = std::thread::spawn(move || {
         let (sock, _) = listener.accept().unwrap();
@@ -615,7 +633,7 @@ fn otter_refuses_erlang_with_a_wrong_cookie() {
 #[cfg_attr(miri, ignore)]
 fn otter_connects_to_erlang_from_inside_an_otter_process() {
     let mut e = erlang::Node::builder("e5").hidden(true).start();
-    let (reg, _listener, name) = otter_node("otter_p");
+    let (reg, _listener, name) = otter_node("otter_p", true);
     let local = LocalNode::new(&name, reg.creation(), true, "secret");
     let host = erlang::short_host();
     let port = epmd::port_please(&host, e.alive()).unwrap().port;
