@@ -518,7 +518,12 @@ fn connect_to_erlang(
 #[test]
 #[cfg_attr(miri, ignore)]
 fn otter_connects_to_a_real_erlang_node() {
-    let mut e = erlang::Node::start("e1");
+    // Ticks every net_ticktime / 4 = 1 s.
+    let mut e = erlang::Node::builder("e1")
+        .arg("-kernel")
+        .arg("net_ticktime")
+        .arg("4")
+        .start();
     let (r, mut sock, name) = connect_to_erlang(&e, "secret");
     let peer = r.unwrap();
     assert_eq!(peer.name, e.name());
@@ -540,6 +545,10 @@ fn otter_connects_to_a_real_erlang_node() {
     sock.read_exact(&mut frame).unwrap();
     assert_eq!(frame[0], b'p', "a pass-through frame");
     assert!(frame.windows(5).any(|w| w == b"hello"));
+    // Then a tick: a zero length.
+    let mut tick = [0xffu8; 4];
+    sock.read_exact(&mut tick).unwrap();
+    assert_eq!(tick, [0; 4], "a tick");
 }
 
 /// The Erlang node connects to a registered, listening otter node, hidden or normal.
