@@ -1,10 +1,107 @@
-//! Distribution: an otter node in an Erlang cluster, over Erlang's distribution
+//! Distribution: an otter node in an Erlang cluster, over Erlang's own distribution
 //! protocol (feature `dist`).
 //!
-//! (Chapter to be written with the node.)
+//! A [`Node`] gives a runtime a name (`otter@host`), registers it in `epmd` (started
+//! if none answers, as `erl` does), accepts and makes connections with the version 6
+//! handshake and a cookie, and from then on the processes of the runtime and those of
+//! the cluster's Erlang (and otter) nodes talk as local processes do:
+//!
+//! * **Sending.** A `Pid<M>` may name a process of another node: `pid.send(m)`
+//!   encodes `m` as an Erlang term and queues it on the connection. A local send pays
+//!   nothing for this: remote pids are never found in the process table, and only the
+//!   send path's "no such process" branch looks further (`dist/remote.rs`).
+//!   [`Node::send_named`] is `{Name, Node} ! Msg`.
+//! * **Receiving.** A process receives from other nodes once its pid has gone out in a
+//!   term (a `Pid<M>` inside a message), or under a name registered with
+//!   [`Node::register`]; each message is decoded into its type `M`, and a term that
+//!   does not decode arrives as `M::from(`[`BadTerm`]`)`, never as a panic. A process
+//!   of type [`etf::Term`] takes anything.
+//! * **Links, monitors and exits** cross nodes with Erlang's rules: `cx.link`,
+//!   `cx.monitor`, `cx.exit` on a remote pid send `LINK`, `MONITOR_P`, `EXIT2`; a
+//!   remote process's exit comes back as an exit signal or a `Down`; a lost
+//!   connection fires every link and monitor across it with `Noconnection`.
+//!   [`Node::monitor_node`] and [`Node::monitor_nodes`] report `NodeEvent::Up`/`Down`.
+//! * **gen_server calls**, both ways: [`Node::call`] calls an Erlang `gen_server`;
+//!   a [`RemoteServer`] registered with [`Node::register_server`] answers
+//!   `gen_server:call({Name, Node}, Request)` and `gen_server:cast`. `net_adm:ping/1` from Erlang
+//!   answers `pong`; `rpc:call/4` answers `{badrpc, _}` (otter runs no Erlang code).
+//!
+//! # Terms
+//!
+//! Messages are Rust types that derive serde's `Serialize`/`Deserialize`; the mapping
+//! to Erlang terms is in [`etf`]. `Pid<M>` maps to a pid.
+//!
+//! # Security
+//!
+//! Erlang distribution is not encrypted, and the cookie is the only authentication: a
+//! peer that knows it can do anything the protocol allows (here: send to exported
+//! processes, link, monitor, send exit signals). Run it on a trusted network, or
+//! through a tunnel (WireGuard, ssh); OTP's TLS distribution (`inet_tls_dist`) is not
+//! implemented. The cookie is checked both ways in the handshake: a peer with a wrong
+//! cookie is refused, logged on stderr, and nothing it sent is delivered. Bad input
+//! after the handshake (a frame that does not decode, a length beyond
+//! [`connection::MAX_FRAME`]) drops the connection: its links and monitors fire
+//! `Noconnection`, and the node goes on.
+//!
+//! # Differences from Erlang
+//!
+//! * A remote pid is valid for the life of the connection it came over: after the
+//!   connection goes down, sends to it are dropped even if the node comes back
+//!   (Erlang keeps it valid for the same node incarnation).
+//! * The node is hidden by default ([`NodeBuilder::hidden`]); it does not take part in
+//!   `global`'s name registry or `pg`.
+//! * No distributed spawn (`spawn/4` on an otter node), no `rpc`, no atom cache, no
+//!   fragmented messages (otter does not announce those capabilities, so peers do not
+//!   use them).
 
 pub mod etf;
 
+mod bad_term;
+mod call;
+pub(crate) mod connection;
+mod control;
 mod epmd;
 mod flags;
 mod handshake;
+mod node;
+mod pid_serde;
+mod reason;
+mod receive;
+pub(crate) mod remote;
+mod remote_server;
+pub(crate) mod route;
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+pub use bad_term::BadTerm;
+pub use call::RemoteCallError;
+pub use node::{ConnectError, Node, NodeBuilder, NodeEvent, StartError};
+pub use reason::RemoteReason;
+pub use remote_server::RemoteServer;
+
+use node::NodeShared;
+
+thread_local! {
+    /// The node encoding or decoding on this thread (`Pid<M>`'s serde needs it).
+    static CURRENT: RefCell<Option<Arc<NodeShared>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with `node` as the node that encodes and decodes pids.
+pub(crate) fn with_node<R>(node: &Arc<NodeShared>, f: impl FnOnce() -> R) -> R {
+    let old = CURRENT.with(|c| c.replace(Some(node.clone())));
+    struct Restore(Option<Arc<NodeShared>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let old = self.0.take();
+            CURRENT.with(|c| *c.borrow_mut() = old);
+        }
+    }
+    let _restore = Restore(old);
+    f()
+}
+
+/// The node set by [`with_node`] on this thread, if any.
+pub(crate) fn current_node() -> Option<Arc<NodeShared>> {
+    CURRENT.with(|c| c.borrow().clone())
+}

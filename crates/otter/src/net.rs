@@ -64,3 +64,6 @@ pub use active::{Active, ActiveTcpStream, SocketId, Tcp};
 pub use tcp_listener::TcpListener;
 pub use tcp_stream::TcpStream;
 pub use udp_socket::UdpSocket;
+
+#[cfg(feature = "dist")]
+pub(crate) use tcp_stream::Inner as SharedStream;

@@ -17,6 +17,12 @@ pub(crate) struct RawPid {
 }
 
 impl RawPid {
+    /// Whether this names a process of another node (`dist/remote.rs`).
+    #[cfg(feature = "dist")]
+    pub(crate) fn is_remote(self) -> bool {
+        self.index & crate::dist::remote::REMOTE != 0
+    }
+
     /// Packs the pid into one word (for a `Waker`'s data pointer).
     pub(crate) fn to_bits(self) -> u64 {
         (u64::from(self.index) << 32) | u64::from(self.generation)
@@ -33,6 +39,18 @@ impl RawPid {
 
 impl fmt::Debug for RawPid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        #[cfg(feature = "dist")]
+        if self.is_remote() {
+            return match crate::dist::remote::resolve(*self) {
+                Some((_, p)) => write!(f, "<{}.{}.{}>", p.node, p.id, p.serial),
+                None => write!(
+                    f,
+                    "<remote.{}.{}>",
+                    self.index & !crate::dist::remote::REMOTE,
+                    self.generation
+                ),
+            };
+        }
         write!(f, "<0.{}.{}>", self.index, self.generation)
     }
 }

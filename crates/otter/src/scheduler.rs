@@ -94,6 +94,9 @@ pub(crate) struct Shared {
     outside_spawns: AtomicUsize,
     pub(crate) timer: Arc<Timer>,
     pub(crate) registry: crate::registry::Registry,
+    /// Whether a distribution node runs on this runtime (one at most).
+    #[cfg(feature = "dist")]
+    pub(crate) has_node: std::sync::atomic::AtomicBool,
     /// The reactor, created with the first socket (`io.rs`).
     pub(crate) io: OnceLock<Arc<Reactor>>,
     /// The blocking pool (`blocking.rs`); no thread until its first job.
@@ -277,6 +280,8 @@ impl Builder {
             outside_spawns: AtomicUsize::new(0),
             timer: Timer::new(),
             registry: Default::default(),
+            #[cfg(feature = "dist")]
+            has_node: Default::default(),
             io: OnceLock::new(),
             blocking: Arc::default(),
         });
@@ -557,6 +562,12 @@ pub struct Handle {
 }
 
 impl Handle {
+    /// Marks the runtime as having a node; false if it had one.
+    #[cfg(feature = "dist")]
+    pub(crate) fn set_node<T>(&self, _: &T) -> bool {
+        !self.shared.has_node.swap(true, Ordering::AcqRel)
+    }
+
     /// Spawns a process running `f`'s future, with its own mailbox of `M`. `f` is called
     /// right away on this thread to build the future; the future runs on a worker.
     ///

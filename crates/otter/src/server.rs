@@ -387,6 +387,12 @@ impl<S: Server> From<ServerRef<S>> for ProcessId {
 }
 
 impl<S: Server> ServerRef<S> {
+    /// The server whose process is `pid` (a distribution node's registered server).
+    #[cfg(feature = "dist")]
+    pub(crate) fn from_pid(pid: Pid<ServerMsg<S>>) -> ServerRef<S> {
+        ServerRef { pid }
+    }
+
     /// The server's pid.
     ///
     /// See [`ServerRef`] for an example.

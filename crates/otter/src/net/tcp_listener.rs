@@ -46,6 +46,16 @@ impl TcpListener {
         Ok(TcpListener { io, reg })
     }
 
+    /// Takes over a listening socket opened before the runtime was at hand (a
+    /// distribution node learns its port before it starts its acceptor).
+    #[cfg(feature = "dist")]
+    pub(crate) fn from_std(l: std::net::TcpListener) -> io::Result<TcpListener> {
+        l.set_nonblocking(true)?;
+        let mut io = mio::net::TcpListener::from_std(l);
+        let reg = context::current_reactor()?.register(&mut io)?;
+        Ok(TcpListener { io, reg })
+    }
+
     /// Waits for the next connection (`gen_tcp:accept/1`). The new stream belongs to
     /// the calling process; hand it to another by sending it.
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {

@@ -20,9 +20,10 @@ pub struct TcpStream {
 }
 
 /// The socket and its registration; deregistered before it closes. Shared with the
-/// reader process once the stream is active (`net/active.rs`).
+/// reader process once the stream is active (`net/active.rs`), and between a
+/// distribution connection's reader and writer (`dist/connection.rs`).
 #[derive(Debug)]
-pub(super) struct Inner {
+pub(crate) struct Inner {
     pub(super) io: mio::net::TcpStream,
     pub(super) reg: Registration,
 }
@@ -35,7 +36,7 @@ impl Drop for Inner {
 }
 
 impl Inner {
-    pub(super) fn poll_read_buf(
+    pub(crate) fn poll_read_buf(
         &self,
         cx: &mut Context<'_>,
         buf: &mut [u8],
@@ -53,7 +54,7 @@ impl Inner {
             .poll_io(Direction::Write, cx, || (&self.io).write(buf))
     }
 
-    pub(super) async fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
+    pub(crate) async fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
         while !buf.is_empty() {
             match poll_fn(|cx| self.poll_write_buf(cx, buf)).await? {
                 0 => return Err(io::ErrorKind::WriteZero.into()),
@@ -73,7 +74,21 @@ impl fmt::Debug for TcpStream {
     }
 }
 
+impl Inner {
+    /// Shuts down one or both directions (`gen_tcp:shutdown/2`).
+    #[cfg(feature = "dist")]
+    pub(crate) fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.io.shutdown(how)
+    }
+}
+
 impl TcpStream {
+    /// The socket, to be shared by two processes of the crate (one reads, one writes).
+    #[cfg(feature = "dist")]
+    pub(crate) fn into_shared(self) -> std::sync::Arc<Inner> {
+        std::sync::Arc::new(self.inner)
+    }
+
     /// Opens a connection to `addr` (`gen_tcp:connect/3`). A closed port is
     /// `ConnectionRefused`. Must run in a process on an otter runtime.
     pub async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {

@@ -73,7 +73,7 @@ impl<M> Pid<M> {
     /// assert!(alive.unwrap());
     /// ```
     pub fn is_alive(&self) -> bool {
-        table::slot(self.raw.index).is_some_and(|s| s.word.is_alive(self.raw.generation))
+        self.id().is_alive()
     }
 }
 
@@ -86,6 +86,10 @@ impl ProcessId {
     /// assert!(alive.unwrap());
     /// ```
     pub fn is_alive(&self) -> bool {
+        #[cfg(feature = "dist")]
+        if self.0.is_remote() {
+            return crate::dist::route::is_connected(self.0);
+        }
         table::slot(self.0.index).is_some_and(|s| s.word.is_alive(self.0.generation))
     }
 }
@@ -188,7 +192,7 @@ pub(crate) fn send<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> 
 #[inline]
 fn send_first<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> {
     let Some(lookup) = ProcessRef::new(pid.raw) else {
-        return Err(message);
+        return not_local(pid, message);
     };
     // SAFETY: the count `lookup` holds keeps the cell allocated until it drops, after
     // this call. No spill: `sent` is at most `STREAM_AFTER`, below `SPILL_AFTER_SENDS`.
@@ -203,13 +207,26 @@ fn send_first<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> {
 #[inline(never)]
 fn stream_miss<M: Send + 'static>(pid: Pid<M>, message: M, spill: bool) -> Result<(), M> {
     let Some(lookup) = ProcessRef::new(pid.raw) else {
-        return Err(message);
+        return not_local(pid, message);
     };
     // SAFETY: the count `lookup` holds keeps the cell allocated until it drops or moves
     // into the cache, after this call.
     unsafe { deliver(lookup.cell, message, spill) };
     keep(pid.raw.index as usize % STREAM_ENTRIES, lookup);
     Ok(())
+}
+
+/// A send to a pid the process table does not resolve: a process of another node
+/// (`dist/route.rs`), or one that has exited (the message is handed back).
+#[cold]
+#[inline(never)]
+fn not_local<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> {
+    #[cfg(feature = "dist")]
+    if pid.raw.is_remote() {
+        return crate::dist::route::send(pid.raw, message);
+    }
+    let _ = pid;
+    Err(message)
 }
 
 /// Keeps `lookup`'s count in entry `i` of the stream cache if this thread is a worker

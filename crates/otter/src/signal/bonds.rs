@@ -104,6 +104,11 @@ fn with_bonds<R>(p: &ProcessRef, f: impl FnOnce(&Header, &mut Option<Box<Bonds>>
 /// (the caller then sends `Noproc`). If `target`'s exit is under way, its own end
 /// sends the `Noproc` (module docs).
 pub(crate) fn add_watcher(target: RawPid, watcher: Watcher) -> Result<(), Watcher> {
+    #[cfg(feature = "dist")]
+    if target.is_remote() {
+        crate::dist::route::monitor(target, watcher);
+        return Ok(());
+    }
     let Some(lookup) = ProcessRef::new(target) else {
         return Err(watcher);
     };
@@ -125,6 +130,10 @@ pub(crate) fn add_watcher(target: RawPid, watcher: Watcher) -> Result<(), Watche
 /// Removes watcher `id` from `target`; false if it is no longer there (its `Down` has
 /// been delivered: see `monitor.rs`).
 pub(crate) fn remove_watcher(target: RawPid, id: u64) -> bool {
+    #[cfg(feature = "dist")]
+    if target.is_remote() {
+        return crate::dist::route::demonitor(target, id);
+    }
     let Some(lookup) = ProcessRef::new(target) else {
         return false;
     };
@@ -188,6 +197,15 @@ pub(crate) fn link(me: RawPid, other: RawPid) {
         return;
     };
     add_link(&mine, other);
+    #[cfg(feature = "dist")]
+    if other.is_remote() {
+        if !crate::dist::route::link(me, other) {
+            drop(mine);
+            // The other node cannot be reached: the link's signal says so.
+            signal(me, other, ExitReason::Noconnection, Kind::Link);
+        }
+        return;
+    }
     let linked = ProcessRef::new(other).is_some_and(|theirs| {
         with_bonds(&theirs, |h, bonds| {
             // The gate's protocol with the exit, under the lock the exit takes.
@@ -232,8 +250,40 @@ pub(crate) fn unlink(me: RawPid, other: RawPid) {
     if let Some(mine) = ProcessRef::new(me) {
         with_bonds(&mine, |_, bonds| remove_link(bonds, other));
     }
+    #[cfg(feature = "dist")]
+    if other.is_remote() {
+        crate::dist::route::unlink(me, other);
+        return;
+    }
     if let Some(theirs) = ProcessRef::new(other) {
         with_bonds(&theirs, |_, bonds| remove_link(bonds, me));
+    }
+}
+
+/// A link from a process of another node to the local `me`: recorded on `me`'s side
+/// unless `me` is gone or exiting (false: the peer gets `noproc`).
+#[cfg(feature = "dist")]
+pub(crate) fn link_from_remote(me: RawPid, other: RawPid) -> bool {
+    let Some(mine) = ProcessRef::new(me) else {
+        return false;
+    };
+    with_bonds(&mine, |h, bonds| {
+        if !h.gate.attach_bond() {
+            return false;
+        }
+        let links = &mut bonds.get_or_insert_default().links;
+        if !links.contains(&other) {
+            links.push(other);
+        }
+        true
+    })
+}
+
+/// Removes `me`'s side of a link to `other` (a process of another node unlinked).
+#[cfg(feature = "dist")]
+pub(crate) fn unlink_one_side(me: RawPid, other: RawPid) {
+    if let Some(mine) = ProcessRef::new(me) {
+        with_bonds(&mine, |_, bonds| remove_link(bonds, other));
     }
 }
 
@@ -259,6 +309,11 @@ pub(crate) fn set_trap_exit<M: From<Exit> + Send + 'static>(owner: &Owner<M>, on
 /// receipt rule (`signal::effect`) at once, under `to`'s bonds lock: the trap flag read
 /// is the one in force when the signal arrives.
 pub(crate) fn signal(to: RawPid, from: RawPid, reason: ExitReason, kind: Kind) {
+    #[cfg(feature = "dist")]
+    if to.is_remote() {
+        crate::dist::route::exit_signal(to, from, reason, kind);
+        return;
+    }
     let Some(lookup) = ProcessRef::new(to) else {
         return;
     };

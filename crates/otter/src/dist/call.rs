@@ -1,0 +1,302 @@
+//! Calls to `gen_server`s of other nodes (`gen_server:call({Name, Node}, Request)`
+//! from an otter process), and the replies that come back to an alias.
+//!
+//! The request goes out as `{'$gen_call', {Caller, [alias | Ref]}, Request}`, the
+//! form OTP 24+ uses: the server answers `Alias ! {[alias | Ref], Reply}`, which
+//! arrives as an `ALIAS_SEND` to `Ref`, not in the caller's mailbox, so a typed caller
+//! needs no message variant for replies, and a reply that comes after the call gave up
+//! finds no alias and is dropped (what OTP's aliases are for). The caller monitors the
+//! server for the call's duration, as `gen.erl` does, so that the server's exit or the
+//! connection's loss ends the call at once.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::poll_fn;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Poll, Waker};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::dist::bad_term::BadTerm;
+use crate::dist::connection::{self, Connection};
+use crate::dist::control::{Control, Target};
+use crate::dist::etf::{self, Atom, ExternalPid, ExternalRef, Term};
+use crate::dist::node::{Node, NodeShared};
+use crate::exit::ExitReason;
+use crate::pid::RawPid;
+use crate::process::Context;
+use crate::timer::Sleep;
+
+/// A call waiting for its reply.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    peer: Atom,
+    outcome: Option<Result<Vec<u8>, RemoteCallError>>,
+    waker: Option<Waker>,
+}
+
+/// The calls of a node waiting for replies, by the alias's reference words.
+pub(crate) type Calls = Mutex<HashMap<Vec<u32>, Arc<Mutex<Pending>>>>;
+
+/// An `ALIAS_SEND` arrived: the reply of the call with that alias, if it still waits.
+/// `payload` is `{Tag, Reply}` encoded.
+pub(crate) fn alias_reply(node: &Arc<NodeShared>, alias: &ExternalRef, payload: &[u8]) {
+    if alias.node != node.name {
+        return;
+    }
+    let Some(p) = node
+        .calls
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&alias.id)
+    else {
+        return;
+    };
+    complete(&p, Ok(payload.to_vec()));
+}
+
+fn complete(p: &Mutex<Pending>, outcome: Result<Vec<u8>, RemoteCallError>) {
+    let waker = {
+        let mut p = p.lock().unwrap_or_else(PoisonError::into_inner);
+        p.outcome.get_or_insert(outcome);
+        p.waker.take()
+    };
+    if let Some(w) = waker {
+        w.wake();
+    }
+}
+
+/// The monitor the call set on the server fired: the call ends with its reason.
+/// False if `reference` is not a call's.
+pub(crate) fn monitor_exit(node: &NodeShared, reference: &ExternalRef, reason: ExitReason) -> bool {
+    let p = node
+        .calls
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&reference.id);
+    match p {
+        Some(p) => {
+            complete(&p, Err(RemoteCallError::Exit(reason)));
+            true
+        }
+        None => false,
+    }
+}
+
+/// The connection to `peer` went down: its calls end with `Noconnection`.
+pub(crate) fn connection_down(node: &NodeShared, peer: &Atom) {
+    let gone: Vec<_> = {
+        let mut calls = node.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        let keys: Vec<_> = calls
+            .iter()
+            .filter(|(_, p)| p.lock().unwrap_or_else(PoisonError::into_inner).peer == *peer)
+            .map(|(k, _)| k.clone())
+            .collect();
+        keys.iter().filter_map(|k| calls.remove(k)).collect()
+    };
+    for p in gone {
+        complete(&p, Err(RemoteCallError::Exit(ExitReason::Noconnection)));
+    }
+}
+
+/// Why a call to another node's server failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RemoteCallError {
+    /// No reply within the timeout.
+    Timeout,
+    /// The server exited (or did not exist: `Noproc`; or its node is unreachable:
+    /// `Noconnection`) before it replied.
+    Exit(ExitReason),
+    /// The reply did not decode into the expected type.
+    BadReply(BadTerm),
+    /// The request could not be encoded.
+    Encode(String),
+}
+
+impl fmt::Display for RemoteCallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RemoteCallError::Timeout => f.write_str("timeout"),
+            RemoteCallError::Exit(r) => write!(f, "the server exited: {r}"),
+            RemoteCallError::BadReply(b) => write!(f, "bad reply: {b}"),
+            RemoteCallError::Encode(e) => write!(f, "cannot encode the request: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for RemoteCallError {}
+
+impl Node {
+    /// Calls the `gen_server` registered as `name` on `node` and waits for its reply
+    /// (`gen_server:call({Name, Node}, Request, Timeout)`), with OTP's protocol: the
+    /// caller monitors the server during the call, the reply comes to an alias. The
+    /// reply decodes into `R`. The request is encoded and sent before this returns;
+    /// the future waits for the outcome.
+    pub fn call<M, Req, R>(
+        &self,
+        cx: &Context<M>,
+        name: &str,
+        node: &str,
+        request: &Req,
+        timeout: Duration,
+    ) -> impl Future<Output = Result<R, RemoteCallError>> + Send + 'static
+    where
+        M: Send + 'static,
+        Req: Serialize + ?Sized,
+        R: DeserializeOwned,
+    {
+        let sleep = cx.sleep(timeout);
+        let started = self.start_call(cx.pid().raw, name, node, request);
+        async move {
+            let (shared, conn, pending, alias, me, target) = started?;
+            shared
+                .wait_call(conn, pending, alias, me, target, sleep)
+                .await
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn start_call<Req: Serialize + ?Sized>(
+        &self,
+        caller: RawPid,
+        name: &str,
+        node: &str,
+        request: &Req,
+    ) -> Result<
+        (
+            Arc<NodeShared>,
+            Arc<Connection>,
+            Arc<Mutex<Pending>>,
+            ExternalRef,
+            ExternalPid,
+            Target,
+        ),
+        RemoteCallError,
+    > {
+        let shared = &self.shared;
+        let peer = Atom::new(node);
+        let conn = connection::get_or_connect(shared, &peer);
+        let alias = shared.make_ref();
+        let me = shared.external_pid(caller);
+        let tag = Term::ImproperList(
+            vec![Term::atom("alias")],
+            Box::new(Term::Ref(alias.clone())),
+        );
+        let pending = Arc::new(Mutex::new(Pending {
+            peer: peer.clone(),
+            outcome: None,
+            waker: None,
+        }));
+        shared
+            .calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(alias.id.clone(), pending.clone());
+        let target = Target::Name(Atom::new(name));
+        let frames = crate::dist::with_node(shared, || -> Result<_, etf::EncodeError> {
+            let mut payload = Vec::new();
+            etf::encode_into(
+                &(
+                    Atom::new("$gen_call"),
+                    (Term::Pid(me.clone()), tag),
+                    request,
+                ),
+                &mut payload,
+            )?;
+            Ok(connection::frame_raw(
+                &Control::RegSend {
+                    from: me.clone(),
+                    to: Atom::new(name),
+                },
+                &payload,
+            ))
+        });
+        let frame = match frames {
+            Ok(f) => f,
+            Err(e) => {
+                shared
+                    .calls
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&alias.id);
+                return Err(RemoteCallError::Encode(e.to_string()));
+            }
+        };
+        conn.send_control(
+            shared,
+            &Control::Monitor {
+                from: me.clone(),
+                to: target.clone(),
+                reference: alias.clone(),
+            },
+        );
+        conn.send_frame(frame);
+        if conn.is_gone() {
+            connection_down(shared, &peer);
+        }
+        Ok((shared.clone(), conn, pending, alias, me, target))
+    }
+}
+
+impl NodeShared {
+    async fn wait_call<R: DeserializeOwned>(
+        self: Arc<Self>,
+        conn: Arc<Connection>,
+        pending: Arc<Mutex<Pending>>,
+        alias: ExternalRef,
+        me: ExternalPid,
+        target: Target,
+        mut sleep: Sleep,
+    ) -> Result<R, RemoteCallError> {
+        let shared = &self;
+        let outcome = poll_fn(|t| {
+            {
+                let mut p = pending.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(o) = p.outcome.take() {
+                    return Poll::Ready(o);
+                }
+                p.waker = Some(t.waker().clone());
+            }
+            match std::pin::Pin::new(&mut sleep).poll(t) {
+                Poll::Ready(()) => Poll::Ready(Err(RemoteCallError::Timeout)),
+                Poll::Pending => Poll::Pending,
+            }
+        })
+        .await;
+        shared
+            .calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&alias.id);
+        if !matches!(&outcome, Err(RemoteCallError::Exit(_))) {
+            conn.send_control(
+                shared,
+                &Control::Demonitor {
+                    from: me,
+                    to: target,
+                    reference: alias,
+                },
+            );
+        }
+        let payload = outcome?;
+        // `{Tag, Reply}`: the reply is the second element.
+        let decoded: Result<(Term, R), _> =
+            crate::dist::with_node(shared, || etf::from_slice(&payload));
+        match decoded {
+            Ok((_, r)) => Ok(r),
+            Err(e) => {
+                let term = match Term::decode(&payload) {
+                    Ok(Term::Tuple(mut t)) if t.len() == 2 => t.pop().unwrap_or(Term::List(vec![])),
+                    Ok(t) => t,
+                    Err(_) => Term::List(vec![]),
+                };
+                Err(RemoteCallError::BadReply(BadTerm {
+                    term,
+                    error: e.to_string(),
+                }))
+            }
+        }
+    }
+}

@@ -1,0 +1,655 @@
+//! A connection to another node: two processes around one TCP socket.
+//!
+//! * The **reader** owns the connection's life: it runs the handshake (either side),
+//!   then reads frames (a 4-byte length; length 0 is a tick; else `'p'`, a control
+//!   term and an optional payload term) and acts on each one in order (`control.rs`).
+//!   When the socket closes, fails, or carries something that is not a frame, the
+//!   reader takes the connection down ([`Connection::down`]).
+//! * The **writer** is the only process that writes to the socket. A process that
+//!   sends to another node encodes the frame itself, on its own thread, and sends it
+//!   to the writer's mailbox: mailbox order is per-sender order, so the messages and
+//!   signals one process sends to another node arrive in the order they were sent.
+//!   Frames sent while the handshake runs wait in the mailbox. The writer drains its
+//!   mailbox into one buffer per write, and sends a tick when it has written nothing
+//!   for a quarter of `net_ticktime`; if the reader has read nothing for four quarters,
+//!   it closes the socket (Erlang's ticker).
+//!
+//! # Going down
+//!
+//! [`Connection::down`] runs once: the connection leaves the node's table, the writer
+//! stops, every link between a local process and a process of the peer gets the exit
+//! signal `Noconnection`, every monitor of a remote process gets its `Down` with
+//! `Noconnection`, every monitor the peer held on local processes is removed, the
+//! peer's pids are retired (`remote.rs`), and the node watchers hear `Down`.
+
+use std::collections::{HashMap, HashSet};
+use std::future::poll_fn;
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::task::{Poll, Waker};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::dist::control::Control;
+use crate::dist::etf::{self, Atom, ExternalPid, ExternalRef, Term};
+use crate::dist::node::{ConnectError, NodeEvent, NodeShared};
+use crate::dist::{epmd, handshake, remote};
+use crate::monitor::{Down, Watcher};
+use crate::net::{SharedStream, TcpStream};
+use crate::pid::{Pid, RawPid};
+use crate::process::Context;
+use crate::signal::Kind;
+use crate::signal::bonds;
+use crate::timer::Sleep;
+
+/// The largest frame accepted from a peer: a longer length field is taken as garbage,
+/// and the connection is dropped.
+pub(crate) const MAX_FRAME: usize = 128 << 20;
+
+/// What the writer's mailbox holds.
+#[derive(Clone)]
+pub(crate) enum Out {
+    /// The socket, once the handshake is done.
+    Socket(Arc<SharedStream>),
+    /// A frame, length included.
+    Frame(Vec<u8>),
+    /// A quarter of `net_ticktime` has passed.
+    Tick,
+    /// Close the socket and stop.
+    Close,
+}
+
+#[derive(Debug)]
+enum Phase {
+    Pending,
+    Up,
+    Gone(ConnectError),
+}
+
+#[derive(Debug)]
+struct State {
+    phase: Phase,
+    /// Links between a local process (first) and a process of the peer.
+    links: HashSet<(RawPid, RawPid)>,
+    /// Monitors local processes hold on the peer's processes, by reference words.
+    watching: HashMap<Vec<u32>, (RawPid, Watcher)>,
+    /// Monitors the peer holds on local processes: its reference, our target and the
+    /// watcher id there.
+    watched: HashMap<Vec<u32>, (RawPid, u64)>,
+    waiters: Vec<Waker>,
+    socket: Option<Arc<SharedStream>>,
+}
+
+/// A connection to one peer node.
+#[derive(Debug)]
+pub(crate) struct Connection {
+    pub(crate) peer: Atom,
+    node: Weak<NodeShared>,
+    writer: Pid<Out>,
+    state: Mutex<State>,
+    /// Frames the reader has read; the writer's ticker watches it.
+    received: AtomicU64,
+    next_unlink: AtomicU64,
+}
+
+impl Connection {
+    fn new(node: &Arc<NodeShared>, peer: Atom) -> Arc<Connection> {
+        let tick = node.tick_time / 4;
+        Arc::new_cyclic(|me: &Weak<Connection>| {
+            let me = me.clone();
+            let writer = node
+                .handle
+                .spawn(move |cx: Context<Out>| run_writer(cx, me, tick));
+            Connection {
+                peer,
+                node: Arc::downgrade(node),
+                writer,
+                state: Mutex::new(State {
+                    phase: Phase::Pending,
+                    links: HashSet::new(),
+                    watching: HashMap::new(),
+                    watched: HashMap::new(),
+                    waiters: Vec::new(),
+                    socket: None,
+                }),
+                received: AtomicU64::new(0),
+                next_unlink: AtomicU64::new(1),
+            }
+        })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn is_up(&self) -> bool {
+        matches!(self.state().phase, Phase::Up)
+    }
+
+    pub(crate) fn is_gone(&self) -> bool {
+        matches!(self.state().phase, Phase::Gone(_))
+    }
+
+    /// Waits until the handshake is done or has failed.
+    pub(crate) async fn wait_up(&self) -> Result<(), ConnectError> {
+        poll_fn(|cx| {
+            let mut s = self.state();
+            match &s.phase {
+                Phase::Up => Poll::Ready(Ok(())),
+                Phase::Gone(e) => Poll::Ready(Err(e.clone())),
+                Phase::Pending => {
+                    s.waiters.push(cx.waker().clone());
+                    Poll::Pending
+                }
+            }
+        })
+        .await
+    }
+
+    /// Queues a frame for the writer.
+    pub(crate) fn send_frame(&self, frame: Vec<u8>) {
+        self.writer.send(Out::Frame(frame));
+    }
+
+    /// Encodes and queues a control message without payload.
+    pub(crate) fn send_control(&self, node: &Arc<NodeShared>, c: &Control) {
+        if let Ok(f) = crate::dist::with_node(node, || frame::<()>(c, None)) {
+            self.send_frame(f);
+        }
+    }
+
+    /// Closes the socket; the reader then takes the connection down.
+    pub(crate) fn close(&self, why: &str) {
+        let socket = self.state().socket.clone();
+        match socket {
+            Some(s) => {
+                let _ = s.shutdown(std::net::Shutdown::Both);
+            }
+            None => {
+                if let Some(node) = self.node.upgrade() {
+                    self.down(&node, ConnectError::Io(why.to_string()));
+                }
+            }
+        }
+    }
+
+    fn set_up(&self, node: &NodeShared, socket: Arc<SharedStream>) {
+        let waiters = {
+            let mut s = self.state();
+            s.phase = Phase::Up;
+            s.socket = Some(socket.clone());
+            std::mem::take(&mut s.waiters)
+        };
+        self.writer.send(Out::Socket(socket));
+        for w in waiters {
+            w.wake();
+        }
+        node.node_event(&NodeEvent::Up(self.peer.as_str().to_string()));
+    }
+
+    /// Takes the connection down (module docs). Runs once.
+    pub(crate) fn down(&self, node: &Arc<NodeShared>, why: ConnectError) {
+        let (was_up, links, watching, watched, waiters) = {
+            let mut s = self.state();
+            if matches!(s.phase, Phase::Gone(_)) {
+                return;
+            }
+            let was_up = matches!(s.phase, Phase::Up);
+            s.phase = Phase::Gone(why);
+            s.socket = None;
+            (
+                was_up,
+                std::mem::take(&mut s.links),
+                std::mem::take(&mut s.watching),
+                std::mem::take(&mut s.watched),
+                std::mem::take(&mut s.waiters),
+            )
+        };
+        {
+            let mut c = node
+                .connections
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if c.get(&self.peer).is_some_and(|x| std::ptr::eq(&**x, self)) {
+                c.remove(&self.peer);
+            }
+        }
+        self.writer.send(Out::Close);
+        for (local, remote) in links {
+            bonds::signal(local, remote, crate::ExitReason::Noconnection, Kind::Link);
+        }
+        for (_, (target, watcher)) in watching {
+            let down = Down {
+                reference: watcher.reference(target),
+                pid: crate::ProcessId(target),
+                reason: crate::ExitReason::Noconnection,
+            };
+            if let Some(w) = watcher.notify(down) {
+                w.wake();
+            }
+        }
+        for (_, (local, id)) in watched {
+            bonds::remove_watcher(local, id);
+        }
+        crate::dist::call::connection_down(node, &self.peer);
+        remote::retire_node(node, &self.peer);
+        for w in waiters {
+            w.wake();
+        }
+        if was_up {
+            node.node_event(&NodeEvent::Down(self.peer.as_str().to_string()));
+        }
+    }
+
+    // Links and monitors of local processes on the peer's processes (`hooks.rs`).
+
+    pub(crate) fn add_link(&self, local: RawPid, remote: RawPid) -> bool {
+        let mut s = self.state();
+        if matches!(s.phase, Phase::Gone(_)) {
+            return false;
+        }
+        s.links.insert((local, remote));
+        true
+    }
+
+    pub(crate) fn remove_link(&self, local: RawPid, remote: RawPid) -> bool {
+        self.state().links.remove(&(local, remote))
+    }
+
+    pub(crate) fn next_unlink_id(&self) -> u64 {
+        self.next_unlink.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Records a monitor of `target` (a pid of the peer); hands the watcher back if
+    /// the connection is gone.
+    pub(crate) fn add_watching(
+        &self,
+        reference: &ExternalRef,
+        target: RawPid,
+        watcher: Watcher,
+    ) -> Result<(), Watcher> {
+        let mut s = self.state();
+        if matches!(s.phase, Phase::Gone(_)) {
+            return Err(watcher);
+        }
+        s.watching.insert(reference.id.clone(), (target, watcher));
+        Ok(())
+    }
+
+    pub(crate) fn add_watched(&self, reference: &ExternalRef, local: RawPid, id: u64) {
+        self.state()
+            .watched
+            .insert(reference.id.clone(), (local, id));
+    }
+
+    pub(crate) fn remove_watched(&self, reference: &ExternalRef) -> Option<(RawPid, u64)> {
+        self.state().watched.remove(&reference.id)
+    }
+
+    pub(crate) fn remove_watching(&self, reference: &ExternalRef) -> Option<(RawPid, Watcher)> {
+        self.state().watching.remove(&reference.id)
+    }
+}
+
+/// The reference term of a local monitor (its id, on this node).
+pub(crate) fn monitor_ref(node: &NodeShared, id: u64) -> ExternalRef {
+    ExternalRef {
+        node: node.name.clone(),
+        creation: node.creation,
+        id: vec![
+            (id as u32) & 0x3ffff,
+            (id >> 18) as u32,
+            (id >> 50) as u32 | 0x8000,
+        ],
+    }
+}
+
+/// The id of a local monitor from its reference term, if it is one of ours.
+pub(crate) fn monitor_id(node: &NodeShared, r: &ExternalRef) -> Option<u64> {
+    if r.node != node.name || r.id.len() != 3 || r.id[2] & 0x8000 == 0 {
+        return None;
+    }
+    Some(u64::from(r.id[0]) | u64::from(r.id[1]) << 18 | u64::from(r.id[2] & 0x7fff) << 50)
+}
+
+/// Builds a frame: length, `'p'`, the control term, the payload term if any.
+pub(crate) fn frame<M: Serialize + ?Sized>(
+    c: &Control,
+    payload: Option<&M>,
+) -> Result<Vec<u8>, etf::EncodeError> {
+    let mut out = Vec::with_capacity(128);
+    out.extend_from_slice(&[0, 0, 0, 0, b'p']);
+    c.encode().encode(&mut out);
+    if let Some(p) = payload {
+        etf::encode_into(p, &mut out)?;
+    }
+    let len = (out.len() - 4) as u32;
+    out[..4].copy_from_slice(&len.to_be_bytes());
+    Ok(out)
+}
+
+/// Builds a frame whose payload is already encoded (131 included).
+pub(crate) fn frame_raw(c: &Control, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 + payload.len());
+    out.extend_from_slice(&[0, 0, 0, 0, b'p']);
+    c.encode().encode(&mut out);
+    out.extend_from_slice(payload);
+    let len = (out.len() - 4) as u32;
+    out[..4].copy_from_slice(&len.to_be_bytes());
+    out
+}
+
+/// The connection to `peer`, if there is one.
+pub(crate) fn get(node: &NodeShared, peer: &Atom) -> Option<Arc<Connection>> {
+    node.connections
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(peer)
+        .cloned()
+}
+
+/// The connection to `peer`, started if there is none.
+pub(crate) fn get_or_connect(node: &Arc<NodeShared>, peer: &Atom) -> Arc<Connection> {
+    let mut c = node
+        .connections
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(conn) = c.get(peer) {
+        return conn.clone();
+    }
+    let conn = Connection::new(node, peer.clone());
+    c.insert(peer.clone(), conn.clone());
+    drop(c);
+    let (n, k) = (node.clone(), conn.clone());
+    node.handle
+        .spawn(move |cx: Context<()>| async move { run_connect(cx, n, k).await });
+    conn
+}
+
+async fn run_connect(cx: Context<()>, node: Arc<NodeShared>, conn: Arc<Connection>) {
+    let peer = conn.peer.as_str().to_string();
+    let Some((alive, host)) = peer.split_once('@') else {
+        conn.down(
+            &node,
+            ConnectError::NotFound(format!("bad node name {peer}")),
+        );
+        return;
+    };
+    let (alive, host) = (alive.to_string(), host.to_string());
+    let looked = crate::blocking::spawn_blocking({
+        let host = host.clone();
+        move || epmd::port_please(&host, &alive).map_err(|e| e.to_string())
+    })
+    .await;
+    let port = match looked {
+        Ok(a) => a.port,
+        Err(e) => return conn.down(&node, ConnectError::NotFound(e)),
+    };
+    let mut stream = match TcpStream::connect_host(format!("{host}:{port}")).await {
+        Ok(s) => s,
+        Err(e) => return conn.down(&node, ConnectError::Io(e.to_string())),
+    };
+    let _ = stream.set_nodelay(true);
+    let local = local_node(&node);
+    let shook = with_timeout(
+        cx.sleep(SETUP_TIME),
+        handshake::connect(&mut stream, &local, &peer),
+    )
+    .await;
+    match shook {
+        Ok(Ok(p)) => {
+            let _ = p;
+            run_reader(node, conn, stream).await;
+        }
+        Ok(Err(e)) => conn.down(&node, ConnectError::Handshake(e.to_string())),
+        Err(()) => conn.down(&node, ConnectError::Handshake("timed out".into())),
+    }
+}
+
+/// The handshake's time limit (OTP's `net_setuptime` default is 7 s).
+const SETUP_TIME: Duration = Duration::from_secs(7);
+
+async fn with_timeout<T>(mut sleep: Sleep, f: impl Future<Output = T>) -> Result<T, ()> {
+    let mut f = std::pin::pin!(f);
+    poll_fn(|t| {
+        if let Poll::Ready(v) = f.as_mut().poll(t) {
+            return Poll::Ready(Ok(v));
+        }
+        match std::pin::Pin::new(&mut sleep).poll(t) {
+            Poll::Ready(()) => Poll::Ready(Err(())),
+            Poll::Pending => Poll::Pending,
+        }
+    })
+    .await
+}
+
+fn local_node(node: &NodeShared) -> handshake::LocalNode {
+    handshake::LocalNode::new(node.name.as_str(), node.creation, node.hidden, &node.cookie)
+}
+
+/// Spawns the acceptor process on `listener`.
+pub(crate) fn start_acceptor(
+    node: &Arc<NodeShared>,
+    listener: std::net::TcpListener,
+) -> io::Result<()> {
+    let weak = Arc::downgrade(node);
+    node.handle.spawn(move |cx: Context<()>| async move {
+        let Ok(listener) = crate::net::TcpListener::from_std(listener) else {
+            return;
+        };
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let Some(node) = weak.upgrade() else {
+                return;
+            };
+            cx.spawn(move |cx: Context<()>| run_accept(cx, node, stream));
+        }
+    });
+    Ok(())
+}
+
+async fn run_accept(cx: Context<()>, node: Arc<NodeShared>, mut stream: TcpStream) {
+    let _ = stream.set_nodelay(true);
+    let local = local_node(&node);
+    let mut chosen: Option<Arc<Connection>> = None;
+    let decide = |peer: &str| {
+        let peer = Atom::new(peer);
+        let mut c = node
+            .connections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match c.get(&peer) {
+            Some(existing) if existing.is_up() => handshake::Status::Alive,
+            Some(_) if !handshake::simultaneous_winner(node.name.as_str(), peer.as_str()) => {
+                // Their attempt wins: ours will be refused by them and go down; this
+                // one takes its place.
+                let conn = Connection::new(&node, peer.clone());
+                c.insert(peer, conn.clone());
+                chosen = Some(conn);
+                handshake::Status::OkSimultaneous
+            }
+            Some(_) => handshake::Status::Nok,
+            None => {
+                let conn = Connection::new(&node, peer.clone());
+                c.insert(peer, conn.clone());
+                chosen = Some(conn);
+                handshake::Status::Ok
+            }
+        }
+    };
+    let shook = with_timeout(
+        cx.sleep(SETUP_TIME),
+        handshake::accept(&mut stream, &local, decide),
+    )
+    .await;
+    let Some(conn) = chosen else { return };
+    match shook {
+        Ok(Ok(_)) => run_reader(node, conn, stream).await,
+        Ok(Err(e)) => {
+            eprintln!(
+                "otter: refused a connection from {}: {e}",
+                conn.peer.as_str()
+            );
+            conn.down(&node, ConnectError::Handshake(e.to_string()));
+        }
+        Err(()) => conn.down(&node, ConnectError::Handshake("timed out".into())),
+    }
+}
+
+/// The writer process (module docs).
+async fn run_writer(mut cx: Context<Out>, conn: Weak<Connection>, tick: Duration) {
+    // Frames queued during the handshake stay in the mailbox, in order.
+    let Out::Socket(socket) = cx
+        .recv_match(|m| matches!(m, Out::Socket(_) | Out::Close))
+        .await
+    else {
+        return;
+    };
+    let _ticker = cx.send_interval(cx.pid(), Out::Tick, tick.max(Duration::from_millis(10)));
+    let mut buf: Vec<u8> = Vec::with_capacity(64 << 10);
+    let mut wrote_since_tick = false;
+    let mut last_received = u64::MAX;
+    let mut silent_ticks = 0;
+    loop {
+        match cx.recv().await {
+            Out::Frame(f) => {
+                buf.extend_from_slice(&f);
+                let mut close = false;
+                while buf.len() < 64 << 10 {
+                    match cx.try_recv() {
+                        Some(Out::Frame(f)) => buf.extend_from_slice(&f),
+                        Some(Out::Close) => {
+                            close = true;
+                            break;
+                        }
+                        Some(_) => {}
+                        None => break,
+                    }
+                }
+                if socket.write_all(&buf).await.is_err() || close {
+                    let _ = socket.shutdown(std::net::Shutdown::Both);
+                    return;
+                }
+                buf.clear();
+                wrote_since_tick = true;
+            }
+            Out::Tick => {
+                let Some(c) = conn.upgrade() else { return };
+                let r = c.received.load(Ordering::Relaxed);
+                if r == last_received {
+                    silent_ticks += 1;
+                    if silent_ticks >= 4 {
+                        let _ = socket.shutdown(std::net::Shutdown::Both);
+                        return;
+                    }
+                } else {
+                    silent_ticks = 0;
+                    last_received = r;
+                }
+                if !wrote_since_tick && socket.write_all(&[0, 0, 0, 0]).await.is_err() {
+                    let _ = socket.shutdown(std::net::Shutdown::Both);
+                    return;
+                }
+                wrote_since_tick = false;
+            }
+            Out::Close => {
+                let _ = socket.shutdown(std::net::Shutdown::Both);
+                return;
+            }
+            Out::Socket(_) => {}
+        }
+    }
+}
+
+/// The reader loop (module docs), from the end of the handshake to the connection's
+/// end.
+async fn run_reader(node: Arc<NodeShared>, conn: Arc<Connection>, stream: TcpStream) {
+    let socket = stream.into_shared();
+    conn.set_up(&node, socket.clone());
+    let mut buf = vec![0u8; 64 << 10];
+    let (mut start, mut end) = (0usize, 0usize);
+    let why = 'read: loop {
+        // Every whole frame in the buffer.
+        while end - start >= 4 {
+            let len =
+                u32::from_be_bytes(buf[start..start + 4].try_into().expect("4 bytes")) as usize;
+            if len > MAX_FRAME {
+                break 'read format!("a frame of {len} bytes");
+            }
+            if end - start < 4 + len {
+                if buf.len() < 4 + len {
+                    buf.copy_within(start..end, 0);
+                    (start, end) = (0, end - start);
+                    buf.resize(4 + len, 0);
+                }
+                break;
+            }
+            conn.received.fetch_add(1, Ordering::Relaxed);
+            if len > 0
+                && let Err(e) = handle_frame(&node, &conn, &buf[start + 4..start + 4 + len])
+            {
+                break 'read e;
+            }
+            start += 4 + len;
+        }
+        if start == end {
+            (start, end) = (0, 0);
+        } else if end == buf.len() {
+            buf.copy_within(start..end, 0);
+            (start, end) = (0, end - start);
+        }
+        match poll_fn(|cx| socket.poll_read_buf(cx, &mut buf[end..])).await {
+            Ok(0) => break "closed by the peer".to_string(),
+            Ok(n) => end += n,
+            Err(e) => break e.to_string(),
+        }
+    };
+    let _ = socket.shutdown(std::net::Shutdown::Both);
+    conn.down(&node, ConnectError::Io(why));
+}
+
+/// Acts on one frame (`'p'`, control, payload). An error takes the connection down.
+fn handle_frame(node: &Arc<NodeShared>, conn: &Arc<Connection>, f: &[u8]) -> Result<(), String> {
+    let Some((&b'p', rest)) = f.split_first() else {
+        return Err("a frame that is not a pass-through message".into());
+    };
+    let (control, used) = Term::decode_prefix(rest).map_err(|e| format!("control: {e}"))?;
+    let payload = &rest[used..];
+    let op = match &control {
+        Term::Tuple(e) => match e.first() {
+            Some(Term::Int(op)) => *op,
+            _ => return Err("a control message without an op".into()),
+        },
+        _ => return Err("a control message that is not a tuple".into()),
+    };
+    let has_payload = Control::op_has_payload(op);
+    if has_payload {
+        etf::skip_prefix(payload)
+            .ok()
+            .filter(|&n| n == payload.len())
+            .ok_or_else(|| "a payload that is not one term".to_string())?;
+    }
+    // The PAYLOAD_ forms carry their reason as the payload.
+    let payload_term = if matches!(op, 24..=28) {
+        Some(Term::decode(payload).map_err(|e| format!("payload: {e}"))?)
+    } else {
+        None
+    };
+    let c = Control::decode(&control, payload_term.as_ref()).map_err(|e| e.0)?;
+    crate::dist::receive::control(node, conn, c, payload);
+    Ok(())
+}
+
+/// The pid the node's own messages (replies of `net_kernel`, for instance) come from.
+pub(crate) fn node_pid(node: &NodeShared) -> ExternalPid {
+    ExternalPid {
+        node: node.name.clone(),
+        id: 0,
+        serial: 0,
+        creation: node.creation,
+    }
+}

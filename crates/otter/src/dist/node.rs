@@ -1,0 +1,516 @@
+//! The node: a runtime's name in a cluster, its cookie, its registration in epmd, its
+//! listener, and its table of connections.
+//!
+//! # Invariants
+//!
+//! * A runtime has at most one node, and a node belongs to one runtime: a remote pid
+//!   is interned by the node whose connection decoded it (`remote.rs`), and a send to
+//!   it goes out on that node's connection to the pid's node.
+//! * At most one connection per peer node (the handshake's rule; simultaneous
+//!   connection attempts are settled by `handshake.rs`'s `simultaneous_winner`), and
+//!   one writer per connection: everything a process sends to a node, messages and
+//!   signals alike, is encoded on the sending thread and queued in that writer's
+//!   mailbox in program order, so per-pair order holds across the network.
+//! * Only a local pid that was encoded into a term leaving this node, or a name
+//!   registered here with [`Node::register`], can be sent to from another node: that
+//!   is where the decoder for its message type is recorded (`Exported`). A message for
+//!   any other local pid is dropped, as one for an exited process is.
+
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::dist::bad_term::BadTerm;
+use crate::dist::connection::{self, Connection};
+use crate::dist::epmd;
+use crate::dist::etf::{self, Atom, ExternalPid, ExternalRef, Term};
+use crate::pid::{Pid, RawPid};
+use crate::scheduler::Handle;
+
+/// How a message from another node reaches a local process of message type `M`:
+/// decode the payload into `M` (or into `M::from(BadTerm)`) and send it.
+#[derive(Clone, Copy)]
+pub(crate) struct Exported {
+    pub(crate) pid: RawPid,
+    pub(crate) type_id: TypeId,
+    pub(crate) deliver: fn(&Arc<NodeShared>, RawPid, &[u8]),
+}
+
+impl fmt::Debug for Exported {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Exported({:?})", self.pid)
+    }
+}
+
+fn deliver<M>(node: &Arc<NodeShared>, to: RawPid, payload: &[u8])
+where
+    M: DeserializeOwned + From<BadTerm> + Send + 'static,
+{
+    let message = crate::dist::with_node(node, || match etf::from_slice::<M>(payload) {
+        Ok(m) => Some(m),
+        Err(error) => match Term::decode(payload) {
+            Ok(term) => Some(M::from(BadTerm {
+                term,
+                error: error.to_string(),
+            })),
+            // Not even a term: the connection's reader refuses the frame before this.
+            Err(_) => None,
+        },
+    });
+    if let Some(m) = message {
+        let _ = Pid::<M>::from_raw(to).try_send(m);
+    }
+}
+
+/// The configuration of a node: [`Node::builder`].
+#[derive(Clone, Debug)]
+pub struct NodeBuilder {
+    name: String,
+    cookie: String,
+    hidden: bool,
+    tick_time: Duration,
+    epmd_port: u16,
+}
+
+impl NodeBuilder {
+    /// The cookie (Erlang's `-setcookie`). Without one, the node reads
+    /// `~/.erlang.cookie` as `erl` does, and fails to start if there is none.
+    pub fn cookie(mut self, cookie: impl Into<String>) -> Self {
+        self.cookie = cookie.into();
+        self
+    }
+
+    /// Whether the node is hidden (the default): it connects only to the nodes it
+    /// talks to, and does not appear in their `nodes()` (only in `nodes(hidden)`). A
+    /// node that is not hidden is published as an ordinary cluster member.
+    pub fn hidden(mut self, hidden: bool) -> Self {
+        self.hidden = hidden;
+        self
+    }
+
+    /// `net_ticktime` (default 60 s, as in OTP): a peer silent for this long is
+    /// taken as down; a tick is sent every quarter of it.
+    pub fn tick_time(mut self, t: Duration) -> Self {
+        self.tick_time = t;
+        self
+    }
+
+    /// Starts the node on `handle`'s runtime: starts `epmd` if none answers (as `erl`
+    /// does), listens on an ephemeral port, registers the name, and accepts
+    /// connections. A runtime has at most one node.
+    pub fn start(self, handle: &Handle) -> Result<Node, StartError> {
+        Node::start(self, handle)
+    }
+}
+
+/// Why a node did not start.
+#[derive(Debug)]
+pub enum StartError {
+    /// The name is not `alive@host` with both parts non-empty.
+    BadName(String),
+    /// No cookie was given and `~/.erlang.cookie` could not be read.
+    NoCookie(std::io::Error),
+    /// The listener could not be opened.
+    Listen(std::io::Error),
+    /// `epmd` could not be started, or refused the registration (a node of that name
+    /// is already registered, for instance).
+    Epmd(String),
+    /// The runtime already has a node.
+    AlreadyStarted,
+}
+
+impl fmt::Display for StartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StartError::BadName(n) => write!(f, "bad node name {n:?}: expected alive@host"),
+            StartError::NoCookie(e) => write!(f, "no cookie given and ~/.erlang.cookie: {e}"),
+            StartError::Listen(e) => write!(f, "cannot listen: {e}"),
+            StartError::Epmd(e) => write!(f, "epmd: {e}"),
+            StartError::AlreadyStarted => f.write_str("this runtime already has a node"),
+        }
+    }
+}
+
+impl std::error::Error for StartError {}
+
+/// A node event, as `monitor_node` and `net_kernel:monitor_nodes` report them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodeEvent {
+    /// A connection to the node is up (`{nodeup, Node}`).
+    Up(String),
+    /// The connection to the node is down (`{nodedown, Node}`): it closed, failed, or
+    /// the peer stopped ticking.
+    Down(String),
+}
+
+type NodeWatcher = Box<dyn Fn(&NodeEvent) -> bool + Send + Sync>;
+
+/// The shared state of a node.
+pub(crate) struct NodeShared {
+    pub(crate) name: Atom,
+    pub(crate) creation: u32,
+    pub(crate) cookie: String,
+    pub(crate) hidden: bool,
+    pub(crate) tick_time: Duration,
+    pub(crate) handle: Handle,
+    pub(crate) connections: Mutex<HashMap<Atom, Arc<Connection>>>,
+    pub(crate) names: RwLock<HashMap<Atom, Exported>>,
+    pub(crate) exported: RwLock<HashMap<RawPid, Exported>>,
+    exported_sweep_at: AtomicU32,
+    watchers: Mutex<Vec<(Option<String>, NodeWatcher)>>,
+    pub(crate) registration: Mutex<Option<epmd::Registration>>,
+    /// Calls to other nodes' servers waiting for replies (`call.rs`).
+    pub(crate) calls: crate::dist::call::Calls,
+    /// Reference numbers this node hands out (monitors, calls).
+    next_ref: std::sync::atomic::AtomicU64,
+}
+
+impl fmt::Debug for NodeShared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Node")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An otter node in an Erlang cluster (see the [module docs](crate::dist)). Cheap to
+/// clone; the node stops (unregisters from epmd, closes its connections) when the
+/// last clone is dropped or [`Node::stop`] is called.
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub(crate) shared: Arc<NodeShared>,
+}
+
+impl Node {
+    /// A node named `name` (`alive@host`, as `erl -sname`/`-name` take it).
+    pub fn builder(name: impl Into<String>) -> NodeBuilder {
+        NodeBuilder {
+            name: name.into(),
+            cookie: String::new(),
+            hidden: true,
+            tick_time: Duration::from_secs(60),
+            epmd_port: std::env::var("ERL_EPMD_PORT")
+                .ok()
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(4369),
+        }
+    }
+
+    fn start(b: NodeBuilder, handle: &Handle) -> Result<Node, StartError> {
+        let (alive, host) = b
+            .name
+            .split_once('@')
+            .filter(|(a, h)| !a.is_empty() && !h.is_empty())
+            .ok_or_else(|| StartError::BadName(b.name.clone()))?;
+        let _ = host;
+        let cookie = if b.cookie.is_empty() {
+            let home = std::env::var("HOME").unwrap_or_default();
+            std::fs::read_to_string(format!("{home}/.erlang.cookie"))
+                .map(|c| c.trim().to_string())
+                .map_err(StartError::NoCookie)?
+        } else {
+            b.cookie.clone()
+        };
+        let listener = std::net::TcpListener::bind(("0.0.0.0", 0)).map_err(StartError::Listen)?;
+        let port = listener.local_addr().map_err(StartError::Listen)?.port();
+        epmd::ensure_running(b.epmd_port).map_err(|e| StartError::Epmd(e.to_string()))?;
+        let registration =
+            epmd::register(alive, port, b.hidden).map_err(|e| StartError::Epmd(e.to_string()))?;
+        let shared = Arc::new(NodeShared {
+            name: Atom::new(&b.name),
+            creation: registration.creation(),
+            cookie,
+            hidden: b.hidden,
+            tick_time: b.tick_time,
+            handle: handle.clone(),
+            connections: Mutex::new(HashMap::new()),
+            names: RwLock::new(HashMap::new()),
+            exported: RwLock::new(HashMap::new()),
+            exported_sweep_at: AtomicU32::new(1024),
+            watchers: Mutex::new(Vec::new()),
+            registration: Mutex::new(Some(registration)),
+            calls: Default::default(),
+            next_ref: std::sync::atomic::AtomicU64::new(1),
+        });
+        if !handle.set_node(&shared) {
+            return Err(StartError::AlreadyStarted);
+        }
+        connection::start_acceptor(&shared, listener).map_err(StartError::Listen)?;
+        Ok(Node { shared })
+    }
+
+    /// The node's name, `alive@host`.
+    pub fn name(&self) -> &str {
+        self.shared.name.as_str()
+    }
+
+    /// The nodes this node is connected to.
+    pub fn nodes(&self) -> Vec<String> {
+        let c = self
+            .shared
+            .connections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut v: Vec<String> = c
+            .iter()
+            .filter(|(_, c)| c.is_up())
+            .map(|(n, _)| n.as_str().to_string())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Connects to `node` (`net_kernel:connect_node/1`) and waits until the handshake
+    /// is done. Sends and signals to a node connect on demand as well; this is for a
+    /// caller that wants to know.
+    pub async fn connect(&self, node: &str) -> Result<(), ConnectError> {
+        let conn = connection::get_or_connect(&self.shared, &Atom::new(node));
+        conn.wait_up().await
+    }
+
+    /// Closes the connection to `node` (`erlang:disconnect_node/1`); its links and
+    /// monitors fire with `Noconnection`. Whether there was one.
+    pub fn disconnect(&self, node: &str) -> bool {
+        let conn = self
+            .shared
+            .connections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&Atom::new(node))
+            .cloned();
+        match conn {
+            Some(c) => {
+                c.close("disconnected by this node");
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Registers `pid` under `name` for other nodes: `{Name, ThisNode} ! Msg` from
+    /// Erlang decodes `Msg` into `M` and sends it to `pid`. A term that does not
+    /// decode into `M` arrives as `M::from(BadTerm)`. Replaces an earlier
+    /// registration of the name.
+    pub fn register<M>(&self, name: &str, pid: Pid<M>)
+    where
+        M: DeserializeOwned + From<BadTerm> + Send + 'static,
+    {
+        let e = exported::<M>(pid.raw);
+        self.shared
+            .names
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(Atom::new(name), e);
+    }
+
+    /// Removes a name registered with [`Node::register`]; whether it was there.
+    pub fn unregister(&self, name: &str) -> bool {
+        self.shared
+            .names
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&Atom::new(name))
+            .is_some()
+    }
+
+    /// Sends `message` to the process registered as `name` on `node`
+    /// (`{Name, Node} ! Message`), connecting first if needed. As in Erlang, the send
+    /// does not fail if there is no such process or node: the message is dropped.
+    /// `from` is the pid the peer sees as the sender. An error only if `message`
+    /// cannot be encoded.
+    pub fn send_named<M: Serialize + ?Sized, F>(
+        &self,
+        from: Pid<F>,
+        name: &str,
+        node: &str,
+        message: &M,
+    ) -> Result<(), etf::EncodeError> {
+        let conn = connection::get_or_connect(&self.shared, &Atom::new(node));
+        let control = crate::dist::control::Control::RegSend {
+            from: self.shared.external_pid(from.raw),
+            to: Atom::new(name),
+        };
+        let frame =
+            crate::dist::with_node(&self.shared, || connection::frame(&control, Some(message)))?;
+        conn.send_frame(frame);
+        Ok(())
+    }
+
+    /// A typed pid for a process of another node known by its Erlang pid (from a
+    /// [`Term`]); sends to it encode `M`.
+    pub fn remote_pid<M: Serialize + Send + 'static>(&self, pid: &ExternalPid) -> Pid<M> {
+        crate::dist::route::register_encoder::<M>();
+        Pid::from_raw(crate::dist::remote::intern(&self.shared, pid))
+    }
+
+    /// Calls `monitor` for every node event, until it returns false
+    /// (`net_kernel:monitor_nodes/1`); only the events of `node` if one is given
+    /// (`monitor_node/2`, which, as in Erlang, reports `Down` at once if the node is not
+    /// connected and cannot be reached).
+    pub fn monitor_nodes(
+        &self,
+        node: Option<&str>,
+        monitor: impl Fn(&NodeEvent) -> bool + Send + Sync + 'static,
+    ) {
+        self.shared
+            .watchers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((node.map(str::to_string), Box::new(monitor)));
+    }
+
+    /// Sends every node event to `pid` as a message (`net_kernel:monitor_nodes(true)`),
+    /// while `pid` lives.
+    pub fn monitor_nodes_to<M: From<NodeEvent> + Send + 'static>(&self, pid: Pid<M>) {
+        self.monitor_nodes(None, move |e| pid.try_send(M::from(e.clone())).is_ok());
+    }
+
+    /// Monitors `node` for `pid` (`monitor_node(Node, true)`): `pid` gets
+    /// `NodeEvent::Down(node)` once, when the connection goes down, or at once if it
+    /// cannot be made.
+    pub fn monitor_node<M: From<NodeEvent> + Send + 'static>(&self, pid: Pid<M>, node: &str) {
+        let conn = connection::get_or_connect(&self.shared, &Atom::new(node));
+        let fired = std::sync::atomic::AtomicBool::new(false);
+        let name = node.to_string();
+        self.monitor_nodes(Some(node), move |e| {
+            if matches!(e, NodeEvent::Down(n) if *n == name) && !fired.swap(true, Ordering::AcqRel)
+            {
+                let _ = pid.try_send(M::from(e.clone()));
+                return false;
+            }
+            true
+        });
+        if conn.is_gone() {
+            self.shared.node_event(&NodeEvent::Down(node.to_string()));
+        }
+    }
+
+    /// Stops the node: unregisters from epmd, closes every connection (their links and
+    /// monitors fire with `Noconnection`).
+    pub fn stop(&self) {
+        self.shared.stop();
+    }
+}
+
+impl NodeShared {
+    /// This node's pid term for a local pid.
+    pub(crate) fn external_pid(&self, raw: RawPid) -> ExternalPid {
+        if let Some((_, p)) = crate::dist::remote::resolve(raw) {
+            return p;
+        }
+        ExternalPid {
+            node: self.name.clone(),
+            id: raw.index,
+            serial: raw.generation,
+            creation: self.creation,
+        }
+    }
+
+    /// The local pid a pid term of this node names, if it is one.
+    pub(crate) fn local_pid(&self, p: &ExternalPid) -> Option<RawPid> {
+        (p.node == self.name && p.creation == self.creation).then_some(RawPid {
+            index: p.id,
+            generation: p.serial,
+        })
+    }
+
+    /// A fresh reference of this node.
+    pub(crate) fn make_ref(&self) -> ExternalRef {
+        let n = self.next_ref.fetch_add(1, Ordering::Relaxed);
+        ExternalRef {
+            node: self.name.clone(),
+            creation: self.creation,
+            id: vec![n as u32 & 0x3ffff, (n >> 18) as u32, (n >> 50) as u32],
+        }
+    }
+
+    /// Records that `raw` may be sent to from other nodes, as a process of message
+    /// type `M` (its pid was encoded into a term leaving the node).
+    pub(crate) fn export(&self, e: Exported) {
+        let mut t = self
+            .exported
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        t.insert(e.pid, e);
+        // Forget the exited processes once the table has doubled since the last sweep.
+        let at = self.exported_sweep_at.load(Ordering::Relaxed) as usize;
+        if t.len() >= at {
+            t.retain(|pid, _| crate::pid::ProcessId(*pid).is_alive());
+            self.exported_sweep_at
+                .store((t.len() * 2).max(1024) as u32, Ordering::Relaxed);
+        }
+    }
+
+    /// Reports a node event to the watchers, and drops those that are done.
+    pub(crate) fn node_event(&self, e: &NodeEvent) {
+        let node = match e {
+            NodeEvent::Up(n) | NodeEvent::Down(n) => n.as_str(),
+        };
+        let mut w = self.watchers.lock().unwrap_or_else(PoisonError::into_inner);
+        w.retain(|(only, f)| {
+            if only.as_deref().is_some_and(|o| o != node) {
+                return true;
+            }
+            f(e)
+        });
+    }
+
+    pub(crate) fn stop(&self) {
+        self.registration
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let conns: Vec<_> = self
+            .connections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .cloned()
+            .collect();
+        for c in conns {
+            c.close("node stopped");
+        }
+    }
+}
+
+/// The decoder record of a local process of message type `M`.
+pub(crate) fn exported<M>(pid: RawPid) -> Exported
+where
+    M: DeserializeOwned + From<BadTerm> + Send + 'static,
+{
+    Exported {
+        pid,
+        type_id: TypeId::of::<M>(),
+        deliver: deliver::<M>,
+    }
+}
+
+/// Why a connection to another node could not be made or was lost.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConnectError {
+    /// The node is not registered in its host's epmd, or the host is unknown.
+    NotFound(String),
+    /// The handshake failed (a wrong cookie on either side, a refused name, a peer
+    /// that lacks a capability otter requires...).
+    Handshake(String),
+    /// The connection could not be opened or was lost.
+    Io(String),
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConnectError::NotFound(s) => write!(f, "node not found: {s}"),
+            ConnectError::Handshake(s) => write!(f, "handshake failed: {s}"),
+            ConnectError::Io(s) => write!(f, "connection failed: {s}"),
+        }
+    }
+}
+
+impl std::error::Error for ConnectError {}

@@ -1,0 +1,276 @@
+//! What a node does with each control message it receives (the reader's side of
+//! `connection.rs`), in the order they arrive.
+
+use std::sync::{Arc, PoisonError};
+
+use crate::dist::connection::{Connection, monitor_id, node_pid};
+use crate::dist::control::{Control, Target};
+use crate::dist::etf::{Atom, ExternalPid, ExternalRef, Term};
+use crate::dist::node::NodeShared;
+use crate::dist::{reason, remote};
+use crate::monitor::{Down, Notify, Watcher, next_id};
+use crate::signal::Kind;
+use crate::signal::bonds;
+
+pub(crate) fn control(node: &Arc<NodeShared>, conn: &Arc<Connection>, c: Control, payload: &[u8]) {
+    match c {
+        Control::Send { to } => {
+            if let Some(raw) = node.local_pid(&to) {
+                let e = node
+                    .exported
+                    .read()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .get(&raw)
+                    .copied();
+                if let Some(e) = e {
+                    (e.deliver)(node, raw, payload);
+                }
+            }
+        }
+        Control::RegSend { from, to } => reg_send(node, conn, from, &to, payload),
+        Control::AliasSend { alias, .. } => crate::dist::call::alias_reply(node, &alias, payload),
+        Control::Link { from, to } => {
+            let remote = remote::intern(node, &from);
+            let accepted = node.local_pid(&to).is_some_and(|local| {
+                conn.add_link(local, remote) && {
+                    let ok = bonds::link_from_remote(local, remote);
+                    if !ok {
+                        conn.remove_link(local, remote);
+                    }
+                    ok
+                }
+            });
+            if !accepted {
+                conn.send_control(
+                    node,
+                    &Control::Exit {
+                        from: to,
+                        to: from,
+                        reason: Some(Term::atom("noproc")),
+                    },
+                );
+            }
+        }
+        Control::Exit {
+            from,
+            to,
+            reason: r,
+        } => {
+            if let Some(local) = node.local_pid(&to) {
+                let remote = remote::intern(node, &from);
+                conn.remove_link(local, remote);
+                let r = r.map_or(crate::ExitReason::Normal, |t| reason::from_term(&t));
+                bonds::signal(local, remote, r, Kind::Link);
+            }
+        }
+        Control::Exit2 {
+            from,
+            to,
+            reason: r,
+        } => {
+            if let Some(local) = node.local_pid(&to) {
+                let remote = remote::intern(node, &from);
+                let r = r.map_or(crate::ExitReason::Normal, |t| reason::from_term(&t));
+                bonds::signal(local, remote, r, Kind::Exit);
+            }
+        }
+        Control::Unlink { from, to } => unlink(node, conn, &from, &to),
+        Control::UnlinkId { id, from, to } => {
+            unlink(node, conn, &from, &to);
+            conn.send_control(
+                node,
+                &Control::UnlinkIdAck {
+                    id,
+                    from: to,
+                    to: from,
+                },
+            );
+        }
+        Control::UnlinkIdAck { .. } => {}
+        Control::Monitor {
+            from,
+            to,
+            reference,
+        } => monitor(node, conn, from, to, reference),
+        Control::Demonitor { reference, .. } => {
+            if let Some((local, id)) = conn.remove_watched(&reference) {
+                bonds::remove_watcher(local, id);
+            }
+        }
+        Control::MonitorExit {
+            reference,
+            reason: r,
+            ..
+        } => {
+            if crate::dist::call::monitor_exit(
+                node,
+                &reference,
+                r.as_ref()
+                    .map_or(crate::ExitReason::Normal, reason::from_term),
+            ) {
+                return;
+            }
+            if monitor_id(node, &reference).is_none() {
+                return;
+            }
+            if let Some((target, watcher)) = conn.remove_watching(&reference) {
+                let down = Down {
+                    reference: watcher.reference(target),
+                    pid: crate::ProcessId(target),
+                    reason: r.map_or(crate::ExitReason::Normal, |t| reason::from_term(&t)),
+                };
+                if let Some(w) = watcher.notify(down) {
+                    w.wake();
+                }
+            }
+        }
+        Control::Other(..) => {}
+    }
+}
+
+fn unlink(node: &Arc<NodeShared>, conn: &Connection, from: &ExternalPid, to: &ExternalPid) {
+    if let Some(local) = node.local_pid(to) {
+        let remote = remote::intern(node, from);
+        conn.remove_link(local, remote);
+        bonds::unlink_one_side(local, remote);
+    }
+}
+
+fn monitor(
+    node: &Arc<NodeShared>,
+    conn: &Arc<Connection>,
+    from: ExternalPid,
+    to: Target,
+    reference: ExternalRef,
+) {
+    let local = match &to {
+        Target::Pid(p) => node.local_pid(p),
+        Target::Name(n) => node
+            .names
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(n)
+            .map(|e| e.pid),
+    };
+    let exit = |reason: Term| Control::MonitorExit {
+        from: to.clone(),
+        to: from.clone(),
+        reference: reference.clone(),
+        reason: Some(reason),
+    };
+    let Some(local) = local else {
+        // The node's own services live as long as the node: their monitors never
+        // fire (the peer sees `noconnection` if the connection goes).
+        if matches!(&to, Target::Name(n) if SERVICES.contains(&n.as_str())) {
+            return;
+        }
+        conn.send_control(node, &exit(Term::atom("noproc")));
+        return;
+    };
+    let id = next_id();
+    let (weak_node, weak_conn) = (Arc::downgrade(node), Arc::downgrade(conn));
+    let (t2, f2, r2) = (to.clone(), from.clone(), reference.clone());
+    let watcher = Watcher {
+        id,
+        owner: None,
+        notify: Notify::Message(Box::new(move |down: Down| {
+            if let (Some(n), Some(c)) = (weak_node.upgrade(), weak_conn.upgrade()) {
+                c.remove_watched(&r2);
+                c.send_control(
+                    &n,
+                    &Control::MonitorExit {
+                        from: t2,
+                        to: f2,
+                        reference: r2,
+                        reason: Some(reason::to_term(&down.reason)),
+                    },
+                );
+            }
+            None
+        })),
+    };
+    conn.add_watched(&reference, local, id);
+    if let Err(w) = bonds::add_watcher(local, watcher) {
+        conn.remove_watched(&reference);
+        drop(w);
+        conn.send_control(node, &exit(Term::atom("noproc")));
+    }
+}
+
+/// The names the node answers itself (`reg_send`).
+const SERVICES: [&str; 2] = ["net_kernel", "rex"];
+
+/// A message to a registered name: the node's own services, or a name registered
+/// with `Node::register`.
+fn reg_send(
+    node: &Arc<NodeShared>,
+    conn: &Arc<Connection>,
+    from: ExternalPid,
+    to: &Atom,
+    payload: &[u8],
+) {
+    let e = node
+        .names
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(to)
+        .copied();
+    if let Some(e) = e {
+        (e.deliver)(node, e.pid, payload);
+        return;
+    }
+    let _ = from;
+    match to.as_str() {
+        // `net_adm:ping/1`: `{'$gen_call', From, {is_auth, Node}}` answered `yes`.
+        "net_kernel" => {
+            if let Ok(Term::Tuple(t)) = Term::decode(payload)
+                && t.len() == 3
+                && t[0] == Term::atom("$gen_call")
+            {
+                reply_gen_call(node, conn, &t[1], Term::atom("yes"));
+            }
+        }
+        // `rpc:call/4` through `rex`: otter runs no Erlang code.
+        "rex" => {
+            if let Ok(Term::Tuple(t)) = Term::decode(payload)
+                && t.len() == 3
+                && t[0] == Term::atom("$gen_call")
+            {
+                let why = Term::Tuple(vec![
+                    Term::atom("badrpc"),
+                    Term::Tuple(vec![
+                        Term::atom("EXIT"),
+                        Term::Tuple(vec![Term::atom("undef"), Term::atom("otter")]),
+                    ]),
+                ]);
+                reply_gen_call(node, conn, &t[1], why);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Answers a `gen_server` call whose `From` is `from` (`{Pid, Tag}`): to the alias if
+/// the tag is `[alias | Ref]` (OTP 24+), else to the pid.
+pub(crate) fn reply_gen_call(node: &Arc<NodeShared>, conn: &Connection, from: &Term, reply: Term) {
+    let Term::Tuple(f) = from else { return };
+    let [Term::Pid(pid), tag] = &f[..] else {
+        return;
+    };
+    let message = Term::Tuple(vec![tag.clone(), reply]);
+    let mut payload = Vec::new();
+    message.encode(&mut payload);
+    let control = match tag {
+        Term::ImproperList(head, tail)
+            if head.first() == Some(&Term::atom("alias")) && matches!(**tail, Term::Ref(_)) =>
+        {
+            let Term::Ref(alias) = &**tail else { return };
+            Control::AliasSend {
+                from: node_pid(node),
+                alias: alias.clone(),
+            }
+        }
+        _ => Control::Send { to: pid.clone() },
+    };
+    conn.send_frame(crate::dist::connection::frame_raw(&control, &payload));
+}

@@ -1,0 +1,137 @@
+//! Remote pids: how a `Pid<M>` names a process on another node.
+//!
+//! A local pid is an index into the process table and a generation
+//! (`process/table.rs`). A remote pid is the same two words with the top bit of the
+//! index set ([`REMOTE`]): the rest of the index picks an entry of this module's table,
+//! which holds the pid as Erlang knows it (node, id, serial, creation), and the
+//! generation must match the entry's. So `Pid<M>` stays one `Copy` word pair, and a
+//! local send never looks here: the process table has no index with the top bit set,
+//! so a remote pid only ever reaches the send path's "not found" branch
+//! (`process/send.rs`), which then routes it to distribution.
+//!
+//! # Invariants
+//!
+//! * One entry per remote pid while its node is connected: interning the same pid
+//!   twice gives the same `RawPid`, so pids compare and hash as Erlang's do.
+//! * When a node's connection goes down its entries are retired (generation bumped,
+//!   index reused): a pid is valid for the life of the connection it came over. A send
+//!   to a retired pid is dropped, as a send to an exited process is. (Erlang keeps an
+//!   external pid valid across a reconnection to the same node incarnation; otter does
+//!   not: the crate docs list this difference.)
+//! * The table's size is the number of distinct remote pids seen over the live
+//!   connections.
+
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, PoisonError, RwLock, Weak};
+
+use crate::dist::etf::{Atom, ExternalPid};
+use crate::dist::node::NodeShared;
+use crate::pid::RawPid;
+
+/// The index bit that marks a remote pid. The process table's indices stay below
+/// 2^26 (`process/table.rs`).
+pub(crate) const REMOTE: u32 = 1 << 31;
+
+#[derive(Debug)]
+struct Entry {
+    /// The pid, and the local node whose connection it came over.
+    pid: Option<(Weak<NodeShared>, ExternalPid)>,
+    generation: u32,
+}
+
+#[derive(Debug, Default)]
+struct Table {
+    entries: Vec<Entry>,
+    by_pid: HashMap<Key, u32>,
+    free: Vec<u32>,
+}
+
+static TABLE: LazyLock<RwLock<Table>> = LazyLock::new(RwLock::default);
+
+/// The local node (by address), and the pid's node, id, serial and creation.
+type Key = (usize, Atom, u32, u32, u32);
+
+fn key(local: &Arc<NodeShared>, p: &ExternalPid) -> Key {
+    (
+        Arc::as_ptr(local) as usize,
+        p.node.clone(),
+        p.id,
+        p.serial,
+        p.creation,
+    )
+}
+
+/// The `RawPid` of a pid of another node, as `local` knows it, interned.
+pub(crate) fn intern(local: &Arc<NodeShared>, pid: &ExternalPid) -> RawPid {
+    let k = key(local, pid);
+    {
+        let t = TABLE.read().unwrap_or_else(PoisonError::into_inner);
+        if let Some(&i) = t.by_pid.get(&k) {
+            return RawPid {
+                index: i | REMOTE,
+                generation: t.entries[i as usize].generation,
+            };
+        }
+    }
+    let mut t = TABLE.write().unwrap_or_else(PoisonError::into_inner);
+    if let Some(&i) = t.by_pid.get(&k) {
+        return RawPid {
+            index: i | REMOTE,
+            generation: t.entries[i as usize].generation,
+        };
+    }
+    let i = match t.free.pop() {
+        Some(i) => {
+            t.entries[i as usize].pid = Some((Arc::downgrade(local), pid.clone()));
+            i
+        }
+        None => {
+            t.entries.push(Entry {
+                pid: Some((Arc::downgrade(local), pid.clone())),
+                generation: 0,
+            });
+            (t.entries.len() - 1) as u32
+        }
+    };
+    t.by_pid.insert(k, i);
+    RawPid {
+        index: i | REMOTE,
+        generation: t.entries[i as usize].generation,
+    }
+}
+
+/// The local node and the Erlang pid a remote `RawPid` names, if its entry is still
+/// live.
+pub(crate) fn resolve(raw: RawPid) -> Option<(Arc<NodeShared>, ExternalPid)> {
+    if raw.index & REMOTE == 0 {
+        return None;
+    }
+    let t = TABLE.read().unwrap_or_else(PoisonError::into_inner);
+    let e = t.entries.get((raw.index & !REMOTE) as usize)?;
+    if e.generation != raw.generation {
+        return None;
+    }
+    let (node, pid) = e.pid.as_ref()?;
+    Some((node.upgrade()?, pid.clone()))
+}
+
+/// Retires every entry of `peer` known by `local` (their connection went down).
+pub(crate) fn retire_node(local: &Arc<NodeShared>, peer: &Atom) {
+    let me = Arc::as_ptr(local) as usize;
+    let mut t = TABLE.write().unwrap_or_else(PoisonError::into_inner);
+    let Table {
+        entries,
+        by_pid,
+        free,
+    } = &mut *t;
+    by_pid.retain(|k, &mut i| {
+        if k.0 != me || &k.1 != peer {
+            return true;
+        }
+        let e = &mut entries[i as usize];
+        e.pid = None;
+        e.generation = e.generation.wrapping_add(1);
+        free.push(i);
+        false
+    });
+}

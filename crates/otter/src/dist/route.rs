@@ -1,0 +1,215 @@
+//! The outgoing side: a send, link, unlink, exit signal or monitor whose other end is
+//! a remote pid, from the core's "not a local process" branches (`process/send.rs`,
+//! `signal/bonds.rs`).
+//!
+//! A send to a remote `Pid<M>` needs `M`'s encoder, but `Pid::send` asks only
+//! `M: Send`: the encoder is found by `M`'s `TypeId` in a table filled by every way a
+//! remote `Pid<M>` comes to be ([`register_encoder`] is called by `Pid<M>`'s
+//! `Deserialize` and by `Node::remote_pid`, both of which require `M: Serialize`).
+//! So every remote `Pid<M>` that exists has its encoder registered.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::{PoisonError, RwLock};
+
+use serde::Serialize;
+
+use crate::dist::connection::{self, monitor_ref};
+use crate::dist::control::{Control, Target};
+use crate::dist::etf;
+use crate::dist::{reason, remote};
+use crate::exit::ExitReason;
+use crate::monitor::{Down, Watcher};
+use crate::pid::RawPid;
+use crate::signal::Kind;
+
+type Encode = fn(&dyn Any, &mut Vec<u8>) -> Result<(), etf::EncodeError>;
+
+static ENCODERS: RwLock<Option<HashMap<TypeId, Encode>>> = RwLock::new(None);
+
+fn encode_any<M: Serialize + 'static>(
+    m: &dyn Any,
+    out: &mut Vec<u8>,
+) -> Result<(), etf::EncodeError> {
+    match m.downcast_ref::<M>() {
+        Some(m) => etf::encode_into(m, out),
+        None => unreachable!("the encoder of a type is only called with that type"),
+    }
+}
+
+/// Records how to encode an `M` for a remote process.
+pub(crate) fn register_encoder<M: Serialize + 'static>() {
+    let id = TypeId::of::<M>();
+    if ENCODERS
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_ref()
+        .is_some_and(|t| t.contains_key(&id))
+    {
+        return;
+    }
+    ENCODERS
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get_or_insert_default()
+        .insert(id, encode_any::<M>);
+}
+
+/// Sends `message` to the remote pid `to`; hands it back if the pid is retired, or it
+/// cannot be encoded.
+pub(crate) fn send<M: Send + 'static>(to: RawPid, message: M) -> Result<(), M> {
+    let Some((node, pid)) = remote::resolve(to) else {
+        return Err(message);
+    };
+    let Some(encode) = ENCODERS
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_ref()
+        .and_then(|t| t.get(&TypeId::of::<M>()).copied())
+    else {
+        return Err(message);
+    };
+    let conn = connection::get_or_connect(&node, &pid.node);
+    let control = Control::Send { to: pid };
+    let frame = crate::dist::with_node(&node, || {
+        let mut payload = Vec::with_capacity(64);
+        encode(&message, &mut payload).map(|()| connection::frame_raw(&control, &payload))
+    });
+    match frame {
+        Ok(f) => {
+            conn.send_frame(f);
+            Ok(())
+        }
+        Err(_) => Err(message),
+    }
+}
+
+/// Whether the node of a remote pid is connected (`Pid::is_alive` of a remote pid).
+pub(crate) fn is_connected(to: RawPid) -> bool {
+    remote::resolve(to).is_some_and(|(node, pid)| {
+        node.connections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&pid.node)
+            .is_some_and(|c| c.is_up())
+    })
+}
+
+/// `local` links to the remote `to` (its side is already recorded). False if the pid
+/// is retired or its node cannot be reached: the caller then gets `Noconnection`.
+pub(crate) fn link(local: RawPid, to: RawPid) -> bool {
+    let Some((node, pid)) = remote::resolve(to) else {
+        return false;
+    };
+    let conn = connection::get_or_connect(&node, &pid.node);
+    if !conn.add_link(local, to) {
+        return false;
+    }
+    let from = node.external_pid(local);
+    conn.send_control(&node, &Control::Link { from, to: pid });
+    true
+}
+
+/// `local` unlinks from the remote `to` (its side is already removed).
+pub(crate) fn unlink(local: RawPid, to: RawPid) {
+    let Some((node, pid)) = remote::resolve(to) else {
+        return;
+    };
+    let Some(conn) = connection::get(&node, &pid.node) else {
+        return;
+    };
+    if conn.remove_link(local, to) {
+        let from = node.external_pid(local);
+        let id = conn.next_unlink_id();
+        conn.send_control(&node, &Control::UnlinkId { id, from, to: pid });
+    }
+}
+
+/// An exit signal from `from` (local) to the remote `to`.
+pub(crate) fn exit_signal(to: RawPid, from: RawPid, r: ExitReason, kind: Kind) {
+    let Some((node, pid)) = remote::resolve(to) else {
+        return;
+    };
+    let Some(conn) = connection::get(&node, &pid.node) else {
+        return;
+    };
+    if kind == Kind::Link && !conn.remove_link(from, to) {
+        return;
+    }
+    let from = node.external_pid(from);
+    let reason = Some(reason::to_term(&r));
+    let c = match kind {
+        Kind::Link => Control::Exit {
+            from,
+            to: pid,
+            reason,
+        },
+        Kind::Exit => Control::Exit2 {
+            from,
+            to: pid,
+            reason,
+        },
+    };
+    conn.send_control(&node, &c);
+}
+
+/// A monitor of the remote `target` by `watcher.owner`. If the pid is retired or the
+/// node cannot be reached, the `Down` says `Noconnection`.
+pub(crate) fn monitor(target: RawPid, watcher: Watcher) {
+    let refused = |w: Watcher, reason| {
+        let down = Down {
+            reference: w.reference(target),
+            pid: crate::ProcessId(target),
+            reason,
+        };
+        if let Some(waker) = w.notify(down) {
+            waker.wake();
+        }
+    };
+    let Some((node, pid)) = remote::resolve(target) else {
+        return refused(watcher, ExitReason::Noconnection);
+    };
+    let Some(owner) = watcher.owner else {
+        return refused(watcher, ExitReason::Noproc);
+    };
+    let conn = connection::get_or_connect(&node, &pid.node);
+    let reference = monitor_ref(&node, watcher.id);
+    if let Err(w) = conn.add_watching(&reference, target, watcher) {
+        return refused(w, ExitReason::Noconnection);
+    }
+    let from = node.external_pid(owner);
+    conn.send_control(
+        &node,
+        &Control::Monitor {
+            from,
+            to: Target::Pid(pid),
+            reference,
+        },
+    );
+}
+
+/// Removes a monitor of the remote `target`; false if its `Down` was delivered.
+pub(crate) fn demonitor(target: RawPid, id: u64) -> bool {
+    let Some((node, pid)) = remote::resolve(target) else {
+        return false;
+    };
+    let reference = monitor_ref(&node, id);
+    let Some(conn) = connection::get(&node, &pid.node) else {
+        return false;
+    };
+    let Some((_, w)) = conn.remove_watching(&reference) else {
+        return false;
+    };
+    if let Some(owner) = w.owner {
+        let from = node.external_pid(owner);
+        conn.send_control(
+            &node,
+            &Control::Demonitor {
+                from,
+                to: Target::Pid(pid),
+                reference,
+            },
+        );
+    }
+    true
+}

@@ -1,0 +1,637 @@
+//! Distribution against real Erlang nodes: each test starts an `erl -sname` node
+//! (`support/erlang.rs`) and an otter node, and checks one rule of Erlang's
+//! distribution, in both directions where it has two: messages to pids and names,
+//! terms that do not decode, `net_adm:ping`, `rpc:call`, `gen_server` calls both ways,
+//! links, monitors and exit signals across nodes, `noconnection` when a node dies,
+//! node monitors, and the cookie.
+//!
+//! The otter side of a test is a probe: a process registered on the otter node that
+//! forwards everything it receives to the test thread, and runs the actions the test
+//! sends it (link, monitor...) in its own context. The test thread drives the Erlang
+//! node with `eval` and waits on the probe's channel, with a deadline, never a sleep.
+
+#[path = "support/erlang.rs"]
+mod erlang;
+#[path = "support/rt.rs"]
+mod support;
+
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+use otter::dist::etf::Term;
+use otter::dist::{
+    BadTerm, ConnectError, Node, NodeEvent, RemoteCallError, RemoteReason, RemoteServer,
+};
+use otter::server::{CallError, Flow, ReplyTo, Server, ServerContext, ServerRef};
+use otter::{Context, Down, Exit, ExitReason, Pid, Runtime};
+use serde::Deserialize;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn otter_node(rt: &Runtime, cookie: &str) -> Node {
+    let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
+    Node::builder(name)
+        .cookie(cookie)
+        .start(&rt.handle())
+        .expect("the otter node starts")
+}
+
+fn erl(setup: &str) -> erlang::Node {
+    erlang::Node::builder("erl").setup(setup).start()
+}
+
+type Action = Box<dyn FnOnce(&mut Context<In>) + Send>;
+
+/// What a probe receives: Erlang's terms, typed where the tests know them.
+#[derive(Deserialize)]
+enum In {
+    #[serde(rename = "echo")]
+    Echo(String),
+    #[serde(rename = "pid")]
+    Pid(Pid<Term>),
+    #[serde(skip)]
+    Bad(BadTerm),
+    #[serde(skip)]
+    Exit(Exit),
+    #[serde(skip)]
+    Down(Down),
+    #[serde(skip)]
+    Node(NodeEvent),
+    #[serde(skip)]
+    Do(Action),
+    #[serde(untagged)]
+    Other(Term),
+}
+
+impl std::fmt::Debug for In {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            In::Echo(s) => write!(f, "Echo({s:?})"),
+            In::Pid(p) => write!(f, "Pid({p:?})"),
+            In::Other(t) => write!(f, "Other({t})"),
+            In::Bad(b) => write!(f, "Bad({b})"),
+            In::Exit(e) => write!(f, "{e:?}"),
+            In::Down(d) => write!(f, "{d:?}"),
+            In::Node(n) => write!(f, "{n:?}"),
+            In::Do(_) => f.write_str("Do"),
+        }
+    }
+}
+
+impl From<BadTerm> for In {
+    fn from(b: BadTerm) -> In {
+        In::Bad(b)
+    }
+}
+impl From<Exit> for In {
+    fn from(e: Exit) -> In {
+        In::Exit(e)
+    }
+}
+impl From<Down> for In {
+    fn from(d: Down) -> In {
+        In::Down(d)
+    }
+}
+impl From<NodeEvent> for In {
+    fn from(e: NodeEvent) -> In {
+        In::Node(e)
+    }
+}
+
+/// A probe registered as `name` on `node`: forwards what it receives, runs `Do`s.
+struct Probe {
+    pid: Pid<In>,
+    rx: Receiver<In>,
+}
+
+impl Probe {
+    fn start(rt: &Runtime, node: &Node, name: &str) -> Probe {
+        let (tx, rx) = channel();
+        let pid = rt.handle().spawn(move |mut cx: Context<In>| async move {
+            cx.trap_exit(true);
+            loop {
+                match cx.recv().await {
+                    In::Do(f) => f(&mut cx),
+                    m => {
+                        if tx.send(m).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        node.register(name, pid);
+        Probe { pid, rx }
+    }
+
+    fn next(&self) -> In {
+        self.rx
+            .recv_timeout(WAIT)
+            .expect("the probe receives a message in time")
+    }
+
+    fn run(&self, f: impl FnOnce(&mut Context<In>) + Send + 'static) {
+        self.pid.send(In::Do(Box::new(f)));
+    }
+
+    /// The next message that is not a node event.
+    fn next_message(&self) -> In {
+        loop {
+            match self.next() {
+                In::Node(_) => continue,
+                m => return m,
+            }
+        }
+    }
+}
+
+/// An Erlang echo process registered as `echo`: `{From, Msg}` -> `From ! {echo, Msg}`.
+const ECHO: &str = "register(echo, spawn(fun Loop() -> receive {From, Msg} -> From ! {echo, Msg}, Loop() end end))";
+
+/// `{Name, 'otter@host'}` for Erlang expressions.
+fn at(name: &str, node: &Node) -> String {
+    format!("{{{name}, '{}'}}", node.name())
+}
+
+rt_test!(
+    an_erlang_node_pings_an_otter_node_and_gets_pong,
+    |rt: &Runtime| {
+        let node = otter_node(rt, "secret");
+        let mut e = erl("ok");
+        assert_eq!(
+            e.eval_ok(&format!("net_adm:ping('{}')", node.name())),
+            "pong"
+        );
+        // Hidden by default: Erlang lists it only among the hidden nodes.
+        let hidden = e.eval_ok("nodes(hidden)");
+        assert!(hidden.contains(node.name()), "{hidden}");
+        assert_eq!(e.eval_ok("nodes()"), "[]");
+        assert_eq!(node.nodes(), vec![e.name().to_string()]);
+    }
+);
+
+rt_test!(
+    a_peer_with_the_wrong_cookie_is_refused_both_ways,
+    |rt: &Runtime| {
+        let node = otter_node(rt, "secret");
+        let probe = Probe::start(rt, &node, "inbox");
+        let mut e = erlang::Node::builder("erl").cookie("wrong").start();
+        // Erlang to otter: refused, and nothing it sent is delivered.
+        assert_eq!(
+            e.eval_ok(&format!("net_adm:ping('{}')", node.name())),
+            "pang"
+        );
+        e.eval_ok(&format!("{} ! sneaky", at("inbox", &node)));
+        // Otter to Erlang: refused.
+        let n = node.clone();
+        let peer = e.name().to_string();
+        let r = rt.block_on(move |_: Context<()>| async move { n.connect(&peer).await });
+        assert!(
+            matches!(r.unwrap(), Err(ConnectError::Handshake(_))),
+            "otter connected with a wrong cookie"
+        );
+        assert!(probe.rx.recv_timeout(Duration::from_millis(300)).is_err());
+        assert!(node.nodes().is_empty());
+    }
+);
+
+rt_test!(
+    otter_sends_to_a_named_erlang_process_and_receives_the_reply,
+    |rt: &Runtime| {
+        let node = otter_node(rt, "secret");
+        let probe = Probe::start(rt, &node, "inbox");
+        let e = erl(ECHO);
+        let (n, peer) = (node.clone(), e.name().to_string());
+        probe.run(move |cx| {
+            n.send_named(cx.pid(), "echo", &peer, &(cx.pid(), "hello"))
+                .unwrap();
+        });
+        match probe.next_message() {
+            In::Echo(s) => assert_eq!(s, "hello"),
+            other => panic!("{other:?}"),
+        }
+    }
+);
+
+rt_test!(
+    erlang_sends_to_a_name_registered_on_the_otter_node,
+    |rt: &Runtime| {
+        let node = otter_node(rt, "secret");
+        let probe = Probe::start(rt, &node, "inbox");
+        let mut e = erl("ok");
+        e.eval_ok(&format!(
+            "{} ! {{hello, 42, <<\"bin\">>, [1.5], #{{a => b}}}}",
+            at("inbox", &node)
+        ));
+        match probe.next_message() {
+            In::Other(t) => assert_eq!(t.to_string(), "{hello,42,<<\"bin\">>,[1.5],#{a => b}}"),
+            other => panic!("{other:?}"),
+        }
+    }
+);
+
+rt_test!(
+    erlang_replies_to_an_otter_pid_it_received_in_a_message,
+    |rt: &Runtime| {
+        let node = otter_node(rt, "secret");
+        let probe = Probe::start(rt, &node, "inbox");
+        let e = erl(ECHO);
+        let (n, peer) = (node.clone(), e.name().to_string());
+        // The pid goes out inside the message; the echo sends to that pid, not a name.
+        for i in 0..100 {
+            let (n, peer) = (n.clone(), peer.clone());
+            probe.run(move |cx| {
+                n.send_named(cx.pid(), "echo", &peer, &(cx.pid(), format!("m{i}")))
+                    .unwrap();
+            });
+        }
+        // Per-pair order: the replies come in the order of the requests.
+        for i in 0..100 {
+            match probe.next_message() {
+                In::Echo(s) => assert_eq!(s, format!("m{i}")),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+);
+
+rt_test!(
+    a_term_that_does_not_decode_arrives_as_bad_term,
+    |rt: &Runtime| {
+        #[derive(Debug, Deserialize)]
+        enum Strict {
+            #[serde(rename = "ping")]
+            Ping(u32),
+            #[serde(skip)]
+            Bad(BadTerm),
+        }
+        impl From<BadTerm> for Strict {
+            fn from(b: BadTerm) -> Strict {
+                Strict::Bad(b)
+            }
+        }
+        let node = otter_node(rt, "secret");
+        let (tx, rx) = channel();
+        let pid = rt
+            .handle()
+            .spawn(move |mut cx: Context<Strict>| async move {
+                while let Some(m) = cx.recv_timeout(WAIT).await {
+                    tx.send(m).unwrap();
+                }
+            });
+        node.register("strict", pid);
+        let mut e = erl("ok");
+        e.eval_ok(&format!(
+            "{0} ! {{ping, 7}}, {0} ! {{ping, <<\"seven\">>}}, {0} ! {{ping, 8}}",
+            at("strict", &node)
+        ));
+        assert!(matches!(rx.recv_timeout(WAIT).unwrap(), Strict::Ping(7)));
+        match rx.recv_timeout(WAIT).unwrap() {
+            Strict::Bad(b) => {
+                assert_eq!(b.term.to_string(), "{ping,<<\"seven\">>}");
+                assert!(!b.error.is_empty());
+            }
+            other => panic!("{other:?}"),
+        }
+        // The process goes on.
+        assert!(matches!(rx.recv_timeout(WAIT).unwrap(), Strict::Ping(8)));
+    }
+);
+
+rt_test!(rpc_call_to_an_otter_node_fails_cleanly, |rt: &Runtime| {
+    let node = otter_node(rt, "secret");
+    let mut e = erl("ok");
+    let r = e.eval_ok(&format!(
+        "rpc:call('{}', erlang, node, [], 5000)",
+        node.name()
+    ));
+    assert!(r.starts_with("{badrpc,"), "{r}");
+});
+
+// Servers, both ways.
+
+struct Kv(std::collections::HashMap<String, Term>);
+
+enum KvCall {
+    Put(Term, Term, ReplyTo<()>),
+    Get(Term, ReplyTo<Option<Term>>),
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum KvRequest {
+    Put(Term, Term),
+    Get(Term),
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+enum KvReply {
+    Ok,
+    #[serde(rename = "ok")]
+    Found(Term),
+    NotFound,
+}
+
+impl Server for Kv {
+    type Args = ();
+    type Call = KvCall;
+    type Cast = ();
+    type Info = BadTerm;
+    async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> {
+        Ok(Kv(Default::default()))
+    }
+    async fn handle_call(&mut self, c: KvCall, _: &mut ServerContext<Self>) -> Flow {
+        match c {
+            KvCall::Put(k, v, from) => {
+                self.0.insert(k.to_string(), v);
+                from.reply(());
+            }
+            KvCall::Get(k, from) => from.reply(self.0.get(&k.to_string()).cloned()),
+        }
+        Flow::Continue
+    }
+}
+
+impl RemoteServer for Kv {
+    type RemoteCall = KvRequest;
+    type RemoteReply = KvReply;
+    type RemoteCast = ();
+    async fn remote_call(server: ServerRef<Self>, r: KvRequest) -> Result<KvReply, CallError> {
+        Ok(match r {
+            KvRequest::Put(k, v) => {
+                server.call(|from| KvCall::Put(k, v, from)).await?;
+                KvReply::Ok
+            }
+            KvRequest::Get(k) => match server.call(|from| KvCall::Get(k, from)).await? {
+                Some(v) => KvReply::Found(v),
+                None => KvReply::NotFound,
+            },
+        })
+    }
+    fn remote_cast(_: ()) -> Option<()> {
+        None
+    }
+    fn bad_term(b: BadTerm) -> Option<BadTerm> {
+        Some(b)
+    }
+}
+
+rt_test!(
+    an_erlang_gen_server_call_reaches_an_otter_server,
+    |rt: &Runtime| {
+        let node = otter_node(rt, "secret");
+        let n = node.clone();
+        rt.block_on(move |cx: Context<()>| async move {
+            let kv = Kv::start(&cx, ()).await.unwrap();
+            n.register_server("kv", kv);
+        })
+        .unwrap();
+        let mut e = erl("ok");
+        let kv = at("kv", &node);
+        assert_eq!(
+            e.eval_ok(&format!(
+                "gen_server:call({kv}, {{put, {{a, 1}}, [x, <<\"y\">>]}})"
+            )),
+            "ok"
+        );
+        assert_eq!(
+            e.eval_ok(&format!("gen_server:call({kv}, {{get, {{a, 1}}}})")),
+            "{ok,[x,<<\"y\">>]}"
+        );
+        assert_eq!(
+            e.eval_ok(&format!("gen_server:call({kv}, {{get, nope}})")),
+            "not_found"
+        );
+        // A call to a name nobody holds exits the caller with noproc (from the monitor).
+        let r = e.eval(&format!(
+            "gen_server:call({}, hello, 2000)",
+            at("nobody", &node)
+        ));
+        assert!(
+            r.unwrap_err().contains("noproc"),
+            "a call to a missing name"
+        );
+    }
+);
+
+rt_test!(
+    an_otter_process_calls_a_real_erlang_gen_server,
+    |rt: &Runtime| {
+        let node = otter_node(rt, "secret");
+        let e = erl("ok");
+        let peer = e.name().to_string();
+        let n = node.clone();
+        let r = rt.block_on(move |cx: Context<()>| async move {
+            // file_server_2 is a gen_server of every Erlang node: {get_cwd} -> {ok, Cwd}.
+            let cwd: Result<(Term, String), _> = n
+                .call(
+                    &cx,
+                    "file_server_2",
+                    &peer,
+                    &(otter::dist::etf::Atom::new("get_cwd"),),
+                    WAIT,
+                )
+                .await;
+            let missing: Result<Term, _> = n.call(&cx, "no_such_server", &peer, &"hi", WAIT).await;
+            (cwd, missing)
+        });
+        let (cwd, missing) = r.unwrap();
+        let (ok, dir) = cwd.expect("file_server_2 answers");
+        assert_eq!(ok, Term::atom("ok"));
+        assert!(dir.starts_with('/'), "{dir}");
+        assert_eq!(missing, Err(RemoteCallError::Exit(ExitReason::Noproc)));
+    }
+);
+
+rt_test!(
+    an_otter_call_ends_with_the_erlang_servers_exit_reason,
+    |rt: &Runtime| {
+        let node = otter_node(rt, "secret");
+        // A registered process that takes a call and dies with reason `boom`.
+        let e = erl(
+            "register(dier, spawn(fun() -> receive {'$gen_call', _, _} -> exit(boom) end end))",
+        );
+        let (n, peer) = (node.clone(), e.name().to_string());
+        let r = rt.block_on(move |cx: Context<()>| async move {
+            let r: Result<Term, _> = n.call(&cx, "dier", &peer, &"die", WAIT).await;
+            r
+        });
+        match r.unwrap() {
+            Err(RemoteCallError::Exit(ExitReason::Error(e))) => {
+                assert_eq!(
+                    e.0.downcast_ref::<RemoteReason>(),
+                    Some(&RemoteReason(Term::atom("boom")))
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+);
+
+// Links, monitors, exit signals.
+
+/// An Erlang process that registers as `peer`, tells the otter probe its pid, and then
+/// runs `body` (an Erlang fun body).
+fn erl_peer(node: &Node, body: &str) -> erlang::Node {
+    erl(&format!(
+        "Pid = spawn(fun() -> {body} end), register(peer, Pid), {} ! {{pid, Pid}}",
+        at("inbox", node)
+    ))
+}
+
+/// An Erlang expression that waits (bounded, 10 s) until `peer`'s `process_info` item
+/// `item` (links, monitored_by) has `n` entries: the signals otter sent have arrived.
+fn wait_for(item: &str, n: usize) -> String {
+    format!(
+        "W = fun Loop(0) -> timeout; Loop(K) -> case process_info(whereis(peer), {item}) of \
+         {{{item}, L}} when length(L) =:= {n} -> ok; _ -> receive after 10 -> Loop(K - 1) end end end, W(1000)"
+    )
+}
+
+fn expect_pid(probe: &Probe) -> Pid<Term> {
+    match probe.next_message() {
+        In::Pid(p) => p,
+        other => panic!("expected the Erlang pid, got {other:?}"),
+    }
+}
+
+rt_test!(
+    a_link_to_an_erlang_process_carries_its_exit_reason,
+    |rt: &Runtime| {
+        let node = otter_node(rt, "secret");
+        let probe = Probe::start(rt, &node, "inbox");
+        let mut e = erl_peer(&node, "receive go -> exit(boom) end");
+        let peer = expect_pid(&probe);
+        probe.run(move |cx| cx.link(peer));
+        // The link is in place on the Erlang side before the process is told to exit.
+        assert_eq!(e.eval_ok(&wait_for("links", 1)), "ok");
+        e.eval_ok("peer ! go");
+        match probe.next_message() {
+            In::Exit(x) => {
+                assert_eq!(x.from, peer.id());
+                let ExitReason::Error(r) = x.reason else {
+                    panic!("{:?}", x.reason)
+                };
+                assert_eq!(
+                    r.0.downcast_ref::<RemoteReason>(),
+                    Some(&RemoteReason(Term::atom("boom")))
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+);
+
+rt_test!(
+    an_erlang_process_linked_to_an_otter_process_gets_its_exit_and_down,
+    |rt: &Runtime| {
+        let node = otter_node(rt, "secret");
+        let probe = Probe::start(rt, &node, "inbox");
+        // The otter process Erlang links to and monitors; it exits `Shutdown` when told.
+        let victim = rt.handle().spawn(|mut cx: Context<In>| async move {
+            loop {
+                if let In::Do(_) = cx.recv().await {
+                    return ExitReason::Shutdown;
+                }
+            }
+        });
+        let body = format!(
+            "process_flag(trap_exit, true), \
+         receive {{victim, V}} -> link(V), M = erlang:monitor(process, V), {inbox} ! linked, \
+           receive {{'EXIT', V, R}} -> io:format(\"exit ~p~n\", [R]) end, \
+           receive {{'DOWN', M, process, V, R2}} -> io:format(\"down ~p~n\", [R2]) end \
+         end",
+            inbox = at("inbox", &node)
+        );
+        let mut e = erl_peer(&node, &body);
+        let _peer = expect_pid(&probe);
+        let (n, peer_node) = (node.clone(), e.name().to_string());
+        probe.run(move |cx| {
+            n.send_named(
+                cx.pid(),
+                "peer",
+                &peer_node,
+                &(otter::dist::etf::Atom::new("victim"), victim),
+            )
+            .unwrap();
+        });
+        // `linked` comes after the LINK and MONITOR signals on the same connection: when
+        // the probe has it, both are in place on the otter side.
+        match probe.next_message() {
+            In::Other(t) => assert_eq!(t, Term::atom("linked")),
+            other => panic!("{other:?}"),
+        }
+        victim.send(In::Do(Box::new(|_| ())));
+        e.wait_for_text("exit shutdown", WAIT)
+            .expect("the exit signal");
+        e.wait_for_text("down shutdown", WAIT).expect("the Down");
+    }
+);
+
+rt_test!(
+    a_monitor_of_an_erlang_process_reports_its_exit_and_noproc,
+    |rt: &Runtime| {
+        let node = otter_node(rt, "secret");
+        let probe = Probe::start(rt, &node, "inbox");
+        let mut e = erl_peer(&node, "receive go -> exit(shutdown) end");
+        let peer = expect_pid(&probe);
+        let (tx, rx) = channel();
+        probe.run(move |cx| tx.send(cx.monitor(peer)).unwrap());
+        let mref = rx.recv_timeout(WAIT).unwrap();
+        assert_eq!(e.eval_ok(&wait_for("monitored_by", 1)), "ok");
+        e.eval_ok("peer ! go");
+        match probe.next_message() {
+            In::Down(d) => {
+                assert_eq!(d.reference, mref);
+                assert_eq!(d.reason, ExitReason::Shutdown);
+            }
+            other => panic!("{other:?}"),
+        }
+        // Monitoring it again, now that it is gone: noproc.
+        probe.run(move |cx| {
+            cx.monitor(peer);
+        });
+        match probe.next_message() {
+            In::Down(d) => assert_eq!(d.reason, ExitReason::Noproc),
+            other => panic!("{other:?}"),
+        }
+    }
+);
+
+rt_test!(
+    a_killed_erlang_node_fires_noconnection_on_links_monitors_and_node_monitors,
+    |rt: &Runtime| {
+        let node = otter_node(rt, "secret");
+        let probe = Probe::start(rt, &node, "inbox");
+        let mut e = erl_peer(&node, "receive _ -> ok end");
+        let peer = expect_pid(&probe);
+        let n = node.clone();
+        let peer_node = e.name().to_string();
+        probe.run(move |cx| {
+            cx.link(peer);
+            cx.monitor(peer);
+            n.monitor_node(cx.pid(), &peer_node);
+        });
+        assert_eq!(e.eval_ok(&wait_for("links", 1)), "ok");
+        assert_eq!(e.eval_ok(&wait_for("monitored_by", 1)), "ok");
+        e.kill();
+        let mut seen = (false, false, false);
+        while seen != (true, true, true) {
+            match probe.next() {
+                In::Exit(x) => {
+                    assert_eq!(x.reason, ExitReason::Noconnection);
+                    seen.0 = true;
+                }
+                In::Down(d) => {
+                    assert_eq!(d.reason, ExitReason::Noconnection);
+                    seen.1 = true;
+                }
+                In::Node(NodeEvent::Down(_)) => seen.2 = true,
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(node.nodes().is_empty());
+    }
+);
