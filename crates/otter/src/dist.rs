@@ -70,6 +70,8 @@ mod receive;
 pub(crate) mod remote;
 mod remote_server;
 pub(crate) mod route;
+#[cfg(test)]
+mod tests;
 
 use std::cell::RefCell;
 use std::sync::Arc;

@@ -635,3 +635,227 @@ rt_test!(
         assert!(node.nodes().is_empty());
     }
 );
+
+rt_test!(
+    unlink_from_an_erlang_process_stops_its_exit_signal,
+    |rt: &Runtime| {
+        let node = otter_node(rt, "secret");
+        let probe = Probe::start(rt, &node, "inbox");
+        let mut e = erl_peer(&node, "receive go -> exit(boom) end");
+        let peer = expect_pid(&probe);
+        probe.run(move |cx| cx.link(peer));
+        assert_eq!(e.eval_ok(&wait_for("links", 1)), "ok");
+        probe.run(move |cx| cx.unlink(peer));
+        // UNLINK_ID reached Erlang: its side of the link is gone.
+        assert_eq!(e.eval_ok(&wait_for("links", 0)), "ok");
+        e.eval_ok("peer ! go");
+        // No exit signal: the next thing the probe gets is the marker sent after the exit.
+        e.eval_ok(&format!(
+            "timer:sleep(0), {} ! after_exit",
+            at("inbox", &node)
+        ));
+        match probe.next_message() {
+            In::Other(t) => assert_eq!(t, Term::atom("after_exit")),
+            other => panic!("an exit signal arrived after unlink: {other:?}"),
+        }
+    }
+);
+
+rt_test!(
+    exit_2_across_nodes_follows_the_receipt_rules,
+    |rt: &Runtime| {
+        let node = otter_node(rt, "secret");
+        let probe = Probe::start(rt, &node, "inbox");
+        // `peer` traps exits and prints what it gets; `killer` sends exit(P, normal) to the
+        // pid it is given, and exit(P, kill) when told.
+        let mut e = erl(&format!(
+            "Pid = spawn(fun() -> process_flag(trap_exit, true), \
+           receive {{'EXIT', _, R}} -> io:format(\"got ~p~n\", [R]) end end), \
+         register(peer, Pid), {inbox} ! {{pid, Pid}}, \
+         register(killer, spawn(fun() -> receive {{target, P}} -> exit(P, normal), \
+           receive kill_now -> exit(P, kill) end end end))",
+            inbox = at("inbox", &node)
+        ));
+        let peer = expect_pid(&probe);
+        // otter's exit/2 to a trapping Erlang process: a message there.
+        probe.run(move |cx| cx.exit(peer, ExitReason::Shutdown));
+        e.wait_for_text("got shutdown", WAIT)
+            .expect("Erlang gets the exit signal as a message");
+        // Erlang's exit/2 to the trapping probe: `normal` is a message, `kill` kills.
+        let probe_pid = probe.pid;
+        let (tx, downs) = channel();
+        rt.handle().spawn(move |mut cx: Context<In>| async move {
+            cx.monitor(probe_pid);
+            while let Some(m) = cx.recv_timeout(WAIT).await {
+                if let In::Down(d) = m {
+                    tx.send(d.reason).unwrap();
+                    return;
+                }
+            }
+        });
+        let (n, peer_node) = (node.clone(), e.name().to_string());
+        probe.run(move |cx| {
+            n.send_named(
+                cx.pid(),
+                "killer",
+                &peer_node,
+                &(otter::dist::etf::Atom::new("target"), cx.pid()),
+            )
+            .unwrap();
+        });
+        match probe.next_message() {
+            In::Exit(x) => assert_eq!(x.reason, ExitReason::Normal),
+            other => panic!("{other:?}"),
+        }
+        e.eval_ok("killer ! kill_now");
+        assert_eq!(downs.recv_timeout(WAIT).unwrap(), ExitReason::Killed);
+    }
+);
+
+rt_test!(
+    demonitor_of_an_erlang_process_removes_the_monitor_there,
+    |rt: &Runtime| {
+        let node = otter_node(rt, "secret");
+        let probe = Probe::start(rt, &node, "inbox");
+        let mut e = erl_peer(&node, "receive go -> exit(boom) end");
+        let peer = expect_pid(&probe);
+        let (tx, rx) = channel();
+        probe.run(move |cx| tx.send(cx.monitor(peer)).unwrap());
+        let mref = rx.recv_timeout(WAIT).unwrap();
+        assert_eq!(e.eval_ok(&wait_for("monitored_by", 1)), "ok");
+        let (tx, rx) = channel();
+        probe.run(move |cx| tx.send(cx.demonitor(mref)).unwrap());
+        assert!(rx.recv_timeout(WAIT).unwrap(), "the monitor was there");
+        assert_eq!(e.eval_ok(&wait_for("monitored_by", 0)), "ok");
+        e.eval_ok("peer ! go");
+        e.eval_ok(&format!("{} ! after_exit", at("inbox", &node)));
+        match probe.next_message() {
+            In::Other(t) => assert_eq!(t, Term::atom("after_exit")),
+            other => panic!("a Down arrived after demonitor: {other:?}"),
+        }
+    }
+);
+
+rt_test!(
+    a_silent_erlang_node_is_noticed_within_net_ticktime,
+    |rt: &Runtime| {
+        // Both sides tick every second (net_ticktime 4 s); a stopped Erlang node (SIGSTOP)
+        // neither ticks nor closes its socket: only the ticks can tell.
+        let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
+        let node = Node::builder(name)
+            .cookie("secret")
+            .tick_time(Duration::from_secs(4))
+            .start(&rt.handle())
+            .unwrap();
+        let probe = Probe::start(rt, &node, "inbox");
+        let mut e = erlang::Node::builder("erl")
+        .arg("-kernel")
+        .arg("net_ticktime")
+        .arg("4")
+        .setup(&format!(
+            "Pid = spawn(fun() -> receive _ -> ok end end), register(peer, Pid), {} ! {{pid, Pid}}",
+            at("inbox", &node)
+        ))
+        .start();
+        let peer = expect_pid(&probe);
+        probe.run(move |cx| cx.link(peer));
+        assert_eq!(e.eval_ok(&wait_for("links", 1)), "ok");
+        let stopped = std::time::Instant::now();
+        let status = std::process::Command::new("kill")
+            .args(["-STOP", &e.os_pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let got = probe.next_message();
+        let waited = stopped.elapsed();
+        let _ = std::process::Command::new("kill")
+            .args(["-CONT", &e.os_pid().to_string()])
+            .status();
+        match got {
+            In::Exit(x) => assert_eq!(x.reason, ExitReason::Noconnection),
+            other => panic!("{other:?}"),
+        }
+        // Four silent quarters of net_ticktime, and one more at most for the phase.
+        assert!(waited <= Duration::from_secs(6), "noticed after {waited:?}");
+    }
+);
+
+rt_test!(
+    in_a_cluster_of_three_erlang_nodes_a_killed_one_fires_noconnection_and_comes_back,
+    |rt: &Runtime| {
+        let node = otter_node(rt, "secret");
+        let probe = Probe::start(rt, &node, "inbox");
+        let setup = format!(
+            "Pid = spawn(fun() -> receive _ -> ok end end), register(peer, Pid), {} ! {{pid, Pid}}",
+            at("inbox", &node)
+        );
+        let mut nodes: Vec<erlang::Node> = (0..3).map(|_| erl(&setup)).collect();
+        let peers: Vec<Pid<Term>> = (0..3).map(|_| expect_pid(&probe)).collect();
+        let n = node.clone();
+        probe.run(move |cx| {
+            n.monitor_nodes_to(cx.pid());
+            for p in peers {
+                cx.link(p);
+                cx.monitor(p);
+            }
+        });
+        for e in &mut nodes {
+            assert_eq!(e.eval_ok(&wait_for("links", 1)), "ok");
+            assert_eq!(e.eval_ok(&wait_for("monitored_by", 1)), "ok");
+        }
+        assert_eq!(node.nodes().len(), 3);
+        let victim = nodes.remove(1);
+        let victim_name = victim.name().to_string();
+        let (alive, _) = victim_name.split_once('@').unwrap();
+        let alive = alive.to_string();
+        let mut victim = victim;
+        victim.kill();
+        // The link's exit, the monitor's Down and the nodedown: all `Noconnection`, from the
+        // killed node only.
+        let mut seen = (0, 0, 0);
+        while seen != (1, 1, 1) {
+            match probe.next() {
+                In::Exit(x) => {
+                    assert_eq!(x.reason, ExitReason::Noconnection);
+                    seen.0 += 1;
+                }
+                In::Down(d) => {
+                    assert_eq!(d.reason, ExitReason::Noconnection);
+                    seen.1 += 1;
+                }
+                In::Node(NodeEvent::Down(n)) => {
+                    assert_eq!(n, victim_name);
+                    seen.2 += 1;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(node.nodes().len(), 2);
+        // The two others are untouched: their links and monitors still stand.
+        for e in &mut nodes {
+            assert_eq!(e.eval_ok(&wait_for("links", 1)), "ok");
+        }
+        // A node of the same name comes back: the otter node reconnects to it on demand.
+        let mut back = erlang::Node::builder(&alive)
+            .exact_name(true)
+            .setup(ECHO)
+            .start();
+        assert_eq!(back.name(), victim_name);
+        let (n, peer) = (node.clone(), victim_name.clone());
+        probe.run(move |cx| {
+            n.send_named(cx.pid(), "echo", &peer, &(cx.pid(), "again"))
+                .unwrap();
+        });
+        loop {
+            match probe.next() {
+                In::Echo(s) => {
+                    assert_eq!(s, "again");
+                    break;
+                }
+                In::Node(NodeEvent::Up(n)) => assert_eq!(n, victim_name),
+                other => panic!("{other:?}"),
+            }
+        }
+        let _ = back.eval_ok("ok");
+    }
+);

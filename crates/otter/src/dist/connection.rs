@@ -360,6 +360,11 @@ pub(crate) fn get_or_connect(node: &Arc<NodeShared>, peer: &Atom) -> Arc<Connect
         return conn.clone();
     }
     let conn = Connection::new(node, peer.clone());
+    if node.stopped.load(Ordering::Acquire) {
+        drop(c);
+        conn.down(node, ConnectError::Io("this node has stopped".into()));
+        return conn;
+    }
     c.insert(peer.clone(), conn.clone());
     drop(c);
     let (n, k) = (node.clone(), conn.clone());
@@ -446,6 +451,10 @@ pub(crate) fn start_acceptor(
             let Some(node) = weak.upgrade() else {
                 return;
             };
+            if node.stopped.load(Ordering::Acquire) {
+                // Dropping the listener closes it.
+                return;
+            }
             cx.spawn(move |cx: Context<()>| run_accept(cx, node, stream));
         }
     });

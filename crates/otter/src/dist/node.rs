@@ -165,6 +165,10 @@ pub(crate) struct NodeShared {
     exported_sweep_at: AtomicU32,
     watchers: Mutex<Vec<(Option<String>, NodeWatcher)>>,
     pub(crate) registration: Mutex<Option<epmd::Registration>>,
+    /// The port it listens on.
+    pub(crate) port: u16,
+    /// Set by [`Node::stop`]: no connection is made or accepted any more.
+    pub(crate) stopped: std::sync::atomic::AtomicBool,
     /// Calls to other nodes' servers waiting for replies (`call.rs`).
     pub(crate) calls: crate::dist::call::Calls,
     /// Reference numbers this node hands out (monitors, calls).
@@ -180,8 +184,8 @@ impl fmt::Debug for NodeShared {
 }
 
 /// An otter node in an Erlang cluster (see the [module docs](crate::dist)). Cheap to
-/// clone; the node stops (unregisters from epmd, closes its connections) when the
-/// last clone is dropped or [`Node::stop`] is called.
+/// clone. It runs until [`Node::stop`] or the end of its runtime (whose processes hold
+/// its connections and its acceptor).
 #[derive(Clone, Debug)]
 pub struct Node {
     pub(crate) shared: Arc<NodeShared>,
@@ -235,6 +239,8 @@ impl Node {
             exported_sweep_at: AtomicU32::new(1024),
             watchers: Mutex::new(Vec::new()),
             registration: Mutex::new(Some(registration)),
+            port,
+            stopped: Default::default(),
             calls: Default::default(),
             next_ref: std::sync::atomic::AtomicU64::new(1),
         });
@@ -462,6 +468,11 @@ impl NodeShared {
     }
 
     pub(crate) fn stop(&self) {
+        if self.stopped.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        // Wakes the acceptor, which sees `stopped` and closes the listener.
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
         self.registration
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -97,6 +97,7 @@ pub struct Builder {
     hidden: bool,
     setup: String,
     args: Vec<String>,
+    exact: bool,
 }
 
 impl Builder {
@@ -119,6 +120,13 @@ impl Builder {
         self
     }
 
+    /// Use the prefix as the node's name as it is, without the unique suffix (a node
+    /// that comes back under the name of one that was killed).
+    pub fn exact_name(mut self, exact: bool) -> Builder {
+        self.exact = exact;
+        self
+    }
+
     /// One more argument for `erl` (e.g. `-kernel net_ticktime 20`: two arguments).
     pub fn arg(mut self, arg: &str) -> Builder {
         self.args.push(arg.to_owned());
@@ -128,7 +136,11 @@ impl Builder {
     /// Starts the node and waits (at most [`TIMEOUT`]) until it is ready.
     pub fn start(self) -> Node {
         ensure_epmd();
-        let alive = unique_name(&self.prefix);
+        let alive = if self.exact {
+            self.prefix.clone()
+        } else {
+            unique_name(&self.prefix)
+        };
         let name = format!("{alive}@{}", short_host());
         let setup = if self.setup.trim().is_empty() {
             "ok".to_owned()
@@ -233,6 +245,7 @@ impl Node {
             hidden: false,
             setup: String::new(),
             args: Vec::new(),
+            exact: false,
         }
     }
 

@@ -1,0 +1,296 @@
+//! Distribution between two otter nodes (two runtimes in this test process, each with
+//! its own node, talking over TCP on 127.0.0.1): typed messages and pids both ways,
+//! per-pair order, links, monitors and exit signals, a `RemoteServer` called with
+//! `Node::call`, and `Noconnection` when a node stops.
+
+#[path = "support/erlang.rs"]
+mod erlang;
+#[path = "support/rt.rs"]
+mod support;
+
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+use otter::dist::{BadTerm, Node, NodeEvent, RemoteCallError, RemoteServer};
+use otter::server::{CallError, Flow, ReplyTo, Server, ServerContext, ServerRef};
+use otter::{Context, Down, Exit, ExitReason, Pid, Runtime};
+use serde::{Deserialize, Serialize};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn start(rt: &Runtime) -> Node {
+    let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
+    erlang::ensure_epmd();
+    Node::builder(name)
+        .cookie("secret")
+        .start(&rt.handle())
+        .unwrap()
+}
+
+/// The messages of both sides.
+#[derive(Debug, Serialize, Deserialize)]
+enum Msg {
+    Hello(Pid<Msg>, u64, String),
+    Number(u64),
+    #[serde(skip)]
+    Bad(#[allow(dead_code)] BadTerm),
+    #[serde(skip)]
+    Exit(Exit),
+    #[serde(skip)]
+    Down(Down),
+    #[serde(skip)]
+    Node(NodeEvent),
+}
+
+impl From<BadTerm> for Msg {
+    fn from(b: BadTerm) -> Msg {
+        Msg::Bad(b)
+    }
+}
+impl From<Exit> for Msg {
+    fn from(e: Exit) -> Msg {
+        Msg::Exit(e)
+    }
+}
+impl From<Down> for Msg {
+    fn from(d: Down) -> Msg {
+        Msg::Down(d)
+    }
+}
+impl From<NodeEvent> for Msg {
+    fn from(e: NodeEvent) -> Msg {
+        Msg::Node(e)
+    }
+}
+
+/// A process registered as `name` on `node` that forwards what it gets.
+fn probe(rt: &Runtime, node: &Node, name: &str) -> (Pid<Msg>, Receiver<Msg>) {
+    let (tx, rx) = channel();
+    let pid = rt.handle().spawn(move |mut cx: Context<Msg>| async move {
+        cx.trap_exit(true);
+        while tx.send(cx.recv().await).is_ok() {}
+    });
+    node.register(name, pid);
+    (pid, rx)
+}
+
+fn two(rt: &Runtime) -> (Runtime, Node, Node) {
+    let other = Runtime::builder().threads(rt.threads()).build().unwrap();
+    let a = start(rt);
+    let b = start(&other);
+    (other, a, b)
+}
+
+rt_test!(
+    typed_messages_and_pids_cross_between_otter_nodes_in_order,
+    |rt: &Runtime| {
+        let (other, a, b) = two(rt);
+        let (_, rx_b) = probe(&other, &b, "inbox");
+        let (tx, rx_a) = channel();
+        let (a2, bname) = (a.clone(), b.name().to_string());
+        // A process on `a` greets `inbox` on `b` with its pid, then gets 1000 numbers back.
+        rt.handle().spawn(move |mut cx: Context<Msg>| async move {
+            a2.send_named(
+                cx.pid(),
+                "inbox",
+                &bname,
+                &Msg::Hello(cx.pid(), 7, "hi".into()),
+            )
+            .unwrap();
+            for _ in 0..1000 {
+                tx.send(cx.recv().await).unwrap();
+            }
+        });
+        let Msg::Hello(back, 7, hi) = rx_b.recv_timeout(WAIT).unwrap() else {
+            panic!("the greeting")
+        };
+        assert_eq!(hi, "hi");
+        assert!(
+            back.is_alive(),
+            "a remote pid is alive while its node is connected"
+        );
+        for i in 0..1000 {
+            back.send(Msg::Number(i));
+        }
+        for i in 0..1000 {
+            match rx_a.recv_timeout(WAIT).unwrap() {
+                Msg::Number(n) => assert_eq!(n, i),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(a.nodes(), vec![b.name().to_string()]);
+        drop(other);
+    }
+);
+
+rt_test!(
+    links_and_monitors_between_otter_nodes_carry_reasons_and_noconnection,
+    |rt: &Runtime| {
+        let (other, a, b) = two(rt);
+        let (pb, rx_b) = probe(&other, &b, "inbox");
+        let (pa, rx_a) = probe(rt, &a, "inbox");
+        // `a`'s probe sends its pid to `b`; `b` spawns a worker that links to it and dies.
+        let (a2, bname) = (a.clone(), b.name().to_string());
+        pa.send(Msg::Number(0));
+        let _ = rx_a.recv_timeout(WAIT).unwrap();
+        let hello_from = rt.handle().spawn(move |cx: Context<Msg>| async move {
+            a2.send_named(cx.pid(), "inbox", &bname, &Msg::Hello(pa, 1, String::new()))
+                .unwrap();
+        });
+        let _ = hello_from;
+        let Msg::Hello(remote_probe, 1, _) = rx_b.recv_timeout(WAIT).unwrap() else {
+            panic!("the greeting")
+        };
+        // On `b`: a process links to and monitors the probe of `a`, then panics.
+        let (tx, ready) = channel();
+        other.handle().spawn(move |cx: Context<Msg>| async move {
+            cx.link(remote_probe);
+            cx.monitor(remote_probe);
+            tx.send(()).unwrap();
+            // The LINK and MONITOR frames are ahead of the EXIT on the same connection.
+            panic!("on purpose");
+        });
+        ready.recv_timeout(WAIT).unwrap();
+        match rx_a.recv_timeout(WAIT).unwrap() {
+            Msg::Exit(x) => assert_eq!(x.reason, ExitReason::Panic("on purpose".into())),
+            other => panic!("{other:?}"),
+        }
+        // A process of `a` links to and monitors `b`'s probe, and `b` stops: the link's
+        // exit, the Down and the nodedown all say the connection is gone.
+        let (tx, got) = channel();
+        let a3 = a.clone();
+        let bname = b.name().to_string();
+        rt.handle().spawn(move |mut cx: Context<Msg>| async move {
+            cx.trap_exit(true);
+            a3.send_named(
+                cx.pid(),
+                "inbox",
+                &bname,
+                &Msg::Hello(cx.pid(), 2, String::new()),
+            )
+            .unwrap();
+            let Msg::Hello(b_probe, 3, _) = cx.recv().await else {
+                panic!("b's probe pid")
+            };
+            cx.link(b_probe);
+            cx.monitor(b_probe);
+            a3.monitor_node(cx.pid(), &bname);
+            tx.send(None).unwrap();
+            for _ in 0..3 {
+                let m = cx.recv().await;
+                tx.send(Some(m)).unwrap();
+            }
+        });
+        let Msg::Hello(asker, 2, _) = rx_b.recv_timeout(WAIT).unwrap() else {
+            panic!("the second greeting")
+        };
+        // From this (non-worker) thread, through `b`'s connection.
+        asker.send(Msg::Hello(pb, 3, String::new()));
+        assert!(got.recv_timeout(WAIT).unwrap().is_none());
+        // The LINK and MONITOR have reached `b` once a message sent after them has.
+        let a4 = a.clone();
+        let bname = b.name().to_string();
+        rt.handle().spawn(move |cx: Context<Msg>| async move {
+            a4.send_named(cx.pid(), "inbox", &bname, &Msg::Number(99))
+                .unwrap();
+        });
+        assert!(matches!(rx_b.recv_timeout(WAIT).unwrap(), Msg::Number(99)));
+        b.stop();
+        let mut seen = (false, false, false);
+        for _ in 0..3 {
+            match got.recv_timeout(WAIT).unwrap().unwrap() {
+                Msg::Exit(x) => {
+                    assert_eq!(x.reason, ExitReason::Noconnection);
+                    seen.0 = true;
+                }
+                Msg::Down(d) => {
+                    assert_eq!(d.reason, ExitReason::Noconnection);
+                    seen.1 = true;
+                }
+                Msg::Node(NodeEvent::Down(n)) => {
+                    assert_eq!(n, b.name());
+                    seen.2 = true;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(seen, (true, true, true));
+        drop(other);
+    }
+);
+
+struct Counter(i64);
+
+enum CounterCall {
+    Add(i64, ReplyTo<i64>),
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum CounterRequest {
+    Add(i64),
+}
+
+impl Server for Counter {
+    type Args = ();
+    type Call = CounterCall;
+    type Cast = ();
+    type Info = BadTerm;
+    async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> {
+        Ok(Counter(0))
+    }
+    async fn handle_call(&mut self, c: CounterCall, _: &mut ServerContext<Self>) -> Flow {
+        let CounterCall::Add(n, from) = c;
+        self.0 += n;
+        from.reply(self.0);
+        Flow::Continue
+    }
+}
+
+impl RemoteServer for Counter {
+    type RemoteCall = CounterRequest;
+    type RemoteReply = i64;
+    type RemoteCast = ();
+    async fn remote_call(server: ServerRef<Self>, r: CounterRequest) -> Result<i64, CallError> {
+        let CounterRequest::Add(n) = r;
+        server.call(|from| CounterCall::Add(n, from)).await
+    }
+    fn remote_cast(_: ()) -> Option<()> {
+        None
+    }
+    fn bad_term(b: BadTerm) -> Option<BadTerm> {
+        Some(b)
+    }
+}
+
+rt_test!(
+    an_otter_server_answers_calls_from_another_otter_node,
+    |rt: &Runtime| {
+        let (other, a, b) = two(rt);
+        let b2 = b.clone();
+        other
+            .block_on(move |cx: Context<()>| async move {
+                let c = Counter::start(&cx, ()).await.unwrap();
+                b2.register_server("counter", c);
+            })
+            .unwrap();
+        let (a2, bname) = (a.clone(), b.name().to_string());
+        let r = rt.block_on(move |cx: Context<()>| async move {
+            let mut last = 0;
+            for i in 1..=100 {
+                last = a2
+                    .call::<_, _, i64>(&cx, "counter", &bname, &CounterRequest::Add(i), WAIT)
+                    .await
+                    .unwrap();
+            }
+            let missing = a2
+                .call::<_, _, i64>(&cx, "nobody", &bname, &CounterRequest::Add(1), WAIT)
+                .await;
+            (last, missing)
+        });
+        let (last, missing) = r.unwrap();
+        assert_eq!(last, 5050);
+        assert_eq!(missing, Err(RemoteCallError::Exit(ExitReason::Noproc)));
+        drop(other);
+    }
+);
