@@ -175,7 +175,13 @@ pub const RAW_TERM: &str = "$otter::etf::RawTerm";
 
 /// How deeply terms may nest (a list in a list in a tuple ... counts each
 /// level) before decoding refuses the input.
-pub const MAX_DEPTH: usize = 512;
+///
+/// Decoding recurses, so this bounds its stack: at the limit, the deepest path
+/// (a `#[serde(untagged)]` enum, which serde buffers) takes under 1 MiB of
+/// stack in a debug build (measured; much less in release), within the 2 MiB a
+/// spawned thread (an otter worker) has. Real messages nest a few levels;
+/// Erlang's balanced trees (`gb_trees`) some forty for a trillion keys.
+pub const MAX_DEPTH: usize = 128;
 
 /// The most characters an atom may have (Erlang's limit).
 pub const MAX_ATOM_CHARS: usize = 255;
