@@ -312,3 +312,104 @@ impl Term {
         encode::term(out, self);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atoms_print_as_erlang_does() {
+        for (text, printed) in [
+            ("ok", "ok"),
+            ("node@host", "node@host"),
+            ("a_B9", "a_B9"),
+            ("EXIT", "'EXIT'"),
+            ("", "''"),
+            ("hello world", "'hello world'"),
+            ("it's", "'it\\'s'"),
+            ("receive", "'receive'"),
+            ("9a", "'9a'"),
+        ] {
+            assert_eq!(Atom::new(text).to_string(), printed);
+            assert_eq!(format!("{:?}", Atom::new(text)), printed);
+        }
+    }
+
+    #[test]
+    fn terms_print_as_erlang_does() {
+        let t = Term::tuple(vec![
+            Term::atom("ok"),
+            Term::List(vec![Term::Int(1), Term::Float(2.5)]),
+            Term::binary(vec![1, 2]),
+            Term::Map(vec![(Term::atom("a"), Term::from("x"))]),
+            Term::ImproperList(vec![Term::Int(1)], Box::new(Term::atom("t"))),
+            Term::BitBinary {
+                bytes: vec![255, 0b1010_0000],
+                bits: 3,
+            },
+            Term::BitBinary {
+                bytes: vec![1],
+                bits: 0,
+            },
+        ]);
+        assert_eq!(
+            t.to_string(),
+            "{ok,[1,2.5],<<1,2>>,#{a => <<\"x\">>},[1|t],<<255,5:3>>,<<0:0>>}"
+        );
+        assert_eq!(
+            Term::from(BigInt::from(-(1i128 << 100))).to_string(),
+            "-1267650600228229401496703205376"
+        );
+    }
+
+    #[test]
+    fn big_integers_convert_and_compare_by_value() {
+        for v in [0i128, 1, -1, i128::MAX, i128::MIN, 1 << 64, -(1 << 64)] {
+            assert_eq!(i128::try_from(&BigInt::from(v)), Ok(v));
+        }
+        assert_eq!(u128::try_from(&BigInt::from(u128::MAX)), Ok(u128::MAX));
+        assert!(i128::try_from(&BigInt::from(u128::MAX)).is_err());
+        assert!(u128::try_from(&BigInt::from(-1i128)).is_err());
+        let padded = BigInt {
+            negative: true,
+            magnitude: vec![5, 0, 0],
+        };
+        assert_eq!(padded, BigInt::from(-5i128));
+        assert_eq!(Term::BigInt(padded), Term::Int(-5));
+        let zero = BigInt {
+            negative: true,
+            magnitude: vec![0],
+        };
+        assert_eq!(zero, BigInt::from(0i128));
+        let mut out = Vec::new();
+        Term::BigInt(zero).encode(&mut out);
+        assert_eq!(out, [131, 97, 0]);
+    }
+
+    #[test]
+    fn byte_lists_become_string_ext() {
+        assert_eq!(
+            to_vec(&vec![104u8, 105]).unwrap(),
+            [131, 107, 0, 2, 104, 105]
+        );
+        assert_eq!(to_vec(&vec![104, 256]).unwrap()[1], tags::LIST_EXT);
+        let long = vec![1u8; 70_000];
+        let bytes = to_vec(&long).unwrap();
+        assert_eq!(bytes[1], tags::LIST_EXT);
+        assert_eq!(from_slice::<Vec<u8>>(&bytes).unwrap(), long);
+    }
+
+    #[test]
+    fn errors_say_where() {
+        assert_eq!(
+            Term::decode(&[131, 104, 2, 97]).unwrap_err().to_string(),
+            "input ends inside a term at byte 4"
+        );
+        assert_eq!(
+            Term::decode(&[131, 80, 0]).unwrap_err().to_string(),
+            "unsupported term tag 80 (COMPRESSED) at byte 1"
+        );
+        let e = from_slice::<u8>(&[131, 98, 0, 0, 1, 0]).unwrap_err();
+        assert_eq!(e.to_string(), "integer out of range for u8 at byte 1");
+    }
+}
