@@ -113,6 +113,9 @@
 //! OTP 26 and later no longer write) comes out as a 2-tuple. A typed target in
 //! an untagged variant sees the events above: `(i32, i32)` cannot be read from
 //! `{1, 2}` there (it is raw), `String` reads a binary, `HashMap` reads a map.
+//! To tell a proper list from an improper one, `deserialize_any` looks ahead to
+//! a list's tail before visiting it: nested lists are scanned once per level (at
+//! most [`MAX_DEPTH`] times); the typed paths do not look ahead.
 //!
 //! ## The raw-term hook
 //!
@@ -130,7 +133,10 @@
 //!
 //! Decoding never panics, whatever the bytes, and never allocates more than the
 //! input can back: a length field is checked against the remaining input before
-//! anything is reserved (a list claims at most one element per remaining byte).
+//! anything is reserved (a list may claim at most one element per remaining
+//! byte, a map one pair per two), and a [`Term`] tree reserves at most 1024
+//! elements ahead and grows with what actually arrives (serde's collections
+//! bound their own reservations the same way).
 //! Nesting (lists, tuples, maps, enums) deeper than [`MAX_DEPTH`] is an error, in
 //! every path ([`Term::decode`], serde, [`skip_prefix`]), so hostile nesting
 //! cannot exhaust the stack. An atom has at most [`MAX_ATOM_CHARS`] characters,

@@ -7,6 +7,9 @@ use super::term::{Atom, BigInt, ExternalPid, ExternalPort, ExternalRef, Term, ma
 
 type Result<T> = std::result::Result<T, DecodeError>;
 
+/// The most elements reserved ahead of decoding them.
+const PREALLOC: usize = 1024;
+
 /// The integer as a term: `Int` when it fits `i64`.
 pub(crate) fn int_term(i: Int<'_>) -> Term {
     match i {
@@ -87,7 +90,7 @@ fn map(r: &mut Reader<'_>, depth: usize) -> Result<Term> {
     if n > r.remaining() / 2 {
         return Err(r.eof());
     }
-    let mut pairs = Vec::with_capacity(n);
+    let mut pairs = Vec::with_capacity(n.min(PREALLOC));
     for _ in 0..n {
         let k = term(r, depth + 1)?;
         let v = term(r, depth + 1)?;
@@ -193,7 +196,9 @@ fn elements(r: &mut Reader<'_>, n: usize, depth: usize) -> Result<Vec<Term>> {
     if n > r.remaining() {
         return Err(r.eof());
     }
-    let mut items = Vec::with_capacity(n);
+    // A `Term` is some 50 times larger than its smallest encoding: reserve a
+    // bounded amount and let the vector grow with what actually arrives.
+    let mut items = Vec::with_capacity(n.min(PREALLOC));
     for _ in 0..n {
         items.push(term(r, depth + 1)?);
     }
