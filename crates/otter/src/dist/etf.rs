@@ -113,6 +113,9 @@
 //! OTP 26 and later no longer write) comes out as a 2-tuple. A typed target in
 //! an untagged variant sees the events above: `(i32, i32)` cannot be read from
 //! `{1, 2}` there (it is raw), `String` reads a binary, `HashMap` reads a map.
+//! To tell a proper list from an improper one, `deserialize_any` looks ahead to
+//! a list's tail before visiting it: nested lists are scanned once per level (at
+//! most [`MAX_DEPTH`] times); the typed paths do not look ahead.
 //!
 //! ## The raw-term hook
 //!
@@ -130,7 +133,10 @@
 //!
 //! Decoding never panics, whatever the bytes, and never allocates more than the
 //! input can back: a length field is checked against the remaining input before
-//! anything is reserved (a list claims at most one element per remaining byte).
+//! anything is reserved (a list may claim at most one element per remaining
+//! byte, a map one pair per two), and a [`Term`] tree reserves at most 1024
+//! elements ahead and grows with what actually arrives (serde's collections
+//! bound their own reservations the same way).
 //! Nesting (lists, tuples, maps, enums) deeper than [`MAX_DEPTH`] is an error, in
 //! every path ([`Term::decode`], serde, [`skip_prefix`]), so hostile nesting
 //! cannot exhaust the stack. An atom has at most [`MAX_ATOM_CHARS`] characters,
@@ -175,7 +181,13 @@ pub const RAW_TERM: &str = "$otter::etf::RawTerm";
 
 /// How deeply terms may nest (a list in a list in a tuple ... counts each
 /// level) before decoding refuses the input.
-pub const MAX_DEPTH: usize = 512;
+///
+/// Decoding recurses, so this bounds its stack: at the limit, the deepest path
+/// (a `#[serde(untagged)]` enum, which serde buffers) takes under 1 MiB of
+/// stack in a debug build (measured; much less in release), within the 2 MiB a
+/// spawned thread (an otter worker) has. Real messages nest a few levels;
+/// Erlang's balanced trees (`gb_trees`) some forty for a trillion keys.
+pub const MAX_DEPTH: usize = 128;
 
 /// The most characters an atom may have (Erlang's limit).
 pub const MAX_ATOM_CHARS: usize = 255;
@@ -304,5 +316,106 @@ impl Term {
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.push(tags::VERSION);
         encode::term(out, self);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atoms_print_as_erlang_does() {
+        for (text, printed) in [
+            ("ok", "ok"),
+            ("node@host", "node@host"),
+            ("a_B9", "a_B9"),
+            ("EXIT", "'EXIT'"),
+            ("", "''"),
+            ("hello world", "'hello world'"),
+            ("it's", "'it\\'s'"),
+            ("receive", "'receive'"),
+            ("9a", "'9a'"),
+        ] {
+            assert_eq!(Atom::new(text).to_string(), printed);
+            assert_eq!(format!("{:?}", Atom::new(text)), printed);
+        }
+    }
+
+    #[test]
+    fn terms_print_as_erlang_does() {
+        let t = Term::tuple(vec![
+            Term::atom("ok"),
+            Term::List(vec![Term::Int(1), Term::Float(2.5)]),
+            Term::binary(vec![1, 2]),
+            Term::Map(vec![(Term::atom("a"), Term::from("x"))]),
+            Term::ImproperList(vec![Term::Int(1)], Box::new(Term::atom("t"))),
+            Term::BitBinary {
+                bytes: vec![255, 0b1010_0000],
+                bits: 3,
+            },
+            Term::BitBinary {
+                bytes: vec![1],
+                bits: 0,
+            },
+        ]);
+        assert_eq!(
+            t.to_string(),
+            "{ok,[1,2.5],<<1,2>>,#{a => <<\"x\">>},[1|t],<<255,5:3>>,<<0:0>>}"
+        );
+        assert_eq!(
+            Term::from(BigInt::from(-(1i128 << 100))).to_string(),
+            "-1267650600228229401496703205376"
+        );
+    }
+
+    #[test]
+    fn big_integers_convert_and_compare_by_value() {
+        for v in [0i128, 1, -1, i128::MAX, i128::MIN, 1 << 64, -(1 << 64)] {
+            assert_eq!(i128::try_from(&BigInt::from(v)), Ok(v));
+        }
+        assert_eq!(u128::try_from(&BigInt::from(u128::MAX)), Ok(u128::MAX));
+        assert!(i128::try_from(&BigInt::from(u128::MAX)).is_err());
+        assert!(u128::try_from(&BigInt::from(-1i128)).is_err());
+        let padded = BigInt {
+            negative: true,
+            magnitude: vec![5, 0, 0],
+        };
+        assert_eq!(padded, BigInt::from(-5i128));
+        assert_eq!(Term::BigInt(padded), Term::Int(-5));
+        let zero = BigInt {
+            negative: true,
+            magnitude: vec![0],
+        };
+        assert_eq!(zero, BigInt::from(0i128));
+        let mut out = Vec::new();
+        Term::BigInt(zero).encode(&mut out);
+        assert_eq!(out, [131, 97, 0]);
+    }
+
+    #[test]
+    fn byte_lists_become_string_ext() {
+        assert_eq!(
+            to_vec(&vec![104u8, 105]).unwrap(),
+            [131, 107, 0, 2, 104, 105]
+        );
+        assert_eq!(to_vec(&vec![104, 256]).unwrap()[1], tags::LIST_EXT);
+        let long = vec![1u8; 70_000];
+        let bytes = to_vec(&long).unwrap();
+        assert_eq!(bytes[1], tags::LIST_EXT);
+        assert_eq!(from_slice::<Vec<u8>>(&bytes).unwrap(), long);
+    }
+
+    #[test]
+    fn errors_say_where() {
+        assert_eq!(
+            Term::decode(&[131, 104, 2, 97]).unwrap_err().to_string(),
+            "input ends inside a term at byte 4"
+        );
+        assert_eq!(
+            Term::decode(&[131, 80, 0]).unwrap_err().to_string(),
+            "unsupported term tag 80 (COMPRESSED) at byte 1"
+        );
+        let e = from_slice::<u8>(&[131, 98, 0, 0, 1, 0]).unwrap_err();
+        assert_eq!(e.to_string(), "integer out of range for u8 at byte 1");
     }
 }

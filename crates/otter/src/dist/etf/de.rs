@@ -193,99 +193,19 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
     type Error = DecodeError;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        let at = self.r.pos;
-        let tag = self.r.peek()?;
-        match tag {
+        // A dispatcher: each kind is read out of line, so that the recursive
+        // path's frames stay small.
+        match self.r.peek()? {
             ATOM_EXT | SMALL_ATOM_EXT | ATOM_UTF8_EXT | SMALL_ATOM_UTF8_EXT => {
-                match self.r.atom()? {
-                    Cow::Borrowed("true") => visitor.visit_bool(true),
-                    Cow::Borrowed("false") => visitor.visit_bool(false),
-                    Cow::Borrowed("undefined") => visitor.visit_none(),
-                    Cow::Borrowed(s) => visitor.visit_borrowed_str(s),
-                    Cow::Owned(s) => visitor.visit_string(s),
-                }
+                self.any_atom(visitor)
             }
             SMALL_INTEGER_EXT | INTEGER_EXT | SMALL_BIG_EXT | LARGE_BIG_EXT => {
-                let start = self.r;
-                match self.int("an integer") {
-                    Ok((_, false, m)) => {
-                        if let Ok(v) = u64::try_from(m) {
-                            return visitor.visit_u64(v);
-                        }
-                    }
-                    Ok((_, true, m)) => {
-                        if m <= 1u128 << 63 {
-                            let v = 0i128.wrapping_sub_unsigned(m);
-                            if let Ok(v) = i64::try_from(v) {
-                                return visitor.visit_i64(v);
-                            }
-                        }
-                    }
-                    Err(DecodeError::IntegerOutOfRange { .. }) => {}
-                    Err(e) => return Err(e),
-                }
-                self.r = start;
-                self.visit_raw_any(visitor)
+                self.any_int(visitor)
             }
             NEW_FLOAT_EXT | FLOAT_EXT => visitor.visit_f64(self.r.float()?),
-            BINARY_EXT => {
-                self.r.u8()?;
-                let n = self.r.len32()?;
-                visitor.visit_borrowed_bytes(self.r.take(n)?)
-            }
-            NIL_EXT => {
-                self.r.u8()?;
-                self.visit_elements(0, visitor)
-            }
-            STRING_EXT => {
-                self.r.u8()?;
-                let n = usize::from(self.r.u16()?);
-                let bytes = self.r.take(n)?;
-                self.enter()?;
-                let v = visitor.visit_seq(BytesSeq(bytes.iter()))?;
-                self.leave();
-                Ok(v)
-            }
-            LIST_EXT => {
-                self.r.u8()?;
-                let n = self.r.len32()?;
-                let n = self.count(n, 1)?;
-                if self.list_is_proper(n)? {
-                    let v = self.visit_elements(n, visitor)?;
-                    self.nil_tail()?;
-                    Ok(v)
-                } else {
-                    self.r.pos = at;
-                    self.visit_raw_any(visitor)
-                }
-            }
-            SMALL_TUPLE_EXT | LARGE_TUPLE_EXT => {
-                self.r.u8()?;
-                let n = if tag == SMALL_TUPLE_EXT {
-                    usize::from(self.r.u8()?)
-                } else {
-                    self.r.len32()?
-                };
-                if n >= 2 && self.r.at_atom() {
-                    let n = self.count(n, 1)?;
-                    self.enter()?;
-                    let head = self.r.atom()?.into_owned();
-                    let mut acc = TaggedTuple {
-                        de: self,
-                        head: Some(head),
-                        rest: n - 1,
-                    };
-                    let v = visitor.visit_map(&mut acc)?;
-                    if acc.head.is_some() || acc.rest != 0 {
-                        return Err(self.custom(at, "tagged tuple not consumed".into()));
-                    }
-                    self.leave();
-                    Ok(v)
-                } else {
-                    self.r.pos = at;
-                    self.visit_raw_any(visitor)
-                }
-            }
+            BINARY_EXT => self.deserialize_bytes(visitor),
+            NIL_EXT | STRING_EXT | LIST_EXT => self.any_list(visitor),
+            SMALL_TUPLE_EXT | LARGE_TUPLE_EXT => self.any_tuple(visitor),
             MAP_EXT => self.deserialize_map(visitor),
             _ => self.visit_raw_any(visitor),
         }
@@ -625,6 +545,99 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
 
     fn is_human_readable(&self) -> bool {
         false
+    }
+}
+
+impl<'de> Deserializer<'de> {
+    #[inline(never)]
+    fn any_atom<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
+        match self.r.atom()? {
+            Cow::Borrowed("true") => visitor.visit_bool(true),
+            Cow::Borrowed("false") => visitor.visit_bool(false),
+            Cow::Borrowed("undefined") => visitor.visit_none(),
+            Cow::Borrowed(s) => visitor.visit_borrowed_str(s),
+            Cow::Owned(s) => visitor.visit_string(s),
+        }
+    }
+
+    #[inline(never)]
+    fn any_int<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
+        let start = self.r;
+        match self.int("an integer") {
+            Ok((_, false, m)) => {
+                if let Ok(v) = u64::try_from(m) {
+                    return visitor.visit_u64(v);
+                }
+            }
+            Ok((_, true, m)) => {
+                if m <= 1u128 << 63 {
+                    let v = 0i128.wrapping_sub_unsigned(m);
+                    if let Ok(v) = i64::try_from(v) {
+                        return visitor.visit_i64(v);
+                    }
+                }
+            }
+            Err(DecodeError::IntegerOutOfRange { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        self.r = start;
+        self.visit_raw_any(visitor)
+    }
+
+    #[inline(never)]
+    fn any_list<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
+        let at = self.r.pos;
+        match self.r.u8()? {
+            NIL_EXT => self.visit_elements(0, visitor),
+            STRING_EXT => {
+                let n = usize::from(self.r.u16()?);
+                let bytes = self.r.take(n)?;
+                self.enter()?;
+                let v = visitor.visit_seq(BytesSeq(bytes.iter()))?;
+                self.leave();
+                Ok(v)
+            }
+            _ => {
+                let n = self.r.len32()?;
+                let n = self.count(n, 1)?;
+                if self.list_is_proper(n)? {
+                    let v = self.visit_elements(n, visitor)?;
+                    self.nil_tail()?;
+                    Ok(v)
+                } else {
+                    self.r.pos = at;
+                    self.visit_raw_any(visitor)
+                }
+            }
+        }
+    }
+
+    #[inline(never)]
+    fn any_tuple<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
+        let at = self.r.pos;
+        let n = if self.r.u8()? == SMALL_TUPLE_EXT {
+            usize::from(self.r.u8()?)
+        } else {
+            self.r.len32()?
+        };
+        if n < 2 || !self.r.at_atom() {
+            self.r.pos = at;
+            return self.visit_raw_any(visitor);
+        }
+        let n = self.count(n, 1)?;
+        self.enter()?;
+        let head = self.r.atom()?.into_owned();
+        let mut acc = TaggedTuple {
+            de: self,
+            head: Some(head),
+            rest: n - 1,
+        };
+        let v = visitor.visit_map(&mut acc)?;
+        if acc.head.is_some() || acc.rest != 0 {
+            return Err(self.custom(at, "tagged tuple not consumed".into()));
+        }
+        self.leave();
+        Ok(v)
     }
 }
 

@@ -7,6 +7,9 @@ use super::term::{Atom, BigInt, ExternalPid, ExternalPort, ExternalRef, Term, ma
 
 type Result<T> = std::result::Result<T, DecodeError>;
 
+/// The most elements reserved ahead of decoding them.
+const PREALLOC: usize = 1024;
+
 /// The integer as a term: `Int` when it fits `i64`.
 pub(crate) fn int_term(i: Int<'_>) -> Term {
     match i {
@@ -38,8 +41,67 @@ fn node(r: &mut Reader<'_>) -> Result<Atom> {
 }
 
 /// Decodes one term (no version byte) at nesting `depth`.
+///
+/// The recursive path (this function and the compound ones) keeps its frames
+/// small: leaves are decoded out of line, so that [`MAX_DEPTH`](super::MAX_DEPTH)
+/// levels fit a thread's stack.
 pub(crate) fn term(r: &mut Reader<'_>, depth: usize) -> Result<Term> {
     r.depth(depth)?;
+    match r.peek()? {
+        SMALL_TUPLE_EXT => {
+            r.u8()?;
+            let n = usize::from(r.u8()?);
+            Ok(Term::Tuple(elements(r, n, depth)?))
+        }
+        LARGE_TUPLE_EXT => {
+            r.u8()?;
+            let n = r.len32()?;
+            Ok(Term::Tuple(elements(r, n, depth)?))
+        }
+        LIST_EXT => list(r, depth),
+        MAP_EXT => map(r, depth),
+        _ => leaf(r, depth),
+    }
+}
+
+#[inline(never)]
+fn list(r: &mut Reader<'_>, depth: usize) -> Result<Term> {
+    r.u8()?;
+    let n = r.len32()?;
+    let mut items = elements(r, n, depth)?;
+    Ok(match term(r, depth + 1)? {
+        Term::List(rest) => {
+            items.extend(rest);
+            Term::List(items)
+        }
+        Term::ImproperList(rest, tail) => {
+            items.extend(rest);
+            Term::ImproperList(items, tail)
+        }
+        tail if items.is_empty() => tail,
+        tail => Term::ImproperList(items, Box::new(tail)),
+    })
+}
+
+#[inline(never)]
+fn map(r: &mut Reader<'_>, depth: usize) -> Result<Term> {
+    r.u8()?;
+    let n = r.len32()?;
+    if n > r.remaining() / 2 {
+        return Err(r.eof());
+    }
+    let mut pairs = Vec::with_capacity(n.min(PREALLOC));
+    for _ in 0..n {
+        let k = term(r, depth + 1)?;
+        let v = term(r, depth + 1)?;
+        pairs.push((k, v));
+    }
+    Ok(Term::Map(pairs))
+}
+
+/// Every term that holds no terms (funs aside: they are kept raw).
+#[inline(never)]
+fn leaf(r: &mut Reader<'_>, depth: usize) -> Result<Term> {
     let at = r.pos;
     let tag = r.peek()?;
     Ok(match tag {
@@ -65,43 +127,6 @@ pub(crate) fn term(r: &mut Reader<'_>, depth: usize) -> Result<Term> {
                         bytes: r.take(n)?.to_vec(),
                         bits,
                     }
-                }
-                SMALL_TUPLE_EXT | LARGE_TUPLE_EXT => {
-                    let n = if tag == SMALL_TUPLE_EXT {
-                        usize::from(r.u8()?)
-                    } else {
-                        r.len32()?
-                    };
-                    Term::Tuple(elements(r, n, depth)?)
-                }
-                LIST_EXT => {
-                    let n = r.len32()?;
-                    let mut items = elements(r, n, depth)?;
-                    match term(r, depth + 1)? {
-                        Term::List(rest) => {
-                            items.extend(rest);
-                            Term::List(items)
-                        }
-                        Term::ImproperList(rest, tail) => {
-                            items.extend(rest);
-                            Term::ImproperList(items, tail)
-                        }
-                        tail if items.is_empty() => tail,
-                        tail => Term::ImproperList(items, Box::new(tail)),
-                    }
-                }
-                MAP_EXT => {
-                    let n = r.len32()?;
-                    if n > r.remaining() / 2 {
-                        return Err(r.eof());
-                    }
-                    let mut pairs = Vec::with_capacity(n);
-                    for _ in 0..n {
-                        let k = term(r, depth + 1)?;
-                        let v = term(r, depth + 1)?;
-                        pairs.push((k, v));
-                    }
-                    Term::Map(pairs)
                 }
                 NEW_PID_EXT | PID_EXT => {
                     let node = node(r)?;
@@ -171,7 +196,9 @@ fn elements(r: &mut Reader<'_>, n: usize, depth: usize) -> Result<Vec<Term>> {
     if n > r.remaining() {
         return Err(r.eof());
     }
-    let mut items = Vec::with_capacity(n);
+    // A `Term` is some 50 times larger than its smallest encoding: reserve a
+    // bounded amount and let the vector grow with what actually arrives.
+    let mut items = Vec::with_capacity(n.min(PREALLOC));
     for _ in 0..n {
         items.push(term(r, depth + 1)?);
     }

@@ -263,6 +263,7 @@ impl<'de> Reader<'de> {
     }
 
     /// Skips a fun's body (after its tag at `at`).
+    #[inline(never)]
     pub(crate) fn skip_fun(&mut self, at: usize, tag: u8, depth: usize) -> Result<()> {
         if tag == EXPORT_EXT {
             self.atom()?;
@@ -317,8 +318,46 @@ impl<'de> Reader<'de> {
     }
 
     /// Validates and moves past one term (no version byte), at nesting `depth`.
+    ///
+    /// Leaves are handled out of line to keep the recursive frame small.
     pub(crate) fn skip(&mut self, depth: usize) -> Result<()> {
         self.depth(depth)?;
+        let tag = self.peek()?;
+        match tag {
+            SMALL_TUPLE_EXT | LARGE_TUPLE_EXT | LIST_EXT | MAP_EXT => {
+                self.pos += 1;
+                let n = if tag == SMALL_TUPLE_EXT {
+                    usize::from(self.u8()?)
+                } else {
+                    self.len32()?
+                };
+                // Each element takes at least one byte: a count beyond the
+                // remaining input fails here rather than after a long loop.
+                let per = if tag == MAP_EXT { 2 } else { 1 };
+                if n > self.remaining() / per {
+                    return Err(self.eof());
+                }
+                let items = if tag == MAP_EXT { 2 * n } else { n };
+                for _ in 0..items {
+                    self.skip(depth + 1)?;
+                }
+                if tag == LIST_EXT {
+                    self.skip(depth + 1)?;
+                }
+                Ok(())
+            }
+            NEW_FUN_EXT | EXPORT_EXT => {
+                let at = self.pos;
+                self.pos += 1;
+                self.skip_fun(at, tag, depth)
+            }
+            _ => self.skip_leaf(),
+        }
+    }
+
+    /// Skips a term that holds no terms.
+    #[inline(never)]
+    fn skip_leaf(&mut self) -> Result<()> {
         let at = self.pos;
         let tag = self.u8()?;
         match tag {
@@ -355,27 +394,6 @@ impl<'de> Reader<'de> {
                 let (n, _) = self.bit_binary_header(at)?;
                 self.take(n)?;
             }
-            SMALL_TUPLE_EXT | LARGE_TUPLE_EXT | LIST_EXT | MAP_EXT => {
-                let n = if tag == SMALL_TUPLE_EXT {
-                    usize::from(self.u8()?)
-                } else {
-                    self.len32()?
-                };
-                self.depth(depth + 1)?;
-                // Each element takes at least one byte: a count beyond the
-                // remaining input fails here rather than after a long loop.
-                let per = if tag == MAP_EXT { 2 } else { 1 };
-                if n > self.remaining() / per {
-                    return Err(self.eof());
-                }
-                let items = if tag == MAP_EXT { 2 * n } else { n };
-                for _ in 0..items {
-                    self.skip(depth + 1)?;
-                }
-                if tag == LIST_EXT {
-                    self.skip(depth + 1)?;
-                }
-            }
             NEW_PID_EXT | PID_EXT => {
                 self.atom()?;
                 self.take(if tag == NEW_PID_EXT { 12 } else { 9 })?;
@@ -402,7 +420,6 @@ impl<'de> Reader<'de> {
                 self.atom()?;
                 self.take(5)?;
             }
-            NEW_FUN_EXT | EXPORT_EXT => self.skip_fun(at, tag, depth)?,
             _ => return Err(Reader::bad_tag(at, tag)),
         }
         Ok(())

@@ -552,7 +552,8 @@ impl fmt::Display for Term {
                         f.write_str(",")?;
                     }
                     if i + 1 == n && *bits < 8 {
-                        write!(f, "{}:{bits}", c >> (8 - bits.min(&8)))?;
+                        let shift = u32::from(8 - *bits);
+                        write!(f, "{}:{bits}", c.checked_shr(shift).unwrap_or(0))?;
                     } else {
                         write!(f, "{c}")?;
                     }
