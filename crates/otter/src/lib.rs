@@ -273,6 +273,38 @@
 //! assert_eq!(r.unwrap(), b"hello");
 //! ```
 //!
+//! ## Distribution: an otter node in an Erlang cluster
+//!
+//! With the feature `dist`, a runtime becomes a node of an Erlang cluster over Erlang's
+//! own distribution protocol ([`dist`]): a [`dist::Node`] registers in `epmd`, connects
+//! with the cookie, and from then on a `Pid<M>` may name a process on another node,
+//! Erlang or otter. Messages are serde types mapped to Erlang terms ([`dist::etf`]);
+//! links, monitors and exit signals cross nodes with Erlang's rules, a lost connection
+//! fires them with `Noconnection`; Erlang calls otter servers with `gen_server:call`
+//! ([`dist::RemoteServer`]) and otter calls Erlang's ([`dist::Node::call`]). A local send
+//! pays nothing for it: a remote pid is never found in the process table, and only the
+//! send path's "no such process" branch looks further.
+//!
+//! `examples/dist_node.rs` is a node to talk to from a shell:
+//!
+//! ```text
+//! $ cargo run --release --features dist --example dist_node -- --name otter@localhost --cookie secret
+//! {"node":"otter@localhost","ready":true}
+//!
+//! $ erl -sname shell -setcookie secret
+//! 1> net_adm:ping('otter@localhost').
+//! pong
+//! 2> {echo, 'otter@localhost'} ! {self(), hello}, flush().
+//! Shell got {echo,hello}
+//! 3> gen_server:call({kv, 'otter@localhost'}, {put, {user, 1}, <<"ada">>}).
+//! ok
+//! 4> gen_server:call({kv, 'otter@localhost'}, {get, {user, 1}}).
+//! {ok,<<"ada">>}
+//! ```
+//!
+//! Erlang distribution is not encrypted and the cookie is its only authentication: run
+//! it on a trusted network or through a tunnel (see [`dist`], "Security").
+//!
 //! ## Scheduler
 //!
 //! One worker thread per core (see [`Builder::threads`]), each with a local run queue and

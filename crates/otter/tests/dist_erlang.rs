@@ -490,6 +490,16 @@ fn wait_for(item: &str, n: usize) -> String {
     )
 }
 
+/// Tells `peer` to go, waits for its death, then sends `after_exit` to the probe: any
+/// signal the dead process sent otter is ahead of the marker on the connection.
+fn after_death(node: &Node) -> String {
+    format!(
+        "P = whereis(peer), R = erlang:monitor(process, P), P ! go, \
+         receive {{'DOWN', R, process, P, _}} -> ok end, {} ! after_exit",
+        at("inbox", node)
+    )
+}
+
 fn expect_pid(probe: &Probe) -> Pid<Term> {
     match probe.next_message() {
         In::Pid(p) => p,
@@ -648,12 +658,9 @@ rt_test!(
         probe.run(move |cx| cx.unlink(peer));
         // UNLINK_ID reached Erlang: its side of the link is gone.
         assert_eq!(e.eval_ok(&wait_for("links", 0)), "ok");
-        e.eval_ok("peer ! go");
-        // No exit signal: the next thing the probe gets is the marker sent after the exit.
-        e.eval_ok(&format!(
-            "timer:sleep(0), {} ! after_exit",
-            at("inbox", &node)
-        ));
+        // No exit signal: the next thing the probe gets is the marker sent once the
+        // process is dead (a signal it sent would be ahead of it on the connection).
+        e.eval_ok(&after_death(&node));
         match probe.next_message() {
             In::Other(t) => assert_eq!(t, Term::atom("after_exit")),
             other => panic!("an exit signal arrived after unlink: {other:?}"),
@@ -727,8 +734,7 @@ rt_test!(
         probe.run(move |cx| tx.send(cx.demonitor(mref)).unwrap());
         assert!(rx.recv_timeout(WAIT).unwrap(), "the monitor was there");
         assert_eq!(e.eval_ok(&wait_for("monitored_by", 0)), "ok");
-        e.eval_ok("peer ! go");
-        e.eval_ok(&format!("{} ! after_exit", at("inbox", &node)));
+        e.eval_ok(&after_death(&node));
         match probe.next_message() {
             In::Other(t) => assert_eq!(t, Term::atom("after_exit")),
             other => panic!("a Down arrived after demonitor: {other:?}"),
@@ -775,8 +781,9 @@ rt_test!(
             In::Exit(x) => assert_eq!(x.reason, ExitReason::Noconnection),
             other => panic!("{other:?}"),
         }
-        // Four silent quarters of net_ticktime, and one more at most for the phase.
-        assert!(waited <= Duration::from_secs(6), "noticed after {waited:?}");
+        // Within net_ticktime (4 s), with as much again of slack for a loaded machine:
+        // a bound on the protocol's rule, not a speed check.
+        assert!(waited <= Duration::from_secs(8), "noticed after {waited:?}");
     }
 );
 
