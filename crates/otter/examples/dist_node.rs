@@ -1,7 +1,7 @@
-//! An otter node to talk to from an `erl` shell (feature `dist`).
+//! An otter node to talk to from an `erl` shell.
 //!
 //! ```text
-//! cargo run --release --features dist --example dist_node -- --name otter@localhost --cookie secret
+//! cargo run --release --example dist_node -- --name otter@localhost --cookie secret
 //! ```
 //!
 //! It registers two processes and prints `{"node":"otter@localhost","ready":true}` once

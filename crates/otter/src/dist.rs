@@ -1,5 +1,5 @@
 //! Distribution: an otter node in an Erlang cluster, over Erlang's own distribution
-//! protocol (feature `dist`).
+//! protocol (feature `dist`, on by default).
 //!
 //! A [`Node`] gives a runtime a name (`otter@host`), registers it in `epmd` (started
 //! if none answers, as `erl` does), accepts and makes connections with the version 6

@@ -288,7 +288,7 @@
 //! `examples/dist_node.rs` is a node to talk to from a shell:
 //!
 //! ```text
-//! $ cargo run --release --features dist --example dist_node -- --name otter@localhost --cookie secret
+//! $ cargo run --release --example dist_node -- --name otter@localhost --cookie secret
 //! {"node":"otter@localhost","ready":true}
 //!
 //! $ erl -sname shell -setcookie secret
