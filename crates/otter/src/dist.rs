@@ -87,6 +87,28 @@ use node::NodeShared;
 thread_local! {
     /// The node encoding or decoding on this thread (`Pid<M>`'s serde needs it).
     static CURRENT: RefCell<Option<Arc<NodeShared>>> = const { RefCell::new(None) };
+    /// The peer whose connection the terms being decoded came over (`remote.rs`:
+    /// entries are retired with that connection).
+    static VIA: RefCell<Option<etf::Atom>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` while decoding what came over the connection to `peer`.
+pub(crate) fn with_via<R>(peer: &etf::Atom, f: impl FnOnce() -> R) -> R {
+    let old = VIA.with(|c| c.replace(Some(peer.clone())));
+    struct Restore(Option<etf::Atom>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let old = self.0.take();
+            VIA.with(|c| *c.borrow_mut() = old);
+        }
+    }
+    let _restore = Restore(old);
+    f()
+}
+
+/// The peer set by [`with_via`] on this thread, if any.
+pub(crate) fn current_via() -> Option<etf::Atom> {
+    VIA.with(|c| c.borrow().clone())
 }
 
 /// Runs `f` with `node` as the node that encodes and decodes pids.

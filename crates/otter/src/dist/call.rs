@@ -40,21 +40,31 @@ pub(crate) struct Pending {
 /// The calls of a node waiting for replies, by the alias's reference words.
 pub(crate) type Calls = Mutex<HashMap<Vec<u32>, Arc<Mutex<Pending>>>>;
 
-/// An `ALIAS_SEND` arrived: the reply of the call with that alias, if it still waits.
-/// `payload` is `{Tag, Reply}` encoded.
-pub(crate) fn alias_reply(node: &Arc<NodeShared>, alias: &ExternalRef, payload: &[u8]) {
-    if alias.node != node.name {
+/// An `ALIAS_SEND` arrived over the connection to `peer`: the reply of the call with
+/// that alias, if it still waits and went to that peer. `payload` is `{Tag, Reply}`
+/// encoded.
+pub(crate) fn alias_reply(
+    node: &Arc<NodeShared>,
+    peer: &Atom,
+    alias: &ExternalRef,
+    payload: &[u8],
+) {
+    if alias.node != node.name || alias.creation != node.creation {
         return;
     }
-    let Some(p) = node
-        .calls
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .remove(&alias.id)
-    else {
-        return;
+    let p = {
+        let mut calls = node.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        let ours = calls
+            .get(&alias.id)
+            .is_some_and(|p| p.lock().unwrap_or_else(PoisonError::into_inner).peer == *peer);
+        if !ours {
+            return;
+        }
+        calls.remove(&alias.id)
     };
-    complete(&p, Ok(payload.to_vec()));
+    if let Some(p) = p {
+        complete(&p, Ok(payload.to_vec()));
+    }
 }
 
 fn complete(p: &Mutex<Pending>, outcome: Result<Vec<u8>, RemoteCallError>) {
@@ -68,14 +78,27 @@ fn complete(p: &Mutex<Pending>, outcome: Result<Vec<u8>, RemoteCallError>) {
     }
 }
 
-/// The monitor the call set on the server fired: the call ends with its reason.
-/// False if `reference` is not a call's.
-pub(crate) fn monitor_exit(node: &NodeShared, reference: &ExternalRef, reason: ExitReason) -> bool {
-    let p = node
-        .calls
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .remove(&reference.id);
+/// The monitor the call set on the server fired (reported over the connection to
+/// `peer`): the call ends with its reason. False if `reference` is not a call's.
+pub(crate) fn monitor_exit(
+    node: &NodeShared,
+    peer: &Atom,
+    reference: &ExternalRef,
+    reason: ExitReason,
+) -> bool {
+    if reference.node != node.name || reference.creation != node.creation {
+        return false;
+    }
+    let p = {
+        let mut calls = node.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        let ours = calls
+            .get(&reference.id)
+            .is_some_and(|p| p.lock().unwrap_or_else(PoisonError::into_inner).peer == *peer);
+        if !ours {
+            return false;
+        }
+        calls.remove(&reference.id)
+    };
     match p {
         Some(p) => {
             complete(&p, Err(RemoteCallError::Exit(reason)));
@@ -176,7 +199,9 @@ impl Node {
         RemoteCallError,
     > {
         let shared = &self.shared;
-        let peer = Atom::new(node);
+        let bad_name = |s: &str| RemoteCallError::Encode(format!("{s:?} is too long for an atom"));
+        let peer = Atom::try_new(node).ok_or_else(|| bad_name(node))?;
+        let name = Atom::try_new(name).ok_or_else(|| bad_name(name))?;
         let conn = connection::get_or_connect(shared, &peer);
         let alias = shared.make_ref();
         let me = shared.external_pid(caller);
@@ -194,7 +219,7 @@ impl Node {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(alias.id.clone(), pending.clone());
-        let target = Target::Name(Atom::new(name));
+        let target = Target::Name(name.clone());
         let frames = crate::dist::with_node(shared, || -> Result<_, etf::EncodeError> {
             let mut payload = Vec::new();
             etf::encode_into(
@@ -208,7 +233,7 @@ impl Node {
             Ok(connection::frame_raw(
                 &Control::RegSend {
                     from: me.clone(),
-                    to: Atom::new(name),
+                    to: name,
                 },
                 &payload,
             ))
@@ -250,6 +275,43 @@ impl NodeShared {
         target: Target,
         mut sleep: Sleep,
     ) -> Result<R, RemoteCallError> {
+        // Whether the call ends here or its future is dropped (the caller killed), its
+        // entry and its monitor on the server go: `End` does it on drop.
+        struct End {
+            node: Arc<NodeShared>,
+            conn: Arc<Connection>,
+            alias: ExternalRef,
+            me: ExternalPid,
+            target: Target,
+            monitor_fired: bool,
+        }
+        impl Drop for End {
+            fn drop(&mut self) {
+                self.node
+                    .calls
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&self.alias.id);
+                if !self.monitor_fired {
+                    self.conn.send_control(
+                        &self.node,
+                        &Control::Demonitor {
+                            from: self.me.clone(),
+                            to: self.target.clone(),
+                            reference: self.alias.clone(),
+                        },
+                    );
+                }
+            }
+        }
+        let mut end = End {
+            node: self.clone(),
+            conn,
+            alias,
+            me,
+            target,
+            monitor_fired: false,
+        };
         let shared = &self;
         let outcome = poll_fn(|t| {
             {
@@ -265,21 +327,8 @@ impl NodeShared {
             }
         })
         .await;
-        shared
-            .calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&alias.id);
-        if !matches!(&outcome, Err(RemoteCallError::Exit(_))) {
-            conn.send_control(
-                shared,
-                &Control::Demonitor {
-                    from: me,
-                    to: target,
-                    reference: alias,
-                },
-            );
-        }
+        end.monitor_fired = matches!(&outcome, Err(RemoteCallError::Exit(_)));
+        drop(end);
         let payload = outcome?;
         // `{Tag, Reply}`: the reply is the second element.
         let decoded: Result<(Term, R), _> =

@@ -10,9 +10,25 @@
 //!   to the writer's mailbox: mailbox order is per-sender order, so the messages and
 //!   signals one process sends to another node arrive in the order they were sent.
 //!   Frames sent while the handshake runs wait in the mailbox. The writer drains its
-//!   mailbox into one buffer per write, and sends a tick when it has written nothing
-//!   for a quarter of `net_ticktime`; if the reader has read nothing for four quarters,
-//!   it closes the socket (Erlang's ticker).
+//!   mailbox into one buffer per write.
+//! * The **ticker**, woken every quarter of `net_ticktime`, asks the writer for a tick
+//!   (sent if it wrote nothing since the last one), and closes the socket when the
+//!   reader has read nothing for four quarters (Erlang's ticker). It is a process of its
+//!   own so that a writer blocked on a peer that does not read cannot hide the silence.
+//!
+//! One `Connection` per peer, from the first attempt to the end: when both nodes
+//! connect at once and the peer's attempt wins (`ok_simultaneous`), that attempt takes
+//! over this pending connection, with the frames queued in its writer, its links and
+//! its waiters; our own attempt, refused, then leaves it alone. A peer that comes back
+//! while its old connection still looks up (`alive`, answered `true`) replaces it: the
+//! old one goes down first.
+//!
+//! # Limits
+//!
+//! A frame's length is at most [`MAX_FRAME`], its control term at most
+//! [`MAX_CONTROL`]; the reader's buffer grows only as bytes arrive. At most
+//! [`MAX_QUEUED`] bytes wait for a peer that does not read; beyond, the connection is
+//! closed (Erlang suspends the senders instead: `busy_dist_port`).
 //!
 //! # Going down
 //!
@@ -43,10 +59,17 @@ use crate::process::Context;
 use crate::signal::Kind;
 use crate::signal::bonds;
 use crate::timer::Sleep;
+use crate::unwind::catch_panic;
 
 /// The largest frame accepted from a peer: a longer length field is taken as garbage,
 /// and the connection is dropped.
-pub(crate) const MAX_FRAME: usize = 128 << 20;
+pub(crate) const MAX_FRAME: usize = 64 << 20;
+
+/// The largest control term accepted (a control message is a short tuple).
+pub(crate) const MAX_CONTROL: usize = 64 << 10;
+
+/// The bytes that may wait in a connection's writer for a peer that does not read.
+pub(crate) const MAX_QUEUED: usize = 64 << 20;
 
 /// What the writer's mailbox holds.
 #[derive(Clone)]
@@ -71,6 +94,9 @@ enum Phase {
 #[derive(Debug)]
 struct State {
     phase: Phase,
+    /// The peer's attempt took this pending connection over (`ok_simultaneous`): our
+    /// own attempt's failure must not take it down.
+    accepting: bool,
     /// Links between a local process (first) and a process of the peer.
     links: HashSet<(RawPid, RawPid)>,
     /// Monitors local processes hold on the peer's processes, by reference words.
@@ -89,25 +115,27 @@ pub(crate) struct Connection {
     node: Weak<NodeShared>,
     writer: Pid<Out>,
     state: Mutex<State>,
-    /// Frames the reader has read; the writer's ticker watches it.
+    /// Frames the reader has read; the ticker watches it.
     received: AtomicU64,
+    /// Bytes queued for the writer and not yet written.
+    queued: std::sync::atomic::AtomicUsize,
     next_unlink: AtomicU64,
 }
 
 impl Connection {
     fn new(node: &Arc<NodeShared>, peer: Atom) -> Arc<Connection> {
-        let tick = node.tick_time / 4;
         Arc::new_cyclic(|me: &Weak<Connection>| {
             let me = me.clone();
             let writer = node
                 .handle
-                .spawn(move |cx: Context<Out>| run_writer(cx, me, tick));
+                .spawn(move |cx: Context<Out>| run_writer(cx, me));
             Connection {
                 peer,
                 node: Arc::downgrade(node),
                 writer,
                 state: Mutex::new(State {
                     phase: Phase::Pending,
+                    accepting: false,
                     links: HashSet::new(),
                     watching: HashMap::new(),
                     watched: HashMap::new(),
@@ -115,6 +143,7 @@ impl Connection {
                     socket: None,
                 }),
                 received: AtomicU64::new(0),
+                queued: Default::default(),
                 next_unlink: AtomicU64::new(1),
             }
         })
@@ -148,8 +177,14 @@ impl Connection {
         .await
     }
 
-    /// Queues a frame for the writer.
+    /// Queues a frame for the writer; closes the connection if the peer has left more
+    /// than [`MAX_QUEUED`] bytes unread.
     pub(crate) fn send_frame(&self, frame: Vec<u8>) {
+        let before = self.queued.fetch_add(frame.len(), Ordering::Relaxed);
+        if before > MAX_QUEUED {
+            self.close("the peer does not read");
+            return;
+        }
         self.writer.send(Out::Frame(frame));
     }
 
@@ -175,18 +210,40 @@ impl Connection {
         }
     }
 
-    fn set_up(&self, node: &NodeShared, socket: Arc<SharedStream>) {
+    /// The handshake is done: the writer gets the socket, the waiters and the node
+    /// watchers hear it. False if the connection was closed meanwhile (the node
+    /// stopped, `disconnect`): then nothing changes and the caller drops the socket.
+    fn set_up(self: &Arc<Self>, node: &Arc<NodeShared>, socket: Arc<SharedStream>) -> bool {
         let waiters = {
             let mut s = self.state();
+            if !matches!(s.phase, Phase::Pending) || node.stopped.load(Ordering::Acquire) {
+                return false;
+            }
             s.phase = Phase::Up;
+            s.accepting = false;
             s.socket = Some(socket.clone());
             std::mem::take(&mut s.waiters)
         };
         self.writer.send(Out::Socket(socket));
+        let me = Arc::downgrade(self);
+        let tick = (node.tick_time / 4).max(Duration::from_millis(10));
+        node.handle
+            .spawn(move |cx: Context<()>| run_ticker(cx, me, tick));
         for w in waiters {
             w.wake();
         }
-        node.node_event(&NodeEvent::Up(self.peer.as_str().to_string()));
+        let up = NodeEvent::Up(self.peer.as_str().to_string());
+        let _ = catch_panic(|| node.node_event(&up));
+        true
+    }
+
+    /// Our own attempt failed: the connection goes down, unless the peer's attempt has
+    /// taken it over.
+    fn attempt_failed(&self, node: &Arc<NodeShared>, why: ConnectError) {
+        if self.state().accepting {
+            return;
+        }
+        self.down(node, why);
     }
 
     /// Takes the connection down (module docs). Runs once.
@@ -207,6 +264,31 @@ impl Connection {
                 std::mem::take(&mut s.waiters),
             )
         };
+        self.writer.send(Out::Close);
+        // User code runs here (`From<Exit>`, `From<Down>`, node watchers): a panic in
+        // it loses that one notification, never the rest of the teardown.
+        for (local, remote) in links {
+            let _ = catch_panic(|| {
+                bonds::signal(local, remote, crate::ExitReason::Noconnection, Kind::Link)
+            });
+        }
+        for (_, (target, watcher)) in watching {
+            let down = Down {
+                reference: watcher.reference(target),
+                pid: crate::ProcessId(target),
+                reason: crate::ExitReason::Noconnection,
+            };
+            if let Ok(Some(w)) = catch_panic(|| watcher.notify(down)) {
+                w.wake();
+            }
+        }
+        for (_, (local, id)) in watched {
+            bonds::remove_watcher(local, id);
+        }
+        crate::dist::call::connection_down(node, &self.peer);
+        remote::retire_node(node, &self.peer);
+        // Last: until here no new connection to the peer can start, so what was just
+        // retired belonged to this one.
         {
             let mut c = node
                 .connections
@@ -216,30 +298,12 @@ impl Connection {
                 c.remove(&self.peer);
             }
         }
-        self.writer.send(Out::Close);
-        for (local, remote) in links {
-            bonds::signal(local, remote, crate::ExitReason::Noconnection, Kind::Link);
-        }
-        for (_, (target, watcher)) in watching {
-            let down = Down {
-                reference: watcher.reference(target),
-                pid: crate::ProcessId(target),
-                reason: crate::ExitReason::Noconnection,
-            };
-            if let Some(w) = watcher.notify(down) {
-                w.wake();
-            }
-        }
-        for (_, (local, id)) in watched {
-            bonds::remove_watcher(local, id);
-        }
-        crate::dist::call::connection_down(node, &self.peer);
-        remote::retire_node(node, &self.peer);
         for w in waiters {
             w.wake();
         }
         if was_up {
-            node.node_event(&NodeEvent::Down(self.peer.as_str().to_string()));
+            let e = NodeEvent::Down(self.peer.as_str().to_string());
+            let _ = catch_panic(|| node.node_event(&e));
         }
     }
 
@@ -282,6 +346,10 @@ impl Connection {
         self.state()
             .watched
             .insert(reference.id.clone(), (local, id));
+    }
+
+    pub(crate) fn is_watched(&self, reference: &ExternalRef) -> bool {
+        self.state().watched.contains_key(&reference.id)
     }
 
     pub(crate) fn remove_watched(&self, reference: &ExternalRef) -> Option<(RawPid, u64)> {
@@ -360,9 +428,14 @@ pub(crate) fn get_or_connect(node: &Arc<NodeShared>, peer: &Atom) -> Arc<Connect
         return conn.clone();
     }
     let conn = Connection::new(node, peer.clone());
-    if node.stopped.load(Ordering::Acquire) {
+    if node.stopped.load(Ordering::Acquire) || *peer == node.name {
         drop(c);
-        conn.down(node, ConnectError::Io("this node has stopped".into()));
+        let why = if *peer == node.name {
+            "a node does not connect to itself"
+        } else {
+            "this node has stopped"
+        };
+        conn.down(node, ConnectError::Io(why.into()));
         return conn;
     }
     c.insert(peer.clone(), conn.clone());
@@ -390,11 +463,11 @@ async fn run_connect(cx: Context<()>, node: Arc<NodeShared>, conn: Arc<Connectio
     .await;
     let port = match looked {
         Ok(a) => a.port,
-        Err(e) => return conn.down(&node, ConnectError::NotFound(e)),
+        Err(e) => return conn.attempt_failed(&node, ConnectError::NotFound(e)),
     };
     let mut stream = match TcpStream::connect_host(format!("{host}:{port}")).await {
         Ok(s) => s,
-        Err(e) => return conn.down(&node, ConnectError::Io(e.to_string())),
+        Err(e) => return conn.attempt_failed(&node, ConnectError::Io(e.to_string())),
     };
     let _ = stream.set_nodelay(true);
     let local = local_node(&node);
@@ -408,8 +481,8 @@ async fn run_connect(cx: Context<()>, node: Arc<NodeShared>, conn: Arc<Connectio
             let _ = p;
             run_reader(node, conn, stream).await;
         }
-        Ok(Err(e)) => conn.down(&node, ConnectError::Handshake(e.to_string())),
-        Err(()) => conn.down(&node, ConnectError::Handshake("timed out".into())),
+        Ok(Err(e)) => conn.attempt_failed(&node, ConnectError::Handshake(e.to_string())),
+        Err(()) => conn.attempt_failed(&node, ConnectError::Handshake("timed out".into())),
     }
 }
 
@@ -464,25 +537,39 @@ pub(crate) fn start_acceptor(
 async fn run_accept(cx: Context<()>, node: Arc<NodeShared>, mut stream: TcpStream) {
     let _ = stream.set_nodelay(true);
     let local = local_node(&node);
+    // The connection this handshake brings up, and the one it replaces (`alive`).
     let mut chosen: Option<Arc<Connection>> = None;
+    let mut replaces: Option<Arc<Connection>> = None;
     let decide = |peer: &str| {
-        let peer = Atom::new(peer);
+        let Some(peer) = Atom::try_new(peer) else {
+            return handshake::Status::NotAllowed;
+        };
+        if node.stopped.load(Ordering::Acquire) || peer == node.name {
+            return handshake::Status::NotAllowed;
+        }
         let mut c = node
             .connections
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        match c.get(&peer) {
-            Some(existing) if existing.is_up() => handshake::Status::Alive,
-            Some(_) if !handshake::simultaneous_winner(node.name.as_str(), peer.as_str()) => {
-                // Their attempt wins: ours will be refused by them and go down; this
-                // one takes its place.
-                let conn = Connection::new(&node, peer.clone());
-                c.insert(peer, conn.clone());
-                chosen = Some(conn);
+        match c.get(&peer).cloned() {
+            Some(existing) if existing.is_up() => {
+                // The peer says whether its old connection is gone (`true`): then
+                // this one replaces it once the handshake is done.
+                replaces = Some(existing);
+                handshake::Status::Alive
+            }
+            Some(existing)
+                if !existing.is_gone()
+                    && !handshake::simultaneous_winner(node.name.as_str(), peer.as_str()) =>
+            {
+                // Their attempt wins: it takes our pending connection over (module
+                // docs); ours will be refused by them.
+                existing.state().accepting = true;
+                chosen = Some(existing);
                 handshake::Status::OkSimultaneous
             }
-            Some(_) => handshake::Status::Nok,
-            None => {
+            Some(existing) if !existing.is_gone() => handshake::Status::Nok,
+            _ => {
                 let conn = Connection::new(&node, peer.clone());
                 c.insert(peer, conn.clone());
                 chosen = Some(conn);
@@ -495,7 +582,21 @@ async fn run_accept(cx: Context<()>, node: Arc<NodeShared>, mut stream: TcpStrea
         handshake::accept(&mut stream, &local, decide),
     )
     .await;
-    let Some(conn) = chosen else { return };
+    let conn = match (chosen, replaces, &shook) {
+        (Some(conn), _, _) => conn,
+        (None, Some(old), Ok(Ok(peer))) => {
+            // `alive` answered `true`: the old connection is dead to the peer.
+            old.close("replaced by a new connection from the peer");
+            old.down(&node, ConnectError::Io("the peer reconnected".into()));
+            let conn = Connection::new(&node, Atom::new(&peer.name));
+            node.connections
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(conn.peer.clone(), conn.clone());
+            conn
+        }
+        _ => return,
+    };
     match shook {
         Ok(Ok(_)) => run_reader(node, conn, stream).await,
         Ok(Err(e)) => {
@@ -503,14 +604,18 @@ async fn run_accept(cx: Context<()>, node: Arc<NodeShared>, mut stream: TcpStrea
                 "otter: refused a connection from {}: {e}",
                 conn.peer.as_str()
             );
+            conn.state().accepting = false;
             conn.down(&node, ConnectError::Handshake(e.to_string()));
         }
-        Err(()) => conn.down(&node, ConnectError::Handshake("timed out".into())),
+        Err(()) => {
+            conn.state().accepting = false;
+            conn.down(&node, ConnectError::Handshake("timed out".into()));
+        }
     }
 }
 
 /// The writer process (module docs).
-async fn run_writer(mut cx: Context<Out>, conn: Weak<Connection>, tick: Duration) {
+async fn run_writer(mut cx: Context<Out>, conn: Weak<Connection>) {
     // Frames queued during the handshake stay in the mailbox, in order.
     let Out::Socket(socket) = cx
         .recv_match(|m| matches!(m, Out::Socket(_) | Out::Close))
@@ -518,11 +623,8 @@ async fn run_writer(mut cx: Context<Out>, conn: Weak<Connection>, tick: Duration
     else {
         return;
     };
-    let _ticker = cx.send_interval(cx.pid(), Out::Tick, tick.max(Duration::from_millis(10)));
     let mut buf: Vec<u8> = Vec::with_capacity(64 << 10);
     let mut wrote_since_tick = false;
-    let mut last_received = u64::MAX;
-    let mut silent_ticks = 0;
     loop {
         match cx.recv().await {
             Out::Frame(f) => {
@@ -539,7 +641,11 @@ async fn run_writer(mut cx: Context<Out>, conn: Weak<Connection>, tick: Duration
                         None => break,
                     }
                 }
-                if socket.write_all(&buf).await.is_err() || close {
+                let written = socket.write_all(&buf).await;
+                if let Some(c) = conn.upgrade() {
+                    c.queued.fetch_sub(buf.len(), Ordering::Relaxed);
+                }
+                if written.is_err() || close {
                     let _ = socket.shutdown(std::net::Shutdown::Both);
                     return;
                 }
@@ -547,18 +653,6 @@ async fn run_writer(mut cx: Context<Out>, conn: Weak<Connection>, tick: Duration
                 wrote_since_tick = true;
             }
             Out::Tick => {
-                let Some(c) = conn.upgrade() else { return };
-                let r = c.received.load(Ordering::Relaxed);
-                if r == last_received {
-                    silent_ticks += 1;
-                    if silent_ticks >= 4 {
-                        let _ = socket.shutdown(std::net::Shutdown::Both);
-                        return;
-                    }
-                } else {
-                    silent_ticks = 0;
-                    last_received = r;
-                }
                 if !wrote_since_tick && socket.write_all(&[0, 0, 0, 0]).await.is_err() {
                     let _ = socket.shutdown(std::net::Shutdown::Both);
                     return;
@@ -574,27 +668,63 @@ async fn run_writer(mut cx: Context<Out>, conn: Weak<Connection>, tick: Duration
     }
 }
 
+/// The ticker process (module docs): every quarter of `net_ticktime`, a tick for the
+/// writer to send if it is idle, and the silence check.
+async fn run_ticker(mut cx: Context<()>, conn: Weak<Connection>, quarter: Duration) {
+    let _interval = cx.send_interval(cx.pid(), (), quarter);
+    let mut last = u64::MAX;
+    let mut silent = 0;
+    loop {
+        cx.recv().await;
+        let Some(c) = conn.upgrade() else { return };
+        if c.is_gone() {
+            return;
+        }
+        let r = c.received.load(Ordering::Relaxed);
+        if r == last {
+            silent += 1;
+            if silent >= 4 {
+                c.close("the peer stopped ticking (net_ticktime)");
+                return;
+            }
+        } else {
+            silent = 0;
+            last = r;
+        }
+        c.writer.send(Out::Tick);
+    }
+}
+
 /// The reader loop (module docs), from the end of the handshake to the connection's
-/// end.
+/// end. However it ends (an error, the socket's close, or a panic in user code it ran),
+/// the connection goes down.
 async fn run_reader(node: Arc<NodeShared>, conn: Arc<Connection>, stream: TcpStream) {
+    struct Down(Arc<NodeShared>, Arc<Connection>, Option<String>);
+    impl Drop for Down {
+        fn drop(&mut self) {
+            let why = self.2.take().unwrap_or_else(|| "the reader failed".into());
+            self.1.down(&self.0, ConnectError::Io(why));
+        }
+    }
     let socket = stream.into_shared();
-    conn.set_up(&node, socket.clone());
-    let mut buf = vec![0u8; 64 << 10];
+    if !conn.set_up(&node, socket.clone()) {
+        let _ = socket.shutdown(std::net::Shutdown::Both);
+        return;
+    }
+    let mut guard = Down(node.clone(), conn.clone(), None);
+    const CHUNK: usize = 64 << 10;
+    let mut buf = vec![0u8; CHUNK];
     let (mut start, mut end) = (0usize, 0usize);
     let why = 'read: loop {
         // Every whole frame in the buffer.
         while end - start >= 4 {
-            let len =
-                u32::from_be_bytes(buf[start..start + 4].try_into().expect("4 bytes")) as usize;
+            let mut len = [0u8; 4];
+            len.copy_from_slice(&buf[start..start + 4]);
+            let len = u32::from_be_bytes(len) as usize;
             if len > MAX_FRAME {
                 break 'read format!("a frame of {len} bytes");
             }
             if end - start < 4 + len {
-                if buf.len() < 4 + len {
-                    buf.copy_within(start..end, 0);
-                    (start, end) = (0, end - start);
-                    buf.resize(4 + len, 0);
-                }
                 break;
             }
             conn.received.fetch_add(1, Ordering::Relaxed);
@@ -607,9 +737,20 @@ async fn run_reader(node: Arc<NodeShared>, conn: Arc<Connection>, stream: TcpStr
         }
         if start == end {
             (start, end) = (0, 0);
+            if buf.len() > CHUNK {
+                // A large frame is done: give its memory back.
+                buf.truncate(CHUNK);
+                buf.shrink_to_fit();
+            }
         } else if end == buf.len() {
-            buf.copy_within(start..end, 0);
-            (start, end) = (0, end - start);
+            if start > 0 {
+                buf.copy_within(start..end, 0);
+                (start, end) = (0, end - start);
+            } else {
+                // A frame longer than the buffer: grow as its bytes arrive, never by
+                // what its length field claims.
+                buf.resize(buf.len() * 2, 0);
+            }
         }
         match poll_fn(|cx| socket.poll_read_buf(cx, &mut buf[end..])).await {
             Ok(0) => break "closed by the peer".to_string(),
@@ -618,7 +759,7 @@ async fn run_reader(node: Arc<NodeShared>, conn: Arc<Connection>, stream: TcpStr
         }
     };
     let _ = socket.shutdown(std::net::Shutdown::Both);
-    conn.down(&node, ConnectError::Io(why));
+    guard.2 = Some(why);
 }
 
 /// Acts on one frame (`'p'`, control, payload). An error takes the connection down.
@@ -626,7 +767,11 @@ fn handle_frame(node: &Arc<NodeShared>, conn: &Arc<Connection>, f: &[u8]) -> Res
     let Some((&b'p', rest)) = f.split_first() else {
         return Err("a frame that is not a pass-through message".into());
     };
-    let (control, used) = Term::decode_prefix(rest).map_err(|e| format!("control: {e}"))?;
+    let used = etf::skip_prefix(rest).map_err(|e| format!("control: {e}"))?;
+    if used > MAX_CONTROL {
+        return Err(format!("a control term of {used} bytes"));
+    }
+    let control = Term::decode(&rest[..used]).map_err(|e| format!("control: {e}"))?;
     let payload = &rest[used..];
     let op = match &control {
         Term::Tuple(e) => match e.first() {
@@ -635,12 +780,13 @@ fn handle_frame(node: &Arc<NodeShared>, conn: &Arc<Connection>, f: &[u8]) -> Res
         },
         _ => return Err("a control message that is not a tuple".into()),
     };
-    let has_payload = Control::op_has_payload(op);
-    if has_payload {
+    if Control::op_has_payload(op) {
         etf::skip_prefix(payload)
             .ok()
             .filter(|&n| n == payload.len())
             .ok_or_else(|| "a payload that is not one term".to_string())?;
+    } else if !payload.is_empty() {
+        return Err(format!("bytes after control message {op}"));
     }
     // The PAYLOAD_ forms carry their reason as the payload.
     let payload_term = if matches!(op, 24..=28) {
@@ -649,8 +795,7 @@ fn handle_frame(node: &Arc<NodeShared>, conn: &Arc<Connection>, f: &[u8]) -> Res
         None
     };
     let c = Control::decode(&control, payload_term.as_ref()).map_err(|e| e.0)?;
-    crate::dist::receive::control(node, conn, c, payload);
-    Ok(())
+    crate::dist::receive::control(node, conn, c, payload)
 }
 
 /// The pid the node's own messages (replies of `net_kernel`, for instance) come from.

@@ -73,9 +73,9 @@ pub(crate) enum Control {
         from: ExternalPid,
         to: ExternalPid,
     },
-    /// Anything else (`GROUP_LEADER`, `SPAWN_REQUEST`, `NODE_LINK`...): ignored, or
-    /// answered where the protocol requires it (`connection.rs`).
-    Other(i64, Vec<Term>),
+    /// Anything else (`GROUP_LEADER`, `SPAWN_REQUEST`, `NODE_LINK`...): ignored (otter
+    /// announces none of the capabilities that would make a peer send them).
+    Other(i64),
 }
 
 /// Why a control term was refused.
@@ -211,8 +211,30 @@ impl Control {
                 from: pid(arg(2)?)?,
                 to: pid(arg(3)?)?,
             },
-            op => Control::Other(op, e[1..].to_vec()),
+            op => Control::Other(op),
         })
+    }
+
+    /// The process a signal claims to come from, if it names one: it must be a process
+    /// of the peer the connection goes to.
+    pub(crate) fn sender(&self) -> Option<&ExternalPid> {
+        match self {
+            Control::Link { from, .. }
+            | Control::Exit { from, .. }
+            | Control::Unlink { from, .. }
+            | Control::RegSend { from, .. }
+            | Control::Exit2 { from, .. }
+            | Control::Monitor { from, .. }
+            | Control::Demonitor { from, .. }
+            | Control::AliasSend { from, .. }
+            | Control::UnlinkId { from, .. }
+            | Control::UnlinkIdAck { from, .. } => Some(from),
+            Control::MonitorExit {
+                from: Target::Pid(from),
+                ..
+            } => Some(from),
+            _ => None,
+        }
     }
 
     /// Whether a payload term follows this control message.
@@ -277,16 +299,12 @@ impl Control {
             ]),
             Control::AliasSend { from, alias } => t(vec![Term::Int(33), p(from), r(alias)]),
             Control::UnlinkId { id, from, to } => {
-                t(vec![Term::Int(35), Term::Int(*id as i64), p(from), p(to)])
+                t(vec![Term::Int(35), Term::from(*id), p(from), p(to)])
             }
             Control::UnlinkIdAck { id, from, to } => {
-                t(vec![Term::Int(36), Term::Int(*id as i64), p(from), p(to)])
+                t(vec![Term::Int(36), Term::from(*id), p(from), p(to)])
             }
-            Control::Other(op, rest) => {
-                let mut v = vec![Term::Int(*op)];
-                v.extend(rest.iter().cloned());
-                t(v)
-            }
+            Control::Other(op) => t(vec![Term::Int(*op)]),
         }
     }
 }

@@ -48,12 +48,20 @@ impl fmt::Debug for Exported {
     }
 }
 
+/// The largest term a [`BadTerm`] keeps whole.
+const MAX_BAD_TERM: usize = 1 << 20;
+
 fn deliver<M>(node: &Arc<NodeShared>, to: RawPid, payload: &[u8])
 where
     M: DeserializeOwned + From<BadTerm> + Send + 'static,
 {
     let message = crate::dist::with_node(node, || match etf::from_slice::<M>(payload) {
         Ok(m) => Some(m),
+        // A decoded term takes up to 50 times its encoding: a large one is not kept.
+        Err(error) if payload.len() > MAX_BAD_TERM => Some(M::from(BadTerm {
+            term: Term::atom("$otter_term_too_large"),
+            error: error.to_string(),
+        })),
         Err(error) => match Term::decode(payload) {
             Ok(term) => Some(M::from(BadTerm {
                 term,
@@ -167,6 +175,8 @@ pub(crate) struct NodeShared {
     pub(crate) registration: Mutex<Option<epmd::Registration>>,
     /// The port it listens on.
     pub(crate) port: u16,
+    /// Calls from other nodes being served (`remote_server.rs`).
+    pub(crate) remote_calls: std::sync::atomic::AtomicUsize,
     /// Set by [`Node::stop`]: no connection is made or accepted any more.
     pub(crate) stopped: std::sync::atomic::AtomicBool,
     /// Calls to other nodes' servers waiting for replies (`call.rs`).
@@ -210,7 +220,7 @@ impl Node {
         let (alive, host) = b
             .name
             .split_once('@')
-            .filter(|(a, h)| !a.is_empty() && !h.is_empty())
+            .filter(|(a, h)| !a.is_empty() && !h.is_empty() && Atom::try_new(&b.name).is_some())
             .ok_or_else(|| StartError::BadName(b.name.clone()))?;
         let _ = host;
         let cookie = if b.cookie.is_empty() {
@@ -240,6 +250,7 @@ impl Node {
             watchers: Mutex::new(Vec::new()),
             registration: Mutex::new(Some(registration)),
             port,
+            remote_calls: Default::default(),
             stopped: Default::default(),
             calls: Default::default(),
             next_ref: std::sync::atomic::AtomicU64::new(1),
@@ -276,19 +287,27 @@ impl Node {
     /// is done. Sends and signals to a node connect on demand as well; this is for a
     /// caller that wants to know.
     pub async fn connect(&self, node: &str) -> Result<(), ConnectError> {
-        let conn = connection::get_or_connect(&self.shared, &Atom::new(node));
+        let Some(peer) = Atom::try_new(node) else {
+            return Err(ConnectError::NotFound(format!(
+                "{node:?} is not a node name"
+            )));
+        };
+        let conn = connection::get_or_connect(&self.shared, &peer);
         conn.wait_up().await
     }
 
     /// Closes the connection to `node` (`erlang:disconnect_node/1`); its links and
     /// monitors fire with `Noconnection`. Whether there was one.
     pub fn disconnect(&self, node: &str) -> bool {
+        let Some(peer) = Atom::try_new(node) else {
+            return false;
+        };
         let conn = self
             .shared
             .connections
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(&Atom::new(node))
+            .get(&peer)
             .cloned();
         match conn {
             Some(c) => {
@@ -303,6 +322,10 @@ impl Node {
     /// Erlang decodes `Msg` into `M` and sends it to `pid`. A term that does not
     /// decode into `M` arrives as `M::from(BadTerm)`. Replaces an earlier
     /// registration of the name.
+    ///
+    /// # Panics
+    ///
+    /// If `name` is longer than 255 characters (Erlang's limit for an atom).
     pub fn register<M>(&self, name: &str, pid: Pid<M>)
     where
         M: DeserializeOwned + From<BadTerm> + Send + 'static,
@@ -317,11 +340,14 @@ impl Node {
 
     /// Removes a name registered with [`Node::register`]; whether it was there.
     pub fn unregister(&self, name: &str) -> bool {
+        let Some(name) = Atom::try_new(name) else {
+            return false;
+        };
         self.shared
             .names
             .write()
             .unwrap_or_else(PoisonError::into_inner)
-            .remove(&Atom::new(name))
+            .remove(&name)
             .is_some()
     }
 
@@ -337,10 +363,13 @@ impl Node {
         node: &str,
         message: &M,
     ) -> Result<(), etf::EncodeError> {
-        let conn = connection::get_or_connect(&self.shared, &Atom::new(node));
+        let too_long = |s: &str| etf::EncodeError::AtomTooLong(s.to_string());
+        let peer = Atom::try_new(node).ok_or_else(|| too_long(node))?;
+        let to = Atom::try_new(name).ok_or_else(|| too_long(name))?;
+        let conn = connection::get_or_connect(&self.shared, &peer);
         let control = crate::dist::control::Control::RegSend {
             from: self.shared.external_pid(from.raw),
-            to: Atom::new(name),
+            to,
         };
         let frame =
             crate::dist::with_node(&self.shared, || connection::frame(&control, Some(message)))?;
@@ -352,7 +381,7 @@ impl Node {
     /// [`Term`]); sends to it encode `M`.
     pub fn remote_pid<M: Serialize + Send + 'static>(&self, pid: &ExternalPid) -> Pid<M> {
         crate::dist::route::register_encoder::<M>();
-        Pid::from_raw(crate::dist::remote::intern(&self.shared, pid))
+        Pid::from_raw(crate::dist::remote::intern(&self.shared, pid, &pid.node))
     }
 
     /// Calls `monitor` for every node event, until it returns false
@@ -381,7 +410,11 @@ impl Node {
     /// `NodeEvent::Down(node)` once, when the connection goes down, or at once if it
     /// cannot be made.
     pub fn monitor_node<M: From<NodeEvent> + Send + 'static>(&self, pid: Pid<M>, node: &str) {
-        let conn = connection::get_or_connect(&self.shared, &Atom::new(node));
+        let Some(peer) = Atom::try_new(node) else {
+            let _ = pid.try_send(M::from(NodeEvent::Down(node.to_string())));
+            return;
+        };
+        let conn = connection::get_or_connect(&self.shared, &peer);
         let fired = std::sync::atomic::AtomicBool::new(false);
         let name = node.to_string();
         self.monitor_nodes(Some(node), move |e| {
@@ -418,12 +451,16 @@ impl NodeShared {
         }
     }
 
-    /// The local pid a pid term of this node names, if it is one.
+    /// The local pid a pid term of this node names, if it is one (an index with the
+    /// remote bit is none: `remote.rs`).
     pub(crate) fn local_pid(&self, p: &ExternalPid) -> Option<RawPid> {
-        (p.node == self.name && p.creation == self.creation).then_some(RawPid {
-            index: p.id,
-            generation: p.serial,
-        })
+        (p.node == self.name
+            && p.creation == self.creation
+            && p.id & crate::dist::remote::REMOTE == 0)
+            .then_some(RawPid {
+                index: p.id,
+                generation: p.serial,
+            })
     }
 
     /// A fresh reference of this node.

@@ -42,6 +42,11 @@ where
         };
         let pid = match crate::dist::remote::resolve(self.raw) {
             Some((_, p)) => p,
+            None if self.raw.is_remote() => {
+                return Err(serde::ser::Error::custom(
+                    "a pid of another node whose connection has gone down",
+                ));
+            }
             None => {
                 node.export(exported::<M>(self.raw));
                 node.external_pid(self.raw)
@@ -84,8 +89,16 @@ impl<'de, M: Serialize + Send + 'static> Visitor<'de> for PidVisitor<M> {
             }
             return Ok(Pid::from_raw(raw));
         }
+        if pid.node == node.name {
+            return Err(E::custom(format!(
+                "{pid:?} is a pid of an earlier run of this node"
+            )));
+        }
         crate::dist::route::register_encoder::<M>();
-        Ok(Pid::from_raw(crate::dist::remote::intern(&node, &pid)))
+        let via = crate::dist::current_via().unwrap_or_else(|| pid.node.clone());
+        Ok(Pid::from_raw(crate::dist::remote::intern(
+            &node, &pid, &via,
+        )))
     }
 
     fn visit_borrowed_bytes<E: de::Error>(self, b: &'de [u8]) -> Result<Pid<M>, E> {

@@ -11,8 +11,29 @@ use crate::dist::{reason, remote};
 use crate::monitor::{Down, Notify, Watcher, next_id};
 use crate::signal::Kind;
 use crate::signal::bonds;
+use crate::unwind::catch_panic;
 
-pub(crate) fn control(node: &Arc<NodeShared>, conn: &Arc<Connection>, c: Control, payload: &[u8]) {
+/// Acts on `c`. An error (a signal that claims to come from a process of another node
+/// than the peer) takes the connection down.
+pub(crate) fn control(
+    node: &Arc<NodeShared>,
+    conn: &Arc<Connection>,
+    c: Control,
+    payload: &[u8],
+) -> Result<(), String> {
+    if let Some(from) = c.sender()
+        && from.node != conn.peer
+    {
+        return Err(format!(
+            "a signal from {from:?}, not a process of {}",
+            conn.peer
+        ));
+    }
+    crate::dist::with_via(&conn.peer, || act(node, conn, c, payload));
+    Ok(())
+}
+
+fn act(node: &Arc<NodeShared>, conn: &Arc<Connection>, c: Control, payload: &[u8]) {
     match c {
         Control::Send { to } => {
             if let Some(raw) = node.local_pid(&to) {
@@ -23,14 +44,18 @@ pub(crate) fn control(node: &Arc<NodeShared>, conn: &Arc<Connection>, c: Control
                     .get(&raw)
                     .copied();
                 if let Some(e) = e {
-                    (e.deliver)(node, raw, payload);
+                    // User code (`Deserialize`, `From<BadTerm>`): a panic loses this
+                    // message, not the connection.
+                    let _ = catch_panic(|| (e.deliver)(node, raw, payload));
                 }
             }
         }
         Control::RegSend { from, to } => reg_send(node, conn, from, &to, payload),
-        Control::AliasSend { alias, .. } => crate::dist::call::alias_reply(node, &alias, payload),
+        Control::AliasSend { alias, .. } => {
+            crate::dist::call::alias_reply(node, &conn.peer, &alias, payload)
+        }
         Control::Link { from, to } => {
-            let remote = remote::intern(node, &from);
+            let remote = remote::intern(node, &from, &conn.peer);
             let accepted = node.local_pid(&to).is_some_and(|local| {
                 conn.add_link(local, remote) && {
                     let ok = bonds::link_from_remote(local, remote);
@@ -57,10 +82,10 @@ pub(crate) fn control(node: &Arc<NodeShared>, conn: &Arc<Connection>, c: Control
             reason: r,
         } => {
             if let Some(local) = node.local_pid(&to) {
-                let remote = remote::intern(node, &from);
+                let remote = remote::intern(node, &from, &conn.peer);
                 conn.remove_link(local, remote);
                 let r = r.map_or(crate::ExitReason::Normal, |t| reason::from_term(&t));
-                bonds::signal(local, remote, r, Kind::Link);
+                let _ = catch_panic(|| bonds::signal(local, remote, r, Kind::Link));
             }
         }
         Control::Exit2 {
@@ -69,9 +94,9 @@ pub(crate) fn control(node: &Arc<NodeShared>, conn: &Arc<Connection>, c: Control
             reason: r,
         } => {
             if let Some(local) = node.local_pid(&to) {
-                let remote = remote::intern(node, &from);
+                let remote = remote::intern(node, &from, &conn.peer);
                 let r = r.map_or(crate::ExitReason::Normal, |t| reason::from_term(&t));
-                bonds::signal(local, remote, r, Kind::Exit);
+                let _ = catch_panic(|| bonds::signal(local, remote, r, Kind::Exit));
             }
         }
         Control::Unlink { from, to } => unlink(node, conn, &from, &to),
@@ -104,6 +129,7 @@ pub(crate) fn control(node: &Arc<NodeShared>, conn: &Arc<Connection>, c: Control
         } => {
             if crate::dist::call::monitor_exit(
                 node,
+                &conn.peer,
                 &reference,
                 r.as_ref()
                     .map_or(crate::ExitReason::Normal, reason::from_term),
@@ -119,7 +145,7 @@ pub(crate) fn control(node: &Arc<NodeShared>, conn: &Arc<Connection>, c: Control
                     pid: crate::ProcessId(target),
                     reason: r.map_or(crate::ExitReason::Normal, |t| reason::from_term(&t)),
                 };
-                if let Some(w) = watcher.notify(down) {
+                if let Ok(Some(w)) = catch_panic(|| watcher.notify(down)) {
                     w.wake();
                 }
             }
@@ -130,7 +156,7 @@ pub(crate) fn control(node: &Arc<NodeShared>, conn: &Arc<Connection>, c: Control
 
 fn unlink(node: &Arc<NodeShared>, conn: &Connection, from: &ExternalPid, to: &ExternalPid) {
     if let Some(local) = node.local_pid(to) {
-        let remote = remote::intern(node, from);
+        let remote = remote::intern(node, from, &conn.peer);
         conn.remove_link(local, remote);
         bonds::unlink_one_side(local, remote);
     }
@@ -167,6 +193,10 @@ fn monitor(
         conn.send_control(node, &exit(Term::atom("noproc")));
         return;
     };
+    if conn.is_watched(&reference) {
+        // The same reference twice: the monitor is already there.
+        return;
+    }
     let id = next_id();
     let (weak_node, weak_conn) = (Arc::downgrade(node), Arc::downgrade(conn));
     let (t2, f2, r2) = (to.clone(), from.clone(), reference.clone());
@@ -197,6 +227,9 @@ fn monitor(
     }
 }
 
+/// The largest request the node's own services decode.
+const SERVICE_REQUEST: usize = 64 << 10;
+
 /// The names the node answers itself (`reg_send`).
 const SERVICES: [&str; 2] = ["net_kernel", "rex"];
 
@@ -216,13 +249,13 @@ fn reg_send(
         .get(to)
         .copied();
     if let Some(e) = e {
-        (e.deliver)(node, e.pid, payload);
+        let _ = catch_panic(|| (e.deliver)(node, e.pid, payload));
         return;
     }
     let _ = from;
     match to.as_str() {
         // `net_adm:ping/1`: `{'$gen_call', From, {is_auth, Node}}` answered `yes`.
-        "net_kernel" => {
+        "net_kernel" if payload.len() <= SERVICE_REQUEST => {
             if let Ok(Term::Tuple(t)) = Term::decode(payload)
                 && t.len() == 3
                 && t[0] == Term::atom("$gen_call")
@@ -231,7 +264,7 @@ fn reg_send(
             }
         }
         // `rpc:call/4` through `rex`: otter runs no Erlang code.
-        "rex" => {
+        "rex" if payload.len() <= SERVICE_REQUEST => {
             if let Ok(Term::Tuple(t)) = Term::decode(payload)
                 && t.len() == 3
                 && t[0] == Term::atom("$gen_call")

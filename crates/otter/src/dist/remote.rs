@@ -13,8 +13,10 @@
 //!
 //! * One entry per remote pid while its node is connected: interning the same pid
 //!   twice gives the same `RawPid`, so pids compare and hash as Erlang's do.
-//! * When a node's connection goes down its entries are retired (generation bumped,
-//!   index reused): a pid is valid for the life of the connection it came over. A send
+//! * An entry is retired (generation bumped, index reused) when the connection it came
+//!   over goes down, or the connection to its own node: a pid is valid for the life of
+//!   the connection it came over, so a peer cannot grow the table beyond what its
+//!   connection holds, even with pids of nodes that never connect. A send
 //!   to a retired pid is dropped, as a send to an exited process is. (Erlang keeps an
 //!   external pid valid across a reconnection to the same node incarnation; otter does
 //!   not: the crate docs list this difference.)
@@ -36,6 +38,8 @@ pub(crate) const REMOTE: u32 = 1 << 31;
 struct Entry {
     /// The pid, and the local node whose connection it came over.
     pid: Option<(Weak<NodeShared>, ExternalPid)>,
+    /// The peer of that connection.
+    via: Option<Atom>,
     generation: u32,
 }
 
@@ -61,8 +65,9 @@ fn key(local: &Arc<NodeShared>, p: &ExternalPid) -> Key {
     )
 }
 
-/// The `RawPid` of a pid of another node, as `local` knows it, interned.
-pub(crate) fn intern(local: &Arc<NodeShared>, pid: &ExternalPid) -> RawPid {
+/// The `RawPid` of a pid of another node, as `local` knows it from the connection to
+/// `via`, interned.
+pub(crate) fn intern(local: &Arc<NodeShared>, pid: &ExternalPid, via: &Atom) -> RawPid {
     let k = key(local, pid);
     {
         let t = TABLE.read().unwrap_or_else(PoisonError::into_inner);
@@ -83,11 +88,13 @@ pub(crate) fn intern(local: &Arc<NodeShared>, pid: &ExternalPid) -> RawPid {
     let i = match t.free.pop() {
         Some(i) => {
             t.entries[i as usize].pid = Some((Arc::downgrade(local), pid.clone()));
+            t.entries[i as usize].via = Some(via.clone());
             i
         }
         None => {
             t.entries.push(Entry {
                 pid: Some((Arc::downgrade(local), pid.clone())),
+                via: Some(via.clone()),
                 generation: 0,
             });
             (t.entries.len() - 1) as u32
@@ -125,10 +132,11 @@ pub(crate) fn retire_node(local: &Arc<NodeShared>, peer: &Atom) {
         free,
     } = &mut *t;
     by_pid.retain(|k, &mut i| {
-        if k.0 != me || &k.1 != peer {
+        let e = &mut entries[i as usize];
+        if k.0 != me || (&k.1 != peer && e.via.as_ref() != Some(peer)) {
             return true;
         }
-        let e = &mut entries[i as usize];
+        e.via = None;
         e.pid = None;
         e.generation = e.generation.wrapping_add(1);
         free.push(i);

@@ -21,8 +21,11 @@ use std::any::TypeId;
 use std::future::Future;
 use std::sync::{Arc, PoisonError};
 
-use serde::Serialize;
-use serde::de::DeserializeOwned;
+use std::fmt;
+use std::sync::atomic::Ordering;
+
+use serde::de::{self, DeserializeOwned, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::dist::bad_term::BadTerm;
 use crate::dist::etf::{self, Atom, Term};
@@ -98,6 +101,10 @@ impl Node {
     /// Registers `server` under `name` for other nodes: `gen_server:call({Name, Node},
     /// Request)` and `gen_server:cast` reach it (see [`RemoteServer`]), and so do
     /// monitors by name.
+    ///
+    /// # Panics
+    ///
+    /// If `name` is longer than 255 characters (Erlang's limit for an atom).
     pub fn register_server<S: RemoteServer>(&self, name: &str, server: ServerRef<S>) {
         let e = Exported {
             pid: server.pid().raw,
@@ -112,53 +119,105 @@ impl Node {
     }
 }
 
+/// The most calls from other nodes served at once by one node: beyond, a call is
+/// dropped (its caller times out) and the drop is logged. A flood of calls would
+/// otherwise be a flood of processes.
+const MAX_REMOTE_CALLS: usize = 100_000;
+
+/// The largest term kept whole for [`BadTerm`]; a larger one is replaced by the atom
+/// `'$otter_term_too_large'` (a decoded term takes up to 50 times its encoding).
+const MAX_BAD_TERM: usize = 1 << 20;
+
+/// One term's encoding, borrowed through the codec's raw-term hook.
+struct Raw(Vec<u8>);
+
+impl<'de> Deserialize<'de> for Raw {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Raw, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Raw;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a term")
+            }
+            fn visit_bytes<E: de::Error>(self, b: &[u8]) -> Result<Raw, E> {
+                let mut v = Vec::with_capacity(b.len() + 1);
+                v.push(131);
+                v.extend_from_slice(b);
+                Ok(Raw(v))
+            }
+            fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Raw, D::Error> {
+                d.deserialize_any(self)
+            }
+        }
+        d.deserialize_newtype_struct(etf::RAW_TERM, V)
+    }
+}
+
+impl Raw {
+    /// The term, if it is small enough to keep whole.
+    fn term(&self) -> Term {
+        if self.0.len() > MAX_BAD_TERM {
+            return Term::atom("$otter_term_too_large");
+        }
+        Term::decode(&self.0).unwrap_or_else(|_| Term::atom("$otter_bad_term"))
+    }
+}
+
 fn deliver<S: RemoteServer>(node: &Arc<NodeShared>, to: RawPid, payload: &[u8]) {
     let server = ServerRef::<S>::from_pid(Pid::from_raw(to));
-    let Ok(term) = crate::dist::with_node(node, || Term::decode(payload)) else {
-        return;
-    };
     let bad = |term: Term, error: String| {
         if let Some(info) = S::bad_term(BadTerm { term, error }) {
             server.pid().send(ServerMsg::Info(info));
         }
     };
-    let elements = match &term {
-        Term::Tuple(t) => &t[..],
-        _ => return bad(term.clone(), "not a gen_server request".into()),
-    };
-    match elements {
-        [tag, from, request] if *tag == Term::atom("$gen_call") => {
-            let decoded: Result<S::RemoteCall, _> = decode_part(node, request);
-            let request = match decoded {
-                Ok(r) => r,
-                Err(e) => return bad(request.clone(), e),
-            };
-            let (node, from) = (node.clone(), from.clone());
-            node.handle.clone().spawn(move |_: Context<()>| async move {
-                if let Ok(reply) = S::remote_call(server, request).await {
-                    reply_to(&node, &from, &reply);
-                }
-            });
+    let whole = || Raw(payload.to_vec()).term();
+    // `{'$gen_call', From, Request}` or `{'$gen_cast', Request}`, taken apart without
+    // decoding the request twice.
+    let call: Result<(Atom, Term, Raw), _> =
+        crate::dist::with_node(node, || etf::from_slice(payload));
+    if let Ok((tag, from, request)) = call {
+        if tag.as_str() != "$gen_call" {
+            return bad(whole(), "not a gen_server request".into());
         }
-        [tag, request] if *tag == Term::atom("$gen_cast") => {
-            match decode_part::<S::RemoteCast>(node, request) {
+        let request: S::RemoteCall =
+            match crate::dist::with_node(node, || etf::from_slice(&request.0)) {
+                Ok(r) => r,
+                Err(e) => return bad(request.term(), e.to_string()),
+            };
+        if node.remote_calls.fetch_add(1, Ordering::AcqRel) >= MAX_REMOTE_CALLS {
+            node.remote_calls.fetch_sub(1, Ordering::AcqRel);
+            eprintln!("otter: {MAX_REMOTE_CALLS} calls from other nodes in flight: one dropped");
+            return;
+        }
+        let node = node.clone();
+        node.handle.clone().spawn(move |_: Context<()>| async move {
+            struct Done(Arc<NodeShared>);
+            impl Drop for Done {
+                fn drop(&mut self) {
+                    self.0.remote_calls.fetch_sub(1, Ordering::AcqRel);
+                }
+            }
+            let _done = Done(node.clone());
+            if let Ok(reply) = S::remote_call(server, request).await {
+                reply_to(&node, &from, &reply);
+            }
+        });
+        return;
+    }
+    let cast: Result<(Atom, Raw), _> = crate::dist::with_node(node, || etf::from_slice(payload));
+    match cast {
+        Ok((tag, request)) if tag.as_str() == "$gen_cast" => {
+            match crate::dist::with_node(node, || etf::from_slice::<S::RemoteCast>(&request.0)) {
                 Ok(c) => {
                     if let Some(c) = S::remote_cast(c) {
                         server.cast(c);
                     }
                 }
-                Err(e) => bad(request.clone(), e),
+                Err(e) => bad(request.term(), e.to_string()),
             }
         }
-        _ => bad(term.clone(), "not a gen_server request".into()),
+        _ => bad(whole(), "not a gen_server request".into()),
     }
-}
-
-/// Decodes one element of a request (re-encoded: requests are not the hot path).
-fn decode_part<T: DeserializeOwned>(node: &Arc<NodeShared>, t: &Term) -> Result<T, String> {
-    let mut bytes = Vec::new();
-    t.encode(&mut bytes);
-    crate::dist::with_node(node, || etf::from_slice(&bytes)).map_err(|e| e.to_string())
 }
 
 /// Sends `{Tag, Reply}` to a caller's `From`.
