@@ -97,6 +97,8 @@ fn usage() -> String {
                 args::Kind::PosInt(d) => format!("{}={d}", p.name),
                 args::Kind::IntIn(lo, hi, d) => format!("{}={d} ({lo}..{hi})", p.name),
                 args::Kind::Choice(cs, d) => format!("{}={d} ({})", p.name, cs.join("|")),
+                args::Kind::Name("") => format!("{}=NAME", p.name),
+                args::Kind::Name(d) => format!("{}={d}", p.name),
             })
             .collect();
         s.push_str(&format!(
@@ -190,6 +192,10 @@ fn run_one(bench: &str, kvs: &[String]) -> ExitCode {
     // The echo workload's server (serves until stdin closes) and load (not on otter) are
     // programs of their own, past the same command-line checks.
     if let Some(program) = workloads::echo::program(bench) {
+        return program(&params, threads);
+    }
+    // So is the dist workload's echo node (serves until stdin closes).
+    if let Some(program) = workloads::dist::program(bench) {
         return program(&params, threads);
     }
     let rt = match otter::Runtime::builder()

@@ -1,6 +1,7 @@
 //! The seven seed workloads of `shared/WORKLOADS.md`, and `latency` (round trips under
-//! load) and `echo` (a TCP echo server and its load: `echo-server`, `echo-load`), from its
-//! "Beyond the seeds" part, on otter.
+//! load), `echo` (a TCP echo server and its load: `echo-server`, `echo-load`) and `dist`
+//! (round trips between nodes over Erlang distribution: `dist-pingpong`, `dist-echo`), from
+//! its "Beyond the seeds" part, on otter.
 //!
 //! Each workload is a [`Workload`]: its parameters (with defaults), a cross-parameter
 //! validation, and a `run` that executes one measurement on a runtime and returns an
@@ -10,6 +11,7 @@
 
 pub(crate) mod closure;
 pub(crate) mod counting;
+pub(crate) mod dist;
 pub(crate) mod echo;
 pub(crate) mod latency;
 pub(crate) mod mailbox;
@@ -56,6 +58,8 @@ pub(crate) const ALL: &[&Workload] = &[
     &latency::WORKLOAD,
     &echo::SERVER,
     &echo::LOAD,
+    &dist::PINGPONG,
+    &dist::ECHO,
 ];
 
 /// The workload called `name`.
