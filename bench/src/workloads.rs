@@ -316,6 +316,11 @@ mod tests {
                     args.retain(|a| !a.starts_with("mode="));
                     args.push("port=1".into());
                     "echo-load"
+                } else if c.bench == "dist" {
+                    // The client holds the binaries; the echo node's peer is the suite's.
+                    args.retain(|a| !a.starts_with("echo="));
+                    args.push("peer=echo@host".into());
+                    "dist-pingpong"
                 } else {
                     c.bench
                 };
@@ -324,11 +329,13 @@ mod tests {
             }
         }
         for w in ALL {
-            // echo-load has no default port: the server's must be given.
-            let port: &[&str] = if w.name == "echo-load" {
-                &["port=1"]
-            } else {
-                &[]
+            // echo-load has no default port: the server's must be given; nor have the dist
+            // programs a default node.
+            let port: &[&str] = match w.name {
+                "echo-load" => &["port=1"],
+                "dist-pingpong" => &["peer=echo@host"],
+                "dist-echo" => &["name=echo"],
+                _ => &[],
             };
             assert_eq!(checked(w.name, port, &small), Ok(()), "{} defaults", w.name);
         }
