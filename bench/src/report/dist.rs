@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::cell::{Cell, Results, ns_per_op, ops_per_s, ratio, rate};
+use super::cell::{Cell, Results, ns_per_op, ops_per_s, rate, ratio};
 use super::format;
 use crate::suite::{DIST_ECHOES, Impl, Sizes, dist_id, dist_pair};
 
@@ -20,7 +20,13 @@ pub(super) const PAIRS: [(Impl, Impl); 4] = [
 ];
 
 /// The runs of `client` against `echo`'s node at `size` bytes.
-pub(super) fn cell<'a>(res: &Results<'a>, s: &Sizes, size: u64, client: Impl, echo: Impl) -> Cell<'a> {
+pub(super) fn cell<'a>(
+    res: &Results<'a>,
+    s: &Sizes,
+    size: u64,
+    client: Impl,
+    echo: Impl,
+) -> Cell<'a> {
     match dist_id(s, size, echo) {
         Some(id) => res.cell(&id, client),
         None => Cell::NotRun,

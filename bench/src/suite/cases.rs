@@ -279,7 +279,11 @@ pub(crate) fn cases(s: &Sizes) -> Vec<Case> {
 
 /// The dist case: clients (otter, Erlang) of an `echo` node, r round trips of size bytes.
 fn dist_case(size: u64, r: u64, echo: Impl) -> Case {
-    case("dist", &[("r", r), ("size", size)], &[("echo", echo.name())])
+    case(
+        "dist",
+        &[("r", r), ("size", size)],
+        &[("echo", echo.name())],
+    )
 }
 
 /// The id of the dist case of `size` bytes against `echo`'s node.

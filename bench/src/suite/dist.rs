@@ -159,7 +159,9 @@ pub(super) fn run(
     let _ = reader.join();
     let echo_failed = match exit {
         Some(0) => None,
-        Some(c) => Some(format!("the echo node exited {c} once its stdin closed{tail}")),
+        Some(c) => Some(format!(
+            "the echo node exited {c} once its stdin closed{tail}"
+        )),
         None => Some(format!(
             "the echo node did not exit within {ECHO_EXIT:?} of its stdin closing{tail}"
         )),
