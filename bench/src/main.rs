@@ -147,6 +147,9 @@ fn largest_values(w: &workloads::Workload, limits: &Limits) -> String {
             .collect()
     };
     let base = maxima(&[]);
+    if base.is_empty() {
+        return "(no integer key)".into();
+    }
     let mut s = base.join(" ");
     for p in w.params {
         let args::Kind::Choice(choices, default) = p.kind else {

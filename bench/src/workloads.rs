@@ -246,6 +246,12 @@ pub(crate) fn check(w: &Workload, params: &Params, limits: &Limits) -> Result<()
 pub(crate) fn largest_accepted(w: &Workload, key: &str, with: &[String], limits: &Limits) -> u64 {
     let accepts = |v: u64| {
         let mut args = with.to_vec();
+        // A name that must be given (dist's peer) gets a placeholder node.
+        for p in w.params {
+            if matches!(p.kind, Kind::Name("")) {
+                args.push(format!("{}=node@host", p.name));
+            }
+        }
         args.push(format!("{key}={v}"));
         crate::args::parse(w.name, w.params, &args, 1)
             .is_ok_and(|(p, _)| check(w, &p, limits).is_ok())
