@@ -27,7 +27,7 @@
 //!   size in {64, 4096}, 3 s measured (`--quick`: conns 1 and 100, size 64, 1 s); the
 //!   server on core 0, the load on core 1 (`suite/echo.rs`);
 //! * dist: round trips of a 64-byte binary (and 4 KiB with `--full`) between two nodes over
-//!   Erlang distribution, r = 20000 (5000 for 4 KiB; 2000 with `--quick`), for the four pairs
+//!   Erlang distribution, r = 20000 (2000 with `--quick`), for the four pairs
 //!   (client otter or Erlang, echo node otter or Erlang); the echo node on core 0, the client
 //!   on core 1 (`suite/dist.rs`).
 //!
