@@ -23,7 +23,14 @@ pub(crate) enum Kind {
     /// An integer in `lo..=hi` (plain decimal digits; `lo` may be 0), with its default:
     /// (lo, hi, default). Printed as a JSON number, like [`Kind::PosInt`].
     IntIn(u64, u64, u64),
+    /// A name (an Erlang node or cookie: 1 to [`MAX_NAME`] characters among ASCII letters,
+    /// digits and `_ - . @`), with its default (`""`: none, the workload says whether it
+    /// must be given). Printed as a JSON string.
+    Name(&'static str),
 }
+
+/// The longest [`Kind::Name`] (Erlang's atom limit).
+pub(crate) const MAX_NAME: usize = 255;
 
 /// One parameter of a workload.
 #[derive(Debug, Clone, Copy)]
@@ -51,6 +58,14 @@ impl ParamSpec {
         }
     }
 
+    /// A name parameter ([`Kind::Name`]).
+    pub(crate) const fn name(name: &'static str, default: &'static str) -> ParamSpec {
+        ParamSpec {
+            name,
+            kind: Kind::Name(default),
+        }
+    }
+
     /// A parameter taking one of `choices`.
     pub(crate) const fn choice(
         name: &'static str,
@@ -65,12 +80,14 @@ impl ParamSpec {
 }
 
 /// A parameter's value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Value {
     /// A positive integer.
     Int(u64),
     /// One of the parameter's choices.
     Choice(&'static str),
+    /// A name.
+    Name(String),
 }
 
 /// Every parameter of a workload with the value used (defaults filled in), in the order of
@@ -88,7 +105,7 @@ impl Params {
     /// If the workload has no such integer parameter (a bug in the workload).
     pub(crate) fn int(&self, key: &str) -> u64 {
         match self.get(key) {
-            Some(Value::Int(v)) => v,
+            Some(Value::Int(v)) => *v,
             other => panic!("no integer parameter {key:?} (found {other:?})"),
         }
     }
@@ -105,8 +122,20 @@ impl Params {
         }
     }
 
-    fn get(&self, key: &str) -> Option<Value> {
-        self.values.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    /// The name parameter `key` (`""` if not given and without default).
+    ///
+    /// # Panics
+    ///
+    /// If the workload has no such name parameter (a bug in the workload).
+    pub(crate) fn name(&self, key: &str) -> &str {
+        match self.get(key) {
+            Some(Value::Name(v)) => v,
+            other => panic!("no name parameter {key:?} (found {other:?})"),
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<&Value> {
+        self.values.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
 
     /// The JSON `params` object: numbers as numbers, choices as strings.
@@ -116,6 +145,7 @@ impl Params {
             let v = match v {
                 Value::Int(i) => serde_json::Value::from(*i),
                 Value::Choice(s) => serde_json::Value::from(*s),
+                Value::Name(s) => serde_json::Value::from(s.as_str()),
             };
             map.insert((*k).to_string(), v);
         }
@@ -173,6 +203,18 @@ pub(crate) fn parse(
             (Kind::PosInt(default), None) => Value::Int(default),
             (Kind::Choice(_, default), None) => Value::Choice(default),
             (Kind::IntIn(_, _, default), None) => Value::Int(default),
+            (Kind::Name(default), None) => Value::Name(default.to_string()),
+            (Kind::Name(_), Some(raw)) => {
+                if !is_name(raw) {
+                    return Err(bad_value(
+                        bench,
+                        p.name,
+                        raw,
+                        format!("1 to {MAX_NAME} of the characters A-Z a-z 0-9 _ - . @"),
+                    ));
+                }
+                Value::Name(raw.to_string())
+            }
             (Kind::IntIn(lo, hi, _), Some(raw)) => {
                 Value::Int(parse_int(raw, lo, hi).ok_or_else(|| {
                     bad_value(bench, p.name, raw, format!("an integer in {lo}..{hi}"))
@@ -219,6 +261,14 @@ fn parse_int(raw: &str, lo: u64, hi: u64) -> Option<u64> {
     raw.parse::<u64>().ok().filter(|v| (lo..=hi).contains(v))
 }
 
+/// Whether `raw` is a [`Kind::Name`].
+fn is_name(raw: &str) -> bool {
+    (1..=MAX_NAME).contains(&raw.len())
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'@'))
+}
+
 fn malformed(bench: &str, arg: &str) -> UsageError {
     UsageError(format!(
         "{bench}: malformed argument {arg:?} (expected key=value)"
@@ -239,6 +289,7 @@ mod tests {
         ParamSpec::int("n", 1000),
         ParamSpec::choice("style", &["raw", "server"], "raw"),
         ParamSpec::int_in("hog", 0, 1, 0),
+        ParamSpec::name("peer", ""),
     ];
 
     fn args(a: &[&str]) -> Vec<String> {
@@ -253,7 +304,7 @@ mod tests {
         assert_eq!(t, 2);
         assert_eq!(
             p.to_json().to_string(),
-            r#"{"n":1000,"style":"server","hog":0}"#
+            r#"{"n":1000,"style":"server","hog":0,"peer":""}"#
         );
     }
 
@@ -308,6 +359,17 @@ mod tests {
                 "{bad:?}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn names() {
+        let (p, _) = parse("x", SPEC, &args(&["peer=echo_1@my-host.lan"]), 2).unwrap();
+        assert_eq!(p.name("peer"), "echo_1@my-host.lan");
+        for bad in ["peer=", "peer=a b", "peer='a'", "peer=a\nb", "peer=\u{e9}"] {
+            assert!(parse("x", SPEC, &args(&[bad]), 2).is_err(), "{bad}");
+        }
+        let long = format!("peer={}", "a".repeat(MAX_NAME + 1));
+        assert!(parse("x", SPEC, &args(&[&long]), 2).is_err());
     }
 
     #[test]

@@ -97,6 +97,8 @@ fn usage() -> String {
                 args::Kind::PosInt(d) => format!("{}={d}", p.name),
                 args::Kind::IntIn(lo, hi, d) => format!("{}={d} ({lo}..{hi})", p.name),
                 args::Kind::Choice(cs, d) => format!("{}={d} ({})", p.name, cs.join("|")),
+                args::Kind::Name("") => format!("{}=NAME", p.name),
+                args::Kind::Name(d) => format!("{}={d}", p.name),
             })
             .collect();
         s.push_str(&format!(
@@ -145,6 +147,9 @@ fn largest_values(w: &workloads::Workload, limits: &Limits) -> String {
             .collect()
     };
     let base = maxima(&[]);
+    if base.is_empty() {
+        return "(no integer key)".into();
+    }
     let mut s = base.join(" ");
     for p in w.params {
         let args::Kind::Choice(choices, default) = p.kind else {
@@ -190,6 +195,10 @@ fn run_one(bench: &str, kvs: &[String]) -> ExitCode {
     // The echo workload's server (serves until stdin closes) and load (not on otter) are
     // programs of their own, past the same command-line checks.
     if let Some(program) = workloads::echo::program(bench) {
+        return program(&params, threads);
+    }
+    // So is the dist workload's echo node (serves until stdin closes).
+    if let Some(program) = workloads::dist::program(bench) {
         return program(&params, threads);
     }
     let rt = match otter::Runtime::builder()

@@ -11,13 +11,15 @@
 //! layer's targets, under it), then one per seed in report order (`ring.rs`, `spawn.rs`,
 //! `counting.rs`, `mailbox.rs`, `closure.rs`, `memory.rs`, `pingpong.rs`, then `latency.rs`,
 //! round trips under load, with `latency.svg`; `echo.rs`, a TCP echo server under load,
-//! with `echo.svg`); `cell.rs` holds
+//! with `echo.svg`; `dist.rs`, round trips between nodes over Erlang distribution);
+//! `cell.rs` holds
 //! what they share (medians, ratios), `format.rs` how figures are written, `plot.rs` the
 //! charts (drawn with `plotters`), `results.rs` the raw data (`results.jsonl`, `meta.json`).
 
 mod cell;
 mod closure;
 mod counting;
+mod dist;
 mod echo;
 pub(crate) mod format;
 mod headline;
@@ -206,6 +208,7 @@ pub(crate) fn write(
     pingpong::section(&mut md, &res, sizes);
     latency::section(&mut md, &res, sizes, o)?;
     echo::section(&mut md, &res, sizes, o)?;
+    dist::section(&mut md, &res, sizes);
 
     if !skip_reasons.is_empty() {
         let _ = writeln!(md, "\n## Skipped runs\n");

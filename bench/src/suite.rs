@@ -25,7 +25,11 @@
 //! * echo: a TCP echo server (otter's, Erlang's) in passive and active mode under
 //!   `echo-load`, conns in {1, 100, 1000} (and 10000 with `--full`, if `ulimit -n` allows),
 //!   size in {64, 4096}, 3 s measured (`--quick`: conns 1 and 100, size 64, 1 s); the
-//!   server on core 0, the load on core 1 (`suite/echo.rs`).
+//!   server on core 0, the load on core 1 (`suite/echo.rs`);
+//! * dist: round trips of a 64-byte binary (and 4 KiB with `--full`) between two nodes over
+//!   Erlang distribution, r = 20000 (2000 with `--quick`), for the four pairs
+//!   (client otter or Erlang, echo node otter or Erlang); the echo node on core 0, the client
+//!   on core 1 (`suite/dist.rs`).
 //!
 //! `--only BENCH,..` runs the cases of those workloads alone (the report's other sections are
 //! then empty). `--quick` runs every case at a small size (the whole suite in well under a minute, for
@@ -41,6 +45,7 @@
 //! Exit code 0, or 1 if any run failed its check or crashed.
 
 mod cases;
+mod dist;
 mod echo;
 mod invoke;
 
@@ -56,9 +61,10 @@ use serde_json::Value;
 
 use crate::{report, sysinfo};
 pub(crate) use cases::{
-    Case, FAN_OUT_RECEIVERS, Impl, LATENCY_B, LATENCY_W, Sizes, case_id, cases, echo_id,
-    fan_out_id, latency_id,
+    Case, DIST_ECHOES, FAN_OUT_RECEIVERS, Impl, LATENCY_B, LATENCY_W, Sizes, case_id, cases,
+    dist_id, echo_id, fan_out_id, latency_id,
 };
+pub(crate) use dist::pair as dist_pair;
 use invoke::{erlang_bench, invoke};
 
 /// An Erlang run longer than this stops the larger sizes of its group (mailbox).
@@ -359,6 +365,9 @@ fn run(o: &Options) -> Result<ExitCode, String> {
                             args.iter().map(|(k, v)| format!("{k}={v}")).collect();
                         if c.bench == echo::BENCH {
                             echo::run(&program, &me, &args, o.timeout)
+                        } else if c.bench == dist::BENCH {
+                            let erlang = meta.erlang.as_deref().ok();
+                            dist::run(&program, imp, &me, erlang, &args, o.timeout)
                         } else {
                             invoke(&program, c.bench, &argv, o.timeout)
                         }

@@ -1,6 +1,7 @@
 //! The seven seed workloads of `shared/WORKLOADS.md`, and `latency` (round trips under
-//! load) and `echo` (a TCP echo server and its load: `echo-server`, `echo-load`), from its
-//! "Beyond the seeds" part, on otter.
+//! load), `echo` (a TCP echo server and its load: `echo-server`, `echo-load`) and `dist`
+//! (round trips between nodes over Erlang distribution: `dist-pingpong`, `dist-echo`), from
+//! its "Beyond the seeds" part, on otter.
 //!
 //! Each workload is a [`Workload`]: its parameters (with defaults), a cross-parameter
 //! validation, and a `run` that executes one measurement on a runtime and returns an
@@ -10,6 +11,7 @@
 
 pub(crate) mod closure;
 pub(crate) mod counting;
+pub(crate) mod dist;
 pub(crate) mod echo;
 pub(crate) mod latency;
 pub(crate) mod mailbox;
@@ -56,6 +58,8 @@ pub(crate) const ALL: &[&Workload] = &[
     &latency::WORKLOAD,
     &echo::SERVER,
     &echo::LOAD,
+    &dist::PINGPONG,
+    &dist::ECHO,
 ];
 
 /// The workload called `name`.
@@ -242,6 +246,12 @@ pub(crate) fn check(w: &Workload, params: &Params, limits: &Limits) -> Result<()
 pub(crate) fn largest_accepted(w: &Workload, key: &str, with: &[String], limits: &Limits) -> u64 {
     let accepts = |v: u64| {
         let mut args = with.to_vec();
+        // A name that must be given (dist's peer) gets a placeholder node.
+        for p in w.params {
+            if matches!(p.kind, Kind::Name("")) {
+                args.push(format!("{}=node@host", p.name));
+            }
+        }
         args.push(format!("{key}={v}"));
         crate::args::parse(w.name, w.params, &args, 1)
             .is_ok_and(|(p, _)| check(w, &p, limits).is_ok())
@@ -312,6 +322,11 @@ mod tests {
                     args.retain(|a| !a.starts_with("mode="));
                     args.push("port=1".into());
                     "echo-load"
+                } else if c.bench == "dist" {
+                    // The client holds the binaries; the echo node's peer is the suite's.
+                    args.retain(|a| !a.starts_with("echo="));
+                    args.push("peer=echo@host".into());
+                    "dist-pingpong"
                 } else {
                     c.bench
                 };
@@ -320,11 +335,13 @@ mod tests {
             }
         }
         for w in ALL {
-            // echo-load has no default port: the server's must be given.
-            let port: &[&str] = if w.name == "echo-load" {
-                &["port=1"]
-            } else {
-                &[]
+            // echo-load has no default port: the server's must be given; nor have the dist
+            // programs a default node.
+            let port: &[&str] = match w.name {
+                "echo-load" => &["port=1"],
+                "dist-pingpong" => &["peer=echo@host"],
+                "dist-echo" => &["name=echo"],
+                _ => &[],
             };
             assert_eq!(checked(w.name, port, &small), Ok(()), "{} defaults", w.name);
         }

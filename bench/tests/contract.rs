@@ -472,6 +472,7 @@ fn suite_quick_writes_the_report() {
     }
     for bench in [
         "ring", "spawn", "counting", "mailbox", "closure", "memory", "pingpong", "latency", "echo",
+        "dist",
     ] {
         assert!(
             lines
@@ -501,6 +502,7 @@ fn suite_quick_writes_the_report() {
         "Latency",
         "latency.svg",
         "echo.svg",
+        "## Dist",
         "steal time",
         "ring.svg",
         "mailbox.svg",
@@ -922,4 +924,212 @@ fn echo_rejects_bad_arguments() {
     );
     assert_eq!(r.code, Some(3), "port in use: {}", r.stderr);
     assert!(r.stdout.is_empty() && r.stderr.contains("cannot listen"));
+}
+
+// ---------------------------------------------------------------------------------------
+// dist (WORKLOADS.md "dist"): an echo node that serves until its stdin closes, and the client
+// that measures round trips to it over Erlang distribution. epmd is started by the programs
+// themselves if none answers.
+
+/// A running echo node: its process (in a process group of its own, killed with the group
+/// on drop, so that no `beam.smp` or `otter-bench` outlives a failed test) and its line.
+struct DistEcho {
+    child: std::process::Child,
+    line: Value,
+}
+
+/// Starts `program dist-echo name=NAME threads=1` and reads its line.
+fn start_dist_echo(program: &Path, imp: &str) -> DistEcho {
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let name = format!(
+        "contract_{imp}_{}_{}",
+        std::process::id(),
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let mut child = Command::new(program)
+        .args(["dist-echo", &format!("name={name}"), "threads=1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .process_group(0)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+    let out = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = std::io::BufReader::new(out).lines();
+        let _ = tx.send(lines.next());
+        for _ in lines {}
+    });
+    // The guard first: a failed assertion below still kills the node.
+    let mut echo = DistEcho {
+        child,
+        line: Value::Null,
+    };
+    let line = match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(Some(Ok(l))) => l,
+        other => panic!("{imp} dist-echo: no line: {other:?}"),
+    };
+    let v: Value = serde_json::from_str(&line)
+        .unwrap_or_else(|e| panic!("{imp} dist-echo: not JSON ({e}): {line}"));
+    assert_eq!(v["bench"], json!("dist-echo"), "{line}");
+    assert_eq!(v["impl"], json!(imp), "{line}");
+    assert_eq!(v["ready"], json!(true), "{line}");
+    assert_eq!(v["threads"], json!(1), "{line}");
+    let node = v["node"].as_str().unwrap_or_else(|| panic!("node: {line}"));
+    assert!(node.starts_with(&format!("{name}@")), "{line}");
+    echo.line = v;
+    echo
+}
+
+impl DistEcho {
+    fn node(&self) -> &str {
+        self.line["node"].as_str().expect("node")
+    }
+
+    /// Closes its stdin; it must exit 0 soon after.
+    fn stop(mut self, what: &str) {
+        drop(self.child.stdin.take());
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(st) = self.child.try_wait().expect("wait") {
+                break st;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "{what}: the echo node did not exit once its stdin closed"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        assert_eq!(status.code(), Some(0), "{what}: the echo node's exit code");
+    }
+}
+
+impl Drop for DistEcho {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", self.child.id())])
+                .stderr(Stdio::null())
+                .status();
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `program dist-pingpong peer=.. r=200 [size=..]` against `echo` and checks its line.
+fn check_dist_pingpong(program: &Path, imp: &str, echo: &DistEcho, size: u64) {
+    let what = format!("{imp} dist-pingpong against {}", echo.line["impl"]);
+    let args = [
+        "dist-pingpong".to_string(),
+        format!("peer={}", echo.node()),
+        "r=200".into(),
+        format!("size={size}"),
+        "threads=1".into(),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = run(program, &args, Duration::from_secs(60));
+    assert_eq!(r.code, Some(0), "{what}: exit code; stderr: {}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{what}: one line: {:?}", r.stdout);
+    let v: Value = serde_json::from_str(lines[0]).expect("JSON");
+    assert_eq!(v["bench"], json!("dist-pingpong"), "{what}");
+    assert_eq!(v["impl"], json!(imp), "{what}");
+    assert_eq!(
+        v["params"],
+        json!({"peer": echo.node(), "r": 200, "size": size, "cookie": "otterbench"}),
+        "{what}"
+    );
+    assert_eq!(v["check"], json!("ok"), "{what}");
+    assert_eq!(v["ops"], json!(200), "{what}");
+    assert_eq!(v["threads"], json!(1), "{what}");
+    assert_eq!(v["peer"], json!(echo.node()), "{what}");
+    assert_eq!(v["warmup"], json!(1000), "{what}");
+    let secs = v["seconds"].as_f64().expect("seconds");
+    let rate = v["ops_per_s"].as_f64().expect("ops_per_s");
+    assert!(
+        secs > 0.0 && (rate - 200.0 / secs).abs() <= rate * 0.01 + 0.1,
+        "{what}"
+    );
+    let ns = v["ns_per_op"].as_f64().expect("ns_per_op");
+    assert!(
+        (ns - secs * 1e9 / 200.0).abs() <= ns * 0.01 + 1.0,
+        "{what}: ns_per_op"
+    );
+    assert!(
+        v["node"].as_str().is_some_and(|n| n.contains('@')),
+        "{what}: node"
+    );
+}
+
+#[test]
+fn otter_dist_pingpong_and_echo_keep_the_contract() {
+    let echo = start_dist_echo(Path::new(OTTER), "otter");
+    check_dist_pingpong(Path::new(OTTER), "otter", &echo, 64);
+    check_dist_pingpong(Path::new(OTTER), "otter", &echo, 100_000);
+    echo.stop("otter dist-echo");
+}
+
+#[test]
+fn erlang_dist_pingpong_and_echo_keep_the_contract() {
+    if !erlang_available() {
+        return;
+    }
+    let erlang = erlang_bench();
+    // Each client against each echo node: the protocol is the same on both sides.
+    let echo = start_dist_echo(Path::new(OTTER), "otter");
+    check_dist_pingpong(&erlang, "erlang", &echo, 64);
+    echo.stop("otter dist-echo");
+    let echo = start_dist_echo(&erlang, "erlang");
+    check_dist_pingpong(&erlang, "erlang", &echo, 64);
+    check_dist_pingpong(Path::new(OTTER), "otter", &echo, 64);
+    check_dist_pingpong(Path::new(OTTER), "otter", &echo, 100_000);
+    echo.stop("erlang dist-echo");
+}
+
+#[test]
+fn dist_rejects_bad_arguments() {
+    let bad: &[&[&str]] = &[
+        &["dist-pingpong"], // no peer
+        &["dist-pingpong", "peer=nohost"],
+        &["dist-pingpong", "peer=a@b@c"],
+        &["dist-pingpong", "peer=a@b", "r=0"],
+        &["dist-pingpong", "peer=a@b", "size=0"],
+        &["dist-pingpong", "peer=a@b", "cookie=a b"],
+        &["dist-pingpong", "peer=a@b", "cookie="],
+        &["dist-pingpong", "peer=a@b", "port=1"],
+        &["dist-echo"], // no name
+        &["dist-echo", "name=a'b"],
+        &["dist-echo", "name=x", "r=1"],
+    ];
+    let mut programs = vec![(PathBuf::from(OTTER), "otter")];
+    if erl_on_path() {
+        programs.push((erlang_bench(), "erlang"));
+    }
+    for (program, imp) in &programs {
+        for args in bad {
+            let r = run(program, args, Duration::from_secs(60));
+            let what = format!("{imp} {args:?}");
+            assert_eq!(r.code, Some(2), "{what}: exit code; stderr: {}", r.stderr);
+            assert!(r.stdout.is_empty(), "{what}: stdout: {:?}", r.stdout);
+            assert_eq!(
+                r.stderr.trim_end().lines().count(),
+                1,
+                "{what}: {:?}",
+                r.stderr
+            );
+        }
+        // A node that is not there: exit 3, one line on stderr, nothing on stdout.
+        let peer = format!("nobody_{}@{}", std::process::id(), "localhost");
+        let r = run(
+            program,
+            &["dist-pingpong", &format!("peer={peer}"), "r=10"],
+            Duration::from_secs(60),
+        );
+        assert_eq!(r.code, Some(3), "{imp}: no such peer: {}", r.stderr);
+        assert!(r.stdout.is_empty(), "{imp}: stdout: {:?}", r.stdout);
+    }
 }

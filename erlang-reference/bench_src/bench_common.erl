@@ -10,7 +10,9 @@
 %%% stderr, nothing on stdout, exit 2. Diagnostics go to stderr only.
 %%%
 %%% A workload module exports
-%%%   params()   -> [{Key :: atom(), Type, Default}]   Type = pos_int | {enum, [atom()]}
+%%%   params()   -> [{Key :: atom(), Type, Default}]
+%%%                 Type = pos_int | {range, Lo, Hi} | {enum, [atom()]} | name
+%%%                 (name: 1 to 255 of A-Z a-z 0-9 _ - . @, as a binary: a node or a cookie)
 %%%   validate(Params :: map()) -> ok | {error, Msg}   (optional, cross-parameter checks)
 %%%   run(Params :: map()) -> #{seconds := float(), ops := pos_integer(),
 %%%                             check := ok | string(),
@@ -25,7 +27,8 @@
 
 -export([main/1]).
 %% Helpers for the workload modules.
--export([seconds/2, expect/3, vm_rss/0, process_room/2, round_to/2]).
+-export([seconds/2, expect/3, vm_rss/0, process_room/2, round_to/2,
+         start_distribution/2, fail/2]).
 
 -define(EXIT_CHECK_FAILED, 1).
 -define(EXIT_USAGE, 2).
@@ -41,7 +44,9 @@ workloads() ->
      {"memory", memory},
      {"pingpong", pingpong},
      {"latency", latency},
-     {"echo-server", echo_server}].
+     {"echo-server", echo_server},
+     {"dist-pingpong", dist_pingpong},
+     {"dist-echo", dist_echo}].
 
 %%%=====================================================================
 %%% Entry point
@@ -179,6 +184,13 @@ parse_value(Bench, Key, {range, Lo, Hi}, Raw) ->
         {ok, I} when I >= Lo, I =< Hi -> I;
         _ -> bad_value(Bench, Key, Raw, io_lib:format("an integer in ~w..~w", [Lo, Hi]))
     end;
+parse_value(Bench, Key, name, Raw) ->
+    Ok = fun(C) -> (C >= $a andalso C =< $z) orelse (C >= $A andalso C =< $Z)
+                       orelse (C >= $0 andalso C =< $9) orelse lists:member(C, "_-.@") end,
+    case Raw =/= "" andalso length(Raw) =< 255 andalso lists:all(Ok, Raw) of
+        true -> list_to_binary(Raw);
+        false -> bad_value(Bench, Key, Raw, "1 to 255 of the characters A-Z a-z 0-9 _ - . @")
+    end;
 parse_value(Bench, Key, {enum, Choices}, Raw) ->
     case [C || C <- Choices, atom_to_list(C) =:= Raw] of
         [C] -> C;
@@ -299,6 +311,35 @@ vm_rss() ->
         {error, Why} ->
             {error, lists:flatten(io_lib:format("cannot read /proc/self/status: ~p", [Why]))}
     end.
+
+%% Makes this emulator the hidden distributed node Name (shortnames) with cookie Cookie (a
+%% binary); starts `epmd -daemon` first if no epmd answers, and waits (5 s at most) until one
+%% does. A node that cannot start is exit 3, one line on stderr.
+start_distribution(Name, Cookie) ->
+    case net_adm:names() of
+        {ok, _} -> ok;
+        {error, _} -> _ = os:cmd("epmd -daemon"), wait_for_epmd(50)
+    end,
+    case net_kernel:start(Name, #{name_domain => shortnames, hidden => true}) of
+        {ok, _} -> ok;
+        {error, Why} -> fail("cannot start the node ~w: ~0P", [Name, Why, 12])
+    end,
+    true = erlang:set_cookie(binary_to_atom(Cookie)),
+    ok.
+
+wait_for_epmd(0) ->
+    fail("epmd does not answer (started with epmd -daemon)", []);
+wait_for_epmd(N) ->
+    case net_adm:names() of
+        {ok, _} -> ok;
+        {error, _} -> timer:sleep(100), wait_for_epmd(N - 1)
+    end.
+
+%% One line on stderr, exit 3.
+-spec fail(string(), list()) -> no_return().
+fail(Format, Args) ->
+    io:format(standard_error, "bench: " ++ Format ++ "~n", Args),
+    halt(3).
 
 %% ok if Needed more processes fit under the emulator's process limit (with a little room for
 %% the runtime's own), otherwise {error, Msg} naming the parameter.

@@ -3,11 +3,15 @@
 //! `gen_server`, for every number of senders; a pingpong `style=server` round trip at most
 //! 1/5 of the BEAM's `gen_server:call`. Latency under load (issue 24): with hog=0, otter's
 //! p99 and p99.9 no worse than the BEAM's; with hog=1, otter's p99.9 at most 2× the BEAM's
-//! and its max at most 10 ms. A missed target is reported, not a failed run.
+//! and its max at most 10 ms. Distribution (WORKLOADS.md "dist"), for each size: otter↔otter
+//! at least the round trips per second of Erlang↔Erlang, and otter's client against an
+//! Erlang echo node no slower than Erlang↔Erlang. A missed target is reported, not a failed
+//! run.
 
 use std::fmt::Write as _;
 
-use super::cell::{Results, factor, ns_per_op, ops_per_s};
+use super::cell::{Results, factor, ns_per_op, ops_per_s, rate};
+use super::dist;
 use super::format;
 use super::id;
 use super::latency::{field, micros};
@@ -158,6 +162,25 @@ pub(super) fn targets(res: &Results<'_>, s: &Sizes) -> Vec<Target> {
         format!("at most {}", micros(HOG_MAX_US)),
         lat(1, "max_us", Impl::Otter).map(|o| (micros(o), o <= HOG_MAX_US)),
     );
+    for &(size, _) in &s.dist {
+        let beam = dist::cell(res, s, size, Impl::Erlang, Impl::Erlang).median(ops_per_s);
+        for (echo, what) in [
+            (Impl::Otter, "otter↔otter"),
+            (Impl::Erlang, "otter client↔Erlang echo"),
+        ] {
+            let o = dist::cell(res, s, size, Impl::Otter, echo).median(ops_per_s);
+            push(
+                format!("dist {size} B: {what} vs Erlang↔Erlang"),
+                "round trips/s at least 1×".into(),
+                o.zip(beam).map(|(o, e)| {
+                    (
+                        format!("{} ({} vs {})", faster(o / e), rate(o), rate(e)),
+                        o >= e,
+                    )
+                }),
+            );
+        }
+    }
     v
 }
 
@@ -168,8 +191,9 @@ pub(super) fn markdown(md: &mut String, targets: &[Target]) {
         md,
         "The server layer, `otter::server` (cast and call), against otter's own raw loop and \
          against Erlang's `gen_server`, from the medians in the counting and ping-pong tables \
-         below; and round trips under load (issue 24), from the latency table. A missed \
-         target does not fail the suite.\n"
+         below; round trips under load (issue 24), from the latency table; and round trips \
+         between nodes (WORKLOADS.md \"dist\"), from the dist table. A missed target does \
+         not fail the suite.\n"
     );
     let _ = writeln!(md, "| target | goal | measured | |\n|---|---|---|---|");
     for t in targets {

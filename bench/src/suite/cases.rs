@@ -80,7 +80,12 @@ pub(crate) struct Sizes {
     pub(crate) latency_r: u64,
     /// echo: connections, bytes per round trip, measured seconds.
     pub(crate) echo: EchoSizes,
+    /// dist: (binary size, round trips) of each case.
+    pub(crate) dist: Vec<(u64, u64)>,
 }
+
+/// dist: whose echo node a case's client meets (`echo=`).
+pub(crate) const DIST_ECHOES: [Impl; 2] = [Impl::Otter, Impl::Erlang];
 
 /// The echo cases' sizes: every conns × size, both modes.
 #[derive(Debug, Clone)]
@@ -145,6 +150,7 @@ impl Sizes {
                 pingpong_r: 100_000,
                 latency_r: 500,
                 echo: EchoSizes::for_options(o),
+                dist: vec![(64, 2000)],
             }
         } else {
             Sizes {
@@ -164,6 +170,13 @@ impl Sizes {
                 // about a minute; the BEAM's take 3-6 s.
                 latency_r: 3000,
                 echo: EchoSizes::for_options(o),
+                // Up to about a second a run on the 2-core test machine (20-55 µs a round
+                // trip at 64 bytes, 25-80 µs at 4 KiB); 4 KiB only with --full.
+                dist: if o.full {
+                    vec![(64, 20_000), (4096, 20_000)]
+                } else {
+                    vec![(64, 20_000)]
+                },
             }
         }
     }
@@ -256,7 +269,27 @@ pub(crate) fn cases(s: &Sizes) -> Vec<Case> {
             }
         }
     }
+    for &(size, r) in &s.dist {
+        for echo in DIST_ECHOES {
+            v.push(dist_case(size, r, echo));
+        }
+    }
     v
+}
+
+/// The dist case: clients (otter, Erlang) of an `echo` node, r round trips of size bytes.
+fn dist_case(size: u64, r: u64, echo: Impl) -> Case {
+    case(
+        "dist",
+        &[("r", r), ("size", size)],
+        &[("echo", echo.name())],
+    )
+}
+
+/// The id of the dist case of `size` bytes against `echo`'s node.
+pub(crate) fn dist_id(s: &Sizes, size: u64, echo: Impl) -> Option<String> {
+    let &(_, r) = s.dist.iter().find(|(sz, _)| *sz == size)?;
+    Some(dist_case(size, r, echo).id)
 }
 
 /// The id of counting's fan-out case.
@@ -379,6 +412,26 @@ mod tests {
             assert!(echo.iter().all(|c| c.impls == [Impl::Otter, Impl::Erlang]));
             assert!(cs.iter().any(|c| c.id == echo_id(&s, 1, 64, "passive")));
         }
+    }
+
+    #[test]
+    fn dist_cases() {
+        for (args, n) in [(&[][..], 2), (&["--quick"][..], 2), (&["--full"][..], 4)] {
+            let s = Sizes::for_options(&opts(args).unwrap());
+            let cs = cases(&s);
+            let dist: Vec<&Case> = cs.iter().filter(|c| c.bench == "dist").collect();
+            assert_eq!(dist.len(), n, "{args:?}");
+            assert!(dist.iter().all(|c| c.impls == [Impl::Otter, Impl::Erlang]));
+            for echo in DIST_ECHOES {
+                let id = dist_id(&s, 64, echo).expect("a 64-byte case");
+                assert!(cs.iter().any(|c| c.id == id), "{id}");
+            }
+        }
+        let s = Sizes::for_options(&opts(&[]).unwrap());
+        assert_eq!(
+            dist_id(&s, 64, Impl::Erlang).as_deref(),
+            Some("dist r=20000 size=64 echo=erlang")
+        );
     }
 
     #[test]

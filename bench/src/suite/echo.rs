@@ -126,7 +126,7 @@ pub(super) fn run(
         "threads=1".to_string(),
         format!("server_pid={pid}"),
     ];
-    let (mut outcome, code) = pin.invoke(1, me, &load_args, timeout);
+    let (mut outcome, code) = pin.invoke(1, me, "echo-load", &load_args, timeout);
 
     // Closing stdin tells the server to exit.
     drop(child.stdin.take());
@@ -166,7 +166,7 @@ pub(super) fn run(
 
 /// Where the server and the load run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Pinning {
+pub(super) enum Pinning {
     /// `taskset -c 0` for the server, `taskset -c 1` for the load.
     Cores,
     /// No `taskset` on PATH.
@@ -176,7 +176,7 @@ enum Pinning {
 }
 
 impl Pinning {
-    fn of_this_machine() -> Pinning {
+    pub(super) fn of_this_machine() -> Pinning {
         if sysinfo::cores() < 2 {
             Pinning::OneCore
         } else if !sysinfo::on_path("taskset") {
@@ -186,7 +186,7 @@ impl Pinning {
         }
     }
 
-    fn describe(self) -> &'static str {
+    pub(super) fn describe(self) -> &'static str {
         match self {
             Pinning::Cores => "server on core 0, load on core 1 (taskset)",
             Pinning::NoTaskset => "unpinned: taskset not found (util-linux)",
@@ -195,7 +195,7 @@ impl Pinning {
     }
 
     /// `program`, on `core` if pinned.
-    fn command(self, core: u32, program: &Path) -> Command {
+    pub(super) fn command(self, core: u32, program: &Path) -> Command {
         if self == Pinning::Cores {
             let mut c = Command::new("taskset");
             c.arg("-c").arg(core.to_string()).arg(program);
@@ -205,29 +205,30 @@ impl Pinning {
         }
     }
 
-    /// `invoke(me echo-load args)`, on `core` if pinned (`taskset -c CORE me echo-load ..`).
-    fn invoke(
+    /// `invoke(program bench args)`, on `core` if pinned (`taskset -c CORE program bench ..`).
+    pub(super) fn invoke(
         self,
         core: u32,
-        me: &Path,
+        program: &Path,
+        bench: &str,
         args: &[String],
         timeout: Duration,
     ) -> (Outcome, Option<i32>) {
         if self == Pinning::Cores {
             let mut argv = vec![
                 core.to_string(),
-                me.display().to_string(),
-                "echo-load".into(),
+                program.display().to_string(),
+                bench.into(),
             ];
             argv.extend(args.iter().cloned());
             invoke(Path::new("taskset"), "-c", &argv, timeout)
         } else {
-            invoke(me, "echo-load", args, timeout)
+            invoke(program, bench, args, timeout)
         }
     }
 }
 
-fn drain<R: Read + Send + 'static>(r: Option<R>) -> std::thread::JoinHandle<String> {
+pub(super) fn drain<R: Read + Send + 'static>(r: Option<R>) -> std::thread::JoinHandle<String> {
     std::thread::spawn(move || {
         let mut s = String::new();
         if let Some(mut r) = r {
@@ -238,7 +239,7 @@ fn drain<R: Read + Send + 'static>(r: Option<R>) -> std::thread::JoinHandle<Stri
 }
 
 /// `": <the last line of stderr>"`, or nothing.
-fn last_line(stderr: String) -> String {
+pub(super) fn last_line(stderr: String) -> String {
     stderr
         .trim()
         .lines()
@@ -247,7 +248,7 @@ fn last_line(stderr: String) -> String {
 }
 
 /// Waits up to `limit` for `child`; kills its group if it has not exited. Its exit code.
-fn wait_for(child: &mut Child, limit: Duration) -> Option<i32> {
+pub(super) fn wait_for(child: &mut Child, limit: Duration) -> Option<i32> {
     let t0 = std::time::Instant::now();
     loop {
         match child.try_wait() {
@@ -264,7 +265,7 @@ fn wait_for(child: &mut Child, limit: Duration) -> Option<i32> {
 }
 
 /// Kills the server and its process group (the BEAM has a child of its own).
-fn stop(child: &mut Child) {
+pub(super) fn stop(child: &mut Child) {
     #[cfg(unix)]
     {
         let _ = Command::new("kill")
