@@ -294,3 +294,62 @@ rt_test!(
         drop(other);
     }
 );
+
+rt_test!(
+    simultaneous_connects_settle_on_one_connection_and_lose_no_message,
+    |rt: &Runtime| {
+        // Both nodes send to each other at the same moment, each starting a connection:
+        // the handshake keeps one (`ok_simultaneous` / `nok`), and the frames queued on
+        // the losing attempt go out on the winning one.
+        for round in 0..10 {
+            // A runtime has one node: fresh runtimes each round.
+            let rt = &Runtime::builder().threads(rt.threads()).build().unwrap();
+            let (other, a, b) = two(rt);
+            let (pa, rx_a) = probe(rt, &a, "inbox");
+            let (pb, rx_b) = probe(&other, &b, "inbox");
+            let a_monitors = {
+                let (tx, rx) = channel();
+                let (a2, bname) = (a.clone(), b.name().to_string());
+                rt.handle().spawn(move |mut cx: Context<Msg>| async move {
+                    a2.monitor_nodes_to(cx.pid());
+                    while let Some(m) = cx.recv_timeout(Duration::from_secs(2)).await {
+                        if let Msg::Node(NodeEvent::Down(n)) = m
+                            && n == bname
+                        {
+                            let _ = tx.send(());
+                        }
+                    }
+                });
+                rx
+            };
+            let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+            let go = |from: Node,
+                      me: Pid<Msg>,
+                      to: String,
+                      barrier: std::sync::Arc<std::sync::Barrier>| {
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    for i in 0..100 {
+                        from.send_named(me, "inbox", &to, &Msg::Number(i)).unwrap();
+                    }
+                })
+            };
+            let t1 = go(a.clone(), pa, b.name().to_string(), barrier.clone());
+            let t2 = go(b.clone(), pb, a.name().to_string(), barrier);
+            t1.join().unwrap();
+            t2.join().unwrap();
+            for rx in [&rx_a, &rx_b] {
+                for i in 0..100 {
+                    match rx.recv_timeout(WAIT) {
+                        Ok(Msg::Number(n)) => assert_eq!(n, i, "round {round}"),
+                        other => panic!("round {round}: {other:?}"),
+                    }
+                }
+            }
+            assert_eq!(a.nodes(), vec![b.name().to_string()]);
+            assert_eq!(b.nodes(), vec![a.name().to_string()]);
+            assert!(a_monitors.try_recv().is_err(), "round {round}: a nodedown");
+            drop(other);
+        }
+    }
+);

@@ -473,13 +473,29 @@ async fn run_connect(cx: Context<()>, node: Arc<NodeShared>, conn: Arc<Connectio
     let local = local_node(&node);
     let shook = with_timeout(
         cx.sleep(SETUP_TIME),
-        handshake::connect(&mut stream, &local, &peer),
+        handshake::connect_unless(&mut stream, &local, &peer, || {
+            let s = conn.state();
+            matches!(s.phase, Phase::Pending) && !s.accepting
+        }),
     )
     .await;
     match shook {
-        Ok(Ok(p)) => {
-            let _ = p;
-            run_reader(node, conn, stream).await;
+        Ok(Ok(_)) => run_reader(node, conn, stream).await,
+        Ok(Err(
+            handshake::HandshakeError::Refused(handshake::Status::Nok)
+            | handshake::HandshakeError::Withdrawn,
+        )) => {
+            // The peer is connecting to us at the same time, and its attempt wins:
+            // this connection waits for it (its queued frames will go out on it), for
+            // one handshake's time at most.
+            drop(stream);
+            let arrived = with_timeout(cx.sleep(SETUP_TIME), conn.wait_up()).await;
+            if arrived.is_err() {
+                conn.attempt_failed(
+                    &node,
+                    ConnectError::Handshake("the peer's own connection did not come".into()),
+                );
+            }
         }
         Ok(Err(e)) => conn.attempt_failed(&node, ConnectError::Handshake(e.to_string())),
         Err(()) => conn.attempt_failed(&node, ConnectError::Handshake("timed out".into())),

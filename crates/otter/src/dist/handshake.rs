@@ -297,10 +297,27 @@ impl From<io::Error> for HandshakeError {
 
 /// The initiator's side: completes the handshake with `peer_name` (`alive@host`) over
 /// `stream`, a fresh connection to its distribution port.
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) async fn connect<S>(
     stream: &mut S,
     local: &LocalNode,
     peer_name: &str,
+) -> Result<Peer, HandshakeError>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    connect_unless(stream, local, peer_name, || true).await
+}
+
+/// [`connect`], where `still_ours` answers the peer's `alive` status: true (the
+/// peer's connection to us is an old one, replace it) only while this attempt is
+/// still the one that should bring the connection up; else `sfalse`, and the
+/// attempt ends with [`HandshakeError::Withdrawn`].
+pub(crate) async fn connect_unless<S>(
+    stream: &mut S,
+    local: &LocalNode,
+    peer_name: &str,
+    still_ours: impl FnOnce() -> bool,
 ) -> Result<Peer, HandshakeError>
 where
     S: AsyncRead + AsyncWrite + Unpin,
@@ -315,9 +332,13 @@ where
     let status = read_frame(stream, Stage::Status).await?;
     match parse_status(&status)? {
         Status::Ok | Status::OkSimultaneous => {}
-        // We are connecting: we have no connection to the peer, so any it sees is a
-        // previous incarnation's.
-        Status::Alive => write_frame(stream, b"strue").await?,
+        // The peer has a connection to us: an old one if this attempt is still ours
+        // to make, else one that came up meanwhile (from the peer's side).
+        Status::Alive if still_ours() => write_frame(stream, b"strue").await?,
+        Status::Alive => {
+            write_frame(stream, b"sfalse").await?;
+            return Err(HandshakeError::Withdrawn);
+        }
         refused @ (Status::Nok | Status::NotAllowed) => {
             return Err(HandshakeError::Refused(refused));
         }
