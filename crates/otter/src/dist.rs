@@ -10,7 +10,9 @@
 //!   encodes `m` as an Erlang term and queues it on the connection. A local send pays
 //!   nothing for this: remote pids are never found in the process table, and only the
 //!   send path's "no such process" branch looks further (`dist/remote.rs`).
-//!   [`Node::send_named`] is `{Name, Node} ! Msg`.
+//!   [`Node::send_named`] is `{Name, Node} ! Msg`, and [`Node::remote_name`] gives a
+//!   `Pid<M>` standing for `{Name, Node}` (sends go by name, a monitor of it is
+//!   Erlang's `monitor(process, {Name, Node})`).
 //! * **Receiving.** A process receives from other nodes once its pid has gone out in a
 //!   term (a `Pid<M>` inside a message), or under a name registered with
 //!   [`Node::register`]; each message is decoded into its type `M`, and a term that

@@ -500,6 +500,13 @@ fn after_death(node: &Node) -> String {
     )
 }
 
+/// Waits (bounded) until the process registered as `named` is monitored.
+fn wait_for_named_monitor() -> String {
+    "W = fun Loop(0) -> timeout; Loop(K) -> case process_info(whereis(named), monitored_by) of \
+     {monitored_by, [_]} -> ok; _ -> receive after 10 -> Loop(K - 1) end end end, W(1000)"
+        .to_string()
+}
+
 fn expect_pid(probe: &Probe) -> Pid<Term> {
     match probe.next_message() {
         In::Pid(p) => p,
@@ -864,5 +871,66 @@ rt_test!(
             }
         }
         let _ = back.eval_ok("ok");
+    }
+);
+
+rt_test!(
+    a_remote_name_sends_by_name_and_its_monitor_follows_the_name,
+    |rt: &Runtime| {
+        let node = otter_node(rt, "secret");
+        let probe = Probe::start(rt, &node, "inbox");
+        let mut e = erl(&format!(
+            "register(named, spawn(fun() -> receive {{From, M}} -> From ! {{echo, M}}, \
+           receive stop -> exit(bye) end end end)), ok"
+        ));
+        let named: Pid<(Pid<In>, String)> = node.remote_name("named", e.name());
+        let nobody: Pid<Term> = node.remote_name("nobody", e.name());
+        let (tx, rx) = channel();
+        probe.run(move |cx| {
+            named.send((cx.pid(), "by name".to_string()));
+            let m1 = cx.monitor(named);
+            let m2 = cx.monitor(nobody);
+            tx.send((m1, m2)).unwrap();
+        });
+        let (m1, m2) = rx.recv_timeout(WAIT).unwrap();
+        let mut got = (false, false);
+        while got != (true, true) {
+            match probe.next_message() {
+                In::Echo(s) => {
+                    assert_eq!(s, "by name");
+                    got.0 = true;
+                }
+                In::Down(d) => {
+                    // The name nobody holds: noproc, naming the name's pid.
+                    assert_eq!(d.reference, m2);
+                    assert_eq!(d.pid, nobody.id());
+                    assert_eq!(d.reason, ExitReason::Noproc);
+                    got.1 = true;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(e.eval_ok(&wait_for_named_monitor()), "ok");
+        e.eval_ok("named ! stop");
+        match probe.next_message() {
+            In::Down(d) => {
+                assert_eq!(d.reference, m1);
+                assert_eq!(d.pid, named.id());
+                let ExitReason::Error(r) = d.reason else {
+                    panic!("{:?}", d.reason)
+                };
+                assert_eq!(
+                    r.0.downcast_ref::<RemoteReason>(),
+                    Some(&RemoteReason(Term::atom("bye")))
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // A link to a name is refused: the exit signal says noproc.
+        probe.run(move |cx| cx.link(nobody));
+        match probe.next_message() {
+            In::Exit(x) => assert_eq!(x.reason, ExitReason::Noproc),
+            other => panic!("{other:?}"),
+        }
     }
 );

@@ -384,6 +384,25 @@ impl Node {
         Pid::from_raw(crate::dist::remote::intern(&self.shared, pid, &pid.node))
     }
 
+    /// A pid standing for the process registered as `name` on `node` (Erlang's
+    /// `{Name, Node}`): a send to it goes by name (`{Name, Node} ! Msg`, to whichever
+    /// process holds the name when it arrives), [`Context::monitor`](crate::Context::monitor)
+    /// on it monitors the name (`monitor(process, {Name, Node})`: `Noproc` if no process
+    /// has it, the holder's exit reason otherwise), and the `Down` names this pid.
+    /// Erlang links to pids only: a link to it is answered with the exit signal
+    /// `Noproc`.
+    pub fn remote_name<M: Serialize + Send + 'static>(&self, name: &str, node: &str) -> Pid<M> {
+        crate::dist::route::register_encoder::<M>();
+        let (Some(name), Some(node)) = (Atom::try_new(name), Atom::try_new(node)) else {
+            // Not atoms: a pid that resolves to nothing (sends are dropped).
+            return Pid::from_raw(RawPid {
+                index: crate::dist::remote::REMOTE | (u32::MAX >> 1),
+                generation: u32::MAX,
+            });
+        };
+        Pid::from_raw(crate::dist::remote::intern_name(&self.shared, &node, &name))
+    }
+
     /// Calls `monitor` for every node event, until it returns false
     /// (`net_kernel:monitor_nodes/1`); only the events of `node` if one is given
     /// (`monitor_node/2`, which, as in Erlang, reports `Down` at once if the node is not

@@ -38,6 +38,8 @@ pub(crate) const REMOTE: u32 = 1 << 31;
 struct Entry {
     /// The pid, and the local node whose connection it came over.
     pid: Option<(Weak<NodeShared>, ExternalPid)>,
+    /// For a name's entry (`{Name, Node}`, [`intern_name`]): the name.
+    name: Option<Atom>,
     /// The peer of that connection.
     via: Option<Atom>,
     generation: u32,
@@ -47,8 +49,13 @@ struct Entry {
 struct Table {
     entries: Vec<Entry>,
     by_pid: HashMap<Key, u32>,
+    /// The entries of names: (local node, node, name).
+    by_name: HashMap<(usize, Atom, Atom), u32>,
     free: Vec<u32>,
 }
+
+/// The id of a name's entry's `ExternalPid` (no process has it: ids stay below 2^28).
+const NAME_ID: u32 = u32::MAX;
 
 static TABLE: LazyLock<RwLock<Table>> = LazyLock::new(RwLock::default);
 
@@ -89,11 +96,13 @@ pub(crate) fn intern(local: &Arc<NodeShared>, pid: &ExternalPid, via: &Atom) -> 
         Some(i) => {
             t.entries[i as usize].pid = Some((Arc::downgrade(local), pid.clone()));
             t.entries[i as usize].via = Some(via.clone());
+            t.entries[i as usize].name = None;
             i
         }
         None => {
             t.entries.push(Entry {
                 pid: Some((Arc::downgrade(local), pid.clone())),
+                name: None,
                 via: Some(via.clone()),
                 generation: 0,
             });
@@ -105,6 +114,61 @@ pub(crate) fn intern(local: &Arc<NodeShared>, pid: &ExternalPid, via: &Atom) -> 
         index: i | REMOTE,
         generation: t.entries[i as usize].generation,
     }
+}
+
+/// The `RawPid` standing for the name `name` on `node` (`{Name, Node}`), as `local`
+/// knows it, interned: sends to it go by name, monitors monitor the name.
+pub(crate) fn intern_name(local: &Arc<NodeShared>, node: &Atom, name: &Atom) -> RawPid {
+    let k = (Arc::as_ptr(local) as usize, node.clone(), name.clone());
+    let mut t = TABLE.write().unwrap_or_else(PoisonError::into_inner);
+    if let Some(&i) = t.by_name.get(&k) {
+        return RawPid {
+            index: i | REMOTE,
+            generation: t.entries[i as usize].generation,
+        };
+    }
+    let pid = ExternalPid {
+        node: node.clone(),
+        id: NAME_ID,
+        serial: 0,
+        creation: 0,
+    };
+    let entry = (Some((Arc::downgrade(local), pid)), Some(name.clone()));
+    let i = match t.free.pop() {
+        Some(i) => {
+            let e = &mut t.entries[i as usize];
+            (e.pid, e.name) = entry;
+            e.via = Some(node.clone());
+            i
+        }
+        None => {
+            t.entries.push(Entry {
+                pid: entry.0,
+                name: entry.1,
+                via: Some(node.clone()),
+                generation: 0,
+            });
+            (t.entries.len() - 1) as u32
+        }
+    };
+    t.by_name.insert(k, i);
+    RawPid {
+        index: i | REMOTE,
+        generation: t.entries[i as usize].generation,
+    }
+}
+
+/// The name a remote `RawPid` stands for, if it is a name's entry.
+pub(crate) fn name_of(raw: RawPid) -> Option<Atom> {
+    if raw.index & REMOTE == 0 {
+        return None;
+    }
+    let t = TABLE.read().unwrap_or_else(PoisonError::into_inner);
+    let e = t.entries.get((raw.index & !REMOTE) as usize)?;
+    if e.generation != raw.generation {
+        return None;
+    }
+    e.name.clone()
 }
 
 /// The local node and the Erlang pid a remote `RawPid` names, if its entry is still
@@ -129,8 +193,21 @@ pub(crate) fn retire_node(local: &Arc<NodeShared>, peer: &Atom) {
     let Table {
         entries,
         by_pid,
+        by_name,
         free,
     } = &mut *t;
+    by_name.retain(|k, &mut i| {
+        if k.0 != me || &k.1 != peer {
+            return true;
+        }
+        let e = &mut entries[i as usize];
+        e.pid = None;
+        e.name = None;
+        e.via = None;
+        e.generation = e.generation.wrapping_add(1);
+        free.push(i);
+        false
+    });
     by_pid.retain(|k, &mut i| {
         let e = &mut entries[i as usize];
         if k.0 != me || (&k.1 != peer && e.via.as_ref() != Some(peer)) {

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::dist::connection::{self, monitor_ref};
 use crate::dist::control::{Control, Target};
-use crate::dist::etf;
+use crate::dist::etf::{self, ExternalPid};
 use crate::dist::{reason, remote};
 use crate::exit::ExitReason;
 use crate::monitor::{Down, Watcher};
@@ -70,7 +70,13 @@ pub(crate) fn send<M: Send + 'static>(to: RawPid, message: M) -> Result<(), M> {
         return Err(message);
     };
     let conn = connection::get_or_connect(&node, &pid.node);
-    let control = Control::Send { to: pid };
+    let control = match remote::name_of(to) {
+        Some(name) => Control::RegSend {
+            from: connection::node_pid(&node),
+            to: name,
+        },
+        None => Control::Send { to: pid },
+    };
     let frame = crate::dist::with_node(&node, || {
         let mut payload = Vec::with_capacity(64);
         encode(&message, &mut payload).map(|()| connection::frame_raw(&control, &payload))
@@ -81,6 +87,14 @@ pub(crate) fn send<M: Send + 'static>(to: RawPid, message: M) -> Result<(), M> {
             Ok(())
         }
         Err(_) => Err(message),
+    }
+}
+
+/// What a monitor of `raw` names on the peer: the name of a name's entry, or the pid.
+fn target_of(raw: RawPid, pid: ExternalPid) -> Target {
+    match remote::name_of(raw) {
+        Some(name) => Target::Name(name),
+        None => Target::Pid(pid),
     }
 }
 
@@ -95,19 +109,24 @@ pub(crate) fn is_connected(to: RawPid) -> bool {
     })
 }
 
-/// `local` links to the remote `to` (its side is already recorded). False if the pid
-/// is retired or its node cannot be reached: the caller then gets `Noconnection`.
-pub(crate) fn link(local: RawPid, to: RawPid) -> bool {
+/// `local` links to the remote `to` (its side is already recorded). Refused, with the
+/// reason of the exit signal the caller then gets: `Noconnection` if the pid is
+/// retired or its node cannot be reached, `Noproc` for a name (`Node::remote_name`).
+pub(crate) fn link(local: RawPid, to: RawPid) -> Result<(), ExitReason> {
     let Some((node, pid)) = remote::resolve(to) else {
-        return false;
+        return Err(ExitReason::Noconnection);
     };
+    if remote::name_of(to).is_some() {
+        // Erlang links to pids only (`link({Name, Node})` is badarg).
+        return Err(ExitReason::Noproc);
+    }
     let conn = connection::get_or_connect(&node, &pid.node);
     if !conn.add_link(local, to) {
-        return false;
+        return Err(ExitReason::Noconnection);
     }
     let from = node.external_pid(local);
     conn.send_control(&node, &Control::Link { from, to: pid });
-    true
+    Ok(())
 }
 
 /// `local` unlinks from the remote `to` (its side is already removed).
@@ -182,7 +201,7 @@ pub(crate) fn monitor(target: RawPid, watcher: Watcher) {
         &node,
         &Control::Monitor {
             from,
-            to: Target::Pid(pid),
+            to: target_of(target, pid),
             reference,
         },
     );
@@ -206,7 +225,7 @@ pub(crate) fn demonitor(target: RawPid, id: u64) -> bool {
             &node,
             &Control::Demonitor {
                 from,
-                to: Target::Pid(pid),
+                to: target_of(target, pid),
                 reference,
             },
         );

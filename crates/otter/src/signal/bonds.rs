@@ -199,10 +199,11 @@ pub(crate) fn link(me: RawPid, other: RawPid) {
     add_link(&mine, other);
     #[cfg(feature = "dist")]
     if other.is_remote() {
-        if !crate::dist::route::link(me, other) {
+        if let Err(reason) = crate::dist::route::link(me, other) {
             drop(mine);
-            // The other node cannot be reached: the link's signal says so.
-            signal(me, other, ExitReason::Noconnection, Kind::Link);
+            // The other node cannot be reached (or `other` names no process): the
+            // link's signal says so.
+            signal(me, other, reason, Kind::Link);
         }
         return;
     }
