@@ -18,7 +18,9 @@
 //! # Two ways to read, both Erlang's
 //!
 //! * **Passive** ([`TcpStream::read`], `{active, false}` and `gen_tcp:recv`): the process
-//!   reads when it wants to.
+//!   reads when it wants to. Or it waits for the socket to be readable
+//!   ([`TcpStream::readable`], without reading) and then reads without waiting
+//!   ([`TcpStream::try_read`]), as with tokio, so that it holds no buffer while it waits.
 //! * **Active with flow control** ([`TcpStream::into_active`], `{active, once | N}`): the
 //!   data arrives as [`Tcp`] messages in the process's own mailbox, only as many as it
 //!   asked for; until it asks again the socket is not read, and TCP holds the peer back.
