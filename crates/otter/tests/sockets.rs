@@ -734,7 +734,7 @@ rt_test!(
         let r = rt.block_on(move |_: Context<()>| async move {
             let s = TcpStream::connect(addr).await.unwrap();
             s.set_send_buffer_size(4096).unwrap();
-            let data: Vec<u8> = (0..8u32 << 20).map(|i| (i * 31 >> 3) as u8).collect();
+            let data: Vec<u8> = (0..8u32 << 20).map(|i| ((i * 31) >> 3) as u8).collect();
             // Before its first event the runtime has not seen the socket writable.
             s.writable().await.unwrap();
             let mut sent = 0;

@@ -1,22 +1,5 @@
-//! A TCP connection owned by a process (`gen_tcp` socket in passive mode).
-//!
-//! # Waiting for readiness, then trying without waiting
-//!
-//! Besides `read` and `write`, which wait and then move bytes, a stream offers tokio's
-//! pair: [`TcpStream::readable`] waits until the socket can be read, without reading, and
-//! [`TcpStream::try_read`] reads what is there now, or answers `WouldBlock`
-//! ([`writable`](TcpStream::writable) and [`try_write`](TcpStream::try_write) the same
-//! for writes). A process that waits this way holds no buffer while it waits: it can read
-//! into a buffer it borrows only between the `try_read` and its use of the bytes (one per
-//! worker thread, say), which is how a server keeps thousands of idle connections cheap.
-//!
-//! The rule that no event is lost (`io/readiness.rs`): a `try_read` that answers
-//! `WouldBlock` clears the readiness it saw, unless an event came since, so the next
-//! `readable()` waits for a new event, or returns at once if one came meanwhile. A
-//! readiness is a hint, not a promise: after `readable()`, `try_read` may still answer
-//! `WouldBlock`; loop back to `readable()` then. `try_read` before any `readable()` may
-//! answer `WouldBlock` although bytes have arrived, if the runtime has not yet seen the
-//! socket's event: it does not look at the socket unless the runtime has seen it ready.
+//! A TCP connection owned by a process (`gen_tcp` socket in passive mode). Reading by
+//! readiness (`readable`, then `try_read`): `net.rs`'s module docs.
 
 use std::fmt;
 use std::future::poll_fn;
