@@ -759,3 +759,32 @@ rt_test!(
         assert!(reader.join().unwrap() == data);
     }
 );
+
+rt_test!(
+    dropping_an_active_stream_closes_its_socket_while_the_owner_lives,
+    |rt: &Runtime| {
+        // The reader has credit, so it waits on the socket, not for the owner: the drop
+        // must still end it, and the socket close.
+        let (addr, reader) = peer_reading_to_the_end();
+        let owner = rt
+            .block_on(move |mut cx: Context<()>| async move {
+                let root = cx.pid();
+                let owner = cx.spawn(move |mut c: Context<Owner>| async move {
+                    let s = TcpStream::connect(addr).await.unwrap();
+                    let active = s.into_active(&c, Active::Once);
+                    // Time for the reader to start waiting on the socket (a guard for
+                    // the case tested, not a synchronisation: without it the test is
+                    // only weaker).
+                    assert!(c.recv_timeout(Duration::from_millis(50)).await.is_none());
+                    drop(active);
+                    root.send(());
+                    c.recv().await; // lives on
+                });
+                cx.recv().await;
+                owner
+            })
+            .unwrap();
+        assert_eq!(reader.join().unwrap(), Ok(0));
+        owner.send(Owner::Go);
+    }
+);

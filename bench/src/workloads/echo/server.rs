@@ -16,7 +16,7 @@
 //! * `mode=active`: the socket's data arrives as `Tcp::Data` messages, one at a time
 //!   (`Active::Once`, Erlang's `{active,once}`); the process writes each back, then asks for
 //!   the next. An idle connection holds two processes (its own and the socket's reader) and
-//!   their mailboxes, no read buffer.
+//!   its own mailbox, no read buffer.
 //!
 //! The main thread prints the line once the listener is bound, then reads stdin until it
 //! closes, and drops the runtime (which closes every socket) and exits 0. A port that
