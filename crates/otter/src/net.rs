@@ -18,10 +18,30 @@
 //! # Two ways to read, both Erlang's
 //!
 //! * **Passive** ([`TcpStream::read`], `{active, false}` and `gen_tcp:recv`): the process
-//!   reads when it wants to.
+//!   reads when it wants to. Or it waits for the socket to be readable
+//!   ([`TcpStream::readable`], without reading) and then reads without waiting
+//!   ([`TcpStream::try_read`]), as with tokio, so that it holds no buffer while it waits.
 //! * **Active with flow control** ([`TcpStream::into_active`], `{active, once | N}`): the
 //!   data arrives as [`Tcp`] messages in the process's own mailbox, only as many as it
 //!   asked for; until it asks again the socket is not read, and TCP holds the peer back.
+//!
+//! # Waiting for readiness, then trying without waiting
+//!
+//! Besides `read` and `write`, which wait and then move bytes, a [`TcpStream`] offers
+//! tokio's pair: [`TcpStream::readable`] waits until the socket can be read, without
+//! reading, and [`TcpStream::try_read`] reads what is there now or answers `WouldBlock`
+//! ([`writable`](TcpStream::writable) and [`try_write`](TcpStream::try_write) the same
+//! for writes). A process that waits this way holds no buffer while it waits: it can read
+//! into a buffer it borrows only between the `try_read` and its use of the bytes (one per
+//! worker thread, say), which is how a server keeps thousands of idle connections cheap.
+//!
+//! No event is lost (`io/readiness.rs` has the protocol): a `try_read` that answers
+//! `WouldBlock` clears the readiness it saw, unless an event came since, so the next
+//! `readable()` waits for a new event, or returns at once if one came meanwhile. A
+//! readiness is a hint, not a promise: after `readable()`, `try_read` may still answer
+//! `WouldBlock`; loop back to `readable()` then. A `try_read` with no `readable()` before
+//! it may answer `WouldBlock` although bytes have arrived: it makes no system call unless
+//! the runtime has seen the socket ready since the last `WouldBlock`.
 //!
 //! # Deliberate differences from `gen_tcp`
 //!

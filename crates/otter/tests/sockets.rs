@@ -1,10 +1,11 @@
 //! Rules of sockets owned by processes (`otter::net`, Erlang's `gen_tcp` and `gen_udp`):
-//! bytes arrive in order, none lost or duplicated; a socket is closed when its process
-//! exits, however it exits; a closed port, a port in use and a peer's close are error
-//! values or end-of-stream; sockets are served while every worker is busy; no
-//! descriptor leaks; active mode's flow control holds the peer back; datagrams arrive
-//! whole. Real sockets on 127.0.0.1; the peers outside otter are plain
-//! `std::net` sockets.
+//! bytes arrive in order, none lost or duplicated, also when read by readiness
+//! (`readable()` then `try_read`); a socket is closed when its process exits, however it
+//! exits; a closed port, a port in use and a peer's close are error values or
+//! end-of-stream; sockets are served while every worker is busy; active mode's flow
+//! control holds the peer back; datagrams arrive whole. Real sockets on 127.0.0.1; the
+//! peers outside otter are plain `std::net` sockets. (No descriptor leaks:
+//! `sockets_no_leak.rs`, in a process of its own.)
 
 #[path = "support/rt.rs"]
 mod support;
@@ -281,44 +282,6 @@ rt_test!(
     }
 );
 
-#[test]
-fn no_descriptor_leaks_after_many_connections() {
-    // Counted with no runtime, then after four rounds of 200 connections on one and its
-    // shutdown: every socket, and the reactor's own epoll and eventfd, closed.
-    let fds = || std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count());
-    let before = fds();
-    let rt = Runtime::builder().threads(support::MANY).build().unwrap();
-    for _ in 0..4 {
-        let r = rt.block_on(|mut cx: Context<usize>| async move {
-            let listener = TcpListener::bind(any_port()).unwrap();
-            let addr = listener.local_addr().unwrap();
-            cx.spawn(move |cx: Context<()>| echo_server(cx, listener));
-            let root = cx.pid();
-            for _ in 0..200 {
-                cx.spawn(move |_: Context<()>| async move {
-                    let mut s = TcpStream::connect(addr).await.unwrap();
-                    s.write_all(b"x").await.unwrap();
-                    let mut b = [0u8; 1];
-                    s.read_exact(&mut b).await.unwrap();
-                    root.send(1);
-                });
-            }
-            let mut n = 0;
-            for _ in 0..200 {
-                n += cx.recv().await;
-            }
-            n
-        });
-        assert_eq!(r.unwrap(), 200);
-    }
-    drop(rt);
-    assert_eq!(
-        fds(),
-        before,
-        "descriptors before the runtime and after its shutdown"
-    );
-}
-
 /// The message type of an active socket's owner in these tests: socket messages and a
 /// go-ahead from the test's thread.
 #[derive(Debug)]
@@ -594,5 +557,234 @@ rt_test!(
             ended
         });
         assert_eq!(r.unwrap(), 10);
+    }
+);
+
+/// What a reader tells the peer writing to it in the readiness tests.
+type Totals = std::sync::mpsc::Sender<usize>;
+
+/// Reads with `readable()` then `try_read` (in reads of at most `chunk` bytes) until the
+/// peer closes; after every `WouldBlock` (about to wait), tells `drained` how many bytes
+/// it has so far.
+async fn read_by_readiness(s: &TcpStream, chunk: usize, drained: &Totals) -> Vec<u8> {
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; chunk];
+    loop {
+        s.readable().await.unwrap();
+        match s.try_read(&mut buf) {
+            Ok(0) => return got,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                let _ = drained.send(got.len());
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+/// A peer outside otter that accepts one connection and writes `chunks` small chunks to
+/// it, then closes; at every third chunk it waits for the reader's word (on the sender it
+/// returns) that it has drained everything so far. Its thread returns what it sent.
+fn chunked_writer(chunks: usize) -> (SocketAddr, Totals, std::thread::JoinHandle<Vec<u8>>) {
+    let peer = std::net::TcpListener::bind(any_port()).unwrap();
+    let addr = peer.local_addr().unwrap();
+    let (drained, totals) = std::sync::mpsc::channel::<usize>();
+    let writer = std::thread::spawn(move || {
+        let (mut conn, _) = peer.accept().unwrap();
+        conn.set_nodelay(true).unwrap();
+        let mut sent = Vec::new();
+        for k in 0..chunks {
+            let len = 1 + (k * 37) % 61;
+            let chunk: Vec<u8> = (0..len).map(|i| (k * 7 + i * 13) as u8).collect();
+            conn.write_all(&chunk).unwrap();
+            sent.extend_from_slice(&chunk);
+            if k % 3 == 0 {
+                while totals.recv_timeout(GUARD).expect("the reader's word") < sent.len() {}
+            }
+        }
+        sent // and the connection closes
+    });
+    (addr, drained, writer)
+}
+
+rt_test!(readable_then_try_read_loses_no_byte, |rt: &Runtime| {
+    // The reader waits on an empty socket again and again (the writer's pauses), and
+    // between the pauses chunks come in bursts; it reads in 7-byte reads (a chunk takes
+    // several) and in 4 KiB ones. Every byte arrives once, in order, and the close.
+    for read_size in [7, 4096] {
+        let (addr, drained, writer) = chunked_writer(1500);
+        let got = rt.block_on(move |_: Context<()>| async move {
+            let s = TcpStream::connect(addr).await.unwrap();
+            read_by_readiness(&s, read_size, &drained).await
+        });
+        assert!(
+            got.unwrap() == writer.join().unwrap(),
+            "reads of {read_size}"
+        );
+    }
+});
+
+rt_test!(try_read_on_an_idle_socket_would_block, |rt: &Runtime| {
+    // And after a WouldBlock, readable() waits for the peer's next bytes.
+    let peer = std::net::TcpListener::bind(any_port()).unwrap();
+    let addr = peer.local_addr().unwrap();
+    let r = rt.block_on(move |mut cx: Context<String>| async move {
+        let root = cx.pid();
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let writer = std::thread::spawn(move || {
+            let (mut conn, _) = peer.accept().unwrap();
+            root.send("accepted".into()); // nothing written
+            for bytes in [&b"x"[..], b"yz"] {
+                wait.recv_timeout(GUARD).unwrap();
+                conn.write_all(bytes).unwrap();
+            }
+            wait.recv_timeout(GUARD).unwrap(); // holds the connection open until then
+        });
+        let s = TcpStream::connect(addr).await.unwrap();
+        assert_eq!(cx.recv().await, "accepted");
+        let mut buf = [0u8; 8];
+        let mut kinds = vec![s.try_read(&mut buf).map_err(|e| e.kind())];
+        // Writable (so the runtime has seen the socket's events), still nothing to read.
+        s.writable().await.unwrap();
+        kinds.push(s.try_read(&mut buf).map_err(|e| e.kind()));
+        // One byte: read once, then the socket is idle again (the kernel says so).
+        go.send(()).unwrap();
+        let one = loop {
+            s.readable().await.unwrap();
+            match s.try_read(&mut buf) {
+                Err(e) if e.kind() == ErrorKind::WouldBlock => continue,
+                r => break r.map_err(|e| e.kind()),
+            }
+        };
+        kinds.push(s.try_read(&mut buf).map_err(|e| e.kind()));
+        // That WouldBlock cleared the readiness: readable() waits for new bytes.
+        cx.spawn(move |_: Context<()>| async move {
+            s.readable().await.unwrap();
+            root.send("readable".into());
+            let mut buf = [0u8; 8];
+            root.send(match s.try_read(&mut buf) {
+                Ok(n) => String::from_utf8_lossy(&buf[..n]).into_owned(),
+                Err(e) => format!("{:?}", e.kind()),
+            });
+        });
+        let early = cx.recv_timeout(Duration::from_millis(100)).await;
+        go.send(()).unwrap();
+        let mut late: Vec<String> = early.iter().cloned().collect();
+        while late.len() < 2 {
+            late.push(cx.recv().await);
+        }
+        go.send(()).unwrap();
+        writer.join().unwrap();
+        (kinds, one, early, late)
+    });
+    let (kinds, one, early, late) = r.unwrap();
+    assert_eq!(kinds, [Err(ErrorKind::WouldBlock); 3]);
+    assert_eq!(one, Ok(1));
+    assert_eq!(early, None, "readable() returned with nothing new to read");
+    assert_eq!(late, ["readable", "yz"]);
+});
+
+rt_test!(readable_reports_the_peer_close, |rt: &Runtime| {
+    let peer = std::net::TcpListener::bind(any_port()).unwrap();
+    let addr = peer.local_addr().unwrap();
+    let closer = std::thread::spawn(move || {
+        let (mut conn, _) = peer.accept().unwrap();
+        conn.write_all(b"bye").unwrap();
+        // and closes
+    });
+    let r = rt.block_on(move |_: Context<()>| async move {
+        let s = TcpStream::connect(addr).await.unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 2];
+        loop {
+            s.readable().await.unwrap();
+            match s.try_read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+        // The close stays reported: readable at once, and a read of 0, again.
+        s.readable().await.unwrap();
+        (got, s.try_read(&mut buf).map_err(|e| e.kind()))
+    });
+    closer.join().unwrap();
+    let (got, again) = r.unwrap();
+    assert_eq!((got.as_slice(), again), (&b"bye"[..], Ok(0)));
+});
+
+rt_test!(
+    try_write_stops_at_a_full_send_buffer_and_writable_waits_for_room,
+    |rt: &Runtime| {
+        // The peer reads nothing until told: try_write fills the kernel's buffers and
+        // answers WouldBlock; then the peer reads everything, and writable() followed by
+        // try_write finishes. Every byte arrives once, in order.
+        let peer = std::net::TcpListener::bind(any_port()).unwrap();
+        let addr = peer.local_addr().unwrap();
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let reader = std::thread::spawn(move || {
+            let (mut conn, _) = peer.accept().unwrap();
+            conn.set_read_timeout(Some(GUARD)).unwrap();
+            wait.recv_timeout(GUARD).unwrap();
+            let mut got = Vec::new();
+            conn.read_to_end(&mut got).unwrap();
+            got
+        });
+        let r = rt.block_on(move |_: Context<()>| async move {
+            let s = TcpStream::connect(addr).await.unwrap();
+            s.set_send_buffer_size(4096).unwrap();
+            let data: Vec<u8> = (0..8u32 << 20).map(|i| ((i * 31) >> 3) as u8).collect();
+            // Before its first event the runtime has not seen the socket writable.
+            s.writable().await.unwrap();
+            let mut sent = 0;
+            let mut full = false;
+            while sent < data.len() {
+                match s.try_write(&data[sent..(sent + 1000).min(data.len())]) {
+                    Ok(n) => sent += n,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                        if !full {
+                            full = true;
+                            go.send(()).unwrap();
+                        }
+                        s.writable().await.unwrap();
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            (full, data)
+        });
+        let (full, data) = r.unwrap();
+        assert!(full, "8 MiB never filled the send buffer");
+        assert!(reader.join().unwrap() == data);
+    }
+);
+
+rt_test!(
+    dropping_an_active_stream_closes_its_socket_while_the_owner_lives,
+    |rt: &Runtime| {
+        // The reader has credit, so it waits on the socket, not for the owner: the drop
+        // must still end it, and the socket close.
+        let (addr, reader) = peer_reading_to_the_end();
+        let owner = rt
+            .block_on(move |mut cx: Context<()>| async move {
+                let root = cx.pid();
+                let owner = cx.spawn(move |mut c: Context<Owner>| async move {
+                    let s = TcpStream::connect(addr).await.unwrap();
+                    let active = s.into_active(&c, Active::Once);
+                    // Time for the reader to start waiting on the socket (a guard for
+                    // the case tested, not a synchronisation: without it the test is
+                    // only weaker).
+                    assert!(c.recv_timeout(Duration::from_millis(50)).await.is_none());
+                    drop(active);
+                    root.send(());
+                    c.recv().await; // lives on
+                });
+                cx.recv().await;
+                owner
+            })
+            .unwrap();
+        assert_eq!(reader.join().unwrap(), Ok(0));
+        owner.send(Owner::Go);
     }
 );

@@ -5,17 +5,25 @@
 //! connection gets a process of its own, which sets `TCP_NODELAY` and echoes what arrives
 //! until the peer closes:
 //!
-//! * `mode=passive`: the process reads the socket itself (`read`, Erlang's `{active,false}`
-//!   and `gen_tcp:recv(S, 0)`) into a 16 KiB buffer and writes back what it read;
+//! * `mode=passive`: the process reads the socket itself (Erlang's `{active,false}` and
+//!   `gen_tcp:recv(S, 0)`): it waits until the socket is readable (`readable`), reads what
+//!   has arrived into its worker thread's 16 KiB scratch buffer (`try_read`) and writes it
+//!   back without waiting (`try_write`) while the kernel takes it; only what the kernel's
+//!   send buffer does not take is copied out, to be written with `write_all`. The buffer
+//!   is borrowed between the read and the write, never across an `.await` (the process
+//!   may go on on another worker), so an idle connection holds no buffer: its process,
+//!   its socket and its registration;
 //! * `mode=active`: the socket's data arrives as `Tcp::Data` messages, one at a time
 //!   (`Active::Once`, Erlang's `{active,once}`); the process writes each back, then asks for
-//!   the next.
+//!   the next. An idle connection holds two processes (its own and the socket's reader) and
+//!   its own mailbox, no read buffer.
 //!
 //! The main thread prints the line once the listener is bound, then reads stdin until it
 //! closes, and drops the runtime (which closes every socket) and exits 0. A port that
 //! cannot be bound is exit 3 with one line on stderr.
 
-use std::io::Read;
+use std::cell::RefCell;
+use std::io::{ErrorKind, Read};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -26,8 +34,13 @@ use serde_json::{Map, Value};
 
 use crate::args::Params;
 
-/// The buffer of a passive connection's reads.
+/// The scratch buffer of passive connections' reads, one per worker thread.
 const READ_BUF: usize = 16 * 1024;
+
+thread_local! {
+    /// See [`READ_BUF`]; allocated at a worker's first read.
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
 
 /// Runs the server until stdin closes.
 pub(super) fn main(p: &Params, threads: usize) -> ExitCode {
@@ -118,20 +131,59 @@ async fn accept_loop(cx: Context<()>, listener: TcpListener, active: bool) {
     }
 }
 
-/// Passive: reads what has arrived and writes it back, until the peer closes.
+/// Passive: waits until the socket is readable, then echoes what has arrived (see the
+/// module docs), until the peer closes.
 async fn echo_passive(mut conn: TcpStream) {
     let _ = conn.set_nodelay(true);
-    let mut buf = vec![0u8; READ_BUF];
     loop {
-        match conn.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => {
-                if conn.write_all(&buf[..n]).await.is_err() {
+        if conn.readable().await.is_err() {
+            return;
+        }
+        match SCRATCH.with_borrow_mut(|buf| echo_ready(&conn, buf)) {
+            Echoed::Done => {}
+            Echoed::Rest(rest) => {
+                if conn.write_all(&rest).await.is_err() {
                     return;
                 }
             }
+            Echoed::End => return,
         }
     }
+}
+
+/// What one read and its echo left to do.
+enum Echoed {
+    /// Nothing: all written back, or nothing read (a stale readiness).
+    Done,
+    /// These bytes, which the kernel's send buffer did not take.
+    Rest(Vec<u8>),
+    /// The peer closed, or the connection failed.
+    End,
+}
+
+/// One read into `buf` (the worker's scratch buffer) and its echo, without waiting.
+fn echo_ready(conn: &TcpStream, buf: &mut Vec<u8>) -> Echoed {
+    if buf.is_empty() {
+        buf.resize(READ_BUF, 0);
+    }
+    let n = match conn.try_read(buf) {
+        Ok(0) => return Echoed::End,
+        Ok(n) => n,
+        Err(e) if e.kind() == ErrorKind::WouldBlock => return Echoed::Done,
+        Err(_) => return Echoed::End,
+    };
+    let mut done = 0;
+    while done < n {
+        match conn.try_write(&buf[done..n]) {
+            Ok(0) => return Echoed::End,
+            Ok(k) => done += k,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                return Echoed::Rest(buf[done..n].to_vec());
+            }
+            Err(_) => return Echoed::End,
+        }
+    }
+    Echoed::Done
 }
 
 /// Active, once: each chunk arrives as a message; written back, then the next is asked for.
@@ -149,5 +201,21 @@ async fn echo_active(mut cx: Context<Tcp>, conn: TcpStream) {
             Tcp::Passive(_) => conn.set_active(Active::Once),
             Tcp::Closed(_) | Tcp::Error(..) => return,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The size of the futures `f` returns: the state a process of it keeps while it waits.
+    fn future_size<A, F>(_: impl Fn(A) -> F) -> usize {
+        std::mem::size_of::<F>()
+    }
+
+    #[test]
+    fn an_idle_passive_connection_holds_no_buffer() {
+        // Its future holds the stream and the wait (232 bytes on x86-64 today), not the
+        // 16 KiB of a read buffer, which is its worker's.
+        let size = future_size(super::echo_passive);
+        assert!(size < 1024, "echo_passive's future is {size} bytes");
     }
 }

@@ -225,6 +225,24 @@ impl Registration {
         }
     }
 
+    /// Runs `op` once if the source was last seen ready for `dir`, without waiting:
+    /// `WouldBlock` if it was not (no system call), or if `op` would block, which
+    /// clears the readiness it saw as [`Registration::poll_io`] does.
+    pub(crate) fn try_io<R>(
+        &self,
+        dir: Direction,
+        op: impl FnOnce() -> io::Result<R>,
+    ) -> io::Result<R> {
+        let Some(seen) = self.state.ready(dir) else {
+            return Err(io::ErrorKind::WouldBlock.into());
+        };
+        let r = op();
+        if matches!(&r, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
+            self.clear(dir, seen);
+        }
+        r
+    }
+
     /// Takes `source` out of the OS poll, before it is closed.
     pub(crate) fn deregister(&self, source: &mut impl mio::event::Source) {
         let _ = self.reactor.registry.deregister(source);

@@ -17,6 +17,10 @@
 //!   with a CAS that expects the tick it saw: if an event came in between, the tick
 //!   moved, the bits stay, and the process tries again instead of waiting for an event
 //!   that already came.
+//! * An operation tried without waiting (`TcpStream::try_read`) reads the state without
+//!   storing a waker ([`Readiness::ready`]): not ready is `WouldBlock` without a system
+//!   call; ready, it runs, and a `WouldBlock` clears as above, so that the process's next
+//!   wait (`readable()`, a `poll_ready`) returns at once if an event came meanwhile.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -112,6 +116,13 @@ impl Readiness {
             return Poll::Ready(Seen(s));
         }
         Poll::Pending
+    }
+
+    /// Ready for `dir` as last seen, without storing a waker: for an operation tried
+    /// without waiting (`try_read`), which waits for nothing if it finds nothing.
+    pub(crate) fn ready(&self, dir: Direction) -> Option<Seen> {
+        let s = self.state.load(Ordering::Acquire);
+        (s & dir.mask() != 0).then_some(Seen(s))
     }
 
     /// An operation in `dir` would block: clears its readiness unless an event came

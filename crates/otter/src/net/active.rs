@@ -11,6 +11,11 @@
 //! kernel's buffers fill and TCP makes the peer wait, instead of the owner's mailbox
 //! growing. The owner writes through its [`ActiveTcpStream`] as before.
 //!
+//! The owner's requests reach the reader without messages: the credit and a stop flag
+//! live beside the socket (`Shared`), under a lock with the reader's waker, so the reader
+//! is never sent anything but its monitor's `Down`, and an idle active connection keeps no
+//! mailbox block for it (a block of 31 slots, kept once allocated).
+//!
 //! The reader monitors its owner and ends when the owner ends or drops the stream; the
 //! socket closes when both have let go of it. Its messages to the owner keep their order
 //! (one sender), and `Closed` is its last.
@@ -24,9 +29,9 @@
 use std::future::poll_fn;
 use std::io::{self, Read};
 use std::net::{Shutdown, SocketAddr};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::task::Poll;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Poll, Waker};
 
 use crate::net::tcp_stream::{Inner, TcpStream};
 use crate::{Context, Down, Pid};
@@ -63,22 +68,51 @@ pub enum Tcp {
 /// A TCP stream in active mode (see the module docs). Dropping it closes the socket.
 #[derive(Debug)]
 pub struct ActiveTcpStream {
-    inner: Arc<Inner>,
-    reader: Pid<ToReader>,
+    shared: Arc<Shared>,
     id: SocketId,
 }
 
-/// What the reader receives.
+/// The socket, and the owner's requests to the reader.
 #[derive(Debug)]
-enum ToReader {
-    Ask(Active),
-    Stop,
-    OwnerDown,
+struct Shared {
+    inner: Inner,
+    flow: Mutex<Flow>,
 }
 
-impl From<Down> for ToReader {
-    fn from(_: Down) -> ToReader {
-        ToReader::OwnerDown
+/// What the owner asked for, and the reader's waker if it waits for that.
+#[derive(Debug)]
+struct Flow {
+    /// Messages of data the reader may still send.
+    credit: u32,
+    /// Whether the credit is `Active::N`'s (a `Passive` at its end).
+    counted: bool,
+    /// The owner dropped the stream.
+    stopped: bool,
+    /// The reader, waiting for credit or the stop.
+    waiter: Option<Waker>,
+}
+
+impl Shared {
+    /// Changes the flow and wakes the reader if it waits.
+    fn update(&self, f: impl FnOnce(&mut Flow)) {
+        let waiter = {
+            let mut flow = self.flow.lock().unwrap_or_else(PoisonError::into_inner);
+            f(&mut flow);
+            flow.waiter.take()
+        };
+        if let Some(w) = waiter {
+            w.wake();
+        }
+    }
+}
+
+/// What the reader receives: only its monitor's signal.
+#[derive(Debug)]
+struct OwnerDown;
+
+impl From<Down> for OwnerDown {
+    fn from(_: Down) -> OwnerDown {
+        OwnerDown
     }
 }
 
@@ -94,19 +128,36 @@ impl TcpStream {
     where
         M: From<Tcp> + Send + 'static,
     {
-        let inner = Arc::new(self.inner);
+        let (credit, counted) = credit_of(mode);
+        let shared = Arc::new(Shared {
+            inner: self.inner,
+            flow: Mutex::new(Flow {
+                credit,
+                counted,
+                stopped: false,
+                waiter: None,
+            }),
+        });
         let id = SocketId(NEXT_ID.fetch_add(1, Ordering::Relaxed));
         let owner = cx.pid();
-        let shared = inner.clone();
-        let reader = cx.spawn(move |c: Context<ToReader>| read_loop(c, shared, owner, id, mode));
-        ActiveTcpStream { inner, reader, id }
+        let theirs = shared.clone();
+        cx.spawn(move |c: Context<OwnerDown>| read_loop(c, theirs, owner, id));
+        ActiveTcpStream { shared, id }
     }
 }
 
 impl ActiveTcpStream {
     /// Asks for more data (`inet:setopts(S, [{active, ..}])`).
     pub fn set_active(&self, mode: Active) {
-        self.reader.send(ToReader::Ask(mode));
+        let (c, n) = credit_of(mode);
+        self.shared.update(|flow| {
+            flow.credit = if n && flow.counted {
+                flow.credit.saturating_add(c)
+            } else {
+                c
+            };
+            flow.counted = n;
+        });
     }
 
     /// The id its messages carry.
@@ -116,62 +167,71 @@ impl ActiveTcpStream {
 
     /// Writes all of `buf` (`gen_tcp:send/2`).
     pub async fn write_all(&self, buf: &[u8]) -> io::Result<()> {
-        self.inner.write_all(buf).await
+        self.shared.inner.write_all(buf).await
     }
 
     /// Closes one or both directions (`gen_tcp:shutdown/2`).
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        self.inner.io.shutdown(how)
+        self.shared.inner.io.shutdown(how)
     }
 
     /// Sets `TCP_NODELAY`.
     pub fn set_nodelay(&self, on: bool) -> io::Result<()> {
-        self.inner.io.set_nodelay(on)
+        self.shared.inner.io.set_nodelay(on)
     }
 
     /// This end's address.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.inner.io.local_addr()
+        self.shared.inner.io.local_addr()
     }
 
     /// The peer's address.
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.inner.io.peer_addr()
+        self.shared.inner.io.peer_addr()
     }
 }
 
 impl Drop for ActiveTcpStream {
     fn drop(&mut self) {
-        self.reader.send(ToReader::Stop);
+        self.shared.update(|flow| flow.stopped = true);
     }
 }
 
 /// What the reader waits for.
 enum Event {
-    Message(ToReader),
+    Stop,
     Read(io::Result<Vec<u8>>),
 }
 
 /// The reader process: reads while it has credit, sends the owner what it read.
-async fn read_loop<M>(
-    mut cx: Context<ToReader>,
-    inner: Arc<Inner>,
-    owner: Pid<M>,
-    id: SocketId,
-    mode: Active,
-) where
+async fn read_loop<M>(mut cx: Context<OwnerDown>, shared: Arc<Shared>, owner: Pid<M>, id: SocketId)
+where
     M: From<Tcp> + Send + 'static,
 {
     cx.monitor(owner);
-    let (mut credit, mut counted) = credit_of(mode);
+    let inner = &shared.inner;
     loop {
         let event = poll_fn(|task| {
-            if let Some(m) = cx.try_recv() {
-                return Poll::Ready(Event::Message(m));
+            if cx.try_recv().is_some() {
+                return Poll::Ready(Event::Stop); // the owner is down
             }
-            if credit == 0 {
-                // A message wakes the process: it is waiting on its mailbox.
-                return Poll::Pending;
+            {
+                let mut flow = shared.flow.lock().unwrap_or_else(PoisonError::into_inner);
+                if flow.stopped {
+                    return Poll::Ready(Event::Stop);
+                }
+                // Woken by `update` (more credit, or the stop, also while it waits for
+                // the socket), by the socket, or by the monitor's message.
+                if !flow
+                    .waiter
+                    .as_ref()
+                    .is_some_and(|w| w.will_wake(task.waker()))
+                {
+                    flow.waiter = Some(task.waker().clone());
+                }
+                if flow.credit == 0 {
+                    return Poll::Pending;
+                }
             }
             inner
                 .reg
@@ -184,24 +244,21 @@ async fn read_loop<M>(
         })
         .await;
         match event {
-            Event::Message(ToReader::Ask(mode)) => {
-                let (c, n) = credit_of(mode);
-                credit = if n && counted {
-                    credit.saturating_add(c)
-                } else {
-                    c
-                };
-                counted = n;
-            }
-            Event::Message(ToReader::Stop | ToReader::OwnerDown) => return,
+            Event::Stop => return,
             Event::Read(Ok(data)) if data.is_empty() => {
                 owner.send(M::from(Tcp::Closed(id)));
                 return;
             }
             Event::Read(Ok(data)) => {
+                // The credit is spent before the owner can see the data, so that a
+                // `set_active` it makes on seeing it counts after the spending.
+                let passive = {
+                    let mut flow = shared.flow.lock().unwrap_or_else(PoisonError::into_inner);
+                    flow.credit = flow.credit.saturating_sub(1);
+                    flow.credit == 0 && flow.counted
+                };
                 owner.send(M::from(Tcp::Data(id, data)));
-                credit -= 1;
-                if credit == 0 && counted {
+                if passive {
                     owner.send(M::from(Tcp::Passive(id)));
                 }
             }

@@ -1,4 +1,5 @@
-//! A TCP connection owned by a process (`gen_tcp` socket in passive mode).
+//! A TCP connection owned by a process (`gen_tcp` socket in passive mode). Reading by
+//! readiness (`readable`, then `try_read`): `net.rs`'s module docs.
 
 use std::fmt;
 use std::future::poll_fn;
@@ -165,6 +166,147 @@ impl TcpStream {
             }
         }
         Ok(())
+    }
+
+    /// Waits until the socket is readable (bytes have arrived, the peer closed, or an
+    /// error is pending), without reading. Then [`TcpStream::try_read`] reads; if it
+    /// answers `WouldBlock` (a stale readiness), wait again.
+    ///
+    /// The process holds nothing but this future while it waits, so a buffer can be
+    /// borrowed for the read alone:
+    ///
+    /// ```
+    /// use std::cell::RefCell;
+    /// use std::io::ErrorKind;
+    /// use otter::net::{TcpListener, TcpStream};
+    /// use otter::{Context, Runtime};
+    ///
+    /// thread_local! {
+    ///     // One buffer per worker thread, not per connection.
+    ///     static SCRATCH: RefCell<Vec<u8>> = RefCell::new(vec![0; 16 * 1024]);
+    /// }
+    ///
+    /// let rt = Runtime::new();
+    /// let total = rt.block_on(|mut cx: Context<usize>| async move {
+    ///     let listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    ///     let addr = listener.local_addr().unwrap();
+    ///     let root = cx.pid();
+    ///     cx.spawn(move |_: Context<()>| async move {
+    ///         let (conn, _) = listener.accept().await.unwrap();
+    ///         let mut total = 0;
+    ///         loop {
+    ///             conn.readable().await.unwrap();
+    ///             // The buffer is not held across an `.await`: the process may go on
+    ///             // on another worker.
+    ///             match SCRATCH.with_borrow_mut(|buf| conn.try_read(buf)) {
+    ///                 Ok(0) => break, // the peer closed
+    ///                 Ok(n) => total += n,
+    ///                 Err(e) if e.kind() == ErrorKind::WouldBlock => continue,
+    ///                 Err(e) => panic!("{e}"),
+    ///             }
+    ///         }
+    ///         root.send(total);
+    ///     });
+    ///     let mut client = TcpStream::connect(addr).await.unwrap();
+    ///     client.write_all(b"hello").await.unwrap();
+    ///     drop(client);
+    ///     cx.recv().await
+    /// });
+    /// assert_eq!(total.unwrap(), 5);
+    /// ```
+    pub async fn readable(&self) -> io::Result<()> {
+        poll_fn(|cx| {
+            self.inner
+                .reg
+                .poll_ready(Direction::Read, cx)
+                .map(|_| Ok(()))
+        })
+        .await
+    }
+
+    /// Reads what has arrived, up to `buf.len()` bytes, without waiting. `Ok(0)`: the
+    /// peer closed its side. `WouldBlock`: nothing to read now (or the runtime has not
+    /// seen the socket readable since the last `WouldBlock`); the readiness it saw is
+    /// cleared, so the next [`TcpStream::readable`] waits for a new event, or returns at
+    /// once if one came in between: no event is lost.
+    ///
+    /// ```
+    /// use std::io::ErrorKind;
+    /// use otter::net::{TcpListener, TcpStream};
+    /// use otter::{Context, Runtime};
+    ///
+    /// let rt = Runtime::new();
+    /// let got = rt.block_on(|_: Context<()>| async move {
+    ///     let listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    ///     let mut client = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+    ///     let (server, _) = listener.accept().await.unwrap();
+    ///     let mut buf = [0; 16];
+    ///     // Nothing sent yet.
+    ///     assert_eq!(server.try_read(&mut buf).unwrap_err().kind(), ErrorKind::WouldBlock);
+    ///     client.write_all(b"hi").await.unwrap();
+    ///     loop {
+    ///         server.readable().await.unwrap();
+    ///         match server.try_read(&mut buf) {
+    ///             Ok(n) => return buf[..n].to_vec(),
+    ///             Err(e) if e.kind() == ErrorKind::WouldBlock => continue,
+    ///             Err(e) => panic!("{e}"),
+    ///         }
+    ///     }
+    /// });
+    /// assert_eq!(got.unwrap(), b"hi");
+    /// ```
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let inner = &self.inner;
+        inner.reg.try_io(Direction::Read, || (&inner.io).read(buf))
+    }
+
+    /// Waits until the socket is writable (the kernel's send buffer has room, the peer
+    /// closed its side for reading, or an error is pending), without writing. Then
+    /// [`TcpStream::try_write`] writes; if it answers `WouldBlock`, wait again.
+    pub async fn writable(&self) -> io::Result<()> {
+        poll_fn(|cx| {
+            self.inner
+                .reg
+                .poll_ready(Direction::Write, cx)
+                .map(|_| Ok(()))
+        })
+        .await
+    }
+
+    /// Writes what the kernel's send buffer takes now, up to `buf.len()` bytes, without
+    /// waiting. `WouldBlock`: it takes nothing now (or the runtime has not seen the
+    /// socket writable since the last `WouldBlock`); the readiness it saw is cleared, as
+    /// for [`TcpStream::try_read`], so the next [`TcpStream::writable`] waits for room.
+    ///
+    /// ```
+    /// use otter::net::{TcpListener, TcpStream};
+    /// use otter::{Context, Runtime};
+    ///
+    /// let rt = Runtime::new();
+    /// let got = rt.block_on(|_: Context<()>| async move {
+    ///     let listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    ///     let client = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+    ///     let (mut server, _) = listener.accept().await.unwrap();
+    ///     let mut msg: &[u8] = b"hello";
+    ///     while !msg.is_empty() {
+    ///         client.writable().await.unwrap();
+    ///         match client.try_write(msg) {
+    ///             Ok(n) => msg = &msg[n..],
+    ///             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+    ///             Err(e) => panic!("{e}"),
+    ///         }
+    ///     }
+    ///     let mut buf = [0; 5];
+    ///     server.read_exact(&mut buf).await.unwrap();
+    ///     buf
+    /// });
+    /// assert_eq!(&got.unwrap(), b"hello");
+    /// ```
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        let inner = &self.inner;
+        inner
+            .reg
+            .try_io(Direction::Write, || (&inner.io).write(buf))
     }
 
     /// Writes some of `buf`, waiting until the socket takes at least one byte.
