@@ -310,7 +310,9 @@
 //! One worker thread per core (see [`Builder::threads`]), each with a local run queue and
 //! a LIFO slot for the process just woken by a message; a global injector for work from
 //! outside; idle workers steal half of a busy worker's queue, and when there is nothing
-//! they spin for up to 200 µs, as the BEAM's schedulers busy-wait, then park (an idle
+//! they spin for up to 200 µs (offering their core to the OS every few µs, so that a
+//! program beside them, an Erlang node say, is not held up), as the BEAM's schedulers
+//! busy-wait, then park (an idle
 //! runtime uses no CPU). A runnable process never waits for a timer tick while a worker
 //! is idle. Each turn of a process may receive a budget of messages before
 //! it yields, if anything else waits for its worker. Processes are

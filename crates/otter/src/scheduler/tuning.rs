@@ -70,6 +70,14 @@ pub(crate) const GLOBAL_INTERVAL: u32 = 61;
 /// See docs/design/0013-spin-before-park.md.
 pub(crate) const SPIN_HINTS: u32 = 64;
 
+/// A searching worker offers its core to the OS (`sched_yield`) every this many spin
+/// rounds (about every 10–25 µs), instead of pausing: another program's thread that
+/// is ready on that core (an Erlang node of the cluster, a load generator) runs within
+/// that time rather than after the whole [`SPIN_BEFORE_PARK`]. Every round would cost
+/// a busy sibling worker on the same physical core. See
+/// docs/design/0021-distribution.md.
+pub(crate) const YIELD_EVERY_ROUNDS: u32 = 8;
+
 /// How long a worker that found no work spins, waiting for a wake-up, before it parks.
 /// Trades CPU burnt by an idle worker (at most this long per idle spell) against the
 /// 1–3 ms a parked vCPU took to come back. 50 µs to 1 ms all helped `counting` about

@@ -35,7 +35,7 @@ use std::time::Instant;
 use crate::process::harness::{RunOutcome, Task};
 use crate::scheduler::tuning::{
     BUDGET, GLOBAL_INTERVAL, LIFO_RECHECK, MAX_LIFO_POLLS, SPILL_AFTER_SENDS, SPILL_INTERVAL,
-    SPIN_BEFORE_PARK, SPIN_HINTS, STEAL_LIFO_AFTER, WATCHDOG,
+    SPIN_BEFORE_PARK, SPIN_HINTS, STEAL_LIFO_AFTER, WATCHDOG, YIELD_EVERY_ROUNDS,
 };
 use crate::scheduler::{Remote, Shared, context};
 
@@ -160,9 +160,18 @@ impl Worker {
     fn search(&mut self, shared: &Shared) -> Option<Task> {
         shared.idle.begin_spin();
         let start = Instant::now();
+        let mut rounds = 0u32;
         let found = loop {
-            for _ in 0..SPIN_HINTS {
-                std::hint::spin_loop();
+            // The first rounds pause; then each round offers the core to any other
+            // thread the OS has ready (a node of the cluster on the same machine, a
+            // load generator): a yield costs a syscall when there is none.
+            rounds += 1;
+            if rounds % YIELD_EVERY_ROUNDS == 0 {
+                std::thread::yield_now();
+            } else {
+                for _ in 0..SPIN_HINTS {
+                    std::hint::spin_loop();
+                }
             }
             if shared.is_shutdown() {
                 break None;
