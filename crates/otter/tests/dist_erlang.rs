@@ -879,10 +879,10 @@ rt_test!(
     |rt: &Runtime| {
         let node = otter_node(rt, "secret");
         let probe = Probe::start(rt, &node, "inbox");
-        let mut e = erl(&format!(
-            "register(named, spawn(fun() -> receive {{From, M}} -> From ! {{echo, M}}, \
-           receive stop -> exit(bye) end end end)), ok"
-        ));
+        let mut e = erl(
+            "register(named, spawn(fun() -> receive {From, M} -> From ! {echo, M}, \
+           receive stop -> exit(bye) end end end)), ok",
+        );
         let named: Pid<(Pid<In>, String)> = node.remote_name("named", e.name());
         let nobody: Pid<Term> = node.remote_name("nobody", e.name());
         let (tx, rx) = channel();
