@@ -18,17 +18,14 @@
 //!
 //! * A worker never blocks in the job: the process waits for its result like for a
 //!   message, and is woken when the job ends.
-//! * At most [`MAX_BLOCKING_THREADS`] threads run jobs at once, per runtime; more jobs
-//!   wait in a FIFO queue. A thread idle for [`KEEP_ALIVE`] ends, so an idle runtime
-//!   holds none.
+//! * At most 64 threads (`MAX_BLOCKING_THREADS`, `scheduler/tuning.rs`) run jobs at
+//!   once, per runtime; more jobs wait in a FIFO queue. A thread idle for 10 s
+//!   (`BLOCKING_KEEP_ALIVE`) ends, so an idle runtime holds none.
 //! * A job that panics makes the awaiting process panic with the same payload: the
 //!   process exits with that reason, the pool and the runtime go on.
 //! * A process that stops waiting (it exits, or drops the future) does not stop the job;
 //!   its result is dropped.
 //! * Off a worker (no runtime), a job runs on a thread of its own.
-//!
-//! [`MAX_BLOCKING_THREADS`]: crate::scheduler::tuning::MAX_BLOCKING_THREADS
-//! [`KEEP_ALIVE`]: crate::scheduler::tuning::BLOCKING_KEEP_ALIVE
 
 use std::collections::VecDeque;
 use std::fmt;

@@ -1,11 +1,11 @@
 //! The tokio ecosystem inside processes (feature `tokio`): a process awaits the futures
 //! of tokio-based libraries (`tokio::net`, hyper, reqwest, sqlx, tonic ...) by wrapping
-//! them in [`tokio`].
+//! them in [`tokio()`].
 //!
 //! # Design and cost
 //!
 //! tokio's IO and timer types need a tokio runtime's context when they are created and
-//! polled, or they panic ("there is no reactor running"). [`tokio`] enters the context
+//! polled, or they panic ("there is no reactor running"). [`tokio()`] enters the context
 //! of one tokio runtime around every poll of the wrapped future, as the `async-compat`
 //! crate does: a runtime built on first use, with one worker thread (`otter-tokio`),
 //! whose IO driver and timers serve every wrapped future of the process. `tokio::spawn`
@@ -45,7 +45,7 @@ pub fn tokio<F: Future>(future: F) -> Tokio<F> {
     }
 }
 
-/// A future polled inside a tokio runtime's context ([`tokio`]).
+/// A future polled inside a tokio runtime's context ([`tokio()`]).
 pub struct Tokio<F> {
     inner: Pin<Box<F>>,
 }

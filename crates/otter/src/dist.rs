@@ -41,9 +41,11 @@
 //! through a tunnel (WireGuard, ssh); OTP's TLS distribution (`inet_tls_dist`) is not
 //! implemented. The cookie is checked both ways in the handshake: a peer with a wrong
 //! cookie is refused, logged on stderr, and nothing it sent is delivered. Bad input
-//! after the handshake (a frame that does not decode, a length beyond
-//! [`connection::MAX_FRAME`]) drops the connection: its links and monitors fire
-//! `Noconnection`, and the node goes on.
+//! after the handshake (a frame that does not decode, a frame over 64 MiB or a control
+//! term over 64 KiB, a signal that claims a sender of another node) drops the
+//! connection: its links and monitors fire `Noconnection`, and the node goes on. The
+//! term decoder bounds every allocation by the bytes present and nesting at
+//! [`etf::MAX_DEPTH`]; atoms are values (there is no atom table to fill).
 //!
 //! # Differences from Erlang
 //!
@@ -55,6 +57,13 @@
 //! * No distributed spawn (`spawn/4` on an otter node), no `rpc`, no atom cache, no
 //!   fragmented messages (otter does not announce those capabilities, so peers do not
 //!   use them).
+//! * A peer that stops reading gets its connection closed once 64 MiB wait for it;
+//!   Erlang suspends the senders instead (`busy_dist_port`).
+//! * Exit reasons map to terms as [`RemoteReason`]'s docs say: the atoms of
+//!   `ExitReason`'s variants, `{shutdown, _}`, `{panic, <<Message>>}`, and any other
+//!   term as `ExitReason::Error(RemoteReason(term))`.
+//! * A link to [`Node::remote_name`]'s pid is refused with `Noproc` (Erlang's `link/1`
+//!   takes pids only).
 
 pub mod etf;
 

@@ -244,7 +244,7 @@
 //! There is no IO thread: the workers poll the OS themselves (epoll, through `mio`), a
 //! parking worker in the poll, busy ones between processes; a runtime that never opens
 //! a socket has no reactor. `examples/kv.rs` is a key-value server with one process per
-//! connection, to try with `nc`. With the feature `tokio`, [`compat::tokio`] lets a
+//! connection, to try with `nc`. With the feature `tokio`, `otter::compat::tokio` lets a
 //! process await the futures of tokio-based libraries (hyper, reqwest, sqlx ...).
 //!
 //! ```

@@ -16,6 +16,14 @@ use crate::exit::{ErrorReason, ExitReason};
 
 /// An exit reason from another node that has no otter variant of its own (`badarg`,
 /// `{badmatch, 3}`...), kept as the term it was.
+///
+/// | otter | Erlang |
+/// |---|---|
+/// | `Normal`, `Shutdown`, `Kill`, `Killed`, `Noproc`, `Noconnection` | the atom of that name |
+/// | `ShutdownWith(d)` | `{shutdown, <<d>>}`; any `{shutdown, T}` comes in with `T` printed |
+/// | `Panic(m)` | `{panic, <<m>>}` |
+/// | `Error(e)` | the term of a `RemoteReason` as it came; any other error `{error, <<e>>}` |
+/// | any other term | `Error(RemoteReason(term))` |
 #[derive(Clone, Debug, PartialEq)]
 pub struct RemoteReason(pub Term);
 
