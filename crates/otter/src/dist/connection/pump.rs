@@ -1,0 +1,198 @@
+//! The processes that move a connection's frames once it is up: the writer, the
+//! ticker and the reader (`connection.rs`'s module docs).
+
+use std::future::poll_fn;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use super::{Connection, MAX_CONTROL, MAX_FRAME, Out};
+use crate::dist::control::Control;
+use crate::dist::etf::{self, Term};
+use crate::dist::node::{ConnectError, NodeShared};
+use crate::net::TcpStream;
+use crate::process::Context;
+
+/// The writer process (module docs).
+pub(super) async fn run_writer(mut cx: Context<Out>, conn: Weak<Connection>) {
+    // Frames queued during the handshake stay in the mailbox, in order.
+    let Out::Socket(socket) = cx
+        .recv_match(|m| matches!(m, Out::Socket(_) | Out::Close))
+        .await
+    else {
+        return;
+    };
+    let mut buf: Vec<u8> = Vec::with_capacity(64 << 10);
+    let mut wrote_since_tick = false;
+    loop {
+        match cx.recv().await {
+            Out::Frame(f) => {
+                buf.extend_from_slice(&f);
+                let mut close = false;
+                while buf.len() < 64 << 10 {
+                    match cx.try_recv() {
+                        Some(Out::Frame(f)) => buf.extend_from_slice(&f),
+                        Some(Out::Close) => {
+                            close = true;
+                            break;
+                        }
+                        Some(_) => {}
+                        None => break,
+                    }
+                }
+                let written = socket.write_all(&buf).await;
+                if let Some(c) = conn.upgrade() {
+                    c.queued.fetch_sub(buf.len(), Ordering::Relaxed);
+                }
+                if written.is_err() || close {
+                    let _ = socket.shutdown(std::net::Shutdown::Both);
+                    return;
+                }
+                buf.clear();
+                wrote_since_tick = true;
+            }
+            Out::Tick => {
+                if !wrote_since_tick && socket.write_all(&[0, 0, 0, 0]).await.is_err() {
+                    let _ = socket.shutdown(std::net::Shutdown::Both);
+                    return;
+                }
+                wrote_since_tick = false;
+            }
+            Out::Close => {
+                let _ = socket.shutdown(std::net::Shutdown::Both);
+                return;
+            }
+            Out::Socket(_) => {}
+        }
+    }
+}
+
+/// The ticker process (module docs): every quarter of `net_ticktime`, a tick for the
+/// writer to send if it is idle, and the silence check.
+pub(super) async fn run_ticker(mut cx: Context<()>, conn: Weak<Connection>, quarter: Duration) {
+    let _interval = cx.send_interval(cx.pid(), (), quarter);
+    let mut last = u64::MAX;
+    let mut silent = 0;
+    loop {
+        cx.recv().await;
+        let Some(c) = conn.upgrade() else { return };
+        if c.is_gone() {
+            return;
+        }
+        let r = c.received.load(Ordering::Relaxed);
+        if r == last {
+            silent += 1;
+            if silent >= 4 {
+                c.close("the peer stopped ticking (net_ticktime)");
+                return;
+            }
+        } else {
+            silent = 0;
+            last = r;
+        }
+        c.writer.send(Out::Tick);
+    }
+}
+
+/// The reader loop (module docs), from the end of the handshake to the connection's
+/// end. However it ends (an error, the socket's close, or a panic in user code it ran),
+/// the connection goes down.
+pub(super) async fn run_reader(node: Arc<NodeShared>, conn: Arc<Connection>, stream: TcpStream) {
+    struct Down(Arc<NodeShared>, Arc<Connection>, Option<String>);
+    impl Drop for Down {
+        fn drop(&mut self) {
+            let why = self.2.take().unwrap_or_else(|| "the reader failed".into());
+            self.1.down(&self.0, ConnectError::Io(why));
+        }
+    }
+    let socket = stream.into_shared();
+    if !conn.set_up(&node, socket.clone()) {
+        let _ = socket.shutdown(std::net::Shutdown::Both);
+        return;
+    }
+    let mut guard = Down(node.clone(), conn.clone(), None);
+    const CHUNK: usize = 64 << 10;
+    let mut buf = vec![0u8; CHUNK];
+    let (mut start, mut end) = (0usize, 0usize);
+    let why = 'read: loop {
+        // Every whole frame in the buffer.
+        while end - start >= 4 {
+            let mut len = [0u8; 4];
+            len.copy_from_slice(&buf[start..start + 4]);
+            let len = u32::from_be_bytes(len) as usize;
+            if len > MAX_FRAME {
+                break 'read format!("a frame of {len} bytes");
+            }
+            if end - start < 4 + len {
+                break;
+            }
+            conn.received.fetch_add(1, Ordering::Relaxed);
+            if len > 0
+                && let Err(e) = handle_frame(&node, &conn, &buf[start + 4..start + 4 + len])
+            {
+                break 'read e;
+            }
+            start += 4 + len;
+        }
+        if start == end {
+            (start, end) = (0, 0);
+            if buf.len() > CHUNK {
+                // A large frame is done: give its memory back.
+                buf.truncate(CHUNK);
+                buf.shrink_to_fit();
+            }
+        } else if end == buf.len() {
+            if start > 0 {
+                buf.copy_within(start..end, 0);
+                (start, end) = (0, end - start);
+            } else {
+                // A frame longer than the buffer: grow as its bytes arrive, never by
+                // what its length field claims.
+                buf.resize(buf.len() * 2, 0);
+            }
+        }
+        match poll_fn(|cx| socket.poll_read_buf(cx, &mut buf[end..])).await {
+            Ok(0) => break "closed by the peer".to_string(),
+            Ok(n) => end += n,
+            Err(e) => break e.to_string(),
+        }
+    };
+    let _ = socket.shutdown(std::net::Shutdown::Both);
+    guard.2 = Some(why);
+}
+
+/// Acts on one frame (`'p'`, control, payload). An error takes the connection down.
+fn handle_frame(node: &Arc<NodeShared>, conn: &Arc<Connection>, f: &[u8]) -> Result<(), String> {
+    let Some((&b'p', rest)) = f.split_first() else {
+        return Err("a frame that is not a pass-through message".into());
+    };
+    let used = etf::skip_prefix(rest).map_err(|e| format!("control: {e}"))?;
+    if used > MAX_CONTROL {
+        return Err(format!("a control term of {used} bytes"));
+    }
+    let control = Term::decode(&rest[..used]).map_err(|e| format!("control: {e}"))?;
+    let payload = &rest[used..];
+    let op = match &control {
+        Term::Tuple(e) => match e.first() {
+            Some(Term::Int(op)) => *op,
+            _ => return Err("a control message without an op".into()),
+        },
+        _ => return Err("a control message that is not a tuple".into()),
+    };
+    if Control::op_has_payload(op) {
+        etf::skip_prefix(payload)
+            .ok()
+            .filter(|&n| n == payload.len())
+            .ok_or_else(|| "a payload that is not one term".to_string())?;
+    } else if !payload.is_empty() {
+        return Err(format!("bytes after control message {op}"));
+    }
+    // The PAYLOAD_ forms carry their reason as the payload.
+    let payload_term = if matches!(op, 24..=28) {
+        Some(Term::decode(payload).map_err(|e| format!("payload: {e}"))?)
+    } else {
+        None
+    };
+    let c = Control::decode(&control, payload_term.as_ref()).map_err(|e| e.0)?;
+    crate::dist::receive::control(node, conn, c, payload)
+}

@@ -1,0 +1,229 @@
+//! How a connection comes up: the attempt this node makes (epmd's port, the TCP
+//! connect, the handshake as initiator) and the ones it accepts, with the handshake's
+//! rules for simultaneous attempts and for a peer that comes back (`alive`).
+
+use std::future::poll_fn;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
+use std::task::Poll;
+use std::time::Duration;
+
+use super::{Connection, Phase, run_reader};
+use crate::dist::etf::Atom;
+use crate::dist::node::{ConnectError, NodeShared};
+use crate::dist::{epmd, handshake};
+use crate::net::TcpStream;
+use crate::process::Context;
+use crate::timer::Sleep;
+
+/// The connection to `peer`, started if there is none.
+pub(crate) fn get_or_connect(node: &Arc<NodeShared>, peer: &Atom) -> Arc<Connection> {
+    let mut c = node
+        .connections
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(conn) = c.get(peer) {
+        return conn.clone();
+    }
+    let conn = Connection::new(node, peer.clone());
+    if node.stopped.load(Ordering::Acquire) || *peer == node.name {
+        drop(c);
+        let why = if *peer == node.name {
+            "a node does not connect to itself"
+        } else {
+            "this node has stopped"
+        };
+        conn.down(node, ConnectError::Io(why.into()));
+        return conn;
+    }
+    c.insert(peer.clone(), conn.clone());
+    drop(c);
+    let (n, k) = (node.clone(), conn.clone());
+    node.handle
+        .spawn(move |cx: Context<()>| async move { run_connect(cx, n, k).await });
+    conn
+}
+
+async fn run_connect(cx: Context<()>, node: Arc<NodeShared>, conn: Arc<Connection>) {
+    let peer = conn.peer.as_str().to_string();
+    let Some((alive, host)) = peer.split_once('@') else {
+        conn.down(
+            &node,
+            ConnectError::NotFound(format!("bad node name {peer}")),
+        );
+        return;
+    };
+    let (alive, host) = (alive.to_string(), host.to_string());
+    let looked = crate::blocking::spawn_blocking({
+        let host = host.clone();
+        move || epmd::port_please(&host, &alive).map_err(|e| e.to_string())
+    })
+    .await;
+    let port = match looked {
+        Ok(a) => a.port,
+        Err(e) => return conn.attempt_failed(&node, ConnectError::NotFound(e)),
+    };
+    let mut stream = match TcpStream::connect_host(format!("{host}:{port}")).await {
+        Ok(s) => s,
+        Err(e) => return conn.attempt_failed(&node, ConnectError::Io(e.to_string())),
+    };
+    let _ = stream.set_nodelay(true);
+    let local = local_node(&node);
+    let shook = with_timeout(
+        cx.sleep(SETUP_TIME),
+        handshake::connect_unless(&mut stream, &local, &peer, || {
+            let s = conn.state();
+            matches!(s.phase, Phase::Pending) && !s.accepting
+        }),
+    )
+    .await;
+    match shook {
+        Ok(Ok(_)) => run_reader(node, conn, stream).await,
+        Ok(Err(
+            handshake::HandshakeError::Refused(handshake::Status::Nok)
+            | handshake::HandshakeError::Withdrawn,
+        )) => {
+            // The peer is connecting to us at the same time, and its attempt wins:
+            // this connection waits for it (its queued frames will go out on it), for
+            // one handshake's time at most.
+            drop(stream);
+            let arrived = with_timeout(cx.sleep(SETUP_TIME), conn.wait_up()).await;
+            if arrived.is_err() {
+                conn.attempt_failed(
+                    &node,
+                    ConnectError::Handshake("the peer's own connection did not come".into()),
+                );
+            }
+        }
+        Ok(Err(e)) => conn.attempt_failed(&node, ConnectError::Handshake(e.to_string())),
+        Err(()) => conn.attempt_failed(&node, ConnectError::Handshake("timed out".into())),
+    }
+}
+
+/// The handshake's time limit (OTP's `net_setuptime` default is 7 s).
+const SETUP_TIME: Duration = Duration::from_secs(7);
+
+async fn with_timeout<T>(mut sleep: Sleep, f: impl Future<Output = T>) -> Result<T, ()> {
+    let mut f = std::pin::pin!(f);
+    poll_fn(|t| {
+        if let Poll::Ready(v) = f.as_mut().poll(t) {
+            return Poll::Ready(Ok(v));
+        }
+        match std::pin::Pin::new(&mut sleep).poll(t) {
+            Poll::Ready(()) => Poll::Ready(Err(())),
+            Poll::Pending => Poll::Pending,
+        }
+    })
+    .await
+}
+
+fn local_node(node: &NodeShared) -> handshake::LocalNode {
+    handshake::LocalNode::new(node.name.as_str(), node.creation, node.hidden, &node.cookie)
+}
+
+/// Spawns the acceptor process on `listener`.
+pub(crate) fn start_acceptor(
+    node: &Arc<NodeShared>,
+    listener: std::net::TcpListener,
+) -> std::io::Result<()> {
+    let weak = Arc::downgrade(node);
+    node.handle.spawn(move |cx: Context<()>| async move {
+        let Ok(listener) = crate::net::TcpListener::from_std(listener) else {
+            return;
+        };
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let Some(node) = weak.upgrade() else {
+                return;
+            };
+            if node.stopped.load(Ordering::Acquire) {
+                // Dropping the listener closes it.
+                return;
+            }
+            cx.spawn(move |cx: Context<()>| run_accept(cx, node, stream));
+        }
+    });
+    Ok(())
+}
+
+async fn run_accept(cx: Context<()>, node: Arc<NodeShared>, mut stream: TcpStream) {
+    let _ = stream.set_nodelay(true);
+    let local = local_node(&node);
+    // The connection this handshake brings up, and the one it replaces (`alive`).
+    let mut chosen: Option<Arc<Connection>> = None;
+    let mut replaces: Option<Arc<Connection>> = None;
+    let decide = |peer: &str| {
+        let Some(peer) = Atom::try_new(peer) else {
+            return handshake::Status::NotAllowed;
+        };
+        if node.stopped.load(Ordering::Acquire) || peer == node.name {
+            return handshake::Status::NotAllowed;
+        }
+        let mut c = node
+            .connections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match c.get(&peer).cloned() {
+            Some(existing) if existing.is_up() => {
+                // The peer says whether its old connection is gone (`true`): then
+                // this one replaces it once the handshake is done.
+                replaces = Some(existing);
+                handshake::Status::Alive
+            }
+            Some(existing)
+                if !existing.is_gone()
+                    && !handshake::simultaneous_winner(node.name.as_str(), peer.as_str()) =>
+            {
+                // Their attempt wins: it takes our pending connection over (module
+                // docs); ours will be refused by them.
+                existing.state().accepting = true;
+                chosen = Some(existing);
+                handshake::Status::OkSimultaneous
+            }
+            Some(existing) if !existing.is_gone() => handshake::Status::Nok,
+            _ => {
+                let conn = Connection::new(&node, peer.clone());
+                c.insert(peer, conn.clone());
+                chosen = Some(conn);
+                handshake::Status::Ok
+            }
+        }
+    };
+    let shook = with_timeout(
+        cx.sleep(SETUP_TIME),
+        handshake::accept(&mut stream, &local, decide),
+    )
+    .await;
+    let conn = match (chosen, replaces, &shook) {
+        (Some(conn), _, _) => conn,
+        (None, Some(old), Ok(Ok(peer))) => {
+            // `alive` answered `true`: the old connection is dead to the peer.
+            old.close("replaced by a new connection from the peer");
+            old.down(&node, ConnectError::Io("the peer reconnected".into()));
+            let conn = Connection::new(&node, Atom::new(&peer.name));
+            node.connections
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(conn.peer.clone(), conn.clone());
+            conn
+        }
+        _ => return,
+    };
+    match shook {
+        Ok(Ok(_)) => run_reader(node, conn, stream).await,
+        Ok(Err(e)) => {
+            eprintln!(
+                "otter: refused a connection from {}: {e}",
+                conn.peer.as_str()
+            );
+            conn.state().accepting = false;
+            conn.down(&node, ConnectError::Handshake(e.to_string()));
+        }
+        Err(()) => {
+            conn.state().accepting = false;
+            conn.down(&node, ConnectError::Handshake("timed out".into()));
+        }
+    }
+}
