@@ -79,35 +79,41 @@ fn node_with_probe(rt: &Runtime) -> (Node, Pid<In>, Receiver<In>) {
     (node, pid, rx)
 }
 
-/// Plays a peer named `name`: connects to `node`, runs the handshake, then writes
-/// `bytes` (built with the peer's pid) and waits until the node closes the socket.
-/// Returns what the peer read after the handshake, up to the close.
-fn peer(rt: &Runtime, node: &Node, bytes: impl FnOnce(&ExternalPid) -> Vec<u8> + Send + 'static) {
-    let target = node.name().to_string();
+/// A peer named `PREFIX_..@host` with `creation`: connects to the node `target`, runs
+/// the real handshake, and returns the socket and a pid of the peer's.
+async fn handshaken(target: &str, prefix: &str, creation: u32) -> (TcpStream, ExternalPid) {
     let (alive, h) = target.split_once('@').unwrap();
     let port = epmd::port_please(h, alive).unwrap().port;
-    let name = unique("raw");
+    let name = unique(prefix);
+    let mut s = TcpStream::connect(([127, 0, 0, 1], port).into())
+        .await
+        .unwrap();
+    let local = handshake::LocalNode::new(&name, creation, true, "secret");
+    handshake::connect(&mut s, &local, target).await.unwrap();
+    let pid = ExternalPid {
+        node: Atom::new(&name),
+        id: 1,
+        serial: 0,
+        creation,
+    };
+    (s, pid)
+}
+
+/// Keeps a peer's connection open until the node closes it (or the runtime ends).
+async fn hold_open(s: &mut TcpStream) {
+    let mut buf = [0u8; 4096];
+    while let Ok(1..) = s.read(&mut buf).await {}
+}
+
+/// Plays a peer: the handshake, then `bytes` (built with the peer's pid), then waits
+/// until the node closes the socket.
+fn peer(rt: &Runtime, node: &Node, bytes: impl FnOnce(&ExternalPid) -> Vec<u8> + Send + 'static) {
+    let target = node.name().to_string();
     let (tx, rx) = channel();
     rt.handle().spawn(move |_: Context<()>| async move {
-        let mut s = TcpStream::connect(([127, 0, 0, 1], port).into())
-            .await
-            .unwrap();
-        let local = handshake::LocalNode::new(&name, 7, true, "secret");
-        handshake::connect(&mut s, &local, &target).await.unwrap();
-        let me = ExternalPid {
-            node: Atom::new(&name),
-            id: 1,
-            serial: 0,
-            creation: 7,
-        };
+        let (mut s, me) = handshaken(&target, "raw", 7).await;
         s.write_all(&bytes(&me)).await.unwrap();
-        // Until the node closes its side.
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = s.read(&mut buf).await {
-            if n == 0 {
-                break;
-            }
-        }
+        hold_open(&mut s).await;
         tx.send(()).unwrap();
     });
     rx.recv_timeout(WAIT)
@@ -146,23 +152,8 @@ fn expect_noconnection(rx: &Receiver<In>) {
 /// After a bad peer, another peer is still served: a message to `inbox` arrives.
 fn node_goes_on(rt: &Runtime, node: &Node, rx: &Receiver<In>) {
     let target = node.name().to_string();
-    let n = node.clone();
-    rt.handle().spawn(move |cx: Context<()>| async move {
-        let _ = &n;
-        let (alive, h) = target.split_once('@').unwrap();
-        let port = epmd::port_please(h, alive).unwrap().port;
-        let name = unique("good");
-        let mut s = TcpStream::connect(([127, 0, 0, 1], port).into())
-            .await
-            .unwrap();
-        let local = handshake::LocalNode::new(&name, 9, true, "secret");
-        handshake::connect(&mut s, &local, &target).await.unwrap();
-        let from = ExternalPid {
-            node: Atom::new(&name),
-            id: 1,
-            serial: 0,
-            creation: 9,
-        };
+    rt.handle().spawn(move |_: Context<()>| async move {
+        let (mut s, from) = handshaken(&target, "good", 9).await;
         let f = frame(
             &Control::RegSend {
                 from,
@@ -172,10 +163,8 @@ fn node_goes_on(rt: &Runtime, node: &Node, rx: &Receiver<In>) {
         )
         .unwrap();
         s.write_all(&f).await.unwrap();
-        let _ = cx;
         // Keep the connection (the runtime's end closes it).
-        let mut buf = [0u8; 64];
-        while let Ok(1..) = s.read(&mut buf).await {}
+        hold_open(&mut s).await;
     });
     match rx.recv_timeout(WAIT).expect("the node still delivers") {
         In::Term(t) => assert_eq!(t, Term::atom("still_here")),
@@ -202,24 +191,10 @@ fn a_peer_that_disconnects_mid_frame_is_dropped() {
     let (node, probe, rx) = node_with_probe(&rt);
     // The peer announces 100 bytes, sends 10, and closes (its process ends).
     let to = node.shared.external_pid(probe.raw);
-    let (alive_host, target) = (node.name().to_string(), node.name().to_string());
-    let _ = alive_host;
+    let target = node.name().to_string();
     let (tx, done) = channel();
     rt.handle().spawn(move |_: Context<()>| async move {
-        let (alive, h) = target.split_once('@').unwrap();
-        let port = epmd::port_please(h, alive).unwrap().port;
-        let name = unique("cut");
-        let mut s = TcpStream::connect(([127, 0, 0, 1], port).into())
-            .await
-            .unwrap();
-        let local = handshake::LocalNode::new(&name, 3, true, "secret");
-        handshake::connect(&mut s, &local, &target).await.unwrap();
-        let me = ExternalPid {
-            node: Atom::new(&name),
-            id: 1,
-            serial: 0,
-            creation: 3,
-        };
+        let (mut s, me) = handshaken(&target, "cut", 3).await;
         let mut b = frame::<()>(&Control::Link { from: me, to }, None).unwrap();
         b.extend_from_slice(&[0, 0, 0, 100, b'p', 131, 104, 3]);
         s.write_all(&b).await.unwrap();
@@ -282,14 +257,7 @@ fn a_flood_of_messages_is_delivered_in_order_and_the_node_goes_on() {
         .export(crate::dist::node::exported::<In>(probe.raw));
     let target = node.name().to_string();
     rt.handle().spawn(move |_: Context<()>| async move {
-        let (alive, h) = target.split_once('@').unwrap();
-        let port = epmd::port_please(h, alive).unwrap().port;
-        let name = unique("flood");
-        let mut s = TcpStream::connect(([127, 0, 0, 1], port).into())
-            .await
-            .unwrap();
-        let local = handshake::LocalNode::new(&name, 5, true, "secret");
-        handshake::connect(&mut s, &local, &target).await.unwrap();
+        let (mut s, _) = handshaken(&target, "flood", 5).await;
         let mut batch = Vec::new();
         for i in 0..N {
             batch.extend_from_slice(&frame(&Control::Send { to: to.clone() }, Some(&i)).unwrap());
@@ -300,8 +268,7 @@ fn a_flood_of_messages_is_delivered_in_order_and_the_node_goes_on() {
         }
         s.write_all(&batch).await.unwrap();
         // Keep the connection (the runtime's end closes it).
-        let mut buf = [0u8; 64];
-        while let Ok(1..) = s.read(&mut buf).await {}
+        hold_open(&mut s).await;
     });
     for i in 0..N {
         match rx.recv_timeout(WAIT).expect("every message of the flood") {
