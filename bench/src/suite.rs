@@ -48,6 +48,7 @@ mod cases;
 mod dist;
 mod echo;
 mod invoke;
+mod peer;
 
 use std::collections::HashMap;
 use std::fs::File;

@@ -18,19 +18,17 @@
 //! echo node's line) and `pinning` added. Without Erlang, the cases that need it on either
 //! side are skipped.
 
-use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::Outcome;
 use super::cases::Impl;
-use super::echo::{Pinning, drain, last_line, stop, wait_for};
+use super::peer::{Peer, Pinning, merge};
 use crate::workloads::dist::COOKIE;
 
 /// The case's bench name.
@@ -91,56 +89,20 @@ pub(super) fn run(
         &format!("name={name}"),
         &format!("cookie={COOKIE}"),
         "threads=1",
-    ])
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => {
-            let why = format!("cannot run the echo node {}: {e}", echo_program.display());
-            return (Outcome::Error(why), None);
-        }
+    ]);
+    let peer = match Peer::start(cmd, "the echo node", echo_program, ECHO_START) {
+        Ok(p) => p,
+        Err(e) => return e,
     };
-    let stderr = drain(child.stderr.take());
-    let (line_tx, line_rx) = mpsc::channel();
-    let stdout = child.stdout.take();
-    let reader = std::thread::spawn(move || {
-        let Some(out) = stdout else { return };
-        let mut lines = BufReader::new(out).lines();
-        if let Some(Ok(first)) = lines.next() {
-            let _ = line_tx.send(first);
-        }
-        // The rest (nothing, by the contract) is read so the node never blocks on it.
-        for _ in lines {}
-    });
-    let echo_line = match line_rx.recv_timeout(ECHO_START) {
-        Ok(l) => serde_json::from_str::<Value>(&l).map_err(|e| format!("not JSON ({e}): {l}")),
-        Err(_) => Err("no line".into()),
-    };
-    let node = echo_line
+    let node = peer
+        .line
         .as_ref()
         .ok()
         .filter(|v| v["ready"] == true)
         .and_then(|v| v["node"].as_str())
         .map(str::to_string);
     let Some(node) = node else {
-        stop(&mut child);
-        let code = child.wait().ok().and_then(|s| s.code());
-        let tail = last_line(stderr.join().unwrap_or_default());
-        let why = match echo_line {
-            Ok(_) => "its line has no node or is not ready".to_string(),
-            Err(e) => e,
-        };
-        let _ = reader.join();
-        return (
-            Outcome::Error(format!(
-                "the echo node did not start ({why}; exit {code:?}{tail})"
-            )),
-            code,
-        );
+        return peer.failed("its line has no node or is not ready");
     };
 
     let client_args = [
@@ -153,19 +115,8 @@ pub(super) fn run(
     let (mut outcome, code) = pin.invoke(1, client, "dist-pingpong", &client_args, timeout);
 
     // Closing stdin tells the echo node to exit.
-    drop(child.stdin.take());
-    let exit = wait_for(&mut child, ECHO_EXIT);
-    let tail = last_line(stderr.join().unwrap_or_default());
-    let _ = reader.join();
-    let echo_failed = match exit {
-        Some(0) => None,
-        Some(c) => Some(format!(
-            "the echo node exited {c} once its stdin closed{tail}"
-        )),
-        None => Some(format!(
-            "the echo node did not exit within {ECHO_EXIT:?} of its stdin closing{tail}"
-        )),
-    };
+    let echo_line = peer.line.clone().ok();
+    let echo_failed = peer.finish(ECHO_EXIT);
     let pinning = match pin {
         Pinning::Cores => "echo node on core 0, client on core 1 (taskset)",
         other => other.describe(),
@@ -177,21 +128,7 @@ pub(super) fn run(
         v["echo"] = echo_line.clone().unwrap_or(Value::Null);
         v["pinning"] = pinning.into();
     };
-    outcome = match (outcome, echo_failed) {
-        (Outcome::Ok(mut v), None) => {
-            extend(&mut v);
-            Outcome::Ok(v)
-        }
-        (Outcome::Ok(mut v), Some(why)) | (Outcome::CheckFailed(mut v, _), Some(why)) => {
-            extend(&mut v);
-            Outcome::CheckFailed(v, why)
-        }
-        (Outcome::CheckFailed(mut v, why), None) => {
-            extend(&mut v);
-            Outcome::CheckFailed(v, why)
-        }
-        (o, _) => o,
-    };
+    outcome = merge(outcome, echo_failed, extend);
     (outcome, code)
 }
 
