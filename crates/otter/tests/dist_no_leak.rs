@@ -51,5 +51,12 @@ fn no_descriptor_leaks_after_a_node_stops() {
         drop(rt);
         drop((e1, e2));
     }
+    // The Erlang nodes' output is read by threads of `support/erlang.rs`, which close
+    // their pipes once they see the killed node's EOF: a bounded wait for them, a
+    // failure guard, not a synchronisation of otter's.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while fds() != before && std::time::Instant::now() < deadline {
+        std::thread::yield_now();
+    }
     assert_eq!(fds(), before, "descriptors before and after");
 }
