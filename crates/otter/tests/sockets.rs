@@ -564,8 +564,10 @@ rt_test!(
 type Totals = std::sync::mpsc::Sender<usize>;
 
 /// Reads with `readable()` then `try_read` (in reads of at most `chunk` bytes) until the
-/// peer closes; after every `WouldBlock` (about to wait), tells `drained` how many bytes
-/// it has so far.
+/// peer closes; before every wait, tells `drained` how many bytes it has so far. It may
+/// wait after a `WouldBlock`, or after a read shorter than asked (which tells the
+/// runtime the socket is drained, without the system call that would answer
+/// `WouldBlock`).
 async fn read_by_readiness(s: &TcpStream, chunk: usize, drained: &Totals) -> Vec<u8> {
     let mut got = Vec::new();
     let mut buf = vec![0u8; chunk];
@@ -573,7 +575,12 @@ async fn read_by_readiness(s: &TcpStream, chunk: usize, drained: &Totals) -> Vec
         s.readable().await.unwrap();
         match s.try_read(&mut buf) {
             Ok(0) => return got,
-            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Ok(n) => {
+                got.extend_from_slice(&buf[..n]);
+                if n < chunk {
+                    let _ = drained.send(got.len());
+                }
+            }
             Err(e) if e.kind() == ErrorKind::WouldBlock => {
                 let _ = drained.send(got.len());
             }
@@ -683,6 +690,44 @@ rt_test!(try_read_on_an_idle_socket_would_block, |rt: &Runtime| {
     assert_eq!(early, None, "readable() returned with nothing new to read");
     assert_eq!(late, ["readable", "yz"]);
 });
+
+rt_test!(
+    a_read_that_fills_the_buffer_leaves_the_rest_readable,
+    |rt: &Runtime| {
+        // A short read tells the runtime the socket is drained (no WouldBlock system call
+        // needed); a read that fills the buffer does not, so the rest is read at once.
+        let peer = std::net::TcpListener::bind(any_port()).unwrap();
+        let addr = peer.local_addr().unwrap();
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let writer = std::thread::spawn(move || {
+            let (mut conn, _) = peer.accept().unwrap();
+            conn.write_all(b"0123456789").unwrap(); // one segment on loopback
+            wait.recv_timeout(GUARD).unwrap();
+            conn.write_all(b"ab").unwrap();
+            wait.recv_timeout(GUARD).unwrap();
+        });
+        let r = rt.block_on(move |_: Context<()>| async move {
+            let s = TcpStream::connect(addr).await.unwrap();
+            s.readable().await.unwrap();
+            let mut buf = [0u8; 4];
+            let mut reads = Vec::new();
+            for _ in 0..4 {
+                reads.push(match s.try_read(&mut buf) {
+                    Ok(n) => String::from_utf8_lossy(&buf[..n]).into_owned(),
+                    Err(e) => format!("{:?}", e.kind()),
+                });
+            }
+            go.send(()).unwrap();
+            s.readable().await.unwrap();
+            let n = s.try_read(&mut buf).unwrap();
+            reads.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+            go.send(()).unwrap();
+            reads
+        });
+        writer.join().unwrap();
+        assert_eq!(r.unwrap(), ["0123", "4567", "89", "WouldBlock", "ab"]);
+    }
+);
 
 rt_test!(readable_reports_the_peer_close, |rt: &Runtime| {
     let peer = std::net::TcpListener::bind(any_port()).unwrap();

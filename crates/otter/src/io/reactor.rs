@@ -19,6 +19,11 @@ const WAKE_TOKEN: Token = Token(usize::MAX);
 /// Events taken from the OS in one poll.
 const EVENTS: usize = 1024;
 
+/// Whether a short read or write of a stream tells that the kernel's buffer is drained
+/// or full: with the edge-triggered selectors mio uses on Linux and the BSDs (epoll,
+/// kqueue), yes; not with Windows' emulation.
+const SHORT_TRANSFER_DRAINS: bool = cfg!(not(windows));
+
 /// See the module docs.
 #[derive(Debug)]
 pub(crate) struct Reactor {
@@ -225,22 +230,70 @@ impl Registration {
         }
     }
 
-    /// Runs `op` once if the source was last seen ready for `dir`, without waiting:
-    /// `WouldBlock` if it was not (no system call), or if `op` would block, which
-    /// clears the readiness it saw as [`Registration::poll_io`] does.
-    pub(crate) fn try_io<R>(
+    /// A byte stream's read or write of up to `len` bytes: [`Registration::poll_io`],
+    /// and a transfer shorter than asked (not 0) also clears the readiness it saw (see
+    /// [`Registration::after_transfer`]).
+    pub(crate) fn poll_transfer(
         &self,
         dir: Direction,
-        op: impl FnOnce() -> io::Result<R>,
-    ) -> io::Result<R> {
+        cx: &mut Context<'_>,
+        len: usize,
+        mut op: impl FnMut() -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        loop {
+            let Poll::Ready(seen) = self.poll_ready(dir, cx) else {
+                return Poll::Pending;
+            };
+            let r = op();
+            if self.after_transfer(dir, seen, len, &r) {
+                return Poll::Ready(r);
+            }
+        }
+    }
+
+    /// Runs a byte stream's read or write of up to `len` bytes once if the source was
+    /// last seen ready for `dir`, without waiting: `WouldBlock` if it was not (no system
+    /// call), or if `op` would block; clears as [`Registration::poll_transfer`] does.
+    pub(crate) fn try_transfer(
+        &self,
+        dir: Direction,
+        len: usize,
+        op: impl FnOnce() -> io::Result<usize>,
+    ) -> io::Result<usize> {
         let Some(seen) = self.state.ready(dir) else {
             return Err(io::ErrorKind::WouldBlock.into());
         };
         let r = op();
-        if matches!(&r, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
-            self.clear(dir, seen);
-        }
+        self.after_transfer(dir, seen, len, &r);
         r
+    }
+
+    /// After a stream transfer of `len` bytes asked when `seen` said ready: clears the
+    /// readiness on `WouldBlock`, and also on a short transfer (`0 < n < len`), which
+    /// tells that the kernel's receive buffer is drained or its send buffer full, as
+    /// tokio does over edge-triggered epoll and kqueue. That saves the system call that
+    /// would only answer `WouldBlock`. The next arrival of bytes (or of room) is a new
+    /// edge and sets it again, and one that came since `seen` moved the tick, so the
+    /// clear does not take. Returns whether the transfer is the caller's outcome (not
+    /// `WouldBlock`).
+    fn after_transfer(
+        &self,
+        dir: Direction,
+        seen: Seen,
+        len: usize,
+        r: &io::Result<usize>,
+    ) -> bool {
+        match r {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.clear(dir, seen);
+                false
+            }
+            Ok(n) if *n > 0 && *n < len && SHORT_TRANSFER_DRAINS => {
+                self.clear(dir, seen);
+                true
+            }
+            _ => true,
+        }
     }
 
     /// Takes `source` out of the OS poll, before it is closed.

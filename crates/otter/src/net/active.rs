@@ -233,14 +233,13 @@ where
                     return Poll::Pending;
                 }
             }
+            let mut chunk = [0u8; CHUNK];
             inner
                 .reg
-                .poll_io(crate::io::readiness::Direction::Read, task, || {
-                    let mut chunk = [0u8; CHUNK];
-                    let n = (&inner.io).read(&mut chunk)?;
-                    Ok(chunk[..n].to_vec())
+                .poll_transfer(crate::io::readiness::Direction::Read, task, CHUNK, || {
+                    (&inner.io).read(&mut chunk)
                 })
-                .map(Event::Read)
+                .map(|r| Event::Read(r.map(|n| chunk[..n].to_vec())))
         })
         .await;
         match event {

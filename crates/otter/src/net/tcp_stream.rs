@@ -42,8 +42,9 @@ impl Inner {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
+        let len = buf.len();
         self.reg
-            .poll_io(Direction::Read, cx, || (&self.io).read(buf))
+            .poll_transfer(Direction::Read, cx, len, || (&self.io).read(buf))
     }
 
     pub(super) fn poll_write_buf(
@@ -52,7 +53,7 @@ impl Inner {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         self.reg
-            .poll_io(Direction::Write, cx, || (&self.io).write(buf))
+            .poll_transfer(Direction::Write, cx, buf.len(), || (&self.io).write(buf))
     }
 
     pub(crate) async fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
@@ -257,7 +258,10 @@ impl TcpStream {
     /// ```
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
         let inner = &self.inner;
-        inner.reg.try_io(Direction::Read, || (&inner.io).read(buf))
+        let len = buf.len();
+        inner
+            .reg
+            .try_transfer(Direction::Read, len, || (&inner.io).read(buf))
     }
 
     /// Waits until the socket is writable (the kernel's send buffer has room, the peer
@@ -306,7 +310,7 @@ impl TcpStream {
         let inner = &self.inner;
         inner
             .reg
-            .try_io(Direction::Write, || (&inner.io).write(buf))
+            .try_transfer(Direction::Write, buf.len(), || (&inner.io).write(buf))
     }
 
     /// Writes some of `buf`, waiting until the socket takes at least one byte.
