@@ -408,6 +408,13 @@ mod registry;
 mod scheduler;
 #[cfg(not(loom))]
 pub mod server;
+#[cfg(loom)]
+mod server {
+    //! Only the reply slot's outcome cell is built for the loom models.
+    pub(crate) mod reply {
+        pub(crate) mod outcome;
+    }
+}
 #[cfg(not(loom))]
 mod signal;
 #[cfg(not(loom))]
@@ -455,4 +462,5 @@ pub mod __loom {
     pub use crate::process::table::{SlotWord, TransitionToReleased};
     pub use crate::scheduler::park::Idle;
     pub use crate::scheduler::queue::{Item, LifoSlot, Local};
+    pub use crate::server::reply::outcome::{Answer, OutcomeCell, Taken};
 }

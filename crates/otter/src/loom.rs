@@ -4,7 +4,7 @@
 //! `tests/loom_*.rs` explore every interleaving of the real protocol code; otherwise
 //! they are `std`'s. Only the protocol modules (`mailbox/queue.rs`, `process/state.rs`,
 //! `process/table.rs`'s slot word, `process/gate.rs`, `scheduler/queue.rs`,
-//! `scheduler/park.rs`) import from here; the rest of
+//! `scheduler/park.rs`, `server/reply/outcome.rs`) import from here; the rest of
 //! the crate uses `std` directly, because loom cannot model `static`s, threads it did
 //! not start, or `catch_unwind`.
 

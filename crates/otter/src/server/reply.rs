@@ -12,12 +12,12 @@
 //!    [`CallError::Noproc`] at once. The first outcome wins: a reply, the server's exit,
 //!    or the timeout. A reply sent just before the server exits is returned (Erlang:
 //!    the reply message is ahead of the `'DOWN'`).
-//! 2. **No late reply left behind.** A slot's word is `tag << 1 | WAITING`: the tag of
-//!    its latest call, and whether that call still waits. An outcome is stored only
-//!    for the call it names, while it waits (under the slot's lock); anything else is
-//!    dropped where it arrives. A call that stops waiting (timeout, or its future
-//!    dropped, as when the caller is killed) clears `WAITING` and drops an outcome
-//!    that came meanwhile.
+//! 2. **No late reply left behind.** A slot's outcome cell (`reply/outcome.rs`, lock
+//!    free) holds the tag of its latest call and whether that call still waits. An
+//!    outcome is stored only for the call it names, while it waits, by the one answer
+//!    that wins it; anything else is dropped where it arrives. A call that stops
+//!    waiting (timeout, or its future dropped, as when the caller is killed) ends it in
+//!    the cell and drops an outcome that came meanwhile.
 //! 3. **A slot serves the next call only when nothing of the last is left.** When a
 //!    plain call ends and the only references to its slot are the caller's and its
 //!    watcher's (no `ReplyTo` anywhere: answered and dropped, or dropped unanswered),
@@ -32,9 +32,11 @@
 //! 4. **The server's exit between two calls.** It takes every watcher, kept ones
 //!    included: a kept slot's watcher marks it unwatched, and the next call lets it go
 //!    and watches the server anew, which gives `Noproc` if it is gone. Its exit during a
-//!    call ends that call with its reason (the watcher fires under the server's lock and
-//!    finds the call's `WAITING`; the caller set it under the slot's lock after checking
-//!    the slot was still watched).
+//!    call ends that call with its reason. The two sides are a Dekker pair: the caller
+//!    publishes its call in the cell, then (after a full barrier) reads `watched`; the
+//!    exit clears `watched`, then (after a full fence) ends any call waiting in the
+//!    cell. So either the caller sees the exit and lets go of the slot, or the exit
+//!    sees the call (the loom model `tests/loom_reply.rs`).
 //! 5. A kept slot belongs to the worker, not to a caller: a caller that ends leaves no
 //!    watcher of its own on the server; a server has at most `CALL_SLOTS_PER_WORKER`
 //!    idle watchers per worker, removed when the worker lets the slot go (full list,
@@ -48,7 +50,8 @@
 //!
 //! # Cost
 //!
-//! A call that finds a kept slot: the slot's lock three times (start, reply, take), the
+//! A call that finds a kept slot: two locked instructions on the slot's word (the
+//! start's swap, the reply's compare-and-swap; the take is a load and a store), the
 //! `ReplyTo`'s reference count, and the request and the wake-up. Otherwise one slot
 //! allocation and its watcher added under the server's bonds lock; a slot that cannot
 //! be kept costs the watcher's removal too. The timeout costs a timer-wheel entry only
@@ -64,18 +67,23 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::task::{Context as TaskContext, Poll, Waker};
 use std::time::Duration;
 
 use crate::exit::ExitReason;
+use crate::loom::full_fence;
 use crate::monitor::{CallWatch, Notify, Watcher};
 use crate::pid::RawPid;
 use crate::scheduler::context::{self, PooledSlot};
 use crate::scheduler::tuning::DEFER_TIMER_AFTER;
 use crate::signal::bonds;
 use crate::timer::{Deferred, Expire, Sleep, Timer, TimerKey};
+
+mod outcome;
+
+use outcome::{Answer, OutcomeCell};
 
 /// Why a call did not return a reply (Erlang's `gen_server:call/3` exits with these).
 ///
@@ -123,53 +131,35 @@ impl From<CallError> for ExitReason {
 /// [`CallError::Exit`] and the reason).
 type OnExit<R> = Box<dyn FnOnce(ExitReason) -> Result<R, CallError> + Send>;
 
-/// The part of a slot under its lock.
-struct SlotState<R> {
-    /// The outcome of the call waiting now (never of an earlier one: rule 2).
-    outcome: Option<Result<R, CallError>>,
-    waker: Option<Waker>,
-    /// The timer a deferred deadline armed (in the caller's runtime's timer), cancelled
-    /// when the call ends first.
-    armed: Option<TimerKey>,
-    /// The slot's watcher is on its server (cleared by the server's exit).
-    watched: bool,
-    on_exit: Option<OnExit<R>>,
-}
-
 /// The meeting point of a call and its reply; serves one call after another (module
-/// docs, rules 1–3).
+/// docs, rules 1–3). The outcome and the caller's waker pass through a lock-free cell
+/// (`reply/outcome.rs`); the locks here are taken only off the common path: a timer
+/// armed for a long call, and a start's or stop's exit mapping.
 struct Slot<R> {
-    state: Mutex<SlotState<R>>,
-    /// `tag << 1 | WAITING`: the tag of the slot's latest call, and whether that call
-    /// still waits (no outcome, not abandoned). Written under the lock; read without it
-    /// by `is_waiting` and a worker's flush of deferred deadlines.
-    word: AtomicU64,
+    outcome: OutcomeCell<Result<R, CallError>>,
+    /// The slot's watcher is on its server (cleared by the server's exit). With the
+    /// cell's word, a Dekker pair (rule 4): the caller publishes `WAITING`, then reads
+    /// this; the exit clears this, then fills whatever call waits.
+    watched: AtomicBool,
+    /// The timer a deferred deadline armed (in the caller's runtime's timer), cancelled
+    /// when the call ends first. Held from the cell's `mark` until the key is stored.
+    armed: Mutex<Option<TimerKey>>,
+    on_exit: Mutex<Option<OnExit<R>>>,
 }
-
-/// The low bit of [`Slot::word`].
-const WAITING: u64 = 1;
 
 impl<R> Slot<R> {
     fn new(tag: u64, waker: Option<Waker>, watched: bool) -> Slot<R> {
         Slot {
-            state: Mutex::new(SlotState {
-                outcome: None,
-                waker,
-                armed: None,
-                watched,
-                on_exit: None,
-            }),
-            word: AtomicU64::new(tag << 1 | WAITING),
+            outcome: OutcomeCell::waiting(tag, waker),
+            watched: AtomicBool::new(watched),
+            armed: Mutex::new(None),
+            on_exit: Mutex::new(None),
         }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, SlotState<R>> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Whether call `tag` still waits.
     fn waiting(&self, tag: u64) -> bool {
-        self.word.load(Ordering::Acquire) == tag << 1 | WAITING
+        self.outcome.is_waiting(tag)
     }
 
     fn fill(&self, tag: u64, outcome: Result<R, CallError>) {
@@ -182,46 +172,46 @@ impl<R> Slot<R> {
     /// dropped here); hands back the caller's waker, for the caller of `set` to wake
     /// (outside any lock it holds).
     fn set(&self, tag: u64, outcome: Result<R, CallError>) -> Option<Waker> {
-        let mut s = self.lock();
-        if self.word.load(Ordering::Relaxed) != tag << 1 | WAITING {
-            return None;
-        }
-        s.outcome = Some(outcome);
-        self.word.store(tag << 1, Ordering::Release);
-        s.waker.take()
+        self.outcome.fill(Answer::Tag(tag), outcome).ok().flatten()
     }
 
     /// [`Slot::set`] for the slot's latest call: what a [`ReplyTo`] answers (rule 3).
     fn set_current(&self, outcome: Result<R, CallError>) -> Option<Waker> {
-        let mut s = self.lock();
-        let word = self.word.load(Ordering::Relaxed);
-        if word & WAITING == 0 {
-            return None;
-        }
-        s.outcome = Some(outcome);
-        self.word.store(word & !WAITING, Ordering::Release);
-        s.waker.take()
+        self.outcome.fill(Answer::Current, outcome).ok().flatten()
     }
+
+    /// Ends call `tag`: its outcome, if any came, and the timer armed for it cancelled.
+    fn take(&self, tag: u64) -> Option<Result<R, CallError>> {
+        let taken = self.outcome.take(tag);
+        if taken.armed {
+            // The arming worker stored the key before it let go of this lock.
+            let key = lock(&self.armed).take();
+            cancel(key);
+        }
+        taken.value
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl<R: Send> CallWatch for Slot<R> {
     fn server_exited(&self, reason: ExitReason) -> Option<Waker> {
         // Under the exiting server's lock: set the outcome now (what `demonitor`
-        // relies on), leave the wake-up to the exit.
-        let mut s = self.lock();
-        s.watched = false;
-        let word = self.word.load(Ordering::Relaxed);
-        if word & WAITING == 0 {
+        // relies on), leave the wake-up to the exit. The fence orders the clear before
+        // the cell's read (rule 4's Dekker pair).
+        self.watched.store(false, Ordering::Relaxed);
+        full_fence();
+        if !self.outcome.latest_waits() {
             return None;
         }
-        let outcome = match (reason, s.on_exit.take()) {
+        let outcome = match (reason, lock(&self.on_exit).take()) {
             (ExitReason::Noproc, _) => Err(CallError::Noproc),
             (r, Some(on_exit)) => on_exit(r),
             (r, None) => Err(CallError::Exit(r)),
         };
-        s.outcome = Some(outcome);
-        self.word.store(word & !WAITING, Ordering::Release);
-        s.waker.take()
+        self.set_current(outcome)
     }
 }
 
@@ -235,11 +225,11 @@ impl<R: Send + 'static> Expire for Slot<R> {
     }
 
     fn armed(&self, timer: &Arc<Timer>, key: TimerKey, tag: u64) {
-        let mut s = self.lock();
-        if self.word.load(Ordering::Relaxed) == tag << 1 | WAITING {
-            s.armed = Some(key);
+        let mut armed = lock(&self.armed);
+        if self.outcome.mark(tag) {
+            *armed = Some(key);
         } else {
-            drop(s);
+            drop(armed);
             timer.cancel(key);
         }
     }
@@ -315,7 +305,7 @@ impl<R> ReplyTo<R> {
     ///
     /// See [`ReplyTo`] for an example of replying.
     pub fn is_waiting(&self) -> bool {
-        self.slot.word.load(Ordering::Acquire) & WAITING != 0
+        self.slot.outcome.latest_waits()
     }
 }
 
@@ -369,16 +359,21 @@ impl<R: Send + 'static> Pending<R> {
     pub(crate) fn call(target: RawPid, waker: Waker) -> (Pending<R>, ReplyTo<R>) {
         let mut waker = Some(waker);
         while let Some((slot, id)) = context::take_call_slot::<Slot<R>>(target) {
-            let mut s = slot.lock();
-            if !s.watched {
+            if !slot.watched.load(Ordering::Relaxed) {
                 // Its server has exited and taken the watcher: let go of it.
                 continue;
             }
-            let tag = (slot.word.load(Ordering::Relaxed) >> 1) + 1;
-            s.waker = waker.take();
-            debug_assert!(s.outcome.is_none() && s.armed.is_none());
-            slot.word.store(tag << 1 | WAITING, Ordering::Release);
-            drop(s);
+            let tag = slot.outcome.tag() + 1;
+            let Some(w) = waker.take() else { break };
+            slot.outcome.begin(tag, w);
+            // After the publication (`begin`'s barrier). If the server's exit cleared
+            // `watched` before it, it found no call waiting: end this one (dropping
+            // what an exit stored meanwhile) and let go of the slot. A new slot
+            // follows, which finds the server gone; its first poll gives it a waker.
+            if !slot.watched.load(Ordering::Relaxed) {
+                drop(slot.take(tag));
+                break;
+            }
             let reply = ReplyTo { slot: slot.clone() };
             let pending = Pending {
                 slot: Some(slot),
@@ -389,6 +384,7 @@ impl<R: Send + 'static> Pending<R> {
             };
             return (pending, reply);
         }
+        let waker_set = waker.is_some();
         let slot = Arc::new(Slot::new(1, waker, true));
         let id = crate::monitor::next_id();
         let watcher = Watcher {
@@ -399,7 +395,7 @@ impl<R: Send + 'static> Pending<R> {
         let watch = if bonds::add_watcher(target, watcher).is_ok() {
             Watch::Kept { target, id }
         } else {
-            slot.lock().watched = false;
+            slot.watched.store(false, Ordering::Relaxed);
             // Our own waker: the first poll finds the outcome without it.
             drop(slot.set(1, Err(CallError::Noproc)));
             Watch::None
@@ -409,7 +405,7 @@ impl<R: Send + 'static> Pending<R> {
             slot: Some(slot),
             tag: 1,
             watch,
-            waker_set: true,
+            waker_set,
             done: false,
         };
         (pending, reply)
@@ -424,11 +420,8 @@ impl<R: Send + 'static> Pending<R> {
         on_exit: impl FnOnce(ExitReason) -> Result<R, CallError> + Send + 'static,
     ) -> Watcher {
         let id = crate::monitor::next_id();
-        {
-            let mut s = self.slot().lock();
-            s.on_exit = Some(Box::new(on_exit));
-            s.watched = true;
-        }
+        *lock(&self.slot().on_exit) = Some(Box::new(on_exit));
+        self.slot().watched.store(true, Ordering::Relaxed);
         self.watch = Watch::Own { target, id };
         Watcher {
             id,
@@ -464,17 +457,8 @@ impl<R: Send + 'static> Pending<R> {
     /// Takes the outcome (the call is over): the reply or the server's exit, or, if
     /// none came, `Timeout` (the timer fired, or the caller's `Sleep` elapsed).
     fn finish(&mut self) -> Result<R, CallError> {
-        let (outcome, armed) = {
-            let mut s = self.slot().lock();
-            let word = self.slot().word.load(Ordering::Relaxed);
-            if word == self.tag << 1 | WAITING {
-                self.slot().word.store(self.tag << 1, Ordering::Release);
-                s.waker = None;
-            }
-            (s.outcome.take(), s.armed.take())
-        };
+        let outcome = self.slot().take(self.tag);
         self.done = true;
-        cancel(armed);
         outcome.unwrap_or(Err(CallError::Timeout))
     }
 }
@@ -496,16 +480,7 @@ impl<R: Send + 'static> Drop for Pending<R> {
         if !self.done {
             // Abandoned (timeout of our own `Sleep` aside, the call future was dropped):
             // a later outcome for this tag is dropped by `set`, one already here now.
-            let (outcome, armed) = {
-                let mut s = self.slot().lock();
-                if self.slot().word.load(Ordering::Relaxed) == self.tag << 1 | WAITING {
-                    self.slot().word.store(self.tag << 1, Ordering::Release);
-                }
-                s.waker = None;
-                (s.outcome.take(), s.armed.take())
-            };
-            drop(outcome);
-            cancel(armed);
+            drop(self.slot().take(self.tag));
         }
         match std::mem::replace(&mut self.watch, Watch::None) {
             Watch::None => {}
@@ -552,16 +527,8 @@ impl<R: Send + 'static> Future for Wait<R> {
         if !p.slot().waiting(p.tag) {
             return Poll::Ready(p.finish());
         }
-        if !std::mem::take(&mut p.waker_set) {
-            let mut s = p.slot().lock();
-            if p.slot().word.load(Ordering::Relaxed) != p.tag << 1 | WAITING {
-                drop(s);
-                return Poll::Ready(p.finish());
-            }
-            match &s.waker {
-                Some(w) if w.will_wake(cx.waker()) => {}
-                _ => s.waker = Some(cx.waker().clone()),
-            }
+        if !std::mem::take(&mut p.waker_set) && !p.slot().outcome.register(p.tag, cx.waker()) {
+            return Poll::Ready(p.finish());
         }
         if let Some(timeout) = this.timeout.take() {
             if timeout >= DEFER_TIMER_AFTER {
