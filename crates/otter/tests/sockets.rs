@@ -729,6 +729,54 @@ rt_test!(
     }
 );
 
+rt_test!(
+    sockets_are_served_while_the_run_queues_stay_full,
+    |rt: &Runtime| {
+        // 200 processes a worker that always have something to run keep its queue more
+        // than half full and never full (no overflow ever empties half of it), which holds
+        // back the worker's polls of the OS (so that a long queue drains before the
+        // processes that sockets wake join it); the sockets are still served, every few
+        // looks, and each read comes back.
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let peer = std::net::TcpListener::bind(any_port()).unwrap();
+        let addr = peer.local_addr().unwrap();
+        let writer = std::thread::spawn(move || {
+            let (mut conn, _) = peer.accept().unwrap();
+            for round in 0..20u8 {
+                conn.write_all(&[round]).unwrap();
+                let mut back = [0u8];
+                std::io::Read::read_exact(&mut conn, &mut back).unwrap();
+                assert_eq!(back, [round]);
+            }
+        });
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let busy = 200 * rt.threads();
+        let r = rt.block_on({
+            let stop = stop.clone();
+            move |cx: Context<()>| async move {
+                for _ in 0..busy {
+                    let stop = stop.clone();
+                    cx.spawn(move |c: Context<()>| async move {
+                        while !stop.load(Ordering::Relaxed) {
+                            c.yield_now().await;
+                        }
+                    });
+                }
+                let mut s = TcpStream::connect(addr).await.unwrap();
+                let mut buf = [0u8];
+                for _ in 0..20 {
+                    s.read_exact(&mut buf).await.unwrap();
+                    s.write_all(&buf).await.unwrap();
+                }
+                stop.store(true, Ordering::Relaxed);
+            }
+        });
+        stop.store(true, Ordering::Relaxed);
+        r.unwrap();
+        writer.join().unwrap();
+    }
+);
+
 rt_test!(readable_reports_the_peer_close, |rt: &Runtime| {
     let peer = std::net::TcpListener::bind(any_port()).unwrap();
     let addr = peer.local_addr().unwrap();

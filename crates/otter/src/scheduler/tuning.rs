@@ -64,6 +64,15 @@ const _: () = assert!(
 /// a spawn or wake-up from outside the workers. Measure with `spawn` from outside.
 pub(crate) const GLOBAL_INTERVAL: u32 = 61;
 
+/// Busy looks at the OS (one every [`GLOBAL_INTERVAL`] ticks) a worker skips in a row
+/// while its local queue has no room for a full poll's worth of woken processes
+/// (`io/reactor.rs`, `EVENTS`); the next look polls for at most `FEW_EVENTS`. The bound
+/// on how long a queue kept full holds the sockets back (8 × 61 ticks). Trades new work
+/// joining a long queue (a longer wait for all of it, and an overflow into the injector
+/// once full) against sockets served late. Measure with `echo conns=1000` in both modes
+/// (p99).
+/// See docs/design/0022-lock-free-reply-and-short-reads.md.
+pub(crate) const IO_POLLS_SKIPPED: u32 = 8;
 /// Spin hints between two looks of a spinning worker at the wake-up flag and the clock:
 /// about 1–3 µs on current x86 cores, short next to the 1–3 ms a parked vCPU takes to
 /// wake, long enough that reading the clock costs nothing.

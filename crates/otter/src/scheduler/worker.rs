@@ -32,10 +32,12 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use crate::io::reactor::EVENTS;
 use crate::process::harness::{RunOutcome, Task};
 use crate::scheduler::tuning::{
-    BUDGET, GLOBAL_INTERVAL, LIFO_RECHECK, MAX_LIFO_POLLS, SPILL_AFTER_SENDS, SPILL_INTERVAL,
-    SPIN_BEFORE_PARK, SPIN_HINTS, STEAL_LIFO_AFTER, WATCHDOG, YIELD_EVERY_ROUNDS,
+    BUDGET, GLOBAL_INTERVAL, IO_POLLS_SKIPPED, LIFO_RECHECK, LOCAL_CAP, MAX_LIFO_POLLS,
+    SPILL_AFTER_SENDS, SPILL_INTERVAL, SPIN_BEFORE_PARK, SPIN_HINTS, STEAL_LIFO_AFTER, WATCHDOG,
+    YIELD_EVERY_ROUNDS,
 };
 use crate::scheduler::{Remote, Shared, context};
 
@@ -101,6 +103,7 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize) {
         index,
         tick: 0,
         lifo_polls: 0,
+        io_skipped: 0,
         kick_watchdog: false,
         last_watch: now,
         rng: 0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d),
@@ -114,6 +117,9 @@ struct Worker {
     index: usize,
     tick: u32,
     lifo_polls: u32,
+    /// Busy polls of the OS skipped in a row because the local queue had no room for a
+    /// poll's worth of woken processes (at most `IO_POLLS_SKIPPED`).
+    io_skipped: u32,
     /// Each other worker's tick counter at our previous watchdog look.
     seen_ticks: Vec<u64>,
     /// Each other worker's tick counter when we last saw it move, and when: how long
@@ -177,7 +183,7 @@ impl Worker {
                 break None;
             }
             if let Some(io) = shared.reactor_in_use() {
-                io.poll_now();
+                io.poll_now(LOCAL_CAP - shared.workers[self.index].local.len());
                 let me = &shared.workers[self.index];
                 if let Some(t) = me.lifo.take().or_else(|| me.local.pop()) {
                     break Some(t);
@@ -302,10 +308,20 @@ impl Worker {
         if self.tick % GLOBAL_INTERVAL == 0 {
             // Calls that still wait since the flush before get their timers.
             context::flush_deferred(false);
-            // Sockets are served while every worker is busy (`io.rs`): what the events
-            // wake lands in this worker's queues.
+            // Sockets are served while every worker is busy (`io.rs`). What the events
+            // wake lands in this worker's queues, so the worker polls while they have
+            // room for a poll's worth (`io/reactor.rs`, `EVENTS`): a queue fuller than
+            // that drains before new work joins it. Every `IO_POLLS_SKIPPED + 1`-th
+            // look polls anyway, for at most `FEW_EVENTS` events, so that a queue kept
+            // full by processes that always have messages does not starve the sockets.
             if let Some(io) = shared.reactor_in_use() {
-                io.poll_now();
+                let room = LOCAL_CAP - me.local.len();
+                if room >= EVENTS || self.io_skipped >= IO_POLLS_SKIPPED {
+                    self.io_skipped = 0;
+                    io.poll_now(room);
+                } else {
+                    self.io_skipped += 1;
+                }
             }
             if let Some(t) = shared.injector.pop_into(&me.local, INJECTOR_BATCH) {
                 return Some(t);
