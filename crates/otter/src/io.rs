@@ -16,6 +16,12 @@
 //! * a busy worker polls without blocking every `GLOBAL_INTERVAL` ticks, and a searching
 //!   one every search round, so sockets are served while every worker has processes to
 //!   run;
+//! * a poll takes no more events than the polling worker's local queue has room for
+//!   the processes they wake (`reactor::EVENTS`, half the queue): a busy worker whose
+//!   queue is fuller skips its poll, at most `IO_POLLS_SKIPPED` times in a row, then
+//!   polls for `reactor::FEW_EVENTS`. Woken processes then join the queue in the order
+//!   the OS reported them instead of overflowing into the injector, and what is ready
+//!   beyond waits, in order, in the kernel's ready list;
 //! * an event sets the source's readiness and wakes the processes waiting on it: they
 //!   are scheduled like processes woken by a message, onto the polling worker's queues.
 //!
