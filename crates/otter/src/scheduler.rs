@@ -22,7 +22,12 @@
 //!
 //! * Woken by a message (or any waker) on one of its own runtime's workers: that
 //!   worker's LIFO slot; a process displaced from the slot goes to the local queue.
-//! * Spawned on a worker, or yielding: the back of that worker's local queue.
+//! * Spawned on a worker: that worker's LIFO slot if it is empty (Go puts a new
+//!   goroutine in its `runnext` the same way), else the back of the local queue. A
+//!   chain of spawns (each process spawns the next and ends) then stays on one worker:
+//!   a push onto the queue woke an idle worker, which stole the child, and the chain
+//!   crossed cores at every link (`spawn` 1.7× slower, 0022).
+//! * Yielding: the back of that worker's local queue.
 //! * From any other thread: the injector, and a spinning or parked worker is woken.
 //!
 //! A push onto a local queue wakes a parked worker if no worker is searching (tokio's
@@ -75,13 +80,22 @@ use queue::{Injector, LifoSlot, Local};
 pub(crate) struct Remote {
     pub(crate) local: Local,
     pub(crate) lifo: LifoSlot,
-    /// Processes this worker has started polling; the watchdog reads it.
+    /// Processes this worker has started polling, the watchdog's sign of progress; and
+    /// [`STREAMING`] while the current poll streams (only this worker writes it).
     pub(crate) ticks: AtomicU64,
     /// Set while the worker parks in the reactor's OS poll rather than in
     /// `thread::park` (set before it registers as sleeping: `io.rs`).
     pub(crate) in_driver: AtomicBool,
     thread: OnceLock<Thread>,
 }
+
+/// The bit of [`Remote::ticks`] set while the worker's current poll streams: it has
+/// spilled its LIFO process at least once (`spill_lifo`), so its sends hand that slot's
+/// process on every `SPILL_INTERVAL` sends, and no idle worker takes it earlier as
+/// stuck (`Worker::take_stuck_lifo`): taken at once, the receiver of a stream would run
+/// beside its sender one message at a time, each message's cache line crossing cores
+/// (0012's chase; `counting` 4.7× slower, 0022). The next turn clears it.
+pub(crate) const STREAMING: u64 = 1 << 63;
 
 /// State shared by a runtime's workers, handles and processes.
 #[derive(Debug)]
@@ -143,6 +157,8 @@ impl Shared {
     #[cold]
     pub(crate) fn spill_lifo(&self) {
         if let Some(i) = context::current_index(self) {
+            let ticks = &self.workers[i].ticks;
+            ticks.store(ticks.load(Ordering::Relaxed) | STREAMING, Ordering::Relaxed);
             if let Some(t) = self.workers[i].lifo.take() {
                 if let Err(t) = self.workers[i].local.push(t) {
                     self.injector.push(t);
@@ -156,6 +172,10 @@ impl Shared {
     #[inline]
     pub(crate) fn schedule_spawned(&self, task: Task) {
         match context::current_index(self) {
+            Some(i) if self.workers[i].lifo.is_empty() => {
+                // Only this worker fills its slot: it is still empty.
+                let _ = self.workers[i].lifo.replace(task);
+            }
             Some(i) => self.push_local(i, task),
             None => self.inject(task),
         }

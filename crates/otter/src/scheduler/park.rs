@@ -11,7 +11,10 @@
 //!   (the protocol below): the woken worker searches and steals it.
 //! * **LIFO slot**: its owner runs it after the current poll; if that poll runs long, an
 //!   idle worker takes it once it has stood [`STEAL_LIFO_AFTER`] while the owner's tick
-//!   did not move (Go's rule for its `runnext`). A searching worker looks every spin
+//!   did not move (Go's rule for its `runnext`). A poll that streams (it has spilled
+//!   its LIFO process once, `STREAMING` in its tick) hands that slot's process on
+//!   itself every `SPILL_INTERVAL` sends, and no idle worker takes it earlier: the
+//!   receiver of a stream taken at once runs beside its sender a message at a time. A searching worker looks every spin
 //!   round; a worker about to park that sees an occupied LIFO slot parks for at most
 //!   [`LIFO_RECHECK`] and looks again, until the slot is empty or taken. A LIFO
 //!   placement does not wake a parked worker: a ring or a ping-pong would then wake one

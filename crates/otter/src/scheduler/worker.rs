@@ -39,7 +39,7 @@ use crate::scheduler::tuning::{
     SPILL_AFTER_SENDS, SPILL_INTERVAL, SPIN_BEFORE_PARK, SPIN_HINTS, STEAL_LIFO_AFTER, WATCHDOG,
     YIELD_EVERY_ROUNDS,
 };
-use crate::scheduler::{Remote, Shared, context};
+use crate::scheduler::{Remote, STREAMING, Shared, context};
 
 /// Processes a worker takes from the injector at once (the first to run, and this many
 /// more into its local queue).
@@ -86,7 +86,7 @@ pub(crate) fn renew_turn(shared: &Shared) -> bool {
 #[inline]
 fn begin_turn(me: &Remote, budget: u32) {
     me.ticks.store(
-        me.ticks.load(Ordering::Relaxed).wrapping_add(1),
+        (me.ticks.load(Ordering::Relaxed) & !STREAMING).wrapping_add(1),
         Ordering::Relaxed,
     );
     context::start_turn(budget);
@@ -219,6 +219,10 @@ impl Worker {
                 continue;
             }
             let ticks = w.ticks.load(Ordering::Relaxed);
+            if ticks & STREAMING != 0 {
+                // A stream's receiver: its sender's spills hand it on.
+                continue;
+            }
             let seen = &mut self.lifo_seen[v];
             if ticks != seen.0 {
                 *seen = (ticks, now);
