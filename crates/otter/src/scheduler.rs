@@ -26,7 +26,7 @@
 //!   goroutine in its `runnext` the same way), else the back of the local queue. A
 //!   chain of spawns (each process spawns the next and ends) then stays on one worker:
 //!   a push onto the queue woke an idle worker, which stole the child, and the chain
-//!   crossed cores at every link (`spawn` 1.7× slower, 0022).
+//!   crossed cores at every link (docs/design/0022).
 //! * Yielding: the back of that worker's local queue.
 //! * From any other thread: the injector, and a spinning or parked worker is woken.
 //!
@@ -94,7 +94,7 @@ pub(crate) struct Remote {
 /// process on every `SPILL_INTERVAL` sends, and no idle worker takes it earlier as
 /// stuck (`Worker::take_stuck_lifo`): taken at once, the receiver of a stream would run
 /// beside its sender one message at a time, each message's cache line crossing cores
-/// (0012's chase; `counting` 4.7× slower, 0022). The next turn clears it.
+/// (the chase of docs/design/0012; 0022). The next turn clears it.
 pub(crate) const STREAMING: u64 = 1 << 63;
 
 /// State shared by a runtime's workers, handles and processes.

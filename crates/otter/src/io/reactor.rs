@@ -20,9 +20,9 @@ const WAKE_TOKEN: Token = Token(usize::MAX);
 /// no more events than its local queue has room for the processes they wake (this, or
 /// [`FEW_EVENTS`]), so that those fit in it, in the order the OS reported them,
 /// instead of overflowing to the injector (which a busy worker serves 32 at a time
-/// every 61 ticks, and where they would wait behind the ones woken after them: a p99 of
-/// 23–35 ms against tokio's 8–10 with 1,000 echo connections). What is ready beyond
-/// stays in the kernel's ready list, in order, for the next poll.
+/// every 61 ticks, and where they would wait behind the ones woken after them:
+/// docs/design/0022). What is ready beyond stays in the kernel's ready list, in order,
+/// for the next poll.
 pub(crate) const EVENTS: usize = crate::scheduler::tuning::LOCAL_CAP / 2;
 
 /// The events of a poll made while the worker's queue has room for fewer than
@@ -51,8 +51,6 @@ pub(crate) struct Driver {
     poll: mio::Poll,
     events: Events,
     few: Events,
-    /// The last poll filled `few`, not `events`.
-    last_few: bool,
 }
 
 #[derive(Debug, Default)]
@@ -72,7 +70,6 @@ impl Reactor {
                 poll,
                 events: Events::with_capacity(EVENTS),
                 few: Events::with_capacity(FEW_EVENTS),
-                last_few: false,
             }),
             registry,
             waker,
@@ -108,13 +105,12 @@ impl Reactor {
     /// queue) takes that many, else at most [`FEW_EVENTS`].
     pub(crate) fn poll_now(&self, room: usize) {
         if let Some(mut d) = self.try_driver() {
-            let polled = if room >= EVENTS {
-                d.poll(Some(Duration::ZERO))
-            } else {
-                d.poll_few()
-            };
-            if polled {
-                d.dispatch(self);
+            if room >= EVENTS {
+                if d.poll(Some(Duration::ZERO)) {
+                    dispatch(&d.events, self);
+                }
+            } else if d.poll_few() {
+                dispatch(&d.few, self);
             }
         }
     }
@@ -164,7 +160,6 @@ impl Driver {
     /// Waits for events up to `timeout` (`None`: until one comes or a wake-up). Whether
     /// there are events to dispatch.
     pub(crate) fn poll(&mut self, timeout: Option<Duration>) -> bool {
-        self.last_few = false;
         match self.poll.poll(&mut self.events, timeout) {
             Ok(()) => !self.events.is_empty(),
             // Interrupted by a signal: the caller looks for work and comes back.
@@ -174,7 +169,6 @@ impl Driver {
 
     /// Polls without blocking for at most [`FEW_EVENTS`] events.
     fn poll_few(&mut self) -> bool {
-        self.last_few = true;
         match self.poll.poll(&mut self.few, Some(Duration::ZERO)) {
             Ok(()) => !self.few.is_empty(),
             Err(_) => false,
@@ -183,47 +177,48 @@ impl Driver {
 
     /// Sets the readiness of every source the last poll reported and wakes its
     /// waiting processes, after releasing the slab's lock.
-    pub(crate) fn dispatch(&mut self, reactor: &Reactor) {
-        let mut wake = Vec::new();
-        {
-            let slab = reactor
-                .sources
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            let events = if self.last_few {
-                &self.few
-            } else {
-                &self.events
-            };
-            for e in events.iter() {
-                if e.token() == WAKE_TOKEN {
-                    continue;
-                }
-                let Some(Some(state)) = slab.entries.get(e.token().0) else {
-                    continue; // deregistered since: nobody waits
-                };
-                let mut bits = 0;
-                if e.is_readable() {
-                    bits |= READABLE;
-                }
-                if e.is_writable() {
-                    bits |= WRITABLE;
-                }
-                if e.is_read_closed() {
-                    bits |= READ_CLOSED;
-                }
-                if e.is_write_closed() {
-                    bits |= WRITE_CLOSED;
-                }
-                if e.is_error() {
-                    bits |= ERROR;
-                }
-                wake.extend(state.set(bits).into_iter().flatten());
+    pub(crate) fn dispatch(&self, reactor: &Reactor) {
+        dispatch(&self.events, reactor);
+    }
+}
+
+/// Sets the readiness of every source `events` reports and wakes its waiting
+/// processes, after releasing the slab's lock.
+fn dispatch(events: &Events, reactor: &Reactor) {
+    let mut wake = Vec::new();
+    {
+        let slab = reactor
+            .sources
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for e in events.iter() {
+            if e.token() == WAKE_TOKEN {
+                continue;
             }
+            let Some(Some(state)) = slab.entries.get(e.token().0) else {
+                continue; // deregistered since: nobody waits
+            };
+            let mut bits = 0;
+            if e.is_readable() {
+                bits |= READABLE;
+            }
+            if e.is_writable() {
+                bits |= WRITABLE;
+            }
+            if e.is_read_closed() {
+                bits |= READ_CLOSED;
+            }
+            if e.is_write_closed() {
+                bits |= WRITE_CLOSED;
+            }
+            if e.is_error() {
+                bits |= ERROR;
+            }
+            wake.extend(state.set(bits).into_iter().flatten());
         }
-        for w in wake {
-            w.wake();
-        }
+    }
+    for w in wake {
+        w.wake();
     }
 }
 
