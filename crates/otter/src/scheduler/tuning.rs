@@ -16,9 +16,9 @@
 //!   queued behind it when no worker is idle to take them (`park.rs`'s rule).
 //! * [`STREAM_AFTER`] is below [`SPILL_AFTER_SENDS`], so the first sends of a poll (a
 //!   ring's hop, a request, a reply) neither look at the stream cache nor spill.
-//! * [`MAX_LIFO_POLLS`] bounds how long a chatty pair holds a worker against its local
-//!   queue (only while that queue is empty: a queued process waits for no chain);
-//!   [`GLOBAL_INTERVAL`] how long the local queue holds it against the injector.
+//! * [`MAX_LIFO_POLLS`] bounds how long a chain keeps a worker from its loop (a queued
+//!   process waits for no chain); [`GLOBAL_INTERVAL`] how long the local queue holds the
+//!   worker against the injector.
 //! * [`STEAL_LIFO_AFTER`] is far below [`WATCHDOG`], and [`LIFO_RECHECK`] between them.
 //!
 //! To re-measure one: change it, build `otter-bench` in release, and run the workload
@@ -34,11 +34,11 @@ use std::time::Duration;
 /// `counting` and a latency measurement (not yet in the harness).
 pub(crate) const BUDGET: u32 = 128;
 
-/// Consecutive LIFO-slot runs before the LIFO process yields to the local queue. tokio
-/// uses 3 for tasks; a ring or ping-pong of processes is exactly the case the slot exists
-/// for, so a few more: a queued process waits at most 8 short polls behind a chatty
-/// pair. Measure with `ring` and `pingpong` against a latency measurement (not yet in
-/// the harness).
+/// Polls of one LIFO chain (`Worker::run_chain`) before the worker looks at its other
+/// work (the shutdown flag, the injector's turn). A queued process does not wait for the
+/// chain (it ends as soon as the local queue holds one), so this only bounds how long
+/// the worker's loop goes unvisited; with nothing queued the same process starts the
+/// next chain. Measure with `ring` and `pingpong`.
 pub(crate) const MAX_LIFO_POLLS: u32 = 8;
 
 /// Sends in one poll after which the process it woke into this worker's LIFO slot is

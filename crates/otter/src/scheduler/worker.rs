@@ -6,11 +6,14 @@
 //!    outside cannot starve behind a busy local queue.
 //! 2. The LIFO slot: the process most recently woken by a message from the process that
 //!    just ran. Running it next keeps the message hot in cache and makes a request/reply
-//!    pair cost two polls and no queue operation. Only while the local queue is empty,
-//!    and at most [`MAX_LIFO_POLLS`] in a row: otherwise the LIFO process goes to the
-//!    back of the local queue, as a woken process does on the BEAM, so that a process
-//!    queued behind a chatty pair or a ring waits once for each process ahead of it, not
-//!    for each one's chain.
+//!    pair cost two polls and no queue operation. Only while the local queue is empty:
+//!    otherwise the LIFO process goes to the back of the local queue, as a woken process
+//!    does on the BEAM, so that a process queued behind a chatty pair or a ring waits
+//!    once for each process ahead of it, not for each one's chain. With the local queue
+//!    empty no process waits behind it here, and it is never pushed: a push would offer
+//!    a ring's or a pair's next process to a searching worker's steal for the moment it
+//!    stood there, and each steal moves the chain, and every process it touches, to a
+//!    cold core (docs/design/0023).
 //! 3. The local queue (FIFO).
 //! 4. The injector, taking a batch into the local queue.
 //! 5. Stealing half of another worker's local queue, from a random victim onwards.
@@ -254,10 +257,11 @@ impl Worker {
     }
 
     /// Runs `task`, then, while the LIFO slot holds a process (woken by the one that
-    /// just ran) and neither the LIFO cap nor the injector's turn (rules 1 and 2 of the
-    /// module docs) says otherwise, that process: the ring's and ping-pong's path, kept
-    /// free of `next_task`'s other steps. A chain is at most [`MAX_LIFO_POLLS`] + 1
-    /// polls long, so the shutdown flag is still read every few polls.
+    /// just ran) and neither a queued process nor the injector's turn (rules 1 and 2 of
+    /// the module docs) says otherwise, that process: the ring's and ping-pong's path,
+    /// kept free of `next_task`'s other steps. A chain is at most [`MAX_LIFO_POLLS`] + 1
+    /// polls long, so the shutdown flag is still read every few polls; `next_task` then
+    /// starts the next chain with the same process if nothing else is queued here.
     /// Measured: docs/design/0005-ring-hop-cost.md.
     #[inline]
     fn run_chain(&mut self, shared: &Shared, me: &Remote, mut task: Task) {
@@ -338,8 +342,13 @@ impl Worker {
             }
         }
         if let Some(t) = me.lifo.take() {
-            if self.lifo_polls < MAX_LIFO_POLLS && me.local.len() == 0 {
-                self.lifo_polls += 1;
+            if me.local.len() == 0 {
+                // Nothing waits behind it here (rule 2): a new chain, not a push.
+                self.lifo_polls = if self.lifo_polls < MAX_LIFO_POLLS {
+                    self.lifo_polls + 1
+                } else {
+                    1
+                };
                 return Some(t);
             }
             shared.push_local(self.index, t);
