@@ -1,7 +1,8 @@
 //! Rules of the scheduler: a process that hogs its worker does not stop the others
-//! (their queued work is taken over by other workers); two chatty processes do not
-//! starve the rest of their worker; a receiver woken again late in a long send loop runs
-//! before the loop ends; futures from outside otter wake processes.
+//! (their queued work is taken over by other workers, idle or busy, whatever the
+//! injector holds); two chatty processes do not starve the rest of their worker; a
+//! receiver woken again late in a long send loop runs before the loop ends; futures
+//! from outside otter wake processes.
 
 #[path = "support/rt.rs"]
 mod support;
@@ -61,6 +62,45 @@ fn a_hog_does_not_stop_processes_queued_behind_it_while_the_others_are_busy() {
         cx.spawn(move |_: Context<()>| async move { d.store(true, Ordering::SeqCst) });
         let t0 = Instant::now();
         while !d2.load(Ordering::SeqCst) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "the queued process never ran"
+            );
+            std::hint::spin_loop();
+        }
+        t0.elapsed()
+    });
+    done.store(true, Ordering::SeqCst);
+    assert!(r.unwrap() < Duration::from_secs(20));
+}
+
+/// The same while the injector never empties: more processes yield on the other worker
+/// than its local queue holds, so the overflow keeps the injector full, and the busy
+/// worker's look for stuck workers must not wait for an empty injector to come.
+#[test]
+fn a_hog_does_not_stop_processes_queued_behind_it_while_the_injector_never_empties() {
+    const YIELDERS: usize = 2_000;
+    let rt = Runtime::builder().threads(2).build().unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    let d2 = done.clone();
+    let r = rt.block_on(move |cx: Context<()>| async move {
+        for _ in 0..YIELDERS {
+            let d = d2.clone();
+            cx.spawn(move |c: Context<()>| async move {
+                while !d.load(Ordering::SeqCst) {
+                    c.yield_now().await;
+                }
+            });
+        }
+        // Let the other worker take its share of the yielders.
+        for _ in 0..64 {
+            cx.yield_now().await;
+        }
+        let ran = Arc::new(AtomicBool::new(false));
+        let r2 = ran.clone();
+        cx.spawn(move |_: Context<()>| async move { r2.store(true, Ordering::SeqCst) });
+        let t0 = Instant::now();
+        while !ran.load(Ordering::SeqCst) {
             assert!(
                 t0.elapsed() < Duration::from_secs(20),
                 "the queued process never ran"

@@ -331,13 +331,15 @@ impl Worker {
                     self.io_skipped += 1;
                 }
             }
-            if let Some(t) = shared.injector.pop_into(&me.local, INJECTOR_BATCH) {
-                return Some(t);
-            }
             // A busy worker is a watchdog too: with every other worker busy, none parks,
             // and a process queued behind one that computes without yielding would
-            // wait for ever.
+            // wait for ever. Its look comes before the injector's turn, which an
+            // injector that never empties (overflow, wake-ups from outside) would
+            // otherwise take every time; it takes one turn per `WATCHDOG` at most.
             if let Some(t) = self.watch_while_busy() {
+                return Some(t);
+            }
+            if let Some(t) = shared.injector.pop_into(&me.local, INJECTOR_BATCH) {
                 return Some(t);
             }
         }
