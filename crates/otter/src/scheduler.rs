@@ -30,6 +30,10 @@
 //! * Yielding: the back of that worker's local queue.
 //! * From any other thread: the injector, and a spinning or parked worker is woken.
 //!
+//! "The back of the local queue" is the back of the injector from the moment the local
+//! queue is full until the injector is empty: a worker runs its processes in the order
+//! they were queued, as a BEAM scheduler does, however many are runnable
+//! (`Shared::push_local`).
 //! A push onto a local queue wakes a parked worker if no worker is searching (tokio's
 //! rule): the woken worker steals it if this one is still busy. A placement in the LIFO
 //! slot wakes nobody: a ring of messages stays on one warm worker instead of paying a
@@ -86,6 +90,10 @@ pub(crate) struct Remote {
     /// Set while the worker parks in the reactor's OS poll rather than in
     /// `thread::park` (set before it registers as sleeping: `io.rs`).
     pub(crate) in_driver: AtomicBool,
+    /// Set when the local queue was found full, until the injector is empty: the
+    /// worker's pushes go to the injector meanwhile (`Shared::push_local`). Only this
+    /// worker reads or writes it.
+    overflowed: AtomicBool,
     thread: OnceLock<Thread>,
 }
 
@@ -160,10 +168,7 @@ impl Shared {
             let ticks = &self.workers[i].ticks;
             ticks.store(ticks.load(Ordering::Relaxed) | STREAMING, Ordering::Relaxed);
             if let Some(t) = self.workers[i].lifo.take() {
-                if let Err(t) = self.workers[i].local.push(t) {
-                    self.injector.push(t);
-                }
-                self.wake_one();
+                self.push_local(i, t);
             }
         }
     }
@@ -181,17 +186,33 @@ impl Shared {
         }
     }
 
-    /// Pushes onto worker `i`'s local queue; the caller is worker `i`.
+    /// Queues `task` behind every runnable process of worker `i` (the caller): at the
+    /// back of its local queue, or, once that queue has overflowed and until the
+    /// injector is empty again, at the back of the injector. The worker's order stays
+    /// first in, first out under overflow: its local queue's processes were queued
+    /// before what it put in the injector, and the worker moves the injector's oldest
+    /// behind its own (`next_task`). tokio instead moves the oldest half of a full
+    /// queue to the back of the injector, and those processes, the next to run, then
+    /// wait for everything queued after them (docs/design/0023). A worker that has not
+    /// overflowed keeps its own order: what another worker's overflow left in the
+    /// injector is not ahead of its processes, as on the BEAM, where each scheduler
+    /// has its own queue.
     #[inline]
     pub(crate) fn push_local(&self, i: usize, task: Task) {
         let w = &self.workers[i];
+        if w.overflowed.load(Ordering::Relaxed) {
+            if self.injector.is_empty() {
+                w.overflowed.store(false, Ordering::Relaxed);
+            } else {
+                self.inject(task);
+                return;
+            }
+        }
         match w.local.push(task) {
             Ok(()) => self.wake_one(),
             Err(task) => {
-                // Full: move half to the injector, with the new task (tokio's rule).
-                w.local.drain_half(|t| self.injector.push(t));
-                self.injector.push(task);
-                self.wake_one();
+                w.overflowed.store(true, Ordering::Relaxed);
+                self.inject(task);
             }
         }
     }
@@ -291,6 +312,7 @@ impl Builder {
                     lifo: LifoSlot::new(),
                     ticks: AtomicU64::new(0),
                     in_driver: AtomicBool::new(false),
+                    overflowed: AtomicBool::new(false),
                     thread: OnceLock::new(),
                 })
                 .collect(),

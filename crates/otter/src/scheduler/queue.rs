@@ -10,7 +10,9 @@
 //!
 //! 1. **Push** (owner): if `tail - head < LOCAL_CAP`, store the task at `tail % CAP`
 //!    (`Relaxed`), then `tail + 1` (`Release`). A full queue hands the task back; the
-//!    worker then moves half of its queue to the injector (tokio's overflow rule).
+//!    worker then queues it at the back of the injector, and so every push after it
+//!    until the injector is empty (`Shared::push_local`: first in, first out across
+//!    the overflow).
 //! 2. **Pop** (owner) and **steal** (thief): read `head` and `tail` (`Acquire`), read
 //!    the `n` slots from `head`, then CAS `head` from `head` to `head + n`. If the CAS
 //!    succeeds, the values read are the tasks at those positions: while `head` still
@@ -202,12 +204,6 @@ impl<T: Item> Local<T> {
         });
         first
     }
-
-    /// Moves half of the queue out (owner, when full): tokio's overflow rule.
-    pub(crate) fn drain_half(&self, mut f: impl FnMut(T)) {
-        let n = (self.len() / 2).max(1);
-        self.take(n, &mut f);
-    }
 }
 
 /// A thief's own queue is empty when it steals (it steals only when idle), so this is
@@ -383,7 +379,7 @@ mod tests {
     }
 
     #[test]
-    fn steal_takes_half_and_drain_half_moves_the_rest() {
+    fn steal_takes_the_older_half_and_leaves_the_rest_in_order() {
         let victim: Local<B> = Local::new();
         for i in 0..10 {
             assert!(victim.push(B(Box::new(i))).is_ok());
@@ -393,18 +389,18 @@ mod tests {
         // Half of 10 moved: one to run now, four onto the thief's queue.
         assert_eq!(thief.len() + 1, 5);
         assert_eq!(victim.len(), 5);
-        let mut moved = Vec::new();
-        victim.drain_half(|t| moved.push(*t.0));
-        let mut seen: Vec<usize> = moved;
-        seen.push(*first.0);
+        let mut seen = vec![*first.0];
         while let Some(t) = thief.pop() {
             seen.push(*t.0);
         }
         while let Some(t) = victim.pop() {
             seen.push(*t.0);
         }
-        seen.sort_unstable();
-        assert_eq!(seen, (0..10).collect::<Vec<_>>(), "each task exactly once");
+        assert_eq!(
+            seen,
+            (0..10).collect::<Vec<_>>(),
+            "each task once, in order"
+        );
     }
 
     #[test]
