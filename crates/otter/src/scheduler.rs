@@ -34,6 +34,7 @@
 //! queue is full until the injector is empty: a worker runs its processes in the order
 //! they were queued, as a BEAM scheduler does, however many are runnable
 //! (`Shared::push_local`).
+//!
 //! A push onto a local queue wakes a parked worker if no worker is searching (tokio's
 //! rule): the woken worker steals it if this one is still busy. A placement in the LIFO
 //! slot wakes nobody: a ring of messages stays on one warm worker instead of paying a

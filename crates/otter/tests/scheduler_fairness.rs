@@ -16,75 +16,29 @@ use std::time::{Duration, Instant};
 
 use otter::{Context, Runtime};
 
-#[test]
-fn a_hog_does_not_stop_processes_queued_behind_it() {
-    let rt = Runtime::builder().threads(2).build().unwrap();
-    let done = Arc::new(AtomicBool::new(false));
-    let d2 = done.clone();
-    let r = rt.block_on(move |cx: Context<()>| async move {
-        // The worker running this process spawns a helper (queued on its own local
-        // queue) and then computes without yielding until the helper has run.
-        cx.spawn(move |_: Context<()>| async move { d2.store(true, Ordering::SeqCst) });
-        let t0 = Instant::now();
-        while !done.load(Ordering::SeqCst) {
-            assert!(
-                t0.elapsed() < Duration::from_secs(20),
-                "the queued process never ran"
-            );
-            std::hint::spin_loop();
-        }
-        t0.elapsed()
-    });
-    assert!(r.unwrap() < Duration::from_secs(20));
+/// Computes without awaiting until `ran` is set: a hog on the caller's worker. How
+/// long it took; fails after 20 s.
+fn hog_until(ran: &AtomicBool) -> Duration {
+    let t0 = Instant::now();
+    while !ran.load(Ordering::SeqCst) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the queued process never ran"
+        );
+        std::hint::spin_loop();
+    }
+    t0.elapsed()
 }
 
-#[test]
-fn a_hog_does_not_stop_processes_queued_behind_it_while_the_others_are_busy() {
-    // The other worker never parks: it always has a process that yields. The process
-    // queued behind the hog must still run (a busy worker watches too).
+/// On two workers: `yielders` processes that yield until the end keep the other worker
+/// busy (it never parks); then a process is queued behind this one, which hogs its
+/// worker until that process has run. How long that took.
+fn hog_behind_yielders(yielders: usize) -> Duration {
     let rt = Runtime::builder().threads(2).build().unwrap();
     let done = Arc::new(AtomicBool::new(false));
     let d2 = done.clone();
     let r = rt.block_on(move |cx: Context<()>| async move {
-        for _ in 0..4 {
-            let d = d2.clone();
-            cx.spawn(move |c: Context<()>| async move {
-                while !d.load(Ordering::SeqCst) {
-                    c.yield_now().await;
-                }
-            });
-        }
-        // Let the other worker take its share of the yielders.
-        for _ in 0..64 {
-            cx.yield_now().await;
-        }
-        let d = d2.clone();
-        cx.spawn(move |_: Context<()>| async move { d.store(true, Ordering::SeqCst) });
-        let t0 = Instant::now();
-        while !d2.load(Ordering::SeqCst) {
-            assert!(
-                t0.elapsed() < Duration::from_secs(20),
-                "the queued process never ran"
-            );
-            std::hint::spin_loop();
-        }
-        t0.elapsed()
-    });
-    done.store(true, Ordering::SeqCst);
-    assert!(r.unwrap() < Duration::from_secs(20));
-}
-
-/// The same while the injector never empties: more processes yield on the other worker
-/// than its local queue holds, so the overflow keeps the injector full, and the busy
-/// worker's look for stuck workers must not wait for an empty injector to come.
-#[test]
-fn a_hog_does_not_stop_processes_queued_behind_it_while_the_injector_never_empties() {
-    const YIELDERS: usize = 2_000;
-    let rt = Runtime::builder().threads(2).build().unwrap();
-    let done = Arc::new(AtomicBool::new(false));
-    let d2 = done.clone();
-    let r = rt.block_on(move |cx: Context<()>| async move {
-        for _ in 0..YIELDERS {
+        for _ in 0..yielders {
             let d = d2.clone();
             cx.spawn(move |c: Context<()>| async move {
                 while !d.load(Ordering::SeqCst) {
@@ -99,18 +53,39 @@ fn a_hog_does_not_stop_processes_queued_behind_it_while_the_injector_never_empti
         let ran = Arc::new(AtomicBool::new(false));
         let r2 = ran.clone();
         cx.spawn(move |_: Context<()>| async move { r2.store(true, Ordering::SeqCst) });
-        let t0 = Instant::now();
-        while !ran.load(Ordering::SeqCst) {
-            assert!(
-                t0.elapsed() < Duration::from_secs(20),
-                "the queued process never ran"
-            );
-            std::hint::spin_loop();
-        }
-        t0.elapsed()
+        hog_until(&ran)
     });
     done.store(true, Ordering::SeqCst);
+    r.unwrap()
+}
+
+#[test]
+fn a_hog_does_not_stop_processes_queued_behind_it() {
+    let rt = Runtime::builder().threads(2).build().unwrap();
+    let r = rt.block_on(move |cx: Context<()>| async move {
+        // The worker running this process spawns a helper (queued on its own local
+        // queue) and then computes without yielding until the helper has run.
+        let ran = Arc::new(AtomicBool::new(false));
+        let r2 = ran.clone();
+        cx.spawn(move |_: Context<()>| async move { r2.store(true, Ordering::SeqCst) });
+        hog_until(&ran)
+    });
     assert!(r.unwrap() < Duration::from_secs(20));
+}
+
+/// The other worker never parks: it always has a process that yields. The process
+/// queued behind the hog must still run (a busy worker watches too).
+#[test]
+fn a_hog_does_not_stop_processes_queued_behind_it_while_the_others_are_busy() {
+    assert!(hog_behind_yielders(4) < Duration::from_secs(20));
+}
+
+/// The same while the injector never empties: more processes yield on the other worker
+/// than its local queue holds, so the overflow keeps the injector full, and the busy
+/// worker's look for stuck workers must not wait for an empty injector to come.
+#[test]
+fn a_hog_does_not_stop_processes_queued_behind_it_while_the_injector_never_empties() {
+    assert!(hog_behind_yielders(2_000) < Duration::from_secs(20));
 }
 
 rt_test!(chatty_pair_does_not_starve_the_rest, |rt: &Runtime| {

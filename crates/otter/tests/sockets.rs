@@ -733,8 +733,8 @@ rt_test!(
     sockets_are_served_while_the_run_queues_stay_full,
     |rt: &Runtime| {
         // 200 processes a worker that always have something to run keep its queue more
-        // than half full and never full (no overflow ever empties half of it), which holds
-        // back the worker's polls of the OS (so that a long queue drains before the
+        // than half full and never full (no overflow sends them to the injector), which
+        // holds back the worker's polls of the OS (so that a long queue drains before the
         // processes that sockets wake join it); the sockets are still served, every few
         // looks, and each read comes back.
         use std::sync::atomic::{AtomicBool, Ordering};

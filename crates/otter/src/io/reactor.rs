@@ -160,25 +160,27 @@ impl Driver {
     /// Waits for events up to `timeout` (`None`: until one comes or a wake-up). Whether
     /// there are events to dispatch.
     pub(crate) fn poll(&mut self, timeout: Option<Duration>) -> bool {
-        match self.poll.poll(&mut self.events, timeout) {
-            Ok(()) => !self.events.is_empty(),
-            // Interrupted by a signal: the caller looks for work and comes back.
-            Err(_) => false,
-        }
+        poll_into(&mut self.poll, &mut self.events, timeout)
     }
 
     /// Polls without blocking for at most [`FEW_EVENTS`] events.
     fn poll_few(&mut self) -> bool {
-        match self.poll.poll(&mut self.few, Some(Duration::ZERO)) {
-            Ok(()) => !self.few.is_empty(),
-            Err(_) => false,
-        }
+        poll_into(&mut self.poll, &mut self.few, Some(Duration::ZERO))
     }
 
     /// Sets the readiness of every source the last poll reported and wakes its
     /// waiting processes, after releasing the slab's lock.
     pub(crate) fn dispatch(&self, reactor: &Reactor) {
         dispatch(&self.events, reactor);
+    }
+}
+
+/// Fills `events` from `poll`: whether any came.
+fn poll_into(poll: &mut mio::Poll, events: &mut Events, timeout: Option<Duration>) -> bool {
+    match poll.poll(events, timeout) {
+        Ok(()) => !events.is_empty(),
+        // Interrupted by a signal: the caller looks for work and comes back.
+        Err(_) => false,
     }
 }
 

@@ -14,8 +14,8 @@
 //!   did not move (Go's rule for its `runnext`). A poll that streams (it has spilled
 //!   its LIFO process once, `STREAMING` in its tick) hands that slot's process on
 //!   itself every `SPILL_INTERVAL` sends, and no idle worker takes it earlier: the
-//!   receiver of a stream taken at once runs beside its sender a message at a time. A searching worker looks every spin
-//!   round; a worker about to park that sees an occupied LIFO slot parks for at most
+//!   receiver of a stream taken at once runs beside its sender a message at a time. A
+//!   searching worker looks every spin round; a worker about to park that sees an occupied LIFO slot parks for at most
 //!   [`LIFO_RECHECK`] and looks again, until the slot is empty or taken. A LIFO
 //!   placement does not wake a parked worker: a ring or a ping-pong would then wake one
 //!   at every pause and keep it spinning (docs/design/0019-runnable-never-waits.md).

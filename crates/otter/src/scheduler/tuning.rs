@@ -73,6 +73,7 @@ pub(crate) const GLOBAL_INTERVAL: u32 = 61;
 /// (p99).
 /// See docs/design/0022-lock-free-reply-and-short-reads.md.
 pub(crate) const IO_POLLS_SKIPPED: u32 = 8;
+
 /// Spin hints between two looks of a spinning worker at the wake-up flag and the clock:
 /// about 1–3 µs on current x86 cores, short next to the 1–3 ms a parked vCPU takes to
 /// wake, long enough that reading the clock costs nothing.
