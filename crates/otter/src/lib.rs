@@ -462,5 +462,5 @@ pub mod __loom {
     pub use crate::process::table::{SlotWord, TransitionToReleased};
     pub use crate::scheduler::park::Idle;
     pub use crate::scheduler::queue::{Item, LifoSlot, Local};
-    pub use crate::server::reply::outcome::{Answer, OutcomeCell, Taken};
+    pub use crate::server::reply::outcome::{Answer, OutcomeCell};
 }

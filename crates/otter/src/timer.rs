@@ -154,76 +154,32 @@ impl Timer {
     }
 }
 
-/// A deadline whose timer is armed only if it is still needed: a call's timeout
-/// (`server/reply.rs`), deferred on its worker (`scheduler/context.rs`). `expire` is
-/// what the timer does when it fires; `is_waiting` says whether it may still have to.
-///
-/// The deadline is taken from the clock at the worker's first flush after the call, not
-/// when the call starts (one clock read per flush, not per call): the timer never fires
-/// early, and late by at most the time from the call to that flush.
+/// The deadline of a call that waits long, deferred on its worker
+/// (`scheduler/context.rs`) instead of armed: most calls end before the worker's next
+/// flush, and the call takes its entry out then (`context::undefer`). One that still
+/// waits at the second flush after it is woken, and its next poll arms its own timer
+/// (`server/reply.rs`), `timeout` from then: never early, and late only by the time
+/// from the call to that poll.
 pub(crate) struct Deferred {
-    /// How long the call waits.
-    pub(crate) timeout: Duration,
-    /// When the timer is to fire, once a flush has read the clock.
-    pub(crate) deadline: Option<Instant>,
-    /// The waiting call's slot. Weak: it does not keep the slot from being reused for
-    /// another call once this one is over (hence the tag).
-    pub(crate) target: std::sync::Weak<dyn Expire>,
-    /// Which call of `target` (a reply slot serves one call after another).
+    /// Wakes the waiting caller: its next poll arms the timer.
+    pub(crate) waker: std::task::Waker,
+    /// The address of the call's slot, and which of its calls: they name the entry,
+    /// for `undefer` (never dereferenced).
+    pub(crate) slot: usize,
     pub(crate) tag: u64,
 }
 
-/// The side of a waiting call that a deferred deadline needs; `tag` names the call.
-pub(crate) trait Expire: Send + Sync + 'static {
-    /// Whether call `tag` still waits (no outcome yet, not abandoned).
-    fn is_waiting(&self, tag: u64) -> bool;
-    /// The deadline passed: end call `tag` with a timeout, if it still waits.
-    fn expire(&self, tag: u64);
-    /// The timer armed for call `tag`, to cancel when the call ends first.
-    fn armed(&self, timer: &Arc<Timer>, key: TimerKey, tag: u64);
-}
-
 impl Deferred {
-    /// Whether the call still waits.
-    pub(crate) fn is_waiting(&self) -> bool {
-        self.target
-            .upgrade()
-            .is_some_and(|t| t.is_waiting(self.tag))
-    }
-
-    /// Fixes the deadline, `timeout` after `now`, if no earlier flush did.
-    pub(crate) fn stamp(&mut self, now: Instant) {
-        if self.deadline.is_none() {
-            self.deadline = Some(deadline_from(now, self.timeout));
-        }
-    }
-
-    /// Arms the deadline in `timer`, if the call still waits.
-    pub(crate) fn arm(self, timer: &Arc<Timer>) {
-        let Some(target) = self.target.upgrade() else {
-            return;
-        };
-        if !target.is_waiting(self.tag) {
-            return;
-        }
-        let deadline = self
-            .deadline
-            .unwrap_or_else(|| deadline_after(self.timeout));
-        let (weak, tag) = (self.target, self.tag);
-        let expire = move || {
-            if let Some(t) = weak.upgrade() {
-                t.expire(tag);
-            }
-        };
-        let key = timer.insert(deadline, Action::Run(Box::new(expire)));
-        target.armed(timer, key, tag);
+    /// Whether this is the deadline of call `tag` of the slot at `slot`.
+    pub(crate) fn is_of(&self, slot: usize, tag: u64) -> bool {
+        self.tag == tag && self.slot == slot
     }
 }
 
 impl std::fmt::Debug for Deferred {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Deferred")
-            .field("deadline", &self.deadline)
+            .field("tag", &self.tag)
             .finish_non_exhaustive()
     }
 }

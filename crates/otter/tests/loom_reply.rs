@@ -1,17 +1,16 @@
 //! Loom models of a call's outcome cell (`server/reply/outcome.rs`): whoever answers a
 //! call (the reply, the server's exit, the timeout) and the caller that ends it hand
-//! each outcome over once, wake the waker the caller last gave, cancel an armed timer
-//! once, and the server's exit never misses a call that starts as it exits.
+//! each outcome over once, wake the waker the caller last gave, and the server's exit
+//! never misses a call that starts as it exits.
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p otter --release --test loom_reply`.
 #![cfg(loom)]
 
 use std::sync::Arc;
 use std::task::{Wake, Waker};
 
-use loom::sync::Mutex;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
 use loom::thread;
-use otter::__loom::{Answer, OutcomeCell, Taken};
+use otter::__loom::{Answer, OutcomeCell};
 
 struct Count(AtomicUsize);
 
@@ -44,9 +43,8 @@ fn a_reply_racing_the_callers_timeout_is_taken_or_dropped_never_both() {
             Err(_) => false,
         });
         // The caller's timeout: it ends the call whatever it finds.
-        let Taken { value, armed } = cell.take(1);
+        let value = cell.take(1);
         let stored = replier.join().unwrap();
-        assert!(!armed);
         assert_eq!(value, stored.then_some(42));
         assert_eq!(woken(&count), usize::from(stored));
         // The cell is idle: no later filler of the call wins.
@@ -78,7 +76,7 @@ fn of_a_reply_and_the_servers_exit_one_outcome_wins() {
             .collect();
         assert_eq!(won.len(), 1);
         assert_eq!(woken(&count), 1);
-        assert_eq!(cell.take(5).value, Some(won[0]));
+        assert_eq!(cell.take(5), Some(won[0]));
     });
 }
 
@@ -103,38 +101,7 @@ fn the_waker_woken_is_the_one_the_caller_gave_last() {
             // The reply came first and woke the waker it found.
             assert_eq!((woken(&first), woken(&second)), (1, 0));
         }
-        assert_eq!(cell.take(2).value, Some(1));
-    });
-}
-
-#[test]
-fn a_timer_armed_as_the_call_ends_is_cancelled_once() {
-    loom::model(|| {
-        let cell = Arc::new(OutcomeCell::<u8>::waiting(3, None));
-        // The slot's lock for the timer's key, and the cancellations made.
-        let key = Arc::new(Mutex::new(None::<u32>));
-        let cancelled = Arc::new(AtomicUsize::new(0));
-        let (c, k, n) = (cell.clone(), key.clone(), cancelled.clone());
-        // A worker's flush arms the timer of a call that still waits.
-        let flusher = thread::spawn(move || {
-            let mut slot = k.lock().unwrap();
-            if c.mark(3) {
-                *slot = Some(9);
-            } else {
-                drop(slot);
-                n.fetch_add(1, Ordering::SeqCst);
-            }
-        });
-        // The reply, then the caller ends the call.
-        let _ = cell.fill(Answer::Current, 1);
-        let taken = cell.take(3);
-        if taken.armed && key.lock().unwrap().take() == Some(9) {
-            cancelled.fetch_add(1, Ordering::SeqCst);
-        }
-        flusher.join().unwrap();
-        assert_eq!(taken.value, Some(1));
-        assert_eq!(cancelled.load(Ordering::SeqCst), 1);
-        assert_eq!(*key.lock().unwrap(), None, "no key left behind");
+        assert_eq!(cell.take(2), Some(1));
     });
 }
 
@@ -144,7 +111,7 @@ fn a_call_started_as_its_server_exits_is_ended_by_the_exit_or_sees_it() {
         // A kept slot, idle between two calls, still watching its server.
         let (count, waker) = counter();
         let cell = Arc::new(OutcomeCell::<&str>::waiting(1, None));
-        assert_eq!(cell.take(1).value, None);
+        assert_eq!(cell.take(1), None);
         let watched = Arc::new(AtomicBool::new(true));
         let (c, w) = (cell.clone(), watched.clone());
         // The server's exit: clear `watched`, fence, end whatever call waits.
@@ -161,7 +128,7 @@ fn a_call_started_as_its_server_exits_is_ended_by_the_exit_or_sees_it() {
         cell.begin(2, waker);
         let saw_watched = watched.load(Ordering::Relaxed);
         exit.join().unwrap();
-        let outcome = cell.take(2).value;
+        let outcome = cell.take(2);
         // Never both: the caller saw its server watched, and the exit missed the call.
         assert!(!saw_watched || outcome == Some("exit"));
         assert_eq!(woken(&count), usize::from(outcome.is_some()));

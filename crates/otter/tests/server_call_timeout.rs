@@ -1,7 +1,8 @@
 //! Rule: a call's timeout fires at its deadline, never before, whether the caller's
 //! worker goes idle or stays busy. (A timeout of `DEFER_TIMER_AFTER` or more is deferred:
-//! its timer is armed only if the call still waits at its worker's second flush, which
-//! comes every few dozen polls and before the worker parks; these tests take both paths.)
+//! the call arms its timer only if it still waits at its worker's second flush, which
+//! comes every few dozen polls and before the worker parks, and wakes it for that; these
+//! tests take both paths.)
 
 #[path = "support/rt.rs"]
 mod support;

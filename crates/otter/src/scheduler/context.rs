@@ -21,7 +21,6 @@
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
-use std::time::Instant;
 
 use crate::exit::ExitReason;
 use crate::pid::RawPid;
@@ -127,8 +126,8 @@ pub(crate) fn current_timer() -> Option<Arc<Timer>> {
 
 // ===== deferred deadlines =====
 
-/// Puts `d` in this worker's deferred list (the timer is armed later, if the call
-/// still waits: [`flush_deferred`]); hands it back on a thread that is not a worker.
+/// Puts `d` in this worker's deferred list (the call arms its timer later, if it still
+/// waits: [`flush_deferred`]); hands it back on a thread that is not a worker.
 pub(crate) fn defer(d: Deferred) -> Result<(), Deferred> {
     if current_runtime().is_null() {
         return Err(d);
@@ -137,25 +136,44 @@ pub(crate) fn defer(d: Deferred) -> Result<(), Deferred> {
     Ok(())
 }
 
-/// Arms the deferred deadlines of calls that still wait and have lived through one
-/// flush already (`all`: every one, before the worker spins or parks and no flush may
-/// come for a long time); forgets those of calls that ended.
-pub(crate) fn flush_deferred(all: bool) {
-    let armed = DEFERRED.with(|l| {
+/// Takes the deadline of call `tag` of the slot at `slot` out of this worker's
+/// deferred list, if it is among the last [`UNDEFER_LOOKS`] of either generation: the
+/// call ended before its flush. It is nearly always the last one deferred; one not
+/// found (deferred on another worker, already flushed, or behind many calls started at
+/// once) costs its process one needless wake-up at the flush, nothing else.
+#[inline]
+pub(crate) fn undefer(slot: usize, tag: u64) {
+    DEFERRED.with(|l| {
+        let mut l = l.borrow_mut();
+        let (young, old) = &mut *l;
+        for list in [young, old] {
+            let from = list.len().saturating_sub(UNDEFER_LOOKS);
+            if let Some(i) = list[from..].iter().rposition(|d| d.is_of(slot, tag)) {
+                // The order of the list does not matter: a flush takes all of one
+                // generation.
+                list.swap_remove(from + i);
+                return;
+            }
+        }
+    });
+}
+
+/// How many of the most recent deferred deadlines of each generation [`undefer`] looks
+/// at: a bound on its cost when many calls wait at once.
+const UNDEFER_LOOKS: usize = 8;
+
+/// Wakes the callers whose deadlines have lived through one flush already (`all`:
+/// every one, before the worker parks and no flush may come for a long time), so that
+/// each call still waiting arms its own timer at its next poll (`server/reply.rs`); the
+/// others move to the older generation. Whether it woke any.
+pub(crate) fn flush_deferred(all: bool) -> bool {
+    let due = DEFERRED.with(|l| {
         let mut l = l.borrow_mut();
         let (young, old) = &mut *l;
         if young.is_empty() && old.is_empty() {
             return Vec::new();
         }
         let mut due = std::mem::take(old);
-        young.retain(|d| d.is_waiting());
-        if !young.is_empty() {
-            // One clock read per flush, not per call (`timer::Deferred`).
-            let now = Instant::now();
-            for d in young.iter_mut() {
-                d.stamp(now);
-            }
-        }
         if all {
             due.append(young);
         } else {
@@ -163,16 +181,12 @@ pub(crate) fn flush_deferred(all: bool) {
         }
         due
     });
-    if armed.is_empty() {
-        return;
+    // Outside the borrow: a wake-up pushes onto this worker's queues.
+    let woke = !due.is_empty();
+    for d in due {
+        d.waker.wake();
     }
-    let Some(timer) = current_timer() else {
-        return;
-    };
-    // Outside the borrow: arming takes the timer's lock and may run nothing else.
-    for d in armed {
-        d.arm(&timer);
-    }
+    woke
 }
 
 // ===== reply slots kept for the next call =====

@@ -146,11 +146,11 @@ const _: () = assert!(
 );
 
 /// The shortest call timeout whose timer is deferred (`server/reply.rs`): a call waiting
-/// at least this long puts its deadline in its worker's deferred list, and the worker
-/// arms it in the timer wheel only if the call still waits at the second flush after
-/// (every [`GLOBAL_INTERVAL`] ticks, and before the worker parks). A call
-/// answered within that (nearly all of them) never touches the wheel, its lock or its
-/// thread. Shorter timeouts are armed at once, so that a flush late by a long poll
+/// at least this long puts its deadline in its worker's deferred list, and arms it in
+/// the timer wheel only if it still waits at the second flush after (every
+/// [`GLOBAL_INTERVAL`] ticks, and before the worker parks), which wakes it for that. A
+/// call answered within that (nearly all of them) never touches the wheel, its lock or
+/// its thread. Shorter timeouts are armed at once, so that a flush late by a long poll
 /// cannot make them fire late. Measure with the `call` group of `benches/hot_paths.rs`
 /// (`default_timeout` against `no_timeout`).
 pub(crate) const DEFER_TIMER_AFTER: Duration = Duration::from_millis(50);

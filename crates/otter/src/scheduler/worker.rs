@@ -152,9 +152,12 @@ impl Worker {
                 Some(task) => self.run_chain(&shared, me, task),
                 None if shared.is_shutdown() => {}
                 None => {
-                    // No flush may come for a long time: every deferred deadline of a
-                    // call still waiting goes into the timer wheel now.
-                    context::flush_deferred(true);
+                    // No flush may come for a long time: every call with a deferred
+                    // deadline that still waits is woken to arm its timer, here, before
+                    // this worker parks (what it woke is in this worker's queues).
+                    if context::flush_deferred(true) {
+                        continue;
+                    }
                     if let Some(task) = self.park() {
                         self.run_chain(&shared, me, task);
                     }
@@ -314,7 +317,7 @@ impl Worker {
 
     fn next_task(&mut self, shared: &Shared, me: &Remote) -> Option<Task> {
         if self.tick % GLOBAL_INTERVAL == 0 {
-            // Calls that still wait since the flush before get their timers.
+            // Calls that still wait since the flush before are woken to arm their timers.
             context::flush_deferred(false);
             // Sockets are served while every worker is busy (`io.rs`). What the events
             // wake lands in this worker's queues, so the worker polls while they have

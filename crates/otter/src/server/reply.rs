@@ -27,8 +27,9 @@
 //!    the tag and sets `WAITING`: no allocation, no lock on the server. So a `ReplyTo`
 //!    always answers its slot's latest call and needs no tag (a request is one word
 //!    larger than its payload, as before); a slot still referenced by a `ReplyTo` (a
-//!    timed-out call the server still holds) is let go, its watcher removed. Deferred
-//!    deadlines and armed timers hold the slot weakly, with the tag.
+//!    timed-out call the server still holds) is let go, its watcher removed. A deferred
+//!    deadline holds no reference to the slot (its address and tag only name it), and
+//!    a timer is the caller's own `Sleep`.
 //! 4. **The server's exit between two calls.** It takes every watcher, kept ones
 //!    included: a kept slot's watcher marks it unwatched, and the next call lets it go
 //!    and watches the server anew, which gives `Noproc` if it is gone. Its exit during a
@@ -56,19 +57,20 @@
 //! allocation and its watcher added under the server's bonds lock; a slot that cannot
 //! be kept costs the watcher's removal too. The timeout costs a timer-wheel entry only
 //! for a call that waits long: on a worker, a timeout of at least `DEFER_TIMER_AFTER`
-//! (`scheduler/tuning.rs`) is deferred (its tag and a weak reference go into the
-//! worker's list, `scheduler/context.rs`), and armed only if the call still waits at the
-//! worker's second flush after it, every `GLOBAL_INTERVAL` ticks and before the worker
-//! parks; its deadline is read from the clock at the first flush (one read per flush),
-//! so it fires on time or later, never earlier, and later only by the time to that
-//! flush or a poll the caller's worker is stuck in. A shorter timeout, or a call made
-//! off the workers, arms its timer at once.
+//! (`scheduler/tuning.rs`) is deferred: the caller's waker, the slot's address and the
+//! tag go into the worker's list (`scheduler/context.rs`), and the call takes them out
+//! when it ends there, with no locked instruction. A call still waiting at the worker's
+//! second flush after it (every `GLOBAL_INTERVAL` ticks, and before the worker parks)
+//! is woken, and that poll arms its own `Sleep`, `timeout` from then: it fires on time
+//! or later, never earlier, and later only by the time from the call to that poll (two
+//! flushes, or a poll the caller's worker is stuck in). A shorter timeout, or a call
+//! made off the workers, arms its `Sleep` at once.
 
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context as TaskContext, Poll, Waker};
 use std::time::Duration;
 
@@ -79,7 +81,7 @@ use crate::pid::RawPid;
 use crate::scheduler::context::{self, PooledSlot};
 use crate::scheduler::tuning::DEFER_TIMER_AFTER;
 use crate::signal::bonds;
-use crate::timer::{Deferred, Expire, Sleep, Timer, TimerKey};
+use crate::timer::{Deferred, Sleep};
 
 mod outcome;
 
@@ -141,9 +143,6 @@ struct Slot<R> {
     /// cell's word, a Dekker pair (rule 4): the caller publishes `WAITING`, then reads
     /// this; the exit clears this, then fills whatever call waits.
     watched: AtomicBool,
-    /// The timer a deferred deadline armed (in the caller's runtime's timer), cancelled
-    /// when the call ends first. Held from the cell's `mark` until the key is stored.
-    armed: Mutex<Option<TimerKey>>,
     on_exit: Mutex<Option<OnExit<R>>>,
 }
 
@@ -152,7 +151,6 @@ impl<R> Slot<R> {
         Slot {
             outcome: OutcomeCell::waiting(tag, waker),
             watched: AtomicBool::new(watched),
-            armed: Mutex::new(None),
             on_exit: Mutex::new(None),
         }
     }
@@ -180,15 +178,9 @@ impl<R> Slot<R> {
         self.outcome.fill(Answer::Current, outcome).ok().flatten()
     }
 
-    /// Ends call `tag`: its outcome, if any came, and the timer armed for it cancelled.
+    /// Ends call `tag`: its outcome, if any came.
     fn take(&self, tag: u64) -> Option<Result<R, CallError>> {
-        let taken = self.outcome.take(tag);
-        if taken.armed {
-            // The arming worker stored the key before it let go of this lock.
-            let key = lock(&self.armed).take();
-            cancel(key);
-        }
-        taken.value
+        self.outcome.take(tag)
     }
 }
 
@@ -212,26 +204,6 @@ impl<R: Send> CallWatch for Slot<R> {
             (r, None) => Err(CallError::Exit(r)),
         };
         self.set_current(outcome)
-    }
-}
-
-impl<R: Send + 'static> Expire for Slot<R> {
-    fn is_waiting(&self, tag: u64) -> bool {
-        self.waiting(tag)
-    }
-
-    fn expire(&self, tag: u64) {
-        self.fill(tag, Err(CallError::Timeout));
-    }
-
-    fn armed(&self, timer: &Arc<Timer>, key: TimerKey, tag: u64) {
-        let mut armed = lock(&self.armed);
-        if self.outcome.mark(tag) {
-            *armed = Some(key);
-        } else {
-            drop(armed);
-            timer.cancel(key);
-        }
     }
 }
 
@@ -330,6 +302,8 @@ pub(crate) struct Pending<R: Send + 'static> {
     waker_set: bool,
     /// The outcome has been taken: the call is over.
     done: bool,
+    /// A deadline for this call went into the worker's deferred list.
+    deferred: bool,
 }
 
 impl<R: Send + 'static> Pending<R> {
@@ -349,6 +323,7 @@ impl<R: Send + 'static> Pending<R> {
             watch: Watch::None,
             waker_set: false,
             done: false,
+            deferred: false,
         };
         (pending, reply)
     }
@@ -381,6 +356,7 @@ impl<R: Send + 'static> Pending<R> {
                 watch: Watch::Kept { target, id },
                 waker_set: true,
                 done: false,
+                deferred: false,
             };
             return (pending, reply);
         }
@@ -407,6 +383,7 @@ impl<R: Send + 'static> Pending<R> {
             watch,
             waker_set,
             done: false,
+            deferred: false,
         };
         (pending, reply)
     }
@@ -463,20 +440,15 @@ impl<R: Send + 'static> Pending<R> {
     }
 }
 
-/// Cancels the timer a deferred deadline armed. It was armed by the caller's worker in
-/// its runtime's timer, and the caller ends the call on a worker of that runtime. (Off
-/// it, the timer fires later and finds the call over.)
-#[inline]
-fn cancel(armed: Option<TimerKey>) {
-    if let Some(key) = armed
-        && let Some(timer) = context::current_timer()
-    {
-        timer.cancel(key);
-    }
-}
-
 impl<R: Send + 'static> Drop for Pending<R> {
     fn drop(&mut self) {
+        if self.deferred
+            && let Some(slot) = &self.slot
+        {
+            // Most calls end on the worker that deferred their deadline, before its
+            // flush: the entry and its reference go now, so the slot can be kept.
+            context::undefer(Arc::as_ptr(slot).addr(), self.tag);
+        }
         if !self.done {
             // Abandoned (timeout of our own `Sleep` aside, the call future was dropped):
             // a later outcome for this tag is dropped by `set`, one already here now.
@@ -512,8 +484,8 @@ impl<R: Send + 'static> Drop for Pending<R> {
 /// more turned that move into a `memcpy` call (callgrind, `pingpong style=server`).
 struct Wait<R: Send + 'static> {
     pending: Pending<R>,
-    /// The timeout, until the first poll turns it into a deadline: deferred to the
-    /// worker (the module docs' cost), or this `sleep`.
+    /// The timeout, until a poll turns it into this `sleep`: the first, or, for a
+    /// deferred one (the module docs' cost), the next.
     timeout: Option<Duration>,
     sleep: Option<Sleep>,
 }
@@ -531,14 +503,17 @@ impl<R: Send + 'static> Future for Wait<R> {
             return Poll::Ready(p.finish());
         }
         if let Some(timeout) = this.timeout.take() {
-            if timeout >= DEFER_TIMER_AFTER {
+            if !p.deferred && timeout >= DEFER_TIMER_AFTER {
                 let d = Deferred {
-                    timeout,
-                    deadline: None,
-                    target: Arc::downgrade(p.slot()) as Weak<dyn Expire>,
+                    waker: cx.waker().clone(),
+                    slot: Arc::as_ptr(p.slot()).addr(),
                     tag: p.tag,
                 };
                 if context::defer(d).is_ok() {
+                    // Polled again while it still waits (the worker's flush asks for
+                    // that): the timer is armed then.
+                    p.deferred = true;
+                    this.timeout = Some(timeout);
                     return Poll::Pending;
                 }
             }

@@ -5,9 +5,7 @@
 //!
 //! # Protocol
 //!
-//! One `AtomicU64`, `tag << 4 | ARMED | state`, next to two cells: the value and the
-//! waker. `ARMED` says a timer was armed for the call (see [`OutcomeCell::mark`]); every
-//! transition but `begin` keeps it.
+//! One `AtomicU64`, `tag << 3 | state`, next to two cells: the value and the waker.
 //!
 //! | state | who may touch the cells |
 //! |---|---|
@@ -31,12 +29,7 @@
 //!   (its acquire load saw the filler's release) and stores `IDLE`; on `WAITING` it
 //!   moves it to `IDLE` with a compare-and-swap (the call is abandoned: timed out, or
 //!   its future dropped), after which no filler can win; on `FILLING` it waits, a few
-//!   instructions, for `FILLED`. It learns whether the call was `ARMED` from the same
-//!   word.
-//! * A worker that arms a timer for a waiting call marks it `ARMED` with a
-//!   compare-and-swap that expects `(tag, WAITING)`, under the slot's lock for the
-//!   timer's key, which it holds until the key is stored: an owner that sees `ARMED`
-//!   takes that lock and finds the key (`server/reply.rs`).
+//!   instructions, for `FILLED`.
 //! * The owner replaces its waker ([`OutcomeCell::register`]) by moving `WAITING` to
 //!   `REGISTERING` and back; a filler that meets `REGISTERING` waits for `WAITING`. A
 //!   process's waker never changes, so a call polled by its process never does this.
@@ -54,22 +47,12 @@ use std::task::Waker;
 use crate::loom::{AtomicU64, Ordering, UnsafeCell, fence_after_rmw, spin_hint};
 
 const STATE: u64 = 0b111;
-const ARMED: u64 = 0b1000;
 const IDLE: u64 = 0;
 const WAITING: u64 = 1;
 const REGISTERING: u64 = 2;
 const FILLING: u64 = 3;
 const FILLED: u64 = 4;
-const SHIFT: u32 = 4;
-
-/// What [`OutcomeCell::take`] found.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Taken<T> {
-    /// The call's outcome, if a filler stored one.
-    pub value: Option<T>,
-    /// A timer was armed for the call ([`OutcomeCell::mark`]).
-    pub armed: bool,
-}
+const SHIFT: u32 = 3;
 
 /// Which call a filler answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,26 +154,24 @@ impl<T> OutcomeCell<T> {
         self.value.with_mut(|v| unsafe { *v = Some(value) });
         // SAFETY: as above.
         let waker = self.waker.with_mut(|w| unsafe { (*w).take() });
-        // Nobody changes a word in `FILLING` but its filler: `won`'s tag and `ARMED` hold.
+        // Nobody changes a word in `FILLING` but its filler: `won`'s tag holds.
         self.word.store(won & !STATE | FILLED, Ordering::Release);
         Ok(waker)
     }
 
-    /// The owner ends call `tag`: its outcome if a filler stored one, and whether a
-    /// timer was armed for it; from then on no filler of `tag` wins. The cell is idle
-    /// after it.
-    pub fn take(&self, tag: u64) -> Taken<T> {
+    /// The owner ends call `tag`: its outcome if a filler stored one; from then on no
+    /// filler of `tag` wins. The cell is idle after it.
+    pub fn take(&self, tag: u64) -> Option<T> {
         loop {
             let w = self.word.load(Ordering::Acquire);
             debug_assert_eq!(w >> SHIFT, tag, "only the owner starts calls");
-            let armed = w & ARMED != 0;
             match w & STATE {
                 FILLED => {
                     // SAFETY: `FILLED`: the owner's alone; the acquire load saw the
                     // filler's release store after its write.
                     let value = unsafe { self.value.with_mut(|v| (*v).take()) };
                     self.word.store(tag << SHIFT | IDLE, Ordering::Release);
-                    return Taken { value, armed };
+                    return value;
                 }
                 WAITING => {
                     if self
@@ -206,37 +187,12 @@ impl<T> OutcomeCell<T> {
                         // SAFETY: `IDLE` now, the owner's alone: drop the waker so the
                         // idle cell holds no reference to the caller.
                         drop(unsafe { self.waker.with_mut(|w| (*w).take()) });
-                        return Taken { value: None, armed };
+                        return None;
                     }
                 }
                 // A filler is writing: a few instructions.
                 FILLING => spin_hint(),
-                _ => return Taken { value: None, armed },
-            }
-        }
-    }
-
-    /// A worker arming a timer for call `tag`: marks the call `ARMED` if it still waits
-    /// (`false`: it does not, and the timer is not needed). Call it under the lock that
-    /// will hold the timer's key, and keep that lock until the key is stored.
-    pub fn mark(&self, tag: u64) -> bool {
-        loop {
-            let w = self.word.load(Ordering::Acquire);
-            if w >> SHIFT != tag {
-                return false;
-            }
-            match w & STATE {
-                WAITING => {
-                    if self
-                        .word
-                        .compare_exchange(w, w | ARMED, Ordering::AcqRel, Ordering::Acquire)
-                        .is_ok()
-                    {
-                        return true;
-                    }
-                }
-                REGISTERING => spin_hint(),
-                _ => return false,
+                _ => return None,
             }
         }
     }
@@ -315,20 +271,20 @@ mod tests {
         assert_eq!(count.0.load(Ordering::SeqCst), 1);
         // A second filler of the same call stores nothing.
         assert!(cell.fill(Answer::Tag(1), String::new()).is_err());
-        assert_eq!(cell.take(1).value.as_deref(), Some("one"));
+        assert_eq!(cell.take(1).as_deref(), Some("one"));
         cell.begin(2, waker);
         // A filler of the earlier call does not win the new one.
         assert!(cell.fill(Answer::Tag(1), String::new()).is_err());
         assert!(cell.is_waiting(2));
         assert!(cell.fill(Answer::Tag(2), String::from("two")).is_ok());
-        assert_eq!(cell.take(2).value.as_deref(), Some("two"));
+        assert_eq!(cell.take(2).as_deref(), Some("two"));
     }
 
     #[test]
     fn an_abandoned_call_takes_no_later_outcome_and_drops_its_waker() {
         let (count, waker) = counter();
         let cell: OutcomeCell<Box<u32>> = OutcomeCell::waiting(7, Some(waker));
-        assert_eq!(cell.take(7).value, None);
+        assert_eq!(cell.take(7), None);
         assert!(cell.fill(Answer::Current, Box::new(1)).is_err());
         assert_eq!(Arc::strong_count(&count), 1, "the idle cell holds no waker");
     }
@@ -344,32 +300,7 @@ mod tests {
         assert_eq!(first.0.load(Ordering::SeqCst), 0);
         assert_eq!(second.0.load(Ordering::SeqCst), 1);
         assert!(!cell.register(3, &w1), "filled: nothing to wait for");
-        assert_eq!(cell.take(3).value, Some(5));
-    }
-
-    #[test]
-    fn a_mark_holds_only_while_the_call_waits_and_the_owner_sees_it() {
-        let cell = OutcomeCell::waiting(4, None);
-        assert!(!cell.mark(3), "an earlier call");
-        assert!(cell.mark(4));
-        assert!(cell.fill(Answer::Current, 1u8).is_ok());
-        assert!(!cell.mark(4), "filled");
-        assert_eq!(
-            cell.take(4),
-            super::Taken {
-                value: Some(1),
-                armed: true
-            }
-        );
-        let (_, waker) = counter();
-        cell.begin(5, waker);
-        assert_eq!(
-            cell.take(5),
-            super::Taken {
-                value: None,
-                armed: false
-            }
-        );
+        assert_eq!(cell.take(3), Some(5));
     }
 
     #[test]
@@ -406,7 +337,7 @@ mod tests {
                     })
                 })
                 .collect();
-            let got = cell.take(round).value;
+            let got = cell.take(round);
             let won: usize = fillers.into_iter().map(|f| f.join().unwrap()).sum();
             // Either the owner took the one value stored, or it abandoned first and
             // no filler won; a wake-up for each value stored.
