@@ -7,8 +7,11 @@
 #[path = "support/rt.rs"]
 mod support;
 
+use std::future::{Future, poll_fn};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use otter::server::{CallError, Flow, ReplyTo, Server, ServerContext};
@@ -124,5 +127,47 @@ rt_test!(
             s.call_timeout(Some, Some(Duration::from_secs(5))).await
         });
         assert_eq!(r.unwrap(), Ok(7));
+    }
+);
+
+rt_test!(
+    many_calls_waiting_at_once_each_time_out_never_early,
+    |rt: &Runtime| {
+        // One process waits on more calls at once than a worker looks back through when
+        // a call ends (`context::undefer`): every deadline is deferred, the flush wakes
+        // the process, and each call arms its own timer at that poll.
+        const CALLS: usize = 20;
+        let outcomes = rt
+            .block_on(|cx: Context<()>| async move {
+                let s = Silent::start(&cx, ()).await.unwrap();
+                let t0 = Instant::now();
+                type Call<'a> = Pin<Box<dyn Future<Output = Result<(), CallError>> + Send + 'a>>;
+                let mut calls: Vec<Call<'_>> = (0..CALLS)
+                    .map(|_| Box::pin(s.call_timeout(|f| f, Some(LONG))) as Call<'_>)
+                    .collect();
+                // Each call's outcome, and when it came.
+                let mut outcomes = vec![None; CALLS];
+                poll_fn(|task| {
+                    for (call, outcome) in calls.iter_mut().zip(outcomes.iter_mut()) {
+                        if outcome.is_none()
+                            && let Poll::Ready(r) = call.as_mut().poll(task)
+                        {
+                            *outcome = Some((r, t0.elapsed()));
+                        }
+                    }
+                    if outcomes.iter().all(Option::is_some) {
+                        Poll::Ready(())
+                    } else {
+                        Poll::Pending
+                    }
+                })
+                .await;
+                outcomes
+            })
+            .unwrap();
+        for (r, took) in outcomes.into_iter().flatten() {
+            assert_eq!(r, Err(CallError::Timeout));
+            assert!(took >= LONG, "fired early: {took:?} < {LONG:?}");
+        }
     }
 );

@@ -143,7 +143,9 @@ pub(crate) fn defer(d: Deferred) -> Result<(), Deferred> {
 /// once) costs its process one needless wake-up at the flush, nothing else.
 #[inline]
 pub(crate) fn undefer(slot: usize, tag: u64) {
-    DEFERRED.with(|l| {
+    // `try_with`: a call's future may be dropped while this thread's locals are torn
+    // down (a runtime's last reference let go there).
+    let removed = DEFERRED.try_with(|l| {
         let mut l = l.borrow_mut();
         let (young, old) = &mut *l;
         for list in [young, old] {
@@ -151,11 +153,13 @@ pub(crate) fn undefer(slot: usize, tag: u64) {
             if let Some(i) = list[from..].iter().rposition(|d| d.is_of(slot, tag)) {
                 // The order of the list does not matter: a flush takes all of one
                 // generation.
-                list.swap_remove(from + i);
-                return;
+                return Some(list.swap_remove(from + i));
             }
         }
+        None
     });
+    // Dropped outside the borrow: a waker that is not a process's may run anything.
+    drop(removed);
 }
 
 /// How many of the most recent deferred deadlines of each generation [`undefer`] looks
