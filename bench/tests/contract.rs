@@ -800,8 +800,9 @@ impl EchoServer {
     }
 }
 
-/// Runs echo-load against `server` (conns=4, seconds=1) and checks its line.
-fn check_echo_load(server: &EchoServer, what: &str, size: u64) {
+/// Runs echo-load against `server` (conns=4, seconds=1, paced at `rate` round trips a
+/// second if not 0) and checks its line.
+fn check_echo_load(server: &EchoServer, what: &str, size: u64, rate: u64) {
     let port = server.line["port"].as_u64().expect("port");
     let pid = server.child.id();
     let args = [
@@ -811,6 +812,7 @@ fn check_echo_load(server: &EchoServer, what: &str, size: u64) {
         format!("size={size}"),
         "seconds=1".into(),
         format!("server_pid={pid}"),
+        format!("rate={rate}"),
     ];
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let r = run(Path::new(OTTER), &args, Duration::from_secs(60));
@@ -826,7 +828,7 @@ fn check_echo_load(server: &EchoServer, what: &str, size: u64) {
     assert_eq!(v["bench"], json!("echo-load"), "{what}");
     assert_eq!(
         v["params"],
-        json!({"port": port, "conns": 4, "size": size, "seconds": 1, "server_pid": pid}),
+        json!({"port": port, "conns": 4, "size": size, "seconds": 1, "server_pid": pid, "rate": rate}),
         "{what}"
     );
     assert_eq!(v["check"], json!("ok"), "{what}");
@@ -834,6 +836,14 @@ fn check_echo_load(server: &EchoServer, what: &str, size: u64) {
     assert_eq!(v["connections"], json!(4), "{what}");
     let n = v["round_trips"].as_u64().expect("round_trips");
     assert!(n > 0, "{what}: round trips");
+    if rate > 0 {
+        // Paced: about `rate` in the measured second, never far above it (each gap is
+        // drawn around its mean; a round trip due is started at once, not bunched).
+        assert!(
+            n <= rate + rate / 4 + 4,
+            "{what}: {n} round trips at rate={rate}"
+        );
+    }
     assert_eq!(v["ops"].as_u64(), Some(n), "{what}: ops = round_trips");
     let rate = v["ops_per_s"].as_f64().expect("ops_per_s");
     let secs = v["seconds"].as_f64().expect("seconds");
@@ -861,8 +871,9 @@ fn check_echo(program: &Path, imp: &str) {
     for mode in ["passive", "active"] {
         let what = format!("{imp} echo-server mode={mode}");
         let server = start_echo_server(program, imp, mode);
-        check_echo_load(&server, &what, 64);
-        check_echo_load(&server, &what, 100_000);
+        check_echo_load(&server, &what, 64, 0);
+        check_echo_load(&server, &what, 100_000, 0);
+        check_echo_load(&server, &what, 64, 400);
         server.stop(&what);
     }
 }
@@ -895,6 +906,8 @@ fn echo_rejects_bad_arguments() {
         &["echo-load", "port=1", "size=0"],
         &["echo-load", "port=1", "seconds=0"],
         &["echo-load", "port=1", "seconds=3601"],
+        &["echo-load", "port=1", "rate=-1"],
+        &["echo-load", "port=1", "rate=100000001"],
         &["echo-load", "port=1", "mode=passive"],
         &["echo-load", "port=1", "conns=999999"], // beyond ulimit -n
         &["echo-load", "port=1", "server_pid=4194304"], // no such process

@@ -7,7 +7,7 @@
 //!   `{"bench":"echo-server","impl":"otter","port":..,"mode":..,"threads":N,..}` as soon as
 //!   it accepts, and exits 0 once stdin is closed. The Erlang twin is
 //!   `erlang-reference/bench echo-server` (`bench_src/echo_server.erl`).
-//! * `echo-load port=P conns=C size=S seconds=T [server_pid=PID]` (`echo/load.rs`): the
+//! * `echo-load port=P conns=C size=S seconds=T [server_pid=PID] [rate=R]` (`echo/load.rs`): the
 //!   load generator, on `mio` directly and not on otter, so that it measures every server
 //!   alike. Its line has the contract's `round_trips`, `ops_per_s`, `p50_us` .. `max_us`,
 //!   `errors`, `server_cpu_s_per_million`.
@@ -48,6 +48,7 @@ pub(crate) const LOAD: Workload = Workload {
         ParamSpec::int_in("size", 1, load::MAX_SIZE, 64),
         ParamSpec::int_in("seconds", 1, load::MAX_SECONDS, 5),
         ParamSpec::int_in("server_pid", 0, load::MAX_PID, 0),
+        ParamSpec::int_in("rate", 0, load::MAX_RATE, 0),
     ],
     validate: load::validate,
     footprint: load::footprint,

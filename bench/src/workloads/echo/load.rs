@@ -8,6 +8,14 @@
 //! trip and differs between connections, so an echo from the wrong connection, a stale or
 //! a duplicated byte fails the comparison.
 //!
+//! With `rate=R` (round trips per second over all connections; 0, the default: as fast as
+//! the server answers), each connection waits after an echo until its next round trip is
+//! due, on average `conns / R` seconds after the start of the one before, each gap drawn
+//! uniformly from half to one and a half of that so that the connections do not move in
+//! step: a server that keeps up sees `R` round trips a second and is idle between them
+//! (what its CPU per round trip then says differs from a saturated run's). A server that
+//! does not keep up gets the closed loop.
+//!
 //! Phases: set-up (at most [`CONNECTING`] connects in flight per thread, each connection
 //! done once its first round trip is back; at most [`SETUP_LIMIT`]), 1 s of warm-up, then
 //! `seconds` measured: a round trip completed in that window is counted and its time (from
@@ -23,6 +31,8 @@
 //! the window, per million round trips). check: no connection error, every echo intact, at
 //! least one round trip.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
@@ -44,6 +54,8 @@ pub(super) const MAX_SIZE: u64 = 16 << 20;
 pub(super) const MAX_SECONDS: u64 = 3600;
 /// The largest pid Linux hands out (`pid_max` at most 2^22).
 pub(super) const MAX_PID: u64 = 1 << 22;
+/// The highest `rate`, round trips per second.
+pub(super) const MAX_RATE: u64 = 100_000_000;
 
 /// Connects in flight at once per thread: a burst of thousands would overflow the server's
 /// accept queue (1,024 for otter; set to the same for Erlang), and a dropped SYN costs a
@@ -106,6 +118,11 @@ pub(super) fn main(p: &Params, threads: usize) -> ExitCode {
     let size = p.int("size") as usize;
     let seconds = Duration::from_secs(p.int("seconds"));
     let server_pid = p.int("server_pid");
+    // Each connection's mean gap between round trips.
+    let gap = match p.int("rate") {
+        0 => None,
+        rate => Some(Duration::from_secs_f64(conns as f64 / rate as f64)),
+    };
     if server_pid > 0 && process_cpu(&format!("/proc/{server_pid}/stat")).is_none() {
         eprintln!(
             "otter-bench: echo-load: server_pid={server_pid}: no such process (cannot read /proc/{server_pid}/stat)"
@@ -128,7 +145,7 @@ pub(super) fn main(p: &Params, threads: usize) -> ExitCode {
         let (barrier, pattern) = (barrier.clone(), pattern.clone());
         let spawned = std::thread::Builder::new()
             .name(format!("echo-load-{t}"))
-            .spawn(move || Worker::new(addr, first, share, size, pattern).run(&barrier, &rx));
+            .spawn(move || Worker::new(addr, first, share, size, pattern, gap).run(&barrier, &rx));
         match spawned {
             Ok(h) => handles.push(h),
             Err(e) => {
@@ -368,6 +385,8 @@ enum State {
     Connecting,
     /// In a round trip: `sent` bytes written, `got` back so far.
     Busy,
+    /// Paced (`rate`): its next round trip is due (in `Worker::due`).
+    Waiting,
     /// Failed (counted) or closed.
     Dead,
 }
@@ -385,6 +404,9 @@ struct Conn {
     got: usize,
     recv: Vec<u8>,
     t0: Instant,
+    /// When its latest round trip was due (paced only): the next is due a gap after it,
+    /// so that one that started late does not lower the rate.
+    due: Option<Instant>,
     /// Its first echo is back (set-up done).
     ready: bool,
 }
@@ -396,10 +418,23 @@ struct Worker {
     pattern: Arc<Vec<u8>>,
     conns: Vec<Conn>,
     tally: Tally,
+    /// The mean gap between a connection's round trips (`rate`), if paced.
+    gap: Option<Duration>,
+    /// Paced connections waiting, by when their next round trip is due.
+    due: BinaryHeap<Reverse<(Instant, usize)>>,
+    /// xorshift64 state for the gaps.
+    rng: u64,
 }
 
 impl Worker {
-    fn new(addr: SocketAddr, first: usize, n: usize, size: usize, pattern: Arc<Vec<u8>>) -> Self {
+    fn new(
+        addr: SocketAddr,
+        first: usize,
+        n: usize,
+        size: usize,
+        pattern: Arc<Vec<u8>>,
+        gap: Option<Duration>,
+    ) -> Self {
         let now = Instant::now();
         let conns = (0..n)
             .map(|i| Conn {
@@ -411,6 +446,7 @@ impl Worker {
                 got: 0,
                 recv: Vec::new(),
                 t0: now,
+                due: None,
                 ready: false,
             })
             .collect();
@@ -420,6 +456,9 @@ impl Worker {
             pattern,
             conns,
             tally: Tally::default(),
+            gap,
+            due: BinaryHeap::new(),
+            rng: 0x9e37_79b9_7f4a_7c15 ^ first as u64,
         }
     }
 
@@ -493,8 +532,17 @@ impl Worker {
             if now >= end {
                 break;
             }
-            let wake = if now < warm_end { warm_end } else { end };
-            if let Err(e) = poll.poll(&mut events, Some(wake - now)) {
+            let mut wake = if now < warm_end { warm_end } else { end };
+            if let Some(&Reverse((at, _))) = self.due.peek() {
+                wake = wake.min(at);
+            }
+            // The poller's timeout is in whole milliseconds (rounded up): a round trip due
+            // sooner is waited for by polling without a timeout, on the load's own core.
+            let mut timeout = wake.saturating_duration_since(now);
+            if timeout < Duration::from_millis(1) && !self.due.is_empty() {
+                timeout = Duration::ZERO;
+            }
+            if let Err(e) = poll.poll(&mut events, Some(timeout)) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     self.fail_all(&poll, format!("poll: {e}"));
                     break;
@@ -502,6 +550,16 @@ impl Worker {
             }
             for ev in &events {
                 self.on_event(&poll, ev.token().0, Some((warm_end, end)));
+            }
+            let now = Instant::now();
+            while let Some(&Reverse((at, i))) = self.due.peek() {
+                if at > now {
+                    break;
+                }
+                self.due.pop();
+                if self.conns[i].state == State::Waiting {
+                    self.start_round(&poll, i, Some((warm_end, end)));
+                }
             }
         }
         self.tally
@@ -542,7 +600,7 @@ impl Worker {
     /// which completed round trips are counted.
     fn on_event(&mut self, poll: &Poll, i: usize, window: Option<(Instant, Instant)>) {
         match self.conns[i].state {
-            State::Idle | State::Dead => {}
+            State::Idle | State::Dead | State::Waiting => {}
             // Whatever the event says (a refused connect may come as an error or a hang-up,
             // not as writable), the socket's own state tells.
             State::Connecting => {
@@ -651,7 +709,25 @@ impl Worker {
                 self.tally.max_ns = self.tally.max_ns.max(ns);
             }
         }
+        // Paced in the measured phases only: set-up brings every connection up at once.
+        if let (Some(gap), Some(_)) = (self.gap, window) {
+            let next = self.conns[i].due.unwrap_or(t0) + gap.mul_f64(0.5 + self.uniform());
+            self.conns[i].due = Some(next);
+            if next > done {
+                self.conns[i].state = State::Waiting;
+                self.due.push(Reverse((next, i)));
+                return;
+            }
+        }
         self.start_round(poll, i, window);
+    }
+
+    /// A number in [0, 1) (xorshift64).
+    fn uniform(&mut self) -> f64 {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        (self.rng >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 
