@@ -154,47 +154,13 @@ impl Timer {
     }
 }
 
-/// The deadline of a call that waits long, deferred on its worker
-/// (`scheduler/context.rs`) instead of armed: most calls end before the worker's next
-/// flush, and the call takes its entry out then (`context::undefer`). One that still
-/// waits at the second flush after it is woken, and its next poll arms its own timer
-/// (`server/reply.rs`), `timeout` from then: never early, and late only by the time
-/// from the call to that poll.
-pub(crate) struct Deferred {
-    /// Wakes the waiting caller: its next poll arms the timer.
-    pub(crate) waker: std::task::Waker,
-    /// The address of the call's slot, and which of its calls: they name the entry,
-    /// for `undefer` (never dereferenced).
-    pub(crate) slot: usize,
-    pub(crate) tag: u64,
-}
-
-impl Deferred {
-    /// Whether this is the deadline of call `tag` of the slot at `slot`.
-    pub(crate) fn is_of(&self, slot: usize, tag: u64) -> bool {
-        self.tag == tag && self.slot == slot
-    }
-}
-
-impl std::fmt::Debug for Deferred {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Deferred")
-            .field("tag", &self.tag)
-            .finish_non_exhaustive()
-    }
-}
-
 /// The instant `after` from now. A duration too long for `Instant` (`Duration::MAX`,
 /// Erlang's `infinity`) gives an instant about 30 years ahead instead of a panic: a
 /// timer that never fires in the life of the program, which the wheel files like any
 /// other (re-filed every two years).
 pub(crate) fn deadline_after(after: Duration) -> Instant {
-    deadline_from(Instant::now(), after)
-}
-
-/// The instant `after` from `now`, as [`deadline_after`].
-pub(crate) fn deadline_from(now: Instant, after: Duration) -> Instant {
     const FAR: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
+    let now = Instant::now();
     now.checked_add(after.min(FAR))
         .or_else(|| now.checked_add(Duration::from_secs(24 * 3600)))
         .unwrap_or(now)

@@ -385,7 +385,7 @@ enum State {
     Connecting,
     /// In a round trip: `sent` bytes written, `got` back so far.
     Busy,
-    /// Paced (`rate`): its next round trip is due (in `Worker::due`).
+    /// Paced (`rate`): its next round trip is due (in `Worker::waiting`).
     Waiting,
     /// Failed (counted) or closed.
     Dead,
@@ -421,7 +421,7 @@ struct Worker {
     /// The mean gap between a connection's round trips (`rate`), if paced.
     gap: Option<Duration>,
     /// Paced connections waiting, by when their next round trip is due.
-    due: BinaryHeap<Reverse<(Instant, usize)>>,
+    waiting: BinaryHeap<Reverse<(Instant, usize)>>,
     /// xorshift64 state for the gaps.
     rng: u64,
 }
@@ -457,7 +457,7 @@ impl Worker {
             conns,
             tally: Tally::default(),
             gap,
-            due: BinaryHeap::new(),
+            waiting: BinaryHeap::new(),
             rng: 0x9e37_79b9_7f4a_7c15 ^ first as u64,
         }
     }
@@ -533,13 +533,13 @@ impl Worker {
                 break;
             }
             let mut wake = if now < warm_end { warm_end } else { end };
-            if let Some(&Reverse((at, _))) = self.due.peek() {
+            if let Some(&Reverse((at, _))) = self.waiting.peek() {
                 wake = wake.min(at);
             }
             // The poller's timeout is in whole milliseconds (rounded up): a round trip due
             // sooner is waited for by polling without a timeout, on the load's own core.
             let mut timeout = wake.saturating_duration_since(now);
-            if timeout < Duration::from_millis(1) && !self.due.is_empty() {
+            if timeout < Duration::from_millis(1) && !self.waiting.is_empty() {
                 timeout = Duration::ZERO;
             }
             if let Err(e) = poll.poll(&mut events, Some(timeout)) {
@@ -552,11 +552,11 @@ impl Worker {
                 self.on_event(&poll, ev.token().0, Some((warm_end, end)));
             }
             let now = Instant::now();
-            while let Some(&Reverse((at, i))) = self.due.peek() {
+            while let Some(&Reverse((at, i))) = self.waiting.peek() {
                 if at > now {
                     break;
                 }
-                self.due.pop();
+                self.waiting.pop();
                 if self.conns[i].state == State::Waiting {
                     self.start_round(&poll, i, Some((warm_end, end)));
                 }
@@ -715,7 +715,7 @@ impl Worker {
             self.conns[i].due = Some(next);
             if next > done {
                 self.conns[i].state = State::Waiting;
-                self.due.push(Reverse((next, i)));
+                self.waiting.push(Reverse((next, i)));
                 return;
             }
         }

@@ -27,7 +27,7 @@ use crate::pid::RawPid;
 use crate::process::send::Stream;
 use crate::scheduler::Shared;
 use crate::scheduler::tuning::{BUDGET, CALL_SLOTS_PER_WORKER, STREAM_ENTRIES};
-use crate::timer::{Deferred, Timer};
+use crate::timer::Timer;
 
 thread_local! {
     /// The runtime and index of the worker this thread is, if it is one. The pointer is
@@ -125,6 +125,27 @@ pub(crate) fn current_timer() -> Option<Arc<Timer>> {
 }
 
 // ===== deferred deadlines =====
+
+/// The deadline of a call that waits long (`server/reply.rs`), deferred on its worker
+/// instead of armed: most calls end before the worker's next flush and take their
+/// entry out ([`undefer`]). One that still waits at the second flush after it is woken
+/// ([`flush_deferred`]), and that poll arms its own timer, `timeout` from then: never
+/// early, and late only by the time from the call to that poll.
+pub(crate) struct Deferred {
+    /// Wakes the waiting caller: its next poll arms the timer.
+    pub(crate) waker: std::task::Waker,
+    /// The address of the call's slot, and which of its calls: they name the entry,
+    /// for [`undefer`] (never dereferenced).
+    pub(crate) slot: usize,
+    pub(crate) tag: u64,
+}
+
+impl Deferred {
+    /// Whether this is the deadline of call `tag` of the slot at `slot`.
+    fn is_of(&self, slot: usize, tag: u64) -> bool {
+        self.tag == tag && self.slot == slot
+    }
+}
 
 /// Puts `d` in this worker's deferred list (the call arms its timer later, if it still
 /// waits: [`flush_deferred`]); hands it back on a thread that is not a worker.

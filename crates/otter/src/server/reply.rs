@@ -78,10 +78,10 @@ use crate::exit::ExitReason;
 use crate::loom::full_fence;
 use crate::monitor::{CallWatch, Notify, Watcher};
 use crate::pid::RawPid;
-use crate::scheduler::context::{self, PooledSlot};
+use crate::scheduler::context::{self, Deferred, PooledSlot};
 use crate::scheduler::tuning::DEFER_TIMER_AFTER;
 use crate::signal::bonds;
-use crate::timer::{Deferred, Sleep};
+use crate::timer::Sleep;
 
 mod outcome;
 
@@ -446,7 +446,7 @@ impl<R: Send + 'static> Drop for Pending<R> {
             && let Some(slot) = &self.slot
         {
             // Most calls end on the worker that deferred their deadline, before its
-            // flush: the entry and its reference go now, so the slot can be kept.
+            // flush: the entry goes now, and the flush has no wake-up to make for it.
             context::undefer(Arc::as_ptr(slot).addr(), self.tag);
         }
         if !self.done {
@@ -502,7 +502,7 @@ impl<R: Send + 'static> Future for Wait<R> {
         if !std::mem::take(&mut p.waker_set) && !p.slot().outcome.register(p.tag, cx.waker()) {
             return Poll::Ready(p.finish());
         }
-        if let Some(timeout) = this.timeout.take() {
+        if let Some(timeout) = this.timeout {
             if !p.deferred && timeout >= DEFER_TIMER_AFTER {
                 let d = Deferred {
                     waker: cx.waker().clone(),
@@ -513,10 +513,10 @@ impl<R: Send + 'static> Future for Wait<R> {
                     // Polled again while it still waits (the worker's flush asks for
                     // that): the timer is armed then.
                     p.deferred = true;
-                    this.timeout = Some(timeout);
                     return Poll::Pending;
                 }
             }
+            this.timeout = None;
             // The caller's runtime times the call (never the server's, which may be
             // gone); outside any runtime, the process-wide fallback timer.
             let timer = context::current_timer().unwrap_or_else(crate::timer::global);
