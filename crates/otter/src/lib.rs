@@ -312,8 +312,8 @@
 //! outside; idle workers steal half of a busy worker's queue, and when there is nothing
 //! they spin for up to 200 µs (offering their core to the OS every few µs, so that a
 //! program beside them, an Erlang node say, is not held up), as the BEAM's schedulers
-//! busy-wait, then park (an idle
-//! runtime uses no CPU). A runnable process never waits for a timer tick while a worker
+//! busy-wait, then park (an idle runtime uses no CPU; [`Builder::busy_wait`] sets the
+//! spin, and with zero a worker spins only while another runs). A runnable process never waits for a timer tick while a worker
 //! is idle. Each turn of a process may receive a budget of messages before
 //! it yields, if anything else waits for its worker. Processes are
 //! not preempted in the middle of a computation, as on the BEAM: a process that

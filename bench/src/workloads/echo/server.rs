@@ -18,6 +18,10 @@
 //!   the next. An idle connection holds two processes (its own and the socket's reader) and
 //!   its own mailbox, no read buffer.
 //!
+//! `busy_wait_us=N` sets the runtime's `Builder::busy_wait` (default 200, the runtime's
+//! default): how long an idle worker keeps polling before it sleeps; 0 makes it sleep
+//! at once, as tokio's do (docs/design/0025).
+//!
 //! The main thread prints the line once the listener is bound, then reads stdin until it
 //! closes, and drops the runtime (which closes every socket) and exits 0. A port that
 //! cannot be bound is exit 3 with one line on stderr.
@@ -34,6 +38,9 @@ use serde_json::{Map, Value};
 
 use crate::args::Params;
 
+/// The longest `busy_wait_us` (1 s): a busy wait is a matter of microseconds.
+pub(super) const MAX_BUSY_WAIT_US: u64 = 1_000_000;
+
 /// The scratch buffer of passive connections' reads, one per worker thread.
 const READ_BUF: usize = 16 * 1024;
 
@@ -49,6 +56,7 @@ pub(super) fn main(p: &Params, threads: usize) -> ExitCode {
     let rt = match Runtime::builder()
         .threads(threads)
         .thread_name("echo-server")
+        .busy_wait(Duration::from_micros(p.int("busy_wait_us")))
         .build()
     {
         Ok(rt) => rt,

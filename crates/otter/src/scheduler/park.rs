@@ -27,9 +27,9 @@
 //! # Protocol (no lost wake-up)
 //!
 //! A worker that found no work:
-//! 0. searches for a while, at most [`SPIN_BEFORE_PARK`]: counted in `num_spinning`, it
-//!    looks at the other workers' queues, the injector and their LIFO slots every spin
-//!    round, and runs what it finds;
+//! 0. searches for a while (below): counted in `num_spinning`, it looks at the other
+//!    workers' queues, the injector, the OS and their LIFO slots every spin round, and
+//!    runs what it finds;
 //! 1. stops counting itself as searching, then registers as sleeping (under the
 //!    `sleepers` lock; `num_sleeping` + 1, `SeqCst`);
 //! 2. issues a `SeqCst` fence and looks at every queue once more;
@@ -43,16 +43,23 @@
 //! reads missing. `std::thread::unpark` before `park` is not lost (the thread's token),
 //! so unparking a worker between (2) and (3) is fine.
 //!
-//! # Why search before parking
+//! # How long a worker searches
 //!
-//! Unparking a worker is a futex wake-up, and on this project's 2-vCPU machine the
-//! sleeping vCPU then took 1–3 ms to run it. A stream's receiver that empties its
-//! mailbox goes idle and is handed on again within `tuning::SPILL_INTERVAL` sends, about
-//! 0.2 ms. A worker that searches that long before it parks is still awake for both. The
-//! BEAM does the same: its schedulers busy-wait before they sleep (`erl +sbwt`). The
-//! cost is bounded: a worker that runs out of work burns at most `SPIN_BEFORE_PARK`
-//! before it parks, so an idle runtime still uses no CPU.
-//! Measured: docs/design/0013-spin-before-park.md.
+//! At least [`Builder::busy_wait`] (default [`SPIN_BEFORE_PARK`], 200 µs). Past it, a
+//! worker searches on only while another worker runs processes (one may hand it work:
+//! a push, a spill, a LIFO process that stands too long), and for no longer than it was
+//! busy since its previous search or park, unspent time carried over up to
+//! `SPIN_BEFORE_PARK`: searching at most doubles the CPU a program uses, and a worker
+//! that no other worker can feed sleeps, in the OS's poll if it holds the driver, as
+//! tokio's and Go's workers do. An idle runtime uses no CPU either way.
+//!
+//! A search that finds work saves the futex or `epoll_wait` wake-up of a parked worker,
+//! which on this project's 2-vCPU VMs took from tens of µs to 1–3 ms
+//! (docs/design/0013-spin-before-park.md). The busy wait's cost is a server at partial
+//! load: requests that come less than the busy wait apart keep its core busy
+//! (docs/design/0025-idle-cpu-at-partial-load.md, where a busy wait of zero measured
+//! within noise of the default on every workload of the suite, but is not yet the
+//! default: distribution tests lost a connection with it, open).
 //!
 //! # Idle costs nothing, busy is watched
 //!
@@ -71,6 +78,7 @@
 //! `thread::park` for real: a lost wake-up is a deadlock loom reports.
 //!
 //! [`SPIN_BEFORE_PARK`]: crate::scheduler::tuning::SPIN_BEFORE_PARK
+//! [`Builder::busy_wait`]: crate::Builder::busy_wait
 //! [`WATCHDOG`]: crate::scheduler::tuning::WATCHDOG
 //! [`STEAL_LIFO_AFTER`]: crate::scheduler::tuning::STEAL_LIFO_AFTER
 //! [`LIFO_RECHECK`]: crate::scheduler::tuning::LIFO_RECHECK
@@ -157,6 +165,13 @@ impl Idle {
     /// Whether every worker other than one is parked (a spinning one is not).
     pub fn all_others_parked(&self) -> bool {
         self.num_sleeping.load(Ordering::SeqCst) + 1 >= self.workers
+    }
+
+    /// Whether some worker other than the caller (a searching one) is running processes:
+    /// neither parked nor searching.
+    pub fn others_running(&self) -> bool {
+        self.num_sleeping.load(Ordering::Relaxed) + self.num_spinning.load(Ordering::Relaxed)
+            < self.workers
     }
 
     /// Whether some worker other than the caller (a parked one) is busy.

@@ -88,12 +88,12 @@ pub(crate) const SPIN_HINTS: u32 = 64;
 /// docs/design/0021-distribution.md.
 pub(crate) const YIELD_EVERY_ROUNDS: u32 = 8;
 
-/// How long a worker that found no work spins, waiting for a wake-up, before it parks.
-/// Trades CPU burnt by an idle worker (at most this long per idle spell) against the
-/// 1–3 ms a parked vCPU took to come back. 50 µs to 1 ms all helped `counting` about
-/// equally; 200 µs is the shortest that covers a [`SPILL_INTERVAL`]. Measure with
-/// `counting` and an idle runtime's CPU time.
-/// Tuning history: docs/design/0013-spin-before-park.md.
+/// The longest a worker that found no work spins, waiting for a wake-up, before it
+/// parks: the cap on its spin credit (busy time earns it, `park.rs`). Trades CPU burnt
+/// by an idle worker against the wake-up a parked one pays. 50 µs to 1 ms all helped
+/// `counting` about equally; 200 µs is the shortest that covers a [`SPILL_INTERVAL`].
+/// Measure with `counting` and an echo server's CPU at partial load (`echo-load rate=`).
+/// Tuning history: docs/design/0013-spin-before-park.md, 0025-idle-cpu-at-partial-load.md.
 pub(crate) const SPIN_BEFORE_PARK: Duration = Duration::from_micros(200);
 
 /// How long a parked worker sleeps while another is busy before it looks for a worker

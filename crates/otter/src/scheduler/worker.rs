@@ -33,7 +33,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::io::reactor::EVENTS;
 use crate::process::harness::{RunOutcome, Task};
@@ -109,6 +109,8 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize) {
         io_skipped: 0,
         kick_watchdog: false,
         last_watch: now,
+        busy_since: now,
+        spin_credit: Duration::ZERO,
         rng: 0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d),
     };
     crate::unwind::abort_on_unwind("a worker's loop", || w.run());
@@ -132,6 +134,12 @@ struct Worker {
     kick_watchdog: bool,
     /// When this worker last looked for stuck workers (`rescue_stuck`), parked or busy.
     last_watch: Instant,
+    /// When this worker last came back from a search or a park: the time since is busy
+    /// time, which earns spin credit (`search`).
+    busy_since: Instant,
+    /// How long the next search may spin while another worker runs: busy time earns it,
+    /// spinning spends it, and it never exceeds `SPIN_BEFORE_PARK`.
+    spin_credit: Duration,
     rng: u64,
 }
 
@@ -158,7 +166,9 @@ impl Worker {
                     if context::flush_deferred(true) {
                         continue;
                     }
-                    if let Some(task) = self.park() {
+                    let found = self.park();
+                    self.busy_since = Instant::now();
+                    if let Some(task) = found {
                         self.run_chain(&shared, me, task);
                     }
                 }
@@ -166,13 +176,17 @@ impl Worker {
         }
     }
 
-    /// Step (0) of parking (`park.rs`): for up to `SPIN_BEFORE_PARK`, looks every spin
-    /// round at the other workers' queues, the injector, and the LIFO slots that stand
-    /// too long. The process found, if any (`None` too once the shutdown began).
+    /// Step (0) of parking (`park.rs`): looks every spin round at the other workers'
+    /// queues, the injector, the OS, and the LIFO slots that stand too long, until it
+    /// finds a process or its spin ends (`park.rs`, "How long a worker searches"). The
+    /// process found, if any (`None` too once the shutdown began).
     fn search(&mut self, shared: &Shared) -> Option<Task> {
         shared.idle.begin_spin();
         let start = Instant::now();
+        let busy = start.saturating_duration_since(self.busy_since);
+        let credit = (self.spin_credit + busy).min(SPIN_BEFORE_PARK);
         let mut rounds = 0u32;
+        let mut now;
         let found = loop {
             // The first rounds pause; then each round offers the core to any other
             // thread the OS has ready (a node of the cluster on the same machine, a
@@ -185,6 +199,7 @@ impl Worker {
                     std::hint::spin_loop();
                 }
             }
+            now = Instant::now();
             if shared.is_shutdown() {
                 break None;
             }
@@ -195,15 +210,17 @@ impl Worker {
                     break Some(t);
                 }
             }
-            let now = Instant::now();
             if let Some(t) = self.steal().or_else(|| self.take_stuck_lifo(now)) {
                 break Some(t);
             }
-            if now.duration_since(start) >= SPIN_BEFORE_PARK {
+            let spun = now.duration_since(start);
+            if spun >= shared.busy_wait && (spun >= credit || !shared.idle.others_running()) {
                 break None;
             }
         };
         shared.idle.end_spin();
+        self.spin_credit = credit.saturating_sub(now.duration_since(start));
+        self.busy_since = now;
         if found.is_some() {
             // Found as from a park: if the task hogs this worker while all the others
             // sleep without a timeout, one of them must watch (`kick`). And if there is
