@@ -495,6 +495,12 @@ impl Worker {
                 // Its owner may be inside a long poll: look again soon, without a
                 // search in between while it makes progress (`park.rs`, "The rule").
                 self.sleep(driver.as_deref_mut(), io, Some(LIFO_RECHECK));
+                // The OS poll of that sleep may have woken processes into this
+                // worker's own LIFO slot, which the look above does not see: run them
+                // (they waited 7 s for the next timer in a distribution handshake).
+                if !shared.workers[me].lifo.is_empty() {
+                    break None;
+                }
                 continue;
             }
             let timeout = (!all_parked).then_some(WATCHDOG);
