@@ -32,7 +32,7 @@ pub(crate) const SERVER: Workload = Workload {
     params: &[
         ParamSpec::int_in("port", 0, 65535, 0),
         ParamSpec::choice("mode", &["passive", "active"], "passive"),
-        ParamSpec::int_in("busy_wait_us", 0, server::MAX_BUSY_WAIT_US, 200),
+        ParamSpec::int_in("busy_wait_us", 0, server::MAX_BUSY_WAIT_US, 0),
     ],
     validate: no_validation,
     footprint: server_footprint,

@@ -310,10 +310,11 @@
 //! One worker thread per core (see [`Builder::threads`]), each with a local run queue and
 //! a LIFO slot for the process just woken by a message; a global injector for work from
 //! outside; idle workers steal half of a busy worker's queue, and when there is nothing
-//! they spin for up to 200 µs (offering their core to the OS every few µs, so that a
-//! program beside them, an Erlang node say, is not held up), as the BEAM's schedulers
-//! busy-wait, then park (an idle runtime uses no CPU; [`Builder::busy_wait`] sets the
-//! spin, and with zero a worker spins only while another runs). A runnable process never waits for a timer tick while a worker
+//! they spin while another worker runs (no longer than they were busy before, and
+//! offering their core to the OS every few µs, so that a program beside them, an Erlang
+//! node say, is not held up), then park, in the OS's poll when sockets are in use: an
+//! idle runtime uses no CPU, and a server at partial load about what tokio's does
+//! ([`Builder::busy_wait`] spins longer, as the BEAM's schedulers busy-wait). A runnable process never waits for a timer tick while a worker
 //! is idle. Each turn of a process may receive a budget of messages before
 //! it yields, if anything else waits for its worker. Processes are
 //! not preempted in the middle of a computation, as on the BEAM: a process that
@@ -359,6 +360,9 @@
 //! * Supervisors: simple_one_for_one children are started from a full child spec (the
 //!   arguments captured in its closure); no `ignore`, no significant children, no
 //!   logging. See the [`supervisor`] module.
+//! * Idle workers do not busy-wait by default (the BEAM's schedulers do, `+sbwt
+//!   medium`): a worker spins only while another one runs, no longer than it was busy;
+//!   [`Builder::busy_wait`] is the `+sbwt` setting.
 //! * A process future cannot have the output type `!` (stable Rust cannot implement a
 //!   trait for it): a process body that loops forever needs a `return` somewhere, or
 //!   an explicit `()` after the loop.

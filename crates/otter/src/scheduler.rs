@@ -272,7 +272,7 @@ impl Default for Builder {
         Builder {
             threads: None,
             name: "otter-worker".into(),
-            busy_wait: tuning::SPIN_BEFORE_PARK,
+            busy_wait: Duration::ZERO,
         }
     }
 }
@@ -302,26 +302,22 @@ impl Builder {
 
     /// How long a worker that runs out of work keeps looking for more (the other
     /// workers' queues, and the OS for its sockets) before it may sleep, whatever else
-    /// runs: the BEAM's scheduler busy wait (`erl +sbwt`). Default 200 µs.
+    /// runs: the BEAM's scheduler busy wait (`erl +sbwt`). Default zero.
     ///
     /// Past it, a worker searches on only while another worker runs processes (one may
     /// hand it work), and for no longer than it was busy before its search (so
     /// searching at most doubles the CPU a program uses); then it sleeps, in the OS's
-    /// poll if sockets are in use. The busy wait buys latency with CPU: with the
-    /// default, one connection's echo made 3.5× the round trips it made with zero on a
-    /// 2-vCPU VM, but a server whose requests come less than 200 µs apart keeps its
-    /// core busy (at 20,000 requests a second, 48 CPU-seconds per million against 19
-    /// with zero, and tokio's 17: docs/design/0025-idle-cpu-at-partial-load.md).
-    /// `Duration::ZERO` makes an idle worker sleep as tokio's and Go's do.
-    ///
-    /// Not yet the default: with zero, two of the distribution tests against a real
-    /// Erlang node and one between otter nodes lost a connection right after its
-    /// handshake, about once in twenty runs on four workers (0025, open).
+    /// poll if sockets are in use, as tokio's and Go's workers do. A busy wait buys
+    /// latency with CPU: with 200 µs (otter's rule before this setting), one
+    /// connection's echo made 3.5× the round trips it makes with zero on a 2-vCPU VM,
+    /// but a server whose requests come less than 200 µs apart keeps its core busy (at
+    /// 20,000 requests a second, 48 CPU-seconds per million against 19 with zero, and
+    /// tokio's 17: docs/design/0025-idle-cpu-at-partial-load.md).
     ///
     /// ```
     /// use std::time::Duration;
     /// let rt = otter::Runtime::builder()
-    ///     .busy_wait(Duration::ZERO)
+    ///     .busy_wait(Duration::from_micros(200))
     ///     .build()
     ///     .unwrap();
     /// # drop(rt);

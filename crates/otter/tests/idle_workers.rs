@@ -1,5 +1,5 @@
-//! Rules of idle workers: with `Builder::busy_wait(Duration::ZERO)`, a worker that no
-//! other worker can hand work to sleeps at once instead of spinning, so a runtime woken
+//! Rules of idle workers: without a busy wait (`Builder::busy_wait`, default zero), a
+//! worker that no other worker can hand work to sleeps at once instead of spinning, so a runtime woken
 //! now and then (a timer, a socket at partial load) uses CPU only for its work; a busy
 //! wait keeps it searching that long.
 //!
@@ -71,8 +71,8 @@ fn cpu_share_of_sleeper(threads: usize, name: &str, busy_wait: Duration) -> f64 
 fn without_a_busy_wait_a_worker_nobody_can_feed_sleeps_at_once() {
     for threads in [1, 4] {
         let sleeping = cpu_share_of_sleeper(threads, "idle-nofeed", Duration::ZERO);
-        // What the same runtime uses with the default busy wait, 200 µs after each
-        // wake-up: a tenth of a core or more.
+        // What the same runtime uses with a busy wait of 200 µs after each wake-up
+        // (otter's rule before the setting): a tenth of a core or more.
         let spinning = cpu_share_of_sleeper(threads, "idle-200us", Duration::from_micros(200));
         assert!(
             sleeping < 0.10 && sleeping < 0.5 * spinning,

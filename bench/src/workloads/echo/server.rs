@@ -18,9 +18,9 @@
 //!   the next. An idle connection holds two processes (its own and the socket's reader) and
 //!   its own mailbox, no read buffer.
 //!
-//! `busy_wait_us=N` sets the runtime's `Builder::busy_wait` (default 200, the runtime's
-//! default): how long an idle worker keeps polling before it sleeps; 0 makes it sleep
-//! at once, as tokio's do (docs/design/0025).
+//! `busy_wait_us=N` sets the runtime's `Builder::busy_wait` (default 0, the runtime's
+//! default): how long an idle worker keeps polling before it may sleep; 200 is otter's
+//! rule before the setting (docs/design/0025).
 //!
 //! The main thread prints the line once the listener is bound, then reads stdin until it
 //! closes, and drops the runtime (which closes every socket) and exits 0. A port that

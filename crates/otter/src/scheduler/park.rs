@@ -45,21 +45,21 @@
 //!
 //! # How long a worker searches
 //!
-//! At least [`Builder::busy_wait`] (default [`SPIN_BEFORE_PARK`], 200 µs). Past it, a
-//! worker searches on only while another worker runs processes (one may hand it work:
-//! a push, a spill, a LIFO process that stands too long), and for no longer than it was
-//! busy since its previous search or park, unspent time carried over up to
-//! `SPIN_BEFORE_PARK`: searching at most doubles the CPU a program uses, and a worker
-//! that no other worker can feed sleeps, in the OS's poll if it holds the driver, as
-//! tokio's and Go's workers do. An idle runtime uses no CPU either way.
+//! At least [`Builder::busy_wait`] (default zero). Past it, a worker searches on only
+//! while another worker runs processes (one may hand it work: a push, a spill, a LIFO
+//! process that stands too long), and for no longer than it was busy since its
+//! previous search or park, unspent time carried over up to [`SPIN_BEFORE_PARK`]:
+//! searching at most doubles the CPU a program uses, and a worker that no other worker
+//! can feed sleeps at once, in the OS's poll if it holds the driver, as tokio's and
+//! Go's workers do. Waiting for a socket is the OS poll's job: a server at a fifth of
+//! its capacity that spun 200 µs after each request, as otter's workers did before,
+//! kept its core busy (docs/design/0025-idle-cpu-at-partial-load.md).
 //!
 //! A search that finds work saves the futex or `epoll_wait` wake-up of a parked worker,
 //! which on this project's 2-vCPU VMs took from tens of µs to 1–3 ms
-//! (docs/design/0013-spin-before-park.md). The busy wait's cost is a server at partial
-//! load: requests that come less than the busy wait apart keep its core busy
-//! (docs/design/0025-idle-cpu-at-partial-load.md, where a busy wait of zero measured
-//! within noise of the default on every workload of the suite, but is not yet the
-//! default: distribution tests lost a connection with it, open).
+//! (docs/design/0013-spin-before-park.md); bounded as above, the search measured
+//! within noise of the 200 µs spin on every workload of the suite but one connection's
+//! echo, which a busy wait buys back.
 //!
 //! # Idle costs nothing, busy is watched
 //!
