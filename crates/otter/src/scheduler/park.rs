@@ -58,8 +58,9 @@
 //! A search that finds work saves the futex or `epoll_wait` wake-up of a parked worker,
 //! which on this project's 2-vCPU VMs took from tens of µs to 1–3 ms
 //! (docs/design/0013-spin-before-park.md); bounded as above, the search measured
-//! within noise of the 200 µs spin on every workload of the suite but one connection's
-//! echo, which a busy wait buys back.
+//! within noise of the 200 µs spin on every workload of the suite but a single stream
+//! between two OS processes (one echo connection, the distribution round trip), which
+//! a busy wait buys back (0025).
 //!
 //! # Idle costs nothing, busy is watched
 //!

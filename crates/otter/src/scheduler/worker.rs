@@ -481,8 +481,10 @@ impl Worker {
             .store(driver.is_some(), Ordering::SeqCst);
         let found = loop {
             let all_parked = shared.idle.register(me);
-            // Step (2) of the parking protocol: one more look.
-            if shared.is_shutdown() || shared.has_work() {
+            // Step (2) of the parking protocol: one more look, at the queues and at
+            // this worker's own LIFO slot, where the OS poll of a short sleep below
+            // wakes what it finds (docs/design/0025).
+            if shared.is_shutdown() || shared.has_work() || !shared.workers[me].lifo.is_empty() {
                 shared.idle.unregister(me);
                 break None;
             }
@@ -495,12 +497,6 @@ impl Worker {
                 // Its owner may be inside a long poll: look again soon, without a
                 // search in between while it makes progress (`park.rs`, "The rule").
                 self.sleep(driver.as_deref_mut(), io, Some(LIFO_RECHECK));
-                // The OS poll of that sleep may have woken processes into this
-                // worker's own LIFO slot, which the look above does not see: run them
-                // (they waited 7 s for the next timer in a distribution handshake).
-                if !shared.workers[me].lifo.is_empty() {
-                    break None;
-                }
                 continue;
             }
             let timeout = (!all_parked).then_some(WATCHDOG);
