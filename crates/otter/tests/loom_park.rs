@@ -4,14 +4,15 @@
 //! a registered sleeper. A wake-up lost between the two is a worker parked for good: loom
 //! reports it as a deadlock. This is the rule "a runnable process never waits for a timer
 //! tick while a worker is idle" for the local queues and the injector (`items` stands for
-//! them); the models park without a timeout, so no watchdog can hide a lost wake-up.
+//! them); the models park without a timeout, so no watchdog can hide a lost wake-up. The
+//! driver models (below) add the OS poll that the worker holding the IO driver parks in.
 //! Run: `RUSTFLAGS="--cfg loom" cargo test -p otter --release --test loom_park`.
 #![cfg(loom)]
 
 use loom::sync::Arc;
-use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use loom::thread;
-use otter::__loom::Idle;
+use otter::__loom::{Idle, LifoSlot};
 
 /// The worker loop's idle path, as `scheduler/worker.rs` runs it: take work if there is
 /// some, else search (here: two looks, the spin's clock replaced by a yield), then
@@ -108,4 +109,156 @@ fn a_process_queued_behind_a_long_poll_is_taken_by_an_idle_worker() {
         }
         idle_worker.join().unwrap();
     });
+}
+
+// ===== the worker that holds the driver: parking in the OS poll =====
+//
+// A worker that holds the IO driver parks in the OS poll (`scheduler/worker.rs`, `park`;
+// `io.rs`). The poll's events wake their processes into that worker's own LIFO slot.
+// While another worker's LIFO slot holds a process, the parking worker sleeps only
+// briefly (`LIFO_RECHECK`) and looks again; that short sleep polls the OS too. The rule
+// these models check: a process woken by the short sleep's poll is run, not left in the
+// slot while its worker goes back to a poll that nothing will end (docs/design/0025, the
+// lost wake-up of `1520fd5`).
+
+/// A process in a LIFO slot.
+struct P(Box<usize>);
+
+impl otter::__loom::Item for P {
+    fn into_raw(self) -> *mut () {
+        Box::into_raw(self.0).cast()
+    }
+    #[allow(unsafe_code)]
+    unsafe fn from_raw(ptr: *mut ()) -> Self {
+        // SAFETY: `ptr` came from `into_raw` above (the trait's contract).
+        P(unsafe { Box::from_raw(ptr.cast()) })
+    }
+}
+
+/// The OS as the driver sees it: readiness not collected yet. A poll collects all of it
+/// (`epoll_wait`); one without a timeout blocks until there is some. Readiness collected
+/// by one poll does not end a later one: unlike `thread::park`'s token, a later poll
+/// waits for new readiness, so the model parks again after a wake-up that brought none.
+struct Os {
+    ready: AtomicUsize,
+    /// The socket has become readable; the model's OS makes nothing more ready.
+    done: AtomicBool,
+}
+
+/// A poll without a timeout was entered after the only readiness had been collected:
+/// nothing would end it, and the process that readiness woke sits in the worker's own
+/// slot. In the runtime it waits for whatever wakes the worker next (a timer, seconds
+/// later); the model returns instead of blocking, so that a test can count it.
+struct Lost;
+
+impl Os {
+    /// A socket becomes readable: the OS wakes the thread blocked in its poll, if any.
+    fn make_ready(&self, poller: &thread::Thread) {
+        self.ready.fetch_add(1, Ordering::Release);
+        self.done.store(true, Ordering::Release);
+        poller.unpark();
+    }
+
+    /// The driver's poll; with `timeout` it may return at once (a model has no clock).
+    /// Events wake their process into the polling worker's own LIFO slot (`dispatch`).
+    fn poll(&self, timeout: bool, own: &LifoSlot<P>) -> Result<(), Lost> {
+        loop {
+            let n = self.ready.swap(0, Ordering::AcqRel);
+            if n > 0 {
+                assert!(own.replace(P(Box::new(n))).is_none());
+                return Ok(());
+            }
+            if timeout {
+                return Ok(());
+            }
+            if self.done.load(Ordering::Acquire) && self.ready.load(Ordering::Acquire) == 0 {
+                return Err(Lost);
+            }
+            thread::park();
+        }
+    }
+}
+
+/// `worker.rs`'s `park` for the worker that holds the driver, until it has run the
+/// process a socket event woke: register, one more look, then a short sleep while
+/// `other` (another worker's LIFO slot) holds a process, else the poll without a
+/// timeout. `look_at_own_slot` is step (2)'s look at the worker's own LIFO slot, the
+/// fix; without it the model must find the lost wake-up.
+fn driver_worker(
+    idle: &Idle,
+    own: &LifoSlot<P>,
+    other: &LifoSlot<P>,
+    os: &Os,
+    look_at_own_slot: bool,
+) -> Result<(), Lost> {
+    loop {
+        if own.take().is_some() {
+            return Ok(()); // ran the socket's process
+        }
+        loop {
+            idle.register(0);
+            if look_at_own_slot && !own.is_empty() {
+                idle.unregister(0);
+                break;
+            }
+            if !other.is_empty() {
+                // The short sleep: a yield lets worker 1 go on, as the sleep's time does.
+                thread::yield_now();
+                let polled = os.poll(true, own);
+                idle.unregister(0);
+                polled?;
+                continue;
+            }
+            let polled = os.poll(false, own);
+            idle.unregister(0);
+            polled?;
+            break;
+        }
+    }
+}
+
+/// Worker 0 holds the driver and is about to park; worker 1's LIFO slot holds a process
+/// that worker 1 then runs; a socket becomes readable at any point. Returns in how many
+/// of the interleavings the wake-up was lost.
+fn driver_model(look_at_own_slot: bool) -> usize {
+    let lost = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = lost.clone();
+    loom::model(move || {
+        let idle = Arc::new(Idle::new(2));
+        let own = Arc::new(LifoSlot::<P>::new());
+        let other = Arc::new(LifoSlot::<P>::new());
+        assert!(other.replace(P(Box::new(0))).is_none());
+        let os = Arc::new(Os {
+            ready: AtomicUsize::new(0),
+            done: AtomicBool::new(false),
+        });
+        let w0 = {
+            let (idle, own, other, os) = (idle.clone(), own.clone(), other.clone(), os.clone());
+            thread::spawn(move || driver_worker(&idle, &own, &other, &os, look_at_own_slot))
+        };
+        let w1 = {
+            let other = other.clone();
+            thread::spawn(move || drop(other.take()))
+        };
+        os.make_ready(w0.thread());
+        w1.join().unwrap();
+        if w0.join().unwrap().is_err() {
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    lost.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+#[test]
+fn a_process_woken_by_the_short_sleeps_poll_is_run() {
+    assert_eq!(driver_model(true), 0);
+}
+
+#[test]
+fn without_the_look_at_its_own_slot_the_worker_loses_the_wake_up() {
+    // The defect `1520fd5` fixed: the short sleep's poll wakes the process into the
+    // worker's own slot; the worker looks only at the queues and the other slots, finds
+    // worker 1's slot empty by now, and polls with no timeout for readiness already
+    // collected. The model has to find that interleaving.
+    assert!(driver_model(false) > 0);
 }

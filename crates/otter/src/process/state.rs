@@ -120,10 +120,6 @@ impl State {
         }
     }
 
-    /// The message sender's wake-up (see the module docs): the caller has pushed a
-    /// message into the process's mailbox (`Queue::push`, which fences after its
-    /// reservation). Writes the state unless a wake-up is already pending or the
-    /// process is done.
     /// Whether a message's wake-up would do nothing now
     /// ([`State::transition_to_scheduled_by_message`]'s first look, for a caller that
     /// takes the rest out of line).
@@ -132,6 +128,10 @@ impl State {
         self.0.load(Ordering::Relaxed) & (SCHEDULED | DONE) != 0
     }
 
+    /// The message sender's wake-up (see the module docs): the caller has pushed a
+    /// message into the process's mailbox (`Queue::push`, which fences after its
+    /// reservation). Writes the state unless a wake-up is already pending or the
+    /// process is done.
     #[inline]
     pub fn transition_to_scheduled_by_message(&self) -> TransitionToScheduled {
         const PENDING: usize = SCHEDULED | DONE;

@@ -76,7 +76,11 @@
 //! even when every other worker is too busy to park.
 //!
 //! The loom model `tests/loom_park.rs` runs steps (0)–(3) against a pusher, with
-//! `thread::park` for real: a lost wake-up is a deadlock loom reports.
+//! `thread::park` for real: a lost wake-up is a deadlock loom reports. Its driver models
+//! run the worker that parks in the OS poll while another worker's LIFO slot is
+//! occupied: the short sleep's poll wakes a process into the worker's own slot, and
+//! step (2)'s look at that slot is what keeps the worker from polling for readiness it
+//! already collected (without the look, the model finds the interleaving).
 //!
 //! [`SPIN_BEFORE_PARK`]: crate::scheduler::tuning::SPIN_BEFORE_PARK
 //! [`Builder::busy_wait`]: crate::Builder::busy_wait
