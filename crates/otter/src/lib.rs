@@ -318,8 +318,12 @@
 //! is idle. Each turn of a process may receive a budget of messages before
 //! it yields, if anything else waits for its worker. Processes are
 //! not preempted in the middle of a computation, as on the BEAM: a process that
-//! computes for long holds its worker, but the processes queued behind it are taken
-//! over by the other workers.
+//! computes for long (or blocks its thread in a system call) holds its worker, but the
+//! processes queued behind it are taken over by the other workers, and once it has
+//! held its worker for a watchdog period (5 ms) a spare thread takes that worker's
+//! place until its poll ends, so the other processes keep as many workers as before
+//! and the OS shares the cores among the threads (Go's runtime does the same for a
+//! thread blocked in a system call).
 //!
 //! ## Memory and the allocator
 //!
@@ -337,7 +341,12 @@
 //! * Pids print as `<0.Index.Generation>`; the generation makes a stale pid never reach
 //!   a newer process in the same table slot (for 2^32 reuses of the slot).
 //! * No preemption inside a poll: a process yields at `.await` points (a receive whose
-//!   budget is spent yields by itself).
+//!   budget is spent yields by itself). A poll that holds its worker gets a spare
+//!   thread in the worker's place (at most one per worker, so a runtime of `n` workers
+//!   has at most `2n` threads running processes), unless it is a long send loop (its
+//!   receivers are handed on by its spills) or the runtime has one worker (nobody else
+//!   looks); with every worker held at once, the rest waits, as it would on a BEAM
+//!   whose schedulers all ran NIFs that never return.
 //! * A [`Context`] may be moved out of its process (it is `Send`), but receives there are
 //!   not woken by new messages: polled again, they take what has arrived.
 //! * [`Context::recv_key`] has no Erlang counterpart (the BEAM's closest is the

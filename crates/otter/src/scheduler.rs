@@ -57,6 +57,7 @@
 pub(crate) mod context;
 pub(crate) mod park;
 pub(crate) mod queue;
+pub(crate) mod stand_in;
 pub(crate) mod tuning;
 pub(crate) mod worker;
 
@@ -96,6 +97,13 @@ pub(crate) struct Remote {
     /// worker's pushes go to the injector meanwhile (`Shared::push_local`). Only this
     /// worker reads or writes it.
     overflowed: AtomicBool,
+    /// The worker runs processes: clear while it searches, parks or (a spare) lies
+    /// dormant. Only this worker writes it; the watchdog reads it (`stand_in.rs`).
+    pub(crate) busy: AtomicBool,
+    /// A spare thread stands in for this worker, held by one poll (`stand_in.rs`).
+    pub(crate) stood_in_for: AtomicBool,
+    /// A spare's slot: the worker it stands in for, or [`stand_in::DORMANT`].
+    pub(crate) standing_in: AtomicUsize,
     thread: OnceLock<Thread>,
 }
 
@@ -110,7 +118,16 @@ pub(crate) const STREAMING: u64 = 1 << 63;
 /// State shared by a runtime's workers, handles and processes.
 #[derive(Debug)]
 pub(crate) struct Shared {
+    /// The runtime's workers, then as many slots for spare threads
+    /// (`scheduler/stand_in.rs`).
     pub(crate) workers: Box<[Remote]>,
+    /// How many of `workers` are the runtime's own ([`Builder::threads`]).
+    pub(crate) threads: usize,
+    /// The spare threads started so far, and the name their threads take after.
+    pub(crate) spares: Mutex<Vec<JoinHandle<()>>>,
+    /// Where dormant spares wait for their slot to be claimed or for the shutdown.
+    pub(crate) dormant: (Mutex<()>, Condvar),
+    thread_name: String,
     pub(crate) injector: Injector,
     pub(crate) idle: Idle,
     shutdown: AtomicBool,
@@ -222,7 +239,7 @@ impl Shared {
         }
     }
 
-    fn inject(&self, task: Task) {
+    pub(crate) fn inject(&self, task: Task) {
         self.injector.push(task);
         self.wake_one();
     }
@@ -245,6 +262,19 @@ impl Shared {
         if let Some(t) = self.workers[w].thread.get() {
             t.unpark();
         }
+    }
+
+    /// Wakes every dormant spare thread to look at its slot and the shutdown flag
+    /// (`stand_in.rs`). The lock orders this after the change the caller made: a spare
+    /// looks at both under it before it waits.
+    pub(crate) fn wake_dormant(&self) {
+        drop(
+            self.dormant
+                .0
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        self.dormant.1.notify_all();
     }
 
     /// Whether any queue holds work (the parking protocol's last look; LIFO slots are
@@ -278,7 +308,10 @@ impl Default for Builder {
 }
 
 impl Builder {
-    /// Worker threads (default: the number of cores, `available_parallelism`).
+    /// Worker threads (default: the number of cores, `available_parallelism`). While a
+    /// poll holds a worker (a process that computes without awaiting, or blocks in a
+    /// system call), a spare thread stands in for that worker, so up to `2n` threads
+    /// may run processes (the crate docs' "Differences from Erlang").
     ///
     /// ```
     /// let rt = otter::Runtime::builder().threads(1).build().unwrap();
@@ -340,16 +373,23 @@ impl Builder {
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
         let shared = Arc::new(Shared {
-            workers: (0..n)
-                .map(|_| Remote {
+            workers: (0..2 * n)
+                .map(|i| Remote {
                     local: Local::new(),
                     lifo: LifoSlot::new(),
                     ticks: AtomicU64::new(0),
                     in_driver: AtomicBool::new(false),
                     overflowed: AtomicBool::new(false),
+                    busy: AtomicBool::new(i < n),
+                    stood_in_for: AtomicBool::new(false),
+                    standing_in: AtomicUsize::new(stand_in::DORMANT),
                     thread: OnceLock::new(),
                 })
                 .collect(),
+            threads: n,
+            spares: Mutex::new(Vec::new()),
+            dormant: (Mutex::new(()), Condvar::new()),
+            thread_name: self.name.clone(),
             injector: Injector::default(),
             idle: Idle::new(n),
             shutdown: AtomicBool::new(false),
@@ -452,7 +492,7 @@ impl Runtime {
     /// assert_eq!(rt.threads(), 3);
     /// ```
     pub fn threads(&self) -> usize {
-        self.shared.workers.len()
+        self.shared.threads
     }
 
     /// A handle to spawn processes from outside the runtime.
@@ -560,6 +600,13 @@ fn shut_down(shared: &Shared, threads: Vec<JoinHandle<()>>) {
         shared.unpark(w);
     }
     for t in threads {
+        let _ = t.join();
+    }
+    // No spare starts once the flag is set (checked under this list's lock:
+    // `stand_in.rs`): these are all of them. The dormant ones see the flag.
+    let spares = std::mem::take(&mut *shared.spares.lock().unwrap_or_else(PoisonError::into_inner));
+    shared.wake_dormant();
+    for t in spares {
         let _ = t.join();
     }
     shared.timer.shutdown();

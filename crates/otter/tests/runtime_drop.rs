@@ -118,3 +118,58 @@ on_1_and_n_workers!(
         });
     }
 );
+
+/// Threads of this process whose name starts with `prefix`.
+#[cfg(target_os = "linux")]
+fn threads_named(prefix: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| {
+                    std::fs::read_to_string(e.path().join("comm"))
+                        .is_ok_and(|c| c.starts_with(prefix))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// A runtime whose worker was held by a process that computes without awaiting has a
+/// spare thread (`scheduler/stand_in.rs`); dropped after the hog ends, whether the spare
+/// still stands in, is stepping back or lies dormant, it joins every thread it started.
+/// On two workers (one worker has no spare) and on `MANY`, twenty times each.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_runtime_joins_its_spare_threads_when_dropped() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    for threads in [2, MANY] {
+        for round in 0..20 {
+            let rt = Runtime::builder()
+                .threads(threads)
+                .thread_name("spared")
+                .build()
+                .unwrap();
+            let stop = Arc::new(AtomicBool::new(false));
+            let s = stop.clone();
+            rt.handle().spawn(move |_: Context<()>| async move {
+                while !s.load(Ordering::SeqCst) {
+                    std::hint::spin_loop();
+                }
+            });
+            support::eventually("a spare thread", Duration::from_secs(20), || {
+                threads_named("spared-spare-") > 0
+            });
+            stop.store(true, Ordering::SeqCst);
+            if round % 2 == 1 {
+                // The spare's next look finds the hog's worker moved on: it steps back
+                // while processes come and go.
+                let (tx, rx) = mpsc::channel();
+                rt.handle()
+                    .spawn(move |_: Context<()>| async move { tx.send(()).unwrap() });
+                rx.recv().unwrap();
+            }
+            drop(rt);
+            assert_eq!(threads_named("spared"), 0, "threads left after the drop");
+        }
+    }
+}

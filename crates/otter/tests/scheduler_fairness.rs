@@ -236,3 +236,71 @@ fn a_spent_budget_yields_to_a_process_queued_behind() {
         .expect("the queued process ran only after the backlog");
     assert!(seen_at < 1_000, "it waited for {seen_at} receives");
 }
+
+/// Threads of this process whose name starts with `prefix`.
+#[cfg(target_os = "linux")]
+fn threads_named(prefix: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| {
+                    std::fs::read_to_string(e.path().join("comm"))
+                        .is_ok_and(|c| c.starts_with(prefix))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// On two workers, one held by a process that computes without awaiting: two other
+/// processes that can only finish if both run at the same time (each waits, computing,
+/// for the other's mark) finish. Without a spare thread in the held worker's place, the
+/// first of the two to run would hold the last worker and the second would never run.
+/// The test's thread waits and spawns from outside, holding no worker.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_process_holding_its_worker_leaves_the_others_as_many_workers() {
+    let rt = Runtime::builder()
+        .threads(2)
+        .thread_name("held")
+        .build()
+        .unwrap();
+    let handle = rt.handle();
+    let hog_on = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (on, off) = (hog_on.clone(), stop.clone());
+    handle.spawn(move |_: Context<()>| async move {
+        on.store(true, Ordering::SeqCst);
+        while !off.load(Ordering::SeqCst) {
+            std::hint::spin_loop();
+        }
+    });
+    let limit = Duration::from_secs(20);
+    support::eventually("the hog running", limit, || hog_on.load(Ordering::SeqCst));
+    // The watchdog's looks, 5 ms apart, find the hog's worker held and start a spare
+    // thread in its place (named after the runtime's threads, `-spare-` and a number).
+    support::eventually("a spare thread in the held worker's place", limit, || {
+        threads_named("held-spare-") > 0
+    });
+    let marks = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
+    let met = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
+    for i in 0..2 {
+        let (marks, met) = (marks.clone(), met.clone());
+        handle.spawn(move |_: Context<()>| async move {
+            marks[i].store(true, Ordering::SeqCst);
+            // Gives up after the test's own limit, so that a failure ends the test.
+            let t0 = Instant::now();
+            while !marks[1 - i].load(Ordering::SeqCst) {
+                if t0.elapsed() > Duration::from_secs(25) {
+                    return;
+                }
+                std::hint::spin_loop();
+            }
+            met[i].store(true, Ordering::SeqCst);
+        });
+    }
+    support::eventually("both processes running at once", limit, || {
+        met.iter().all(|m| m.load(Ordering::SeqCst))
+    });
+    stop.store(true, Ordering::SeqCst);
+}

@@ -73,7 +73,9 @@
 //! all-parked runtime wakes one more to act as this watchdog. A busy worker makes the
 //! same look, at most once per `WATCHDOG` (it reads the clock every `GLOBAL_INTERVAL`
 //! ticks: `Worker::watch_while_busy`), so a process queued behind a hog is taken over
-//! even when every other worker is too busy to park.
+//! even when every other worker is too busy to park. A look that finds a worker held
+//! also starts a spare thread in its place (`stand_in.rs`), which counts as one more
+//! worker here (`Idle::activate`) until it goes dormant.
 //!
 //! The loom model `tests/loom_park.rs` runs steps (0)–(3) against a pusher, with
 //! `thread::park` for real: a lost wake-up is a deadlock loom reports. Its driver models
@@ -101,7 +103,10 @@ pub struct Idle {
     num_sleeping: AtomicUsize,
     /// Workers in step (0).
     num_spinning: AtomicUsize,
-    workers: usize,
+    /// Workers running, searching or parked: the runtime's own, and the spare threads
+    /// standing in for workers held by a poll (`scheduler/stand_in.rs`); a dormant
+    /// spare is not counted.
+    active: AtomicUsize,
 }
 
 impl Idle {
@@ -111,8 +116,24 @@ impl Idle {
             sleepers: Mutex::new(Vec::with_capacity(workers)),
             num_sleeping: AtomicUsize::new(0),
             num_spinning: AtomicUsize::new(0),
-            workers,
+            active: AtomicUsize::new(workers),
         }
+    }
+
+    /// A spare thread begins to stand in for a held worker: one more active worker.
+    /// Called by a worker that is neither parked nor registered, so no worker that
+    /// registers meanwhile can find every active worker parked.
+    pub fn activate(&self) {
+        self.active.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A spare thread goes dormant (it is not registered as sleeping).
+    pub fn deactivate(&self) {
+        self.active.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    fn workers(&self) -> usize {
+        self.active.load(Ordering::SeqCst)
     }
 
     /// Step (1). Returns whether every other worker is parked too.
@@ -122,7 +143,7 @@ impl Idle {
         let n = self.num_sleeping.fetch_add(1, Ordering::SeqCst) + 1;
         drop(s);
         fence(Ordering::SeqCst);
-        n == self.workers
+        n == self.workers()
     }
 
     /// Undoes `register` if nobody popped us meanwhile (we found work, or timed out).
@@ -169,18 +190,18 @@ impl Idle {
 
     /// Whether every worker other than one is parked (a spinning one is not).
     pub fn all_others_parked(&self) -> bool {
-        self.num_sleeping.load(Ordering::SeqCst) + 1 >= self.workers
+        self.num_sleeping.load(Ordering::SeqCst) + 1 >= self.workers()
     }
 
     /// Whether some worker other than the caller (a searching one) is running processes:
     /// neither parked nor searching.
     pub fn others_running(&self) -> bool {
         self.num_sleeping.load(Ordering::Relaxed) + self.num_spinning.load(Ordering::Relaxed)
-            < self.workers
+            < self.active.load(Ordering::Relaxed)
     }
 
     /// Whether some worker other than the caller (a parked one) is busy.
     pub fn someone_busy(&self) -> bool {
-        self.num_sleeping.load(Ordering::SeqCst) < self.workers
+        self.num_sleeping.load(Ordering::SeqCst) < self.workers()
     }
 }

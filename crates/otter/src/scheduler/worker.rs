@@ -31,12 +31,13 @@
 //! exit signal waits for the process. So a turn is one poll, or one stretch of a poll
 //! between two budgets.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::io::reactor::EVENTS;
 use crate::process::harness::{RunOutcome, Task};
+use crate::scheduler::stand_in::{self, DORMANT};
 use crate::scheduler::tuning::{
     BUDGET, GLOBAL_INTERVAL, IO_POLLS_SKIPPED, LIFO_RECHECK, LOCAL_CAP, MAX_LIFO_POLLS,
     SPILL_AFTER_SENDS, SPILL_INTERVAL, SPIN_BEFORE_PARK, SPIN_HINTS, STEAL_LIFO_AFTER, WATCHDOG,
@@ -99,7 +100,14 @@ fn begin_turn(me: &Remote, budget: u32) {
 pub(crate) fn run(shared: Arc<Shared>, index: usize) {
     context::enter_worker(&shared, index, shared.timer.clone());
     let now = Instant::now();
+    let standing_in = match shared.workers[index].standing_in.load(Ordering::Acquire) {
+        DORMANT => None,
+        v => Some((v, shared.workers[v].ticks.load(Ordering::Relaxed))),
+    };
+    shared.workers[index].busy.store(true, Ordering::Relaxed);
     let mut w = Worker {
+        standing_in,
+        busy: true,
         seen_ticks: vec![u64::MAX; shared.workers.len()],
         lifo_seen: vec![(u64::MAX, now); shared.workers.len()],
         shared,
@@ -120,6 +128,11 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize) {
 struct Worker {
     shared: Arc<Shared>,
     index: usize,
+    /// A spare's: the worker it stands in for, and that worker's tick when it began
+    /// (`stand_in.rs`); `None` for the runtime's own workers.
+    standing_in: Option<(usize, u64)>,
+    /// What this worker last stored in its `Remote::busy`.
+    busy: bool,
     tick: u32,
     lifo_polls: u32,
     /// Busy polls of the OS skipped in a row because the local queue had no room for a
@@ -152,12 +165,21 @@ impl Worker {
         let shared = Arc::clone(&self.shared);
         let me = &shared.workers[self.index];
         while !shared.is_shutdown() {
+            if self.standing_in.is_some() && !self.still_needed() && !self.go_dormant() {
+                break;
+            }
             let task = match self.next_task(&shared, me) {
                 Some(task) => Some(task),
-                None => self.search(&shared),
+                None => {
+                    self.set_busy(false);
+                    self.search(&shared)
+                }
             };
             match task {
-                Some(task) => self.run_chain(&shared, me, task),
+                Some(task) => {
+                    self.set_busy(true);
+                    self.run_chain(&shared, me, task);
+                }
                 None if shared.is_shutdown() => {}
                 None => {
                     // No flush may come for a long time: every call with a deferred
@@ -169,6 +191,7 @@ impl Worker {
                     let found = self.park();
                     self.busy_since = Instant::now();
                     if let Some(task) = found {
+                        self.set_busy(true);
                         self.run_chain(&shared, me, task);
                     }
                 }
@@ -308,12 +331,70 @@ impl Worker {
         }
     }
 
+    /// Says whether this worker runs processes (`Remote::busy`, for the watchdog).
+    #[inline]
+    fn set_busy(&mut self, busy: bool) {
+        if self.busy != busy {
+            self.busy = busy;
+            self.shared.workers[self.index]
+                .busy
+                .store(busy, Ordering::Relaxed);
+        }
+    }
+
+    /// A spare's look at the worker it stands in for (`stand_in.rs`, rule 4): still
+    /// busy inside the poll it was held by.
+    fn still_needed(&self) -> bool {
+        let Some((v, ticks)) = self.standing_in else {
+            return true;
+        };
+        let w = &self.shared.workers[v];
+        w.ticks.load(Ordering::Relaxed) == ticks && w.busy.load(Ordering::Relaxed)
+    }
+
+    /// A spare steps back (`stand_in.rs`, rule 4) and waits, dormant, until a watchdog
+    /// look claims its slot again (true) or the runtime shuts down (false).
+    fn go_dormant(&mut self) -> bool {
+        let shared = Arc::clone(&self.shared);
+        let me = &shared.workers[self.index];
+        // Calls whose deadlines this worker deferred arm their timers (what that wakes
+        // lands in this worker's queues, handed on next).
+        context::flush_deferred(true);
+        while let Some(t) = me.lifo.take().or_else(|| me.local.pop()) {
+            shared.inject(t);
+        }
+        self.set_busy(false);
+        if let Some((v, _)) = self.standing_in.take() {
+            shared.workers[v]
+                .stood_in_for
+                .store(false, Ordering::Release);
+        }
+        shared.idle.deactivate();
+        me.standing_in.store(DORMANT, Ordering::Release);
+        let (lock, wake) = &shared.dormant;
+        let mut guard = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let v = loop {
+            if shared.is_shutdown() {
+                return false;
+            }
+            match me.standing_in.load(Ordering::Acquire) {
+                DORMANT => guard = wake.wait(guard).unwrap_or_else(PoisonError::into_inner),
+                v => break v,
+            }
+        };
+        drop(guard);
+        self.standing_in = Some((v, shared.workers[v].ticks.load(Ordering::Relaxed)));
+        self.set_busy(true);
+        self.busy_since = Instant::now();
+        true
+    }
+
     /// Woken into a runtime where everyone else sleeps without a timeout: wake one to be
     /// the watchdog while we are busy. Done after our first task, so the futex wake-up
     /// is not on that task's latency path.
     fn kick(&self) {
         let shared = self.shared();
-        if shared.workers.len() > 1 && shared.idle.all_others_parked() {
+        if shared.threads > 1 && shared.idle.all_others_parked() {
             shared.wake_one();
         }
     }
@@ -414,7 +495,7 @@ impl Worker {
     /// The watchdog's look from a busy worker: at most once per [`WATCHDOG`], one clock
     /// read per [`GLOBAL_INTERVAL`] ticks.
     fn watch_while_busy(&mut self) -> Option<Task> {
-        if self.shared.workers.len() == 1 {
+        if self.shared.threads == 1 {
             return None;
         }
         let now = Instant::now();
@@ -437,6 +518,9 @@ impl Worker {
             let ticks = w.ticks.load(Ordering::Relaxed);
             let stuck = ticks == self.seen_ticks[v];
             self.seen_ticks[v] = ticks;
+            if stuck && stand_in::wants_spare(shared, v, ticks) {
+                stand_in::stand_in_for(&self.shared, v);
+            }
             if stuck && !w.lifo.is_empty() {
                 if let Some(t) = w.lifo.take() {
                     match found {
