@@ -16,8 +16,9 @@
 //!   same way, so both do the same work whatever their compilers make of arithmetic.
 //! * `hog=1`: one more process computes without ever awaiting until the measurement ends: a
 //!   loop reading an `AtomicBool` stop flag, which A sets when the timed part is over. otter
-//!   cannot preempt it: it holds one worker for the whole run, and what is queued on that
-//!   worker waits for another worker's watchdog look (ARCHITECTURE.md, "Watchdog"). So
+//!   cannot preempt it: it holds one worker for the whole run; what is queued on that
+//!   worker waits for another worker's watchdog look, which then starts a spare thread in
+//!   the held worker's place (ARCHITECTURE.md, "Watchdog" and "Spare threads"). So
 //!   that a run ends (with `threads=1` nobody else looks), the hog watches the round
 //!   trips: when none has completed for [`STALL`] (50 ms, plus 4·b·w), it yields once and
 //!   goes on computing. The stalled round trip's wait is in the samples; `hog_yields`

@@ -320,7 +320,7 @@
 //! not preempted in the middle of a computation, as on the BEAM: a process that
 //! computes for long (or blocks its thread in a system call) holds its worker, but the
 //! processes queued behind it are taken over by the other workers, and once it has
-//! held its worker for a watchdog period (5 ms) a spare thread takes that worker's
+//! held its worker for a watchdog period (5 ms) or more, a spare thread takes that worker's
 //! place until its poll ends, so the other processes keep as many workers as before
 //! and the OS shares the cores among the threads (Go's runtime does the same for a
 //! thread blocked in a system call).

@@ -46,7 +46,9 @@
 //! 1. Set the shutdown flag and wake every worker; each returns after its current poll,
 //!    or after the LIFO chain that poll is part of (at most `MAX_LIFO_POLLS` + 1 polls:
 //!    `Worker::run_chain`).
-//! 2. Join the workers, then stop the timer thread (dropping pending timers).
+//! 2. Join the workers; then, under the `spares` lock (no spare starts after the flag),
+//!    take the spare threads, wake the dormant ones and join them all
+//!    (`scheduler/stand_in.rs`); then stop the timer thread (dropping pending timers).
 //! 3. End every process that is still alive (`process::harness::shutdown_processes`): their
 //!    futures are dropped, which drops their `Context`s and everything they own.
 //! 4. Drop the queues (which own nothing) and the shared state.
@@ -97,8 +99,9 @@ pub(crate) struct Remote {
     /// worker's pushes go to the injector meanwhile (`Shared::push_local`). Only this
     /// worker reads or writes it.
     overflowed: AtomicBool,
-    /// The worker runs processes: clear while it searches, parks or (a spare) lies
-    /// dormant. Only this worker writes it; the watchdog reads it (`stand_in.rs`).
+    /// Set from the worker's start (a spare's: from its claim) and while it runs
+    /// processes; clear while it searches, parks or lies dormant. Only this worker
+    /// writes it after its start; the watchdog reads it (`stand_in.rs`).
     pub(crate) busy: AtomicBool,
     /// A spare thread stands in for this worker, held by one poll (`stand_in.rs`).
     pub(crate) stood_in_for: AtomicBool,
@@ -123,10 +126,12 @@ pub(crate) struct Shared {
     pub(crate) workers: Box<[Remote]>,
     /// How many of `workers` are the runtime's own ([`Builder::threads`]).
     pub(crate) threads: usize,
-    /// The spare threads started so far, and the name their threads take after.
+    /// The spare threads started so far (`stand_in.rs`); their start and the shutdown
+    /// take this lock.
     pub(crate) spares: Mutex<Vec<JoinHandle<()>>>,
     /// Where dormant spares wait for their slot to be claimed or for the shutdown.
     pub(crate) dormant: (Mutex<()>, Condvar),
+    /// The workers' thread name, which the spares' names extend.
     thread_name: String,
     pub(crate) injector: Injector,
     pub(crate) idle: Idle,

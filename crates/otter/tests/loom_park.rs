@@ -262,3 +262,78 @@ fn without_the_look_at_its_own_slot_the_worker_loses_the_wake_up() {
     // collected. The model has to find that interleaving.
     assert!(driver_model(false) > 0);
 }
+
+// ===== a spare thread that steps back (`scheduler/stand_in.rs`) =====
+
+/// A spare whose worker has moved on: registered as sleeping (it searched and parked
+/// before it looked), it is woken, and then steps back instead of running anything:
+/// it leaves the active count and, as `go_dormant` does, wakes one sleeper, since the
+/// wake-up it took may have been meant for work it will not run.
+fn stepping_back_spare(
+    idle: &Idle,
+    me: usize,
+    workers: &[thread::Thread],
+    woken: &AtomicBool,
+    pass_on: bool,
+) {
+    idle.register(me);
+    // Its wait (a park, in the runtime), as a yield loop: loom's `unpark` must not reach
+    // a thread blocked on the sleepers' lock, which a real one may be.
+    while !woken.load(Ordering::Acquire) {
+        thread::yield_now();
+    }
+    idle.unregister(me);
+    idle.deactivate();
+    if pass_on && let Some(w) = idle.pop_sleeper() {
+        workers[w].unpark();
+    }
+}
+
+/// Worker 0 and a spare (1) are idle; a push pops whichever registered last. Worker 0
+/// must get the item in every interleaving (else loom reports a deadlock: worker 0
+/// parked for good with the item queued).
+fn spare_model(pass_on: bool) {
+    loom::model(move || {
+        let idle = Arc::new(Idle::new(1));
+        idle.activate(); // the spare, started by a watchdog look
+        let items = Arc::new(AtomicUsize::new(0));
+        let w0 = {
+            let (idle, items) = (idle.clone(), items.clone());
+            thread::spawn(move || {
+                // Worker 0 as in `worker` above, without the search (it ended).
+                while !take(&items) {
+                    idle.register(0);
+                    if items.load(Ordering::Acquire) > 0 {
+                        idle.unregister(0);
+                        continue;
+                    }
+                    thread::park();
+                    idle.unregister(0);
+                }
+            })
+        };
+        let woken = Arc::new(AtomicBool::new(false));
+        let spare = {
+            let (idle, woken) = (idle.clone(), woken.clone());
+            let ws = [w0.thread().clone()];
+            thread::spawn(move || stepping_back_spare(&idle, 1, &ws, &woken, pass_on))
+        };
+        // The pusher: one item, and a wake-up for a sleeper if one is registered. The
+        // spare leaves once woken, by this push or, if it popped worker 0, right after.
+        items.fetch_add(1, Ordering::Release);
+        if idle.pop_sleeper() == Some(0) {
+            w0.thread().unpark();
+        }
+        woken.store(true, Ordering::Release);
+        w0.join().unwrap();
+        spare.join().unwrap();
+    });
+}
+
+#[test]
+fn a_spare_that_steps_back_passes_the_wake_up_on() {
+    // With `false` (the first version of `go_dormant`), loom finds worker 0 parked for
+    // good: the push popped the spare, which left without passing the wake-up on.
+    // (A deadlock aborts the test binary, so that run is not a test of its own.)
+    spare_model(true);
+}

@@ -5,11 +5,12 @@
 //! (`park.rs`) takes over the processes queued behind it, but then the runtime has one
 //! worker fewer for everything else: with two workers and one held, every other process
 //! shares the one left, and each round trip under load waits behind all of them
-//! (`otter-bench latency hog=1`: a median round trip of 5.3 ms, where the BEAM, which
-//! preempts its hog, answered in under a microsecond).
+//! (`otter-bench latency hog=1`: a median round trip of 5.2 ms, where the BEAM, which
+//! preempts its hog, answered in about a microsecond).
 //!
-//! So a watchdog look that finds a worker busy inside the same poll as at its previous
-//! look (at least [`WATCHDOG`] before) starts a spare thread in its place, or wakes a
+//! So a watchdog look that finds a worker busy inside the same poll for at least
+//! [`WATCHDOG`] (its tick unchanged since a look that long ago) starts a spare thread in
+//! its place, or wakes a
 //! dormant one: a worker of its own, with its own queues, running processes as the
 //! others do. The held thread goes on with its poll, and the OS shares the cores among
 //! the threads: the time slicing the BEAM does with reductions, done by the kernel. Go's
@@ -21,8 +22,11 @@
 //! 1. **One spare per held worker.** The look claims the held worker
 //!    (`stood_in_for`, compare-and-swap from clear) and then a spare's slot
 //!    (`standing_in`, compare-and-swap from [`DORMANT`]); two looks never start two
-//!    spares for one worker. There are as many slots as workers; with none free, the
-//!    look does nothing more than it did before spares existed.
+//!    spares for one worker; the worker is released only after the spare has left its
+//!    slot. A slot's thread is started under the `spares` lock, and a look that finds
+//!    it started once it holds the lock wakes it instead: one thread per slot. There
+//!    are as many slots as workers; with none free, the look does nothing more than it
+//!    did before spares existed.
 //! 2. **A stream is not held.** A poll that streams (it has spilled its LIFO process:
 //!    `STREAMING`) is a sender in a long send loop, whose spills hand its receivers on;
 //!    a spare would only take a core from it and its receivers.
@@ -30,11 +34,13 @@
 //!    until it goes dormant (`Idle::activate`), so "every worker parked" still means
 //!    that no worker runs processes.
 //! 4. **It steps back when the poll ends.** A spare looks at the worker it stands in
-//!    for before each search and between chains: once that worker's tick has moved
-//!    (its poll ended) or it is no longer busy, the spare wakes the calls whose
-//!    deadlines it deferred, hands everything queued on it to the injector and goes
-//!    dormant. A runtime of `n` workers runs `n` threads of processes again, plus one
-//!    for each poll that holds a worker.
+//!    for between chains, and instead of searching or parking: once that worker's tick
+//!    has moved (its poll ended, or it spilled and streams) or it is no longer busy,
+//!    the spare wakes the calls whose deadlines it deferred, hands everything queued on
+//!    it to the injector, leaves the count, and wakes one sleeper (it may have taken a
+//!    wake-up meant for work it will not run) before it goes dormant. A runtime of `n`
+//!    workers runs `n` threads of processes again, plus one for each poll that holds a
+//!    worker.
 //! 5. **Shutdown.** No spare starts once the shutdown flag is set (checked under the
 //!    `spares` lock that the shutdown takes after setting it); a dormant spare wakes,
 //!    sees the flag and returns; every spare thread is joined. Dormant spares wait on a
@@ -94,6 +100,13 @@ pub(crate) fn stand_in_for(shared: &Arc<Shared>, v: usize) {
         return;
     }
     let mut spares = shared.spares.lock().unwrap_or_else(PoisonError::into_inner);
+    if spare.thread.get().is_some() {
+        // Started by another look while this one waited for the lock (the thread is
+        // set under it), and gone dormant since: one thread per slot.
+        drop(spares);
+        shared.wake_dormant();
+        return;
+    }
     let started = if shared.is_shutdown() {
         None
     } else {

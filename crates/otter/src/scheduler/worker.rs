@@ -108,7 +108,7 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize) {
     let mut w = Worker {
         standing_in,
         busy: true,
-        seen_ticks: vec![u64::MAX; shared.workers.len()],
+        seen_ticks: vec![(u64::MAX, now); shared.workers.len()],
         lifo_seen: vec![(u64::MAX, now); shared.workers.len()],
         shared,
         index,
@@ -139,7 +139,9 @@ struct Worker {
     /// poll's worth of woken processes (at most `IO_POLLS_SKIPPED`).
     io_skipped: u32,
     /// Each other worker's tick counter at our previous watchdog look.
-    seen_ticks: Vec<u64>,
+    /// ... and when we first saw it at that value: how long that worker has been in one
+    /// poll, at least (a look from a park woken early may come soon after the last).
+    seen_ticks: Vec<(u64, Instant)>,
     /// Each other worker's tick counter when we last saw it move, and when: how long
     /// its LIFO process has stood inside one poll (`take_stuck_lifo`).
     lifo_seen: Vec<(u64, Instant)>,
@@ -170,6 +172,10 @@ impl Worker {
             }
             let task = match self.next_task(&shared, me) {
                 Some(task) => Some(task),
+                // A spare whose worker has moved on steps back (top of the loop) rather
+                // than search or park: a sleeper may be woken for work, and a spare
+                // that took that wake-up would go dormant with it.
+                None if self.standing_in.is_some() && !self.still_needed() => continue,
                 None => {
                     self.set_busy(false);
                     self.search(&shared)
@@ -364,13 +370,19 @@ impl Worker {
             shared.inject(t);
         }
         self.set_busy(false);
-        if let Some((v, _)) = self.standing_in.take() {
+        let held = self.standing_in.take();
+        shared.idle.deactivate();
+        me.standing_in.store(DORMANT, Ordering::Release);
+        // Last, so that no look starts a second spare for the same worker while this
+        // one is still leaving (`stand_in.rs`, rule 1).
+        if let Some((v, _)) = held {
             shared.workers[v]
                 .stood_in_for
                 .store(false, Ordering::Release);
         }
-        shared.idle.deactivate();
-        me.standing_in.store(DORMANT, Ordering::Release);
+        // This thread may have taken a wake-up meant for work it did not run (a push
+        // that popped it as a sleeper, or a watchdog kick): pass one on.
+        shared.wake_one();
         let (lock, wake) = &shared.dormant;
         let mut guard = lock.lock().unwrap_or_else(PoisonError::into_inner);
         let v = loop {
@@ -516,9 +528,15 @@ impl Worker {
                 continue;
             }
             let ticks = w.ticks.load(Ordering::Relaxed);
-            let stuck = ticks == self.seen_ticks[v];
-            self.seen_ticks[v] = ticks;
-            if stuck && stand_in::wants_spare(shared, v, ticks) {
+            let (seen, since) = self.seen_ticks[v];
+            let stuck = ticks == seen;
+            if !stuck {
+                self.seen_ticks[v] = (ticks, now);
+            }
+            if stuck
+                && now.duration_since(since) >= WATCHDOG
+                && stand_in::wants_spare(shared, v, ticks)
+            {
                 stand_in::stand_in_for(&self.shared, v);
             }
             if stuck && !w.lifo.is_empty() {

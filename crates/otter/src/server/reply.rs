@@ -40,8 +40,9 @@
 //!    sees the call (the loom model `tests/loom_reply.rs`).
 //! 5. A kept slot belongs to the worker, not to a caller: a caller that ends leaves no
 //!    watcher of its own on the server; a server has at most `CALL_SLOTS_PER_WORKER`
-//!    idle watchers per worker, removed when the worker lets the slot go (full list,
-//!    or the worker's end) or when the server exits.
+//!    idle watchers per worker thread (spare threads included, `scheduler/stand_in.rs`),
+//!    removed when the worker lets the slot go (full list, or the worker's end) or
+//!    when the server exits.
 //! 6. `ReplyTo` is consumed by [`ReplyTo::reply`]: a request is answered at most once.
 //!    It lets go of the slot before it wakes the caller, so a caller woken on another
 //!    worker finds the slot free to keep. Dropping it unanswered does nothing (as
