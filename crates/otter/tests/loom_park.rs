@@ -5,7 +5,9 @@
 //! reports it as a deadlock. This is the rule "a runnable process never waits for a timer
 //! tick while a worker is idle" for the local queues and the injector (`items` stands for
 //! them); the models park without a timeout, so no watchdog can hide a lost wake-up. The
-//! driver models (below) add the OS poll that the worker holding the IO driver parks in.
+//! driver models (below) add the OS poll that the worker holding the IO driver parks in;
+//! the spare model, a spare thread (`scheduler/stand_in.rs`) that takes a wake-up and
+//! steps back.
 //! Run: `RUSTFLAGS="--cfg loom" cargo test -p otter --release --test loom_park`.
 #![cfg(loom)]
 
