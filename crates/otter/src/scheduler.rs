@@ -99,9 +99,10 @@ pub(crate) struct Remote {
     /// worker's pushes go to the injector meanwhile (`Shared::push_local`). Only this
     /// worker reads or writes it.
     overflowed: AtomicBool,
-    /// Set from the worker's start (a spare's: from its claim) and while it runs
-    /// processes; clear while it searches, parks or lies dormant. Only this worker
-    /// writes it after its start; the watchdog reads it (`stand_in.rs`).
+    /// Set from the worker thread's start and while it runs processes; clear before
+    /// the thread starts and while it searches, parks or lies dormant. Only this worker
+    /// writes it; the watchdog reads it (`stand_in.rs`): a worker whose thread has not
+    /// started yet is not held.
     pub(crate) busy: AtomicBool,
     /// A spare thread stands in for this worker, held by one poll (`stand_in.rs`).
     pub(crate) stood_in_for: AtomicBool,
@@ -379,13 +380,13 @@ impl Builder {
         };
         let shared = Arc::new(Shared {
             workers: (0..2 * n)
-                .map(|i| Remote {
+                .map(|_| Remote {
                     local: Local::new(),
                     lifo: LifoSlot::new(),
                     ticks: AtomicU64::new(0),
                     in_driver: AtomicBool::new(false),
                     overflowed: AtomicBool::new(false),
-                    busy: AtomicBool::new(i < n),
+                    busy: AtomicBool::new(false),
                     stood_in_for: AtomicBool::new(false),
                     standing_in: AtomicUsize::new(stand_in::DORMANT),
                     thread: OnceLock::new(),
