@@ -119,21 +119,6 @@ on_1_and_n_workers!(
     }
 );
 
-/// Threads of this process whose name starts with `prefix`.
-#[cfg(target_os = "linux")]
-fn threads_named(prefix: &str) -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .map(|d| {
-            d.filter_map(Result::ok)
-                .filter(|e| {
-                    std::fs::read_to_string(e.path().join("comm"))
-                        .is_ok_and(|c| c.starts_with(prefix))
-                })
-                .count()
-        })
-        .unwrap_or(0)
-}
-
 /// A runtime whose worker was held by a process that computes without awaiting has a
 /// spare thread (`scheduler/stand_in.rs`); dropped after the hog ends, whether the spare
 /// still stands in, is stepping back or lies dormant, it joins every thread it started.
@@ -157,7 +142,7 @@ fn a_runtime_joins_its_spare_threads_when_dropped() {
                 }
             });
             support::eventually("a spare thread", Duration::from_secs(20), || {
-                threads_named("spared-spare-") > 0
+                support::threads_named("spared-spare-") > 0
             });
             stop.store(true, Ordering::SeqCst);
             if round % 2 == 1 {
@@ -169,7 +154,11 @@ fn a_runtime_joins_its_spare_threads_when_dropped() {
                 rx.recv().unwrap();
             }
             drop(rt);
-            assert_eq!(threads_named("spared"), 0, "threads left after the drop");
+            assert_eq!(
+                support::threads_named("spared"),
+                0,
+                "threads left after the drop"
+            );
         }
     }
 }

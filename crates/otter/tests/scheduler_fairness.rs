@@ -237,21 +237,6 @@ fn a_spent_budget_yields_to_a_process_queued_behind() {
     assert!(seen_at < 1_000, "it waited for {seen_at} receives");
 }
 
-/// Threads of this process whose name starts with `prefix`.
-#[cfg(target_os = "linux")]
-fn threads_named(prefix: &str) -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .map(|d| {
-            d.filter_map(Result::ok)
-                .filter(|e| {
-                    std::fs::read_to_string(e.path().join("comm"))
-                        .is_ok_and(|c| c.starts_with(prefix))
-                })
-                .count()
-        })
-        .unwrap_or(0)
-}
-
 /// On two workers, one held by a process that computes without awaiting: two other
 /// processes that can only finish if both run at the same time (each waits, computing,
 /// for the other's mark) finish. Without a spare thread in the held worker's place, the
@@ -280,7 +265,7 @@ fn a_process_holding_its_worker_leaves_the_others_as_many_workers() {
     // The watchdog's looks, 5 ms apart, find the hog's worker held and start a spare
     // thread in its place (named after the runtime's threads, `-spare-` and a number).
     support::eventually("a spare thread in the held worker's place", limit, || {
-        threads_named("held-spare-") > 0
+        support::threads_named("held-spare-") > 0
     });
     let marks = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
     let met = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);

@@ -44,3 +44,19 @@ pub fn eventually(label: &str, limit: Duration, mut cond: impl FnMut() -> bool) 
         std::thread::yield_now();
     }
 }
+
+/// Threads of this process whose name starts with `prefix` (a runtime's threads are
+/// named after `Builder::thread_name`; its spare threads add `-spare-` and a number).
+#[cfg(target_os = "linux")]
+pub fn threads_named(prefix: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| {
+                    std::fs::read_to_string(e.path().join("comm"))
+                        .is_ok_and(|c| c.starts_with(prefix))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
