@@ -66,8 +66,8 @@
 //!
 //! A worker parks without a timeout when every other worker is parked too: an idle
 //! runtime uses no CPU. While some other worker is busy, it parks for [`WATCHDOG`] and,
-//! on waking, checks whether a busy worker has been inside one poll since its previous
-//! look (its tick counter did not move). Such a worker is stuck in a long computation;
+//! on waking, checks whether a busy worker has been inside one poll for at least
+//! `WATCHDOG` (its tick counter has not moved since it first saw that value). Such a worker is stuck in a long computation;
 //! its local queue and its LIFO slot are taken over, so a process that hogs its worker
 //! cannot hold up the processes queued behind it. The first worker to wake into an
 //! all-parked runtime wakes one more to act as this watchdog. A busy worker makes the

@@ -62,7 +62,7 @@ use crate::scheduler::{STREAMING, Shared, worker};
 pub(crate) const DORMANT: usize = usize::MAX;
 
 /// Whether worker `v`'s state calls for a spare, seen by a watchdog look that found
-/// its tick at `ticks`, unchanged since the previous look (rules 1 and 2).
+/// its tick at `ticks`, unchanged for at least `WATCHDOG` (rules 1 and 2).
 pub(crate) fn wants_spare(shared: &Shared, v: usize, ticks: u64) -> bool {
     let w = &shared.workers[v];
     ticks & STREAMING == 0

@@ -108,8 +108,7 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize) {
     let mut w = Worker {
         standing_in,
         busy: true,
-        seen_ticks: vec![(u64::MAX, now); shared.workers.len()],
-        lifo_seen: vec![(u64::MAX, now); shared.workers.len()],
+        seen: vec![(u64::MAX, now); shared.workers.len()],
         shared,
         index,
         tick: 0,
@@ -138,13 +137,10 @@ struct Worker {
     /// Busy polls of the OS skipped in a row because the local queue had no room for a
     /// poll's worth of woken processes (at most `IO_POLLS_SKIPPED`).
     io_skipped: u32,
-    /// Each other worker's tick counter at our previous watchdog look.
-    /// ... and when we first saw it at that value: how long that worker has been in one
-    /// poll, at least (a look from a park woken early may come soon after the last).
-    seen_ticks: Vec<(u64, Instant)>,
-    /// Each other worker's tick counter when we last saw it move, and when: how long
-    /// its LIFO process has stood inside one poll (`take_stuck_lifo`).
-    lifo_seen: Vec<(u64, Instant)>,
+    /// Each other worker's tick counter as we last saw it, and when we first saw it at
+    /// that value: how long, at least, that worker has been inside one poll (its LIFO
+    /// process standing: `take_stuck_lifo`; the worker held: `rescue_stuck`).
+    seen: Vec<(u64, Instant)>,
     /// Set on waking from a park: run `kick` after the next task.
     kick_watchdog: bool,
     /// When this worker last looked for stuck workers (`rescue_stuck`), parked or busy.
@@ -275,7 +271,7 @@ impl Worker {
                 // A stream's receiver: its sender's spills hand it on.
                 continue;
             }
-            let seen = &mut self.lifo_seen[v];
+            let seen = &mut self.seen[v];
             if ticks != seen.0 {
                 *seen = (ticks, now);
             } else if now.duration_since(seen.1) >= STEAL_LIFO_AFTER {
@@ -297,8 +293,8 @@ impl Worker {
                 continue;
             }
             let ticks = w.ticks.load(Ordering::Relaxed);
-            if ticks != self.lifo_seen[v].0 {
-                self.lifo_seen[v] = (ticks, now);
+            if ticks != self.seen[v].0 {
+                self.seen[v] = (ticks, now);
             }
             any = true;
         }
@@ -518,7 +514,8 @@ impl Worker {
     }
 
     /// Takes over the LIFO slot and the whole local queue of workers stuck in one poll
-    /// since our last look.
+    /// for at least [`WATCHDOG`], and starts a spare in the place of each one held
+    /// (`stand_in.rs`).
     fn rescue_stuck(&mut self, now: Instant) -> Option<Task> {
         self.last_watch = now;
         let shared = &*self.shared;
@@ -528,15 +525,14 @@ impl Worker {
                 continue;
             }
             let ticks = w.ticks.load(Ordering::Relaxed);
-            let (seen, since) = self.seen_ticks[v];
-            let stuck = ticks == seen;
-            if !stuck {
-                self.seen_ticks[v] = (ticks, now);
+            let (seen, since) = self.seen[v];
+            if ticks != seen {
+                self.seen[v] = (ticks, now);
             }
-            if stuck
-                && now.duration_since(since) >= WATCHDOG
-                && stand_in::wants_spare(shared, v, ticks)
-            {
+            // In one poll for a watchdog period at least (a look from a park that an
+            // unpark ended early may come soon after the last one).
+            let stuck = ticks == seen && now.duration_since(since) >= WATCHDOG;
+            if stuck && stand_in::wants_spare(shared, v, ticks) {
                 stand_in::stand_in_for(&self.shared, v);
             }
             if stuck && !w.lifo.is_empty() {
