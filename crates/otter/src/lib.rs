@@ -319,8 +319,8 @@
 //! it yields, if anything else waits for its worker. Processes are
 //! not preempted in the middle of a computation, as on the BEAM: a process that
 //! computes for long (or blocks its thread in a system call) holds its worker, but the
-//! processes queued behind it are taken over by the other workers, and once it has
-//! held its worker for a watchdog period (5 ms) or more, a spare thread takes that worker's
+//! processes queued behind it are handed to the other workers, and once it has held
+//! its worker for a watchdog period (5 ms) or more, a spare thread takes that worker's
 //! place until its poll ends, so the other processes keep as many workers as before
 //! and the OS shares the cores among the threads (Go's runtime does the same for a
 //! thread blocked in a system call).
@@ -341,11 +341,11 @@
 //! * Pids print as `<0.Index.Generation>`; the generation makes a stale pid never reach
 //!   a newer process in the same table slot (for 2^32 reuses of the slot).
 //! * No preemption inside a poll: a process yields at `.await` points (a receive whose
-//!   budget is spent yields by itself). A poll that holds its worker gets a spare
-//!   thread in the worker's place (at most one per worker, so a runtime of `n` workers
-//!   has at most `2n` threads running processes), unless it is a long send loop (its
-//!   receivers are handed on by its spills) or the runtime has one worker (nobody else
-//!   looks); with every worker held at once, the rest waits, as it would on a BEAM
+//!   budget is spent yields by itself). A poll that holds its worker for 5 ms gets a
+//!   spare thread in the worker's place, started by the runtime's watchdog thread (at
+//!   most one per worker, so a runtime of `n` workers has at most `2n` threads running
+//!   processes), unless it is a long send loop (its receivers are handed on by its
+//!   spills); once the spares are held too, the rest waits, as it would on a BEAM
 //!   whose schedulers all ran NIFs that never return.
 //! * A [`Context`] may be moved out of its process (it is `Send`), but receives there are
 //!   not woken by new messages: polled again, they take what has arrived.
@@ -434,6 +434,7 @@ mod signal;
 pub mod supervisor;
 #[cfg(loom)]
 mod scheduler {
+    pub(crate) mod doze;
     pub(crate) mod park;
     pub(crate) mod queue;
     pub(crate) mod tuning;
@@ -473,6 +474,7 @@ pub mod __loom {
     pub use crate::process::gate::{Closed, Gate};
     pub use crate::process::state::{State, TransitionToIdle, TransitionToScheduled};
     pub use crate::process::table::{SlotWord, TransitionToReleased};
+    pub use crate::scheduler::doze::Doze;
     pub use crate::scheduler::park::Idle;
     pub use crate::scheduler::queue::{Item, LifoSlot, Local};
     pub use crate::server::reply::outcome::{Answer, OutcomeCell};

@@ -4,7 +4,7 @@
 //! `tests/loom_*.rs` explore every interleaving of the real protocol code; otherwise
 //! they are `std`'s. Only the protocol modules (`mailbox/queue.rs`, `process/state.rs`,
 //! `process/table.rs`'s slot word, `process/gate.rs`, `scheduler/queue.rs`,
-//! `scheduler/park.rs`, `server/reply/outcome.rs`) import from here; the rest of
+//! `scheduler/park.rs`, `scheduler/doze.rs`, `server/reply/outcome.rs`) import from here; the rest of
 //! the crate uses `std` directly, because loom cannot model `static`s, threads it did
 //! not start, or `catch_unwind`.
 
@@ -19,9 +19,9 @@ pub(crate) use std::sync::atomic::{
 };
 
 #[cfg(loom)]
-pub(crate) use ::loom::sync::Mutex;
+pub(crate) use ::loom::sync::{Condvar, Mutex};
 #[cfg(not(loom))]
-pub(crate) use std::sync::Mutex;
+pub(crate) use std::sync::{Condvar, Mutex};
 
 /// A spin-loop hint that, under loom, yields to the model so a waiting thread lets the
 /// thread it waits for make progress.

@@ -57,10 +57,12 @@
 //! flag and hands steps 1–4 to a new thread, since a thread cannot join itself.
 
 pub(crate) mod context;
+pub(crate) mod doze;
 pub(crate) mod park;
 pub(crate) mod queue;
 pub(crate) mod stand_in;
 pub(crate) mod tuning;
+pub(crate) mod watchdog;
 pub(crate) mod worker;
 
 use std::future::Future;
@@ -132,6 +134,8 @@ pub(crate) struct Shared {
     pub(crate) spares: Mutex<Vec<JoinHandle<()>>>,
     /// Where dormant spares wait for their slot to be claimed or for the shutdown.
     pub(crate) dormant: (Mutex<()>, Condvar),
+    /// The thread that looks for workers held by one poll (`scheduler/watchdog.rs`).
+    pub(crate) watchdog: watchdog::Watchdog,
     /// The workers' thread name, which the spares' names extend.
     thread_name: String,
     pub(crate) injector: Injector,
@@ -395,6 +399,7 @@ impl Builder {
             threads: n,
             spares: Mutex::new(Vec::new()),
             dormant: (Mutex::new(()), Condvar::new()),
+            watchdog: Default::default(),
             thread_name: self.name.clone(),
             injector: Injector::default(),
             idle: Idle::new(n),
@@ -425,6 +430,11 @@ impl Builder {
                     return Err(BuildError::Spawn(e.to_string()));
                 }
             }
+        }
+        if let Err(e) = watchdog::Watchdog::start(&shared, format!("{}-watchdog", self.name)) {
+            let rt = Runtime { shared, threads };
+            drop(rt);
+            return Err(BuildError::Spawn(e.to_string()));
         }
         Ok(Runtime { shared, threads })
     }
@@ -602,6 +612,7 @@ fn shut_down(shared: &Shared, threads: Vec<JoinHandle<()>>) {
     while shared.outside_spawns.load(Ordering::SeqCst) != 0 {
         std::thread::yield_now();
     }
+    shared.watchdog.stop();
     for w in 0..shared.workers.len() {
         shared.unpark(w);
     }

@@ -19,8 +19,9 @@ use otter::{Context, Runtime};
 /// other test's, whose wake-ups would then come late.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// The worker threads of the runtime named `prefix` (thread names are cut at 15 bytes).
-fn worker_tids(prefix: &str) -> Vec<String> {
+/// The threads of the runtime named `prefix`: its workers and its watchdog thread
+/// (thread names are cut at 15 bytes).
+fn runtime_tids(prefix: &str) -> Vec<String> {
     let mut tids = Vec::new();
     for e in std::fs::read_dir("/proc/self/task").unwrap() {
         let path = e.unwrap().path();
@@ -30,6 +31,26 @@ fn worker_tids(prefix: &str) -> Vec<String> {
         }
     }
     tids
+}
+
+/// The threads of a runtime of `threads` workers named `name`, once all have started
+/// (a thread is listed under its name once it has set it; until then the list is
+/// short). A failure guard, not a synchronisation: nothing is measured before every
+/// thread is found.
+fn started_tids(name: &str, threads: usize) -> Vec<String> {
+    let t0 = Instant::now();
+    loop {
+        let tids = runtime_tids(name);
+        if tids.len() == threads + 1 {
+            return tids;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "found {} of {threads} worker threads and the watchdog by name",
+            tids.len()
+        );
+        std::thread::yield_now();
+    }
 }
 
 /// CPU time of the threads `tids` so far.
@@ -44,7 +65,7 @@ fn cpu_time(tids: &[String]) -> Duration {
 }
 
 /// Runs a process that sleeps 1 ms, 200 times, on a runtime of `threads` workers named
-/// `name`; the share of one core its workers used meanwhile.
+/// `name`; the share of one core its threads (workers and watchdog) used meanwhile.
 fn cpu_share_of_sleeper(threads: usize, name: &str, busy_wait: Duration) -> f64 {
     let rt = Runtime::builder()
         .threads(threads)
@@ -52,22 +73,7 @@ fn cpu_share_of_sleeper(threads: usize, name: &str, busy_wait: Duration) -> f64 
         .busy_wait(busy_wait)
         .build()
         .unwrap();
-    // A worker thread is listed under its name once it has started running (the name
-    // is set by the thread itself); until then the list is short. A failure guard, not
-    // a synchronisation: nothing is measured before every worker is found.
-    let t0 = Instant::now();
-    let tids = loop {
-        let tids = worker_tids(name);
-        if tids.len() == threads {
-            break tids;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(20),
-            "found {} of {threads} worker threads by name",
-            tids.len()
-        );
-        std::thread::yield_now();
-    };
+    let tids = started_tids(name, threads);
     let cpu0 = cpu_time(&tids);
     let t0 = Instant::now();
     rt.block_on(|cx: Context<()>| async move {
@@ -116,4 +122,67 @@ fn busy_wait_keeps_an_idle_worker_searching() {
         spinning * 100.0,
         sleeping * 100.0
     );
+}
+
+/// Context switches the threads `tids` have made so far (`voluntary_ctxt_switches` and
+/// `nonvoluntary_ctxt_switches` of `/proc/self/task/TID/status`): a thread that wakes
+/// makes at least one.
+fn switches(tids: &[String]) -> u64 {
+    let mut n = 0;
+    for t in tids {
+        let s = std::fs::read_to_string(format!("/proc/self/task/{t}/status"))
+            .expect("status of a live thread");
+        for line in s.lines() {
+            if line.starts_with("voluntary_ctxt_switches")
+                || line.starts_with("nonvoluntary_ctxt_switches")
+            {
+                n += line
+                    .split_whitespace()
+                    .nth(1)
+                    .unwrap()
+                    .parse::<u64>()
+                    .unwrap();
+            }
+        }
+    }
+    n
+}
+
+/// An idle runtime wakes none of its threads: its workers park without a timeout, and
+/// its watchdog thread, after a few looks that found them all parked, waits until one
+/// wakes (`scheduler/watchdog.rs`). Watched over half a second, after the runtime has
+/// done some work and gone idle; a watchdog still looking every 5 ms would switch about
+/// 100 times.
+#[test]
+fn an_idle_runtime_wakes_none_of_its_threads() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    for threads in [1, 2] {
+        let rt = Runtime::builder()
+            .threads(threads)
+            .thread_name("idle-quiet")
+            .build()
+            .unwrap();
+        let tids = started_tids("idle-quiet", threads);
+        rt.block_on(|cx: Context<()>| async move {
+            for _ in 0..20 {
+                cx.sleep(Duration::from_millis(1)).await;
+            }
+        })
+        .unwrap();
+        // The watchdog dozes after 100 ms of looks that found every worker parked:
+        // the first window may still hold those; a later one must hold none.
+        let mut counts = Vec::new();
+        let quiet = (0..6).any(|_| {
+            let before = switches(&tids);
+            std::thread::sleep(Duration::from_millis(500));
+            let n = switches(&tids) - before;
+            counts.push(n);
+            n <= 2
+        });
+        assert!(
+            quiet,
+            "an idle runtime of {threads} worker(s) switched {counts:?} times in successive half seconds"
+        );
+        drop(rt);
+    }
 }

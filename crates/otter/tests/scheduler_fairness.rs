@@ -1,6 +1,7 @@
 //! Rules of the scheduler: a process that hogs its worker does not stop the others
 //! (their queued work is taken over by other workers, idle or busy, whatever the
-//! injector holds); two chatty processes do not starve the rest of their worker; a
+//! injector holds, and by a spare thread when no worker is free, one worker or all of
+//! them held); two chatty processes do not starve the rest of their worker; a
 //! receiver woken again late in a long send loop runs before the loop ends; futures
 //! from outside otter wake processes.
 
@@ -9,7 +10,7 @@ mod support;
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
@@ -59,19 +60,59 @@ fn hog_behind_yielders(yielders: usize) -> Duration {
     r.unwrap()
 }
 
-#[test]
-fn a_hog_does_not_stop_processes_queued_behind_it() {
-    let rt = Runtime::builder().threads(2).build().unwrap();
-    let r = rt.block_on(move |cx: Context<()>| async move {
-        // The worker running this process spawns a helper (queued on its own local
-        // queue) and then computes without yielding until the helper has run.
+// On one worker, the helper can only run on the spare thread that the watchdog
+// thread starts in the held worker's place (`scheduler/watchdog.rs`).
+rt_test!(
+    a_hog_does_not_stop_processes_queued_behind_it,
+    |rt: &Runtime| {
+        let r = rt.block_on(move |cx: Context<()>| async move {
+            // The worker running this process spawns a helper (queued on its own local
+            // queue) and then computes without yielding until the helper has run.
+            let ran = Arc::new(AtomicBool::new(false));
+            let r2 = ran.clone();
+            cx.spawn(move |_: Context<()>| async move { r2.store(true, Ordering::SeqCst) });
+            hog_until(&ran)
+        });
+        assert!(r.unwrap() < Duration::from_secs(20));
+    }
+);
+
+// As many processes as workers compute without awaiting until told to stop: every
+// worker is held at once, and no worker is left to look. A process spawned then still
+// runs, on a spare thread the watchdog thread starts (`scheduler/watchdog.rs`).
+rt_test!(
+    a_runtime_whose_every_worker_is_held_still_runs_processes,
+    |rt: &Runtime| {
+        let n = rt.threads();
+        let handle = rt.handle();
+        let running = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        for _ in 0..n {
+            let (running, stop) = (running.clone(), stop.clone());
+            handle.spawn(move |_: Context<()>| async move {
+                running.fetch_add(1, Ordering::SeqCst);
+                // Gives up after the test's own limit, so that a failure ends the test.
+                let t0 = Instant::now();
+                while !stop.load(Ordering::SeqCst) && t0.elapsed() < Duration::from_secs(25) {
+                    std::hint::spin_loop();
+                }
+            });
+        }
+        let limit = Duration::from_secs(20);
+        support::eventually("every worker held", limit, || {
+            running.load(Ordering::SeqCst) == n
+        });
         let ran = Arc::new(AtomicBool::new(false));
         let r2 = ran.clone();
-        cx.spawn(move |_: Context<()>| async move { r2.store(true, Ordering::SeqCst) });
-        hog_until(&ran)
-    });
-    assert!(r.unwrap() < Duration::from_secs(20));
-}
+        handle.spawn(move |_: Context<()>| async move { r2.store(true, Ordering::SeqCst) });
+        support::eventually(
+            "a process spawned while every worker is held",
+            limit,
+            || ran.load(Ordering::SeqCst),
+        );
+        stop.store(true, Ordering::SeqCst);
+    }
+);
 
 /// The other worker never parks: it always has a process that yields. The process
 /// queued behind the hog must still run (a busy worker watches too).

@@ -1,5 +1,5 @@
-//! Idle workers: searching, parking, waking, and the watchdog that rescues work from a
-//! stuck worker.
+//! Idle workers: searching, parking and waking; what is left to the watchdog thread
+//! (`watchdog.rs`).
 //!
 //! # The rule: a runnable process never waits for a timer tick while a worker is idle
 //!
@@ -20,9 +20,9 @@
 //!   placement does not wake a parked worker: a ring or a ping-pong would then wake one
 //!   at every pause and keep it spinning (docs/design/0019-runnable-never-waits.md).
 //!
-//! The watchdog ([`WATCHDOG`]) remains for the one case no idle worker can see: a
-//! process that computes without yielding while every other worker is busy or was
-//! parked before anything was queued behind it.
+//! The watchdog thread ([`WATCHDOG`], `watchdog.rs`) remains for the one case no idle
+//! worker can see: a process that computes without yielding while every other worker
+//! is busy or was parked before anything was queued behind it.
 //!
 //! # Protocol (no lost wake-up)
 //!
@@ -64,18 +64,13 @@
 //!
 //! # Idle costs nothing, busy is watched
 //!
-//! A worker parks without a timeout when every other worker is parked too: an idle
-//! runtime uses no CPU. While some other worker is busy, it parks for [`WATCHDOG`] and,
-//! on waking, checks whether a busy worker has been inside one poll for at least
-//! `WATCHDOG` (its tick counter has not moved since it first saw that value). Such a worker is stuck in a long computation;
-//! its local queue and its LIFO slot are taken over, so a process that hogs its worker
-//! cannot hold up the processes queued behind it. The first worker to wake into an
-//! all-parked runtime wakes one more to act as this watchdog. A busy worker makes the
-//! same look, at most once per `WATCHDOG` (it reads the clock every `GLOBAL_INTERVAL`
-//! ticks: `Worker::watch_while_busy`), so a process queued behind a hog is taken over
-//! even when every other worker is too busy to park. A look that finds a worker held
-//! also starts a spare thread in its place (`stand_in.rs`), which counts as one more
-//! worker here (`Idle::activate`) until it goes dormant.
+//! A worker parks without a timeout (but for the short sleeps beside an occupied LIFO
+//! slot, above): an idle runtime uses no CPU. A worker held by one poll is found by the
+//! runtime's watchdog thread (`watchdog.rs`), which looks every [`WATCHDOG`] while some
+//! worker is awake, hands the held worker's queues to the injector and starts a spare
+//! thread in its place (`stand_in.rs`), which counts as one more worker here
+//! (`Idle::activate`) until it goes dormant. A worker that wakes from its park tells
+//! the thread, which dozes while every worker sleeps (`doze.rs`).
 //!
 //! The loom model `tests/loom_park.rs` runs steps (0)–(3) against a pusher, with
 //! `thread::park` for real: a lost wake-up is a deadlock loom reports. Its driver models
@@ -120,9 +115,8 @@ impl Idle {
         }
     }
 
-    /// A spare thread begins to stand in for a held worker: one more active worker.
-    /// Called by a worker that is neither parked nor registered, so no worker that
-    /// registers meanwhile can find every active worker parked.
+    /// A spare thread begins to stand in for a held worker: one more active worker
+    /// (called by the watchdog thread while the held worker is awake).
     pub fn activate(&self) {
         self.active.fetch_add(1, Ordering::SeqCst);
     }
@@ -188,11 +182,6 @@ impl Idle {
         Some(w)
     }
 
-    /// Whether every worker other than one is parked (a spinning one is not).
-    pub fn all_others_parked(&self) -> bool {
-        self.num_sleeping.load(Ordering::SeqCst) + 1 >= self.workers()
-    }
-
     /// Whether some worker other than the caller (a searching one) is running processes:
     /// neither parked nor searching.
     pub fn others_running(&self) -> bool {
@@ -200,7 +189,8 @@ impl Idle {
             < self.active.load(Ordering::Relaxed)
     }
 
-    /// Whether some worker other than the caller (a parked one) is busy.
+    /// Whether some worker is awake (running processes or searching): the watchdog
+    /// thread's look (`watchdog.rs`).
     pub fn someone_busy(&self) -> bool {
         self.num_sleeping.load(Ordering::SeqCst) < self.workers()
     }

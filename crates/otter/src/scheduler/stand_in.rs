@@ -2,7 +2,7 @@
 //!
 //! otter cannot preempt a process: one that computes without awaiting, or blocks its
 //! thread in a system call, holds its worker for as long as it runs. The watchdog
-//! (`park.rs`) takes over the processes queued behind it, but then the runtime has one
+//! thread (`watchdog.rs`) hands on the processes queued behind it, but then the runtime has one
 //! worker fewer for everything else: with two workers and one held, every other process
 //! shares the one left, and each round trip under load waits behind all of them
 //! (`otter-bench latency hog=1`: a median round trip of 5.2 ms, where the BEAM, which
@@ -10,8 +10,7 @@
 //!
 //! So a watchdog look that finds a worker busy inside the same poll for at least
 //! [`WATCHDOG`] (its tick unchanged since a look that long ago) starts a spare thread in
-//! its place, or wakes a
-//! dormant one: a worker of its own, with its own queues, running processes as the
+//! its place, or wakes a dormant one: a worker of its own, with its own queues, running processes as the
 //! others do. The held thread goes on with its poll, and the OS shares the cores among
 //! the threads: the time slicing the BEAM does with reductions, done by the kernel. Go's
 //! runtime does the same for a thread blocked in a system call (its `sysmon` hands the
@@ -48,8 +47,8 @@
 //!    what the spare looks at, then take its lock and notify, so no wake-up falls
 //!    between its look and its wait.
 //!
-//! What is left to the watchdog alone: a runtime of one worker (no other worker looks),
-//! and a runtime in which every active worker, spares included, is held at once.
+//! What is left to the queues' hand-over alone: a runtime whose spare slots are all
+//! taken and whose active threads, spares included, are all held at once.
 //!
 //! [`WATCHDOG`]: crate::scheduler::tuning::WATCHDOG
 
@@ -71,8 +70,7 @@ pub(crate) fn wants_spare(shared: &Shared, v: usize, ticks: u64) -> bool {
 }
 
 /// Starts or wakes a spare thread to stand in for worker `v`, held by one poll. Called
-/// by a watchdog look, on a worker that is neither parked nor registered as sleeping
-/// (rule 3's condition for `Idle::activate`).
+/// by the watchdog thread's look.
 pub(crate) fn stand_in_for(shared: &Arc<Shared>, v: usize) {
     let held = &shared.workers[v];
     if held

@@ -96,12 +96,18 @@ pub(crate) const YIELD_EVERY_ROUNDS: u32 = 8;
 /// Tuning history: docs/design/0013-spin-before-park.md, 0025-idle-cpu-at-partial-load.md.
 pub(crate) const SPIN_BEFORE_PARK: Duration = Duration::from_micros(200);
 
-/// How long a parked worker sleeps while another is busy before it looks for a worker
-/// stuck in one poll and takes its queue. Trades the wait of processes queued behind a
-/// process that computes without yielding against the parked watchdog's wake-ups (200
-/// a second, well under 0.1% of a core). Measure with a latency measurement (not yet
-/// in the harness) behind a process that computes without yielding.
+/// How often the watchdog thread looks for a worker held by one poll, and how long a
+/// worker must have been inside one poll to count as held (`watchdog.rs`). Trades the
+/// wait of processes queued behind a process that computes without yielding against
+/// the thread's wake-ups while the runtime is busy (200 a second, well under 0.1% of a
+/// core). Measure with `latency hog=1`.
 pub(crate) const WATCHDOG: Duration = Duration::from_millis(5);
+
+/// Looks in a row that found every worker parked before the watchdog thread waits
+/// without a timeout (`watchdog.rs`, rule 1): 100 ms of idle. A runtime that wakes
+/// from idle more often than that (a server at a low request rate) never wakes the
+/// thread, which costs a futex wake-up; one idle for longer costs no CPU.
+pub(crate) const WATCHDOG_QUIET: u32 = 20;
 
 /// How long a process may stand in a busy worker's LIFO slot, while that worker's tick
 /// does not move (it is inside one poll), before an idle worker takes it (Go steals its

@@ -37,10 +37,10 @@ use std::time::{Duration, Instant};
 
 use crate::io::reactor::EVENTS;
 use crate::process::harness::{RunOutcome, Task};
-use crate::scheduler::stand_in::{self, DORMANT};
+use crate::scheduler::stand_in::DORMANT;
 use crate::scheduler::tuning::{
     BUDGET, GLOBAL_INTERVAL, IO_POLLS_SKIPPED, LIFO_RECHECK, LOCAL_CAP, MAX_LIFO_POLLS,
-    SPILL_AFTER_SENDS, SPILL_INTERVAL, SPIN_BEFORE_PARK, SPIN_HINTS, STEAL_LIFO_AFTER, WATCHDOG,
+    SPILL_AFTER_SENDS, SPILL_INTERVAL, SPIN_BEFORE_PARK, SPIN_HINTS, STEAL_LIFO_AFTER,
     YIELD_EVERY_ROUNDS,
 };
 use crate::scheduler::{Remote, STREAMING, Shared, context};
@@ -114,8 +114,6 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize) {
         tick: 0,
         lifo_polls: 0,
         io_skipped: 0,
-        kick_watchdog: false,
-        last_watch: now,
         busy_since: now,
         spin_credit: Duration::ZERO,
         rng: 0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d),
@@ -139,12 +137,8 @@ struct Worker {
     io_skipped: u32,
     /// Each other worker's tick counter as we last saw it, and when we first saw it at
     /// that value: how long, at least, that worker has been inside one poll (its LIFO
-    /// process standing: `take_stuck_lifo`; the worker held: `rescue_stuck`).
+    /// process standing: `take_stuck_lifo`).
     seen: Vec<(u64, Instant)>,
-    /// Set on waking from a park: run `kick` after the next task.
-    kick_watchdog: bool,
-    /// When this worker last looked for stuck workers (`rescue_stuck`), parked or busy.
-    last_watch: Instant,
     /// When this worker last came back from a search or a park: the time since is busy
     /// time, which earns spin credit (`search`).
     busy_since: Instant,
@@ -247,10 +241,7 @@ impl Worker {
         self.spin_credit = credit.saturating_sub(now.duration_since(start));
         self.busy_since = now;
         if found.is_some() {
-            // Found as from a park: if the task hogs this worker while all the others
-            // sleep without a timeout, one of them must watch (`kick`). And if there is
-            // more, another idle worker may take it.
-            self.kick_watchdog = true;
+            // If there is more, another idle worker may take it.
             if shared.workers[self.index].local.len() > 0 {
                 shared.wake_one();
             }
@@ -312,11 +303,6 @@ impl Worker {
     fn run_chain(&mut self, shared: &Shared, me: &Remote, mut task: Task) {
         loop {
             self.run_task(shared, me, task);
-            // After the first task since a park, not after the chain: the process that
-            // task woke may be the one that hogs this worker.
-            if std::mem::take(&mut self.kick_watchdog) {
-                self.kick();
-            }
             if self.lifo_polls >= MAX_LIFO_POLLS
                 || self.tick % GLOBAL_INTERVAL == 0
                 || me.local.len() != 0
@@ -397,16 +383,6 @@ impl Worker {
         true
     }
 
-    /// Woken into a runtime where everyone else sleeps without a timeout: wake one to be
-    /// the watchdog while we are busy. Done after our first task, so the futex wake-up
-    /// is not on that task's latency path.
-    fn kick(&self) {
-        let shared = self.shared();
-        if shared.threads > 1 && shared.idle.all_others_parked() {
-            shared.wake_one();
-        }
-    }
-
     #[inline]
     fn run_task(&mut self, shared: &Shared, me: &Remote, task: Task) {
         self.tick = self.tick.wrapping_add(1);
@@ -439,14 +415,6 @@ impl Worker {
                 } else {
                     self.io_skipped += 1;
                 }
-            }
-            // A busy worker is a watchdog too: with every other worker busy, none parks,
-            // and a process queued behind one that computes without yielding would
-            // wait for ever. Its look comes before the injector's turn, which an
-            // injector that never empties (overflow, wake-ups from outside) would
-            // otherwise take every time; it takes one turn per `WATCHDOG` at most.
-            if let Some(t) = self.watch_while_busy() {
-                return Some(t);
             }
             if let Some(t) = shared.injector.pop_into(&me.local, INJECTOR_BATCH) {
                 return Some(t);
@@ -500,69 +468,6 @@ impl Worker {
         shared.injector.pop_into(&me.local, INJECTOR_BATCH)
     }
 
-    /// The watchdog's look from a busy worker: at most once per [`WATCHDOG`], one clock
-    /// read per [`GLOBAL_INTERVAL`] ticks.
-    fn watch_while_busy(&mut self) -> Option<Task> {
-        if self.shared.threads == 1 {
-            return None;
-        }
-        let now = Instant::now();
-        if now.duration_since(self.last_watch) < WATCHDOG {
-            return None;
-        }
-        self.rescue_stuck(now)
-    }
-
-    /// Takes over the LIFO slot and the whole local queue of workers stuck in one poll
-    /// for at least [`WATCHDOG`], and starts a spare in the place of each one held
-    /// (`stand_in.rs`).
-    fn rescue_stuck(&mut self, now: Instant) -> Option<Task> {
-        self.last_watch = now;
-        let shared = &*self.shared;
-        let mut found = None;
-        for (v, w) in shared.workers.iter().enumerate() {
-            if v == self.index {
-                continue;
-            }
-            let ticks = w.ticks.load(Ordering::Relaxed);
-            let (seen, since) = self.seen[v];
-            if ticks != seen {
-                self.seen[v] = (ticks, now);
-            }
-            // In one poll for a watchdog period at least (a look from a park that an
-            // unpark ended early may come soon after the last one).
-            let stuck = ticks == seen && now.duration_since(since) >= WATCHDOG;
-            if stuck && stand_in::wants_spare(shared, v, ticks) {
-                stand_in::stand_in_for(&self.shared, v);
-            }
-            if stuck && !w.lifo.is_empty() {
-                if let Some(t) = w.lifo.take() {
-                    match found {
-                        None => found = Some(t),
-                        Some(_) => shared.push_local(self.index, t),
-                    }
-                }
-            }
-            if stuck {
-                // All of it: the worker may stay stuck for long. A thief's queue must
-                // be empty (`steal_into`), and a busy worker watching may have a queue
-                // of its own: steal into a new one, then queue what it took here
-                // (overflow goes to the injector as usual).
-                let taken = crate::scheduler::queue::Local::new();
-                while let Some(t) = w.local.steal_into(&taken) {
-                    let all = std::iter::once(t).chain(std::iter::from_fn(|| taken.pop()));
-                    for t in all {
-                        match found {
-                            None => found = Some(t),
-                            Some(_) => shared.push_local(self.index, t),
-                        }
-                    }
-                }
-            }
-        }
-        found
-    }
-
     /// Steps (1)–(3) of parking (`park.rs`). What to run on waking, if the look found
     /// a stuck LIFO process or the watchdog's look a stuck worker; `None` to look for
     /// work again.
@@ -578,7 +483,7 @@ impl Worker {
             .in_driver
             .store(driver.is_some(), Ordering::SeqCst);
         let found = loop {
-            let all_parked = shared.idle.register(me);
+            shared.idle.register(me);
             // Step (2) of the parking protocol: one more look, at the queues and at
             // this worker's own LIFO slot, where the OS poll of a short sleep below
             // wakes what it finds (docs/design/0025).
@@ -597,25 +502,19 @@ impl Worker {
                 self.sleep(driver.as_deref_mut(), io, Some(LIFO_RECHECK));
                 continue;
             }
-            let timeout = (!all_parked).then_some(WATCHDOG);
-            self.sleep(driver.as_deref_mut(), io, timeout);
-            if shared.is_shutdown() {
-                break None;
-            }
-            self.kick_watchdog = true;
-            break if shared.idle.someone_busy() {
-                self.rescue_stuck(Instant::now())
-            } else {
-                None
-            };
+            // Until woken: a worker held by one poll is the watchdog thread's to find
+            // (`watchdog.rs`).
+            self.sleep(driver.as_deref_mut(), io, None);
+            break None;
         };
         shared.workers[me].in_driver.store(false, Ordering::SeqCst);
         found
     }
 
     /// Step (3): parks up to `timeout` (`None`: until woken), in the OS poll if this
-    /// worker holds the driver, and leaves the sleepers; the events the poll brought
-    /// wake their processes into this worker's queues.
+    /// worker holds the driver, and leaves the sleepers, then tells the watchdog thread
+    /// (`watchdog.rs`, rule 1); the events the poll brought wake their processes into
+    /// this worker's queues.
     fn sleep(
         &self,
         driver: Option<&mut crate::io::reactor::Driver>,
@@ -627,6 +526,7 @@ impl Worker {
             (Some(d), Some(io)) => {
                 let events = d.poll(timeout);
                 shared.idle.unregister(self.index);
+                shared.watchdog.doze.worker_woke();
                 if events {
                     d.dispatch(io);
                 }
@@ -637,6 +537,7 @@ impl Worker {
                     None => std::thread::park(),
                 }
                 shared.idle.unregister(self.index);
+                shared.watchdog.doze.worker_woke();
             }
         }
     }

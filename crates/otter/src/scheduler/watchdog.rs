@@ -1,0 +1,144 @@
+//! The watchdog thread: one per runtime, it looks for workers held by one poll.
+//!
+//! otter cannot preempt a process: one that computes without awaiting, or blocks its
+//! thread in a system call, holds its worker for as long as it runs. Every
+//! [`WATCHDOG`], while some worker is awake, this thread looks at each worker's tick
+//! (the count of polls it has started; only the worker writes it). A worker whose tick
+//! has not moved for `WATCHDOG` is inside one long poll, and the look
+//!
+//! 1. starts a spare thread in its place, or wakes a dormant one, if it is busy and
+//!    not streaming (`stand_in.rs`), so the runtime keeps as many workers running
+//!    processes as it has;
+//! 2. hands its LIFO process and its local queue to the injector and wakes a worker,
+//!    so that nothing queued behind the long poll waits for it to end.
+//!
+//! Go's runtime has the same thread (`sysmon`), which hands the processor of a thread
+//! blocked in a system call to another thread. Before this thread, the looks were made
+//! by the workers themselves: a parked worker slept at most `WATCHDOG` while another
+//! was busy, a busy one looked every `WATCHDOG`, and the first worker to wake into an
+//! all-parked runtime woke another to be the watchdog. That left out the two cases in
+//! which no worker is free to look (a runtime of one worker, and one whose workers are
+//! all held at once: the runtime stood still until the poll ended), and it cost a
+//! futex wake-up of a second worker each time the runtime woke from idle.
+//!
+//! # Rules
+//!
+//! 1. **Idle costs nothing.** After [`WATCHDOG_QUIET`] looks in a row that found every
+//!    worker parked, the thread dozes: it waits without a timeout until a worker wakes
+//!    from a park (`doze.rs`, whose Dekker pair makes sure that no worker runs
+//!    unwatched). A runtime busy at least once per `WATCHDOG_QUIET` looks never pays
+//!    for that wake-up.
+//! 2. **It never runs a process.** It moves tasks between queues, claims spare slots
+//!    and starts threads; what it hands on goes through the injector.
+//! 3. **Shutdown.** The runtime's shutdown sets its flag, then wakes the thread
+//!    (`Doze::stop`) and joins it; the thread reads the flag before each wait.
+//!
+//! [`WATCHDOG`]: crate::scheduler::tuning::WATCHDOG
+//! [`WATCHDOG_QUIET`]: crate::scheduler::tuning::WATCHDOG_QUIET
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use crate::scheduler::doze::Doze;
+use crate::scheduler::queue::Local;
+use crate::scheduler::tuning::{WATCHDOG, WATCHDOG_QUIET};
+use crate::scheduler::{Shared, stand_in};
+
+/// The watchdog thread's state in [`Shared`].
+#[derive(Debug, Default)]
+pub(crate) struct Watchdog {
+    pub(crate) doze: Doze,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Watchdog {
+    /// Starts the thread (at the runtime's start).
+    pub(crate) fn start(shared: &Arc<Shared>, name: String) -> std::io::Result<()> {
+        let s = Arc::clone(shared);
+        let h = std::thread::Builder::new()
+            .name(name)
+            .spawn(move || run(&s))?;
+        *shared
+            .watchdog
+            .thread
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(h);
+        Ok(())
+    }
+
+    /// Rule 3: stops the thread and joins it. The shutdown flag is set.
+    pub(crate) fn stop(&self) {
+        self.doze.stop();
+        let h = self
+            .thread
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(h) = h {
+            let _ = h.join();
+        }
+    }
+}
+
+fn run(shared: &Arc<Shared>) {
+    let doze = &shared.watchdog.doze;
+    let mut seen = vec![(u64::MAX, Instant::now()); shared.workers.len()];
+    let mut quiet = 0u32;
+    while !shared.is_shutdown() {
+        if quiet >= WATCHDOG_QUIET {
+            doze.doze_unless(|| shared.is_shutdown() || shared.idle.someone_busy());
+            quiet = 0;
+        } else {
+            doze.nap(WATCHDOG, || shared.is_shutdown());
+        }
+        if shared.is_shutdown() {
+            return;
+        }
+        if shared.idle.someone_busy() {
+            quiet = 0;
+            look(shared, &mut seen, Instant::now());
+        } else {
+            quiet += 1;
+        }
+    }
+}
+
+/// One look at every worker slot, spares included: `seen` holds each one's tick as
+/// last seen and when it was first seen at that value.
+fn look(shared: &Arc<Shared>, seen: &mut [(u64, Instant)], now: Instant) {
+    let mut handed = false;
+    for (v, w) in shared.workers.iter().enumerate() {
+        let ticks = w.ticks.load(Ordering::Relaxed);
+        let (was, since) = seen[v];
+        if ticks != was {
+            seen[v] = (ticks, now);
+            continue;
+        }
+        if now.duration_since(since) < WATCHDOG {
+            continue;
+        }
+        if stand_in::wants_spare(shared, v, ticks) {
+            stand_in::stand_in_for(shared, v);
+        }
+        // Everything queued behind the poll, oldest first: the LIFO process was woken
+        // last but would have run next.
+        if let Some(t) = w.lifo.take() {
+            shared.injector.push(t);
+            handed = true;
+        }
+        // A thief's queue must be empty (`steal_into`): a new one each time.
+        let taken = Local::new();
+        while let Some(t) = w.local.steal_into(&taken) {
+            shared.injector.push(t);
+            while let Some(t) = taken.pop() {
+                shared.injector.push(t);
+            }
+            handed = true;
+        }
+    }
+    if handed {
+        shared.wake_one();
+    }
+}
