@@ -91,7 +91,8 @@ fn cpu_share_of_sleeper(threads: usize, name: &str, busy_wait: Duration) -> f64 
 fn without_a_busy_wait_a_worker_nobody_can_feed_sleeps_at_once() {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     for threads in [1, 2] {
-        let sleeping = cpu_share_of_sleeper(threads, "idle-nofeed", Duration::ZERO);
+        let sleeping =
+            cpu_share_of_sleeper(threads, &format!("idle-nofeed-{threads}"), Duration::ZERO);
         // What the same runtime uses with a busy wait of 200 µs after each wake-up
         // (otter's rule before the setting): a tenth of a core or more per worker
         // woken. Compared, not held to a bound of its own: a machine busy with other
@@ -99,7 +100,11 @@ fn without_a_busy_wait_a_worker_nobody_can_feed_sleeps_at_once() {
         // build ran: at most 0.44 of it (two workers, whose second one watches and
         // spins a little while the first runs); the old rule spins as long as the
         // comparison, 1.0.
-        let spinning = cpu_share_of_sleeper(threads, "idle-200us", Duration::from_micros(200));
+        let spinning = cpu_share_of_sleeper(
+            threads,
+            &format!("idle-200us-{threads}"),
+            Duration::from_micros(200),
+        );
         assert!(
             sleeping < 0.7 * spinning,
             "{threads} worker(s) woken every 1 ms used {:.1}% of a core; told to spin \
@@ -157,12 +162,14 @@ fn switches(tids: &[String]) -> u64 {
 fn an_idle_runtime_wakes_none_of_its_threads() {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     for threads in [1, 2] {
+        // A name of its own each time: a joined thread may stay listed for a moment.
+        let name = format!("idle-quiet-{threads}");
         let rt = Runtime::builder()
             .threads(threads)
-            .thread_name("idle-quiet")
+            .thread_name(&name)
             .build()
             .unwrap();
-        let tids = started_tids("idle-quiet", threads);
+        let tids = started_tids(&name, threads);
         rt.block_on(|cx: Context<()>| async move {
             for _ in 0..20 {
                 cx.sleep(Duration::from_millis(1)).await;

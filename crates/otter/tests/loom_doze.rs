@@ -63,6 +63,40 @@ fn a_worker_woken_by_a_push_wakes_the_dozing_watchdog() {
 }
 
 #[test]
+fn a_worker_whose_last_look_finds_work_wakes_the_dozing_watchdog() {
+    // The worker registers as sleeping while a push comes that finds nobody to wake
+    // (the worker not yet registered) or pops it; either its last look sees the work
+    // and it leaves without parking, or it parks and is woken. Either way it then runs
+    // that work, perhaps for long: the watchdog must not doze through it.
+    loom::model(|| {
+        let idle = Arc::new(Idle::new(1));
+        let doze = Arc::new(Doze::new());
+        let work = Arc::new(AtomicBool::new(false));
+        let worker = {
+            let (idle, doze, work) = (idle.clone(), doze.clone(), work.clone());
+            thread::spawn(move || {
+                idle.register(0);
+                if !work.load(Ordering::SeqCst) {
+                    thread::park();
+                }
+                idle.unregister(0);
+                doze.worker_woke();
+            })
+        };
+        let watchdog = {
+            let (idle, doze) = (idle.clone(), doze.clone());
+            thread::spawn(move || doze.doze_unless(|| idle.someone_busy()))
+        };
+        work.store(true, Ordering::SeqCst);
+        if idle.pop_sleeper() == Some(0) {
+            worker.thread().unpark();
+        }
+        worker.join().unwrap();
+        watchdog.join().unwrap();
+    });
+}
+
+#[test]
 fn the_shutdown_wakes_the_dozing_watchdog() {
     loom::model(|| {
         let idle = parked_runtime();

@@ -115,15 +115,16 @@ rt_test!(
 );
 
 /// The other worker never parks: it always has a process that yields. The process
-/// queued behind the hog must still run (a busy worker watches too).
+/// queued behind the hog must still run (the watchdog thread hands it on to the
+/// injector, which the busy worker takes from).
 #[test]
 fn a_hog_does_not_stop_processes_queued_behind_it_while_the_others_are_busy() {
     assert!(hog_behind_yielders(4) < Duration::from_secs(20));
 }
 
 /// The same while the injector never empties: more processes yield on the other worker
-/// than its local queue holds, so the overflow keeps the injector full, and the busy
-/// worker's look for stuck workers must not wait for an empty injector to come.
+/// than its local queue holds, so the overflow keeps the injector full, and what the
+/// watchdog thread hands on queues behind it there.
 #[test]
 fn a_hog_does_not_stop_processes_queued_behind_it_while_the_injector_never_empties() {
     assert!(hog_behind_yielders(2_000) < Duration::from_secs(20));

@@ -70,15 +70,15 @@ pub(crate) fn wants_spare(shared: &Shared, v: usize, ticks: u64) -> bool {
 }
 
 /// Starts or wakes a spare thread to stand in for worker `v`, held by one poll. Called
-/// by the watchdog thread's look.
-pub(crate) fn stand_in_for(shared: &Arc<Shared>, v: usize) {
+/// by the watchdog thread's look. The spare's slot, if one now stands in.
+pub(crate) fn stand_in_for(shared: &Arc<Shared>, v: usize) -> Option<usize> {
     let held = &shared.workers[v];
     if held
         .stood_in_for
         .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
         .is_err()
     {
-        return;
+        return None;
     }
     let claimed = (shared.threads..shared.workers.len()).find(|&s| {
         shared.workers[s]
@@ -88,14 +88,14 @@ pub(crate) fn stand_in_for(shared: &Arc<Shared>, v: usize) {
     });
     let Some(s) = claimed else {
         held.stood_in_for.store(false, Ordering::Release);
-        return;
+        return None;
     };
     shared.idle.activate();
     let spare = &shared.workers[s];
     if spare.thread.get().is_some() {
         // Dormant in `Worker::go_dormant`: it sees its slot claimed.
         shared.wake_dormant();
-        return;
+        return Some(s);
     }
     let mut spares = shared.spares.lock().unwrap_or_else(PoisonError::into_inner);
     if spare.thread.get().is_some() {
@@ -103,7 +103,7 @@ pub(crate) fn stand_in_for(shared: &Arc<Shared>, v: usize) {
         // set under it), and gone dormant since: one thread per slot.
         drop(spares);
         shared.wake_dormant();
-        return;
+        return Some(s);
     }
     let started = if shared.is_shutdown() {
         None
@@ -122,12 +122,14 @@ pub(crate) fn stand_in_for(shared: &Arc<Shared>, v: usize) {
         Some(h) => {
             let _ = spare.thread.set(h.thread().clone());
             spares.push(h);
+            Some(s)
         }
         None => {
             // Shutting down, or no thread to be had: as if no slot had been free.
             shared.idle.deactivate();
             spare.standing_in.store(DORMANT, Ordering::Release);
             held.stood_in_for.store(false, Ordering::Release);
+            None
         }
     }
 }

@@ -103,10 +103,10 @@ pub(crate) const SPIN_BEFORE_PARK: Duration = Duration::from_micros(200);
 /// core). Measure with `latency hog=1`.
 pub(crate) const WATCHDOG: Duration = Duration::from_millis(5);
 
-/// Looks in a row that found every worker parked before the watchdog thread waits
-/// without a timeout (`watchdog.rs`, rule 1): 100 ms of idle. A runtime that wakes
-/// from idle more often than that (a server at a low request rate) never wakes the
-/// thread, which costs a futex wake-up; one idle for longer costs no CPU.
+/// Looks in a row that found every worker parked and no tick moved before the watchdog
+/// thread waits without a timeout (`watchdog.rs`, rule 1): 100 ms of idle. A runtime
+/// that runs a process at least that often (a server at ten requests a second) never
+/// wakes the thread, which costs a futex wake-up; one idle for longer costs no CPU.
 pub(crate) const WATCHDOG_QUIET: u32 = 20;
 
 /// How long a process may stand in a busy worker's LIFO slot, while that worker's tick

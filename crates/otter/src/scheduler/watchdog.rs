@@ -24,10 +24,10 @@
 //! # Rules
 //!
 //! 1. **Idle costs nothing.** After [`WATCHDOG_QUIET`] looks in a row that found every
-//!    worker parked, the thread dozes: it waits without a timeout until a worker wakes
-//!    from a park (`doze.rs`, whose Dekker pair makes sure that no worker runs
-//!    unwatched). A runtime busy at least once per `WATCHDOG_QUIET` looks never pays
-//!    for that wake-up.
+//!    worker parked and no tick moved since the look before, the thread dozes: it waits
+//!    without a timeout until a worker leaves its park (`doze.rs`, whose Dekker pair
+//!    makes sure that no worker runs unwatched). A runtime that runs a process at least
+//!    once per `WATCHDOG_QUIET` looks (100 ms) never pays for that wake-up.
 //! 2. **It never runs a process.** It moves tasks between queues, claims spare slots
 //!    and starts threads; what it hands on goes through the injector.
 //! 3. **Shutdown.** The runtime's shutdown sets its flag, then wakes the thread
@@ -41,6 +41,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use crate::process::harness::Task;
 use crate::scheduler::doze::Doze;
 use crate::scheduler::queue::Local;
 use crate::scheduler::tuning::{WATCHDOG, WATCHDOG_QUIET};
@@ -84,7 +85,11 @@ impl Watchdog {
 
 fn run(shared: &Arc<Shared>) {
     let doze = &shared.watchdog.doze;
-    let mut seen = vec![(u64::MAX, Instant::now()); shared.workers.len()];
+    let mut watch = Watch {
+        seen: vec![(u64::MAX, Instant::now()); shared.workers.len()],
+        last: Instant::now(),
+        taken: Local::new(),
+    };
     let mut quiet = 0u32;
     while !shared.is_shutdown() {
         if quiet >= WATCHDOG_QUIET {
@@ -96,49 +101,79 @@ fn run(shared: &Arc<Shared>) {
         if shared.is_shutdown() {
             return;
         }
-        if shared.idle.someone_busy() {
+        let busy = shared.idle.someone_busy();
+        // Rule 1: a tick that moved since the last look (work done in between, even if
+        // every worker is parked again now) counts as busy too.
+        if watch.look(shared, busy, Instant::now()) || busy {
             quiet = 0;
-            look(shared, &mut seen, Instant::now());
         } else {
             quiet += 1;
         }
     }
 }
 
-/// One look at every worker slot, spares included: `seen` holds each one's tick as
-/// last seen and when it was first seen at that value.
-fn look(shared: &Arc<Shared>, seen: &mut [(u64, Instant)], now: Instant) {
-    let mut handed = false;
-    for (v, w) in shared.workers.iter().enumerate() {
-        let ticks = w.ticks.load(Ordering::Relaxed);
-        let (was, since) = seen[v];
-        if ticks != was {
-            seen[v] = (ticks, now);
-            continue;
-        }
-        if now.duration_since(since) < WATCHDOG {
-            continue;
-        }
-        if stand_in::wants_spare(shared, v, ticks) {
-            stand_in::stand_in_for(shared, v);
-        }
-        // Everything queued behind the poll, oldest first: the LIFO process was woken
-        // last but would have run next.
-        if let Some(t) = w.lifo.take() {
-            shared.injector.push(t);
-            handed = true;
-        }
-        // A thief's queue must be empty (`steal_into`): a new one each time.
-        let taken = Local::new();
-        while let Some(t) = w.local.steal_into(&taken) {
-            shared.injector.push(t);
-            while let Some(t) = taken.pop() {
-                shared.injector.push(t);
+/// What the thread remembers between looks.
+struct Watch {
+    /// Each worker slot's tick as last seen, and when it was first seen at that value.
+    seen: Vec<(u64, Instant)>,
+    /// When the last look was.
+    last: Instant,
+    /// Where a look steals a held worker's queue into: a thief's queue must be empty
+    /// (`steal_into`), and each look leaves it empty.
+    taken: Local<Task>,
+}
+
+impl Watch {
+    /// One look at every worker slot, spares included: notes each one's tick, and, if
+    /// `act`, deals with every worker inside one poll for at least [`WATCHDOG`]. Acts
+    /// only on what it has watched without a gap: after a doze (or a nap the OS made
+    /// long), a tick unchanged since the previous look says nothing of the time between,
+    /// so that look only notes the ticks. Whether any tick moved since the last look.
+    fn look(&mut self, shared: &Arc<Shared>, act: bool, now: Instant) -> bool {
+        let act = act && now.duration_since(self.last) < 2 * WATCHDOG;
+        self.last = now;
+        let mut moved = false;
+        let mut handed = false;
+        for (v, w) in shared.workers.iter().enumerate() {
+            let ticks = w.ticks.load(Ordering::Relaxed);
+            let (was, since) = self.seen[v];
+            if ticks != was {
+                self.seen[v] = (ticks, now);
+                moved = true;
+                continue;
             }
-            handed = true;
+            if !act {
+                self.seen[v].1 = now;
+                continue;
+            }
+            if now.duration_since(since) < WATCHDOG {
+                continue;
+            }
+            if stand_in::wants_spare(shared, v, ticks)
+                && let Some(s) = stand_in::stand_in_for(shared, v)
+            {
+                // Its tick has not moved since it was dormant: it is held from now on
+                // at the earliest (its first poll may not even have begun).
+                let spare = &shared.workers[s];
+                self.seen[s] = (spare.ticks.load(Ordering::Relaxed), now);
+            }
+            // Everything queued behind the poll, oldest first: the LIFO process was
+            // woken last but would have run next.
+            if let Some(t) = w.lifo.take() {
+                shared.injector.push(t);
+                handed = true;
+            }
+            while let Some(t) = w.local.steal_into(&self.taken) {
+                shared.injector.push(t);
+                while let Some(t) = self.taken.pop() {
+                    shared.injector.push(t);
+                }
+                handed = true;
+            }
         }
-    }
-    if handed {
-        shared.wake_one();
+        if handed {
+            shared.wake_one();
+        }
+        moved
     }
 }

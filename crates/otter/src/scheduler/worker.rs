@@ -363,7 +363,7 @@ impl Worker {
                 .store(false, Ordering::Release);
         }
         // This thread may have taken a wake-up meant for work it did not run (a push
-        // that popped it as a sleeper, or a watchdog kick): pass one on.
+        // that popped it as a sleeper): pass one on.
         shared.wake_one();
         let (lock, wake) = &shared.dormant;
         let mut guard = lock.lock().unwrap_or_else(PoisonError::into_inner);
@@ -469,8 +469,10 @@ impl Worker {
     }
 
     /// Steps (1)–(3) of parking (`park.rs`). What to run on waking, if the look found
-    /// a stuck LIFO process or the watchdog's look a stuck worker; `None` to look for
-    /// work again.
+    /// a stuck LIFO process; `None` to look for work again. However it ends, the worker
+    /// has left the sleepers and tells the watchdog thread so (`doze.rs`): at every
+    /// exit, the last look's included, since a worker that found work there may hold
+    /// its thread for long.
     fn park(&mut self) -> Option<Task> {
         let shared = self.shared.clone();
         let me = self.index;
@@ -508,13 +510,13 @@ impl Worker {
             break None;
         };
         shared.workers[me].in_driver.store(false, Ordering::SeqCst);
+        shared.watchdog.doze.worker_woke();
         found
     }
 
     /// Step (3): parks up to `timeout` (`None`: until woken), in the OS poll if this
-    /// worker holds the driver, and leaves the sleepers, then tells the watchdog thread
-    /// (`watchdog.rs`, rule 1); the events the poll brought wake their processes into
-    /// this worker's queues.
+    /// worker holds the driver, and leaves the sleepers; the events the poll brought
+    /// wake their processes into this worker's queues.
     fn sleep(
         &self,
         driver: Option<&mut crate::io::reactor::Driver>,
@@ -526,7 +528,6 @@ impl Worker {
             (Some(d), Some(io)) => {
                 let events = d.poll(timeout);
                 shared.idle.unregister(self.index);
-                shared.watchdog.doze.worker_woke();
                 if events {
                     d.dispatch(io);
                 }
@@ -537,7 +538,6 @@ impl Worker {
                     None => std::thread::park(),
                 }
                 shared.idle.unregister(self.index);
-                shared.watchdog.doze.worker_woke();
             }
         }
     }
