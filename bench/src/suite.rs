@@ -21,7 +21,7 @@
 //!   Erlang run takes over 60 s (or times out), the larger k of that order are skipped for
 //!   Erlang, and so are further repetitions of that k; the report says so;
 //! * closure: n = 10M, both styles; memory: p = 100000; pingpong: r = 1M, both styles;
-//! * latency: r = 3000 (500 with `--quick`) timed round trips, b = 1000, w = 5, hog 0 and 1;
+//! * latency: r = 100000 (500 with `--quick`) timed round trips, b = 1000, w = 5, hog 0 and 1;
 //! * echo: a TCP echo server (otter's, Erlang's) in passive and active mode under
 //!   `echo-load`, conns in {1, 100, 1000} (and 10000 with `--full`, if `ulimit -n` allows),
 //!   size in {64, 4096}, 3 s measured (`--quick`: conns 1 and 100, size 64, 1 s); the
