@@ -70,13 +70,12 @@ pub(super) fn section(
     let _ = writeln!(
         md,
         "otter's scheduler is cooperative: the hog holds one worker for the whole run; \
-         the other worker's watchdog look (every 5 ms) takes over what was queued on it \
-         and starts a spare thread in its place, so the rest keeps two workers and the OS \
-         time-slices the hog's thread with them (docs/design/0026); with one worker, \
-         everything else waits behind the hog. So that a run ends even with one worker, the \
-         hog yields once when no round trip has completed for 70 ms (50 ms + 4·b·w); \
-         \"hog yields\" counts those in the timed part (the BEAM preempts its hog and \
-         never gets there).\n"
+         the runtime's watchdog thread (a look every 5 ms) hands on what was queued on it \
+         and starts a spare thread in its place, so the rest keeps as many workers and the \
+         OS time-slices the hog's thread with them (docs/design/0026, 0027). The hog yields \
+         once when no round trip has completed for 70 ms (50 ms + 4·b·w), so that a run \
+         ends even if nothing stood in for its worker; \"hog yields\" counts those in the \
+         timed part (the BEAM preempts its hog and never gets there).\n"
     );
     let _ = writeln!(
         md,

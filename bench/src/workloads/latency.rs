@@ -17,11 +17,11 @@
 //! * `hog=1`: one more process computes without ever awaiting until the measurement ends: a
 //!   loop reading an `AtomicBool` stop flag, which A sets when the timed part is over. otter
 //!   cannot preempt it: it holds one worker for the whole run; what is queued on that
-//!   worker waits for another worker's watchdog look, which then starts a spare thread in
-//!   the held worker's place (ARCHITECTURE.md, "Watchdog" and "Spare threads"). So
-//!   that a run ends (with `threads=1` nobody else looks), the hog watches the round
-//!   trips: when none has completed for [`STALL`] (50 ms, plus 4·b·w), it yields once and
-//!   goes on computing. The stalled round trip's wait is in the samples; `hog_yields`
+//!   worker waits for the watchdog thread's look, which hands it on and starts a spare
+//!   thread in the held worker's place (ARCHITECTURE.md, "Watchdog" and "Spare
+//!   threads"). So that a run ends even if nothing stands in for the worker (a runtime
+//!   whose spare slots are all taken), the hog watches the round trips: when none has
+//!   completed for [`STALL`] (50 ms, plus 4·b·w), it yields once and goes on computing. The stalled round trip's wait is in the samples; `hog_yields`
 //!   counts these yields in the timed part (`hog_yields_warmup` before it). The Erlang
 //!   twin's hog has the same valve; the BEAM preempts it long before.
 //! * The pair: A (the root process) sends `Ping` to B, B replies `Pong`; A times each round
