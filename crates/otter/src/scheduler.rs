@@ -43,8 +43,9 @@
 //!
 //! # Shutdown
 //!
-//! 1. Set the shutdown flag and wake every worker; each returns after its current poll,
-//!    or after the LIFO chain that poll is part of (at most `MAX_LIFO_POLLS` + 1 polls:
+//! 1. Set the shutdown flag, stop and join the watchdog thread (`scheduler/watchdog.rs`),
+//!    and wake every worker; each returns after its current poll, or after the LIFO
+//!    chain that poll is part of (at most `MAX_LIFO_POLLS` + 1 polls:
 //!    `Worker::run_chain`).
 //! 2. Join the workers; then, under the `spares` lock (no spare starts after the flag),
 //!    take the spare threads, wake the dormant ones and join them all

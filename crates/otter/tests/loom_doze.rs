@@ -12,23 +12,36 @@ use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::thread;
 use otter::__loom::{Doze, Idle};
 
-/// The runtime's one worker, parked and registered as sleeping.
-fn parked_runtime() -> Arc<Idle> {
+/// The runtime's one worker (`registered`: parked and registered as sleeping), the
+/// thread's doze, and the thread, dozing unless a worker is awake or `shutdown` is set.
+fn runtime(
+    registered: bool,
+) -> (
+    Arc<Idle>,
+    Arc<Doze>,
+    Arc<AtomicBool>,
+    thread::JoinHandle<()>,
+) {
     let idle = Arc::new(Idle::new(1));
-    idle.register(0);
-    idle
+    if registered {
+        idle.register(0);
+    }
+    let doze = Arc::new(Doze::new());
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let watchdog = {
+        let (idle, doze, shutdown) = (idle.clone(), doze.clone(), shutdown.clone());
+        thread::spawn(move || {
+            doze.doze_unless(|| shutdown.load(Ordering::SeqCst) || idle.someone_busy())
+        })
+    };
+    (idle, doze, shutdown, watchdog)
 }
 
 #[test]
 fn a_worker_that_wakes_on_its_own_wakes_the_dozing_watchdog() {
     // The worker leaves the sleepers itself (its OS poll returned, or a timeout).
     loom::model(|| {
-        let idle = parked_runtime();
-        let doze = Arc::new(Doze::new());
-        let watchdog = {
-            let (idle, doze) = (idle.clone(), doze.clone());
-            thread::spawn(move || doze.doze_unless(|| idle.someone_busy()))
-        };
+        let (idle, doze, _, watchdog) = runtime(true);
         idle.unregister(0);
         doze.worker_woke();
         watchdog.join().unwrap();
@@ -36,41 +49,14 @@ fn a_worker_that_wakes_on_its_own_wakes_the_dozing_watchdog() {
 }
 
 #[test]
-fn a_worker_woken_by_a_push_wakes_the_dozing_watchdog() {
-    // A pusher pops the worker from the sleepers and unparks it; the worker, woken,
-    // calls `worker_woke`.
+fn a_worker_that_leaves_its_park_after_a_push_wakes_the_dozing_watchdog() {
+    // The worker registers as sleeping while a push comes: the push finds nobody to
+    // wake (the worker not yet registered) and the worker's last look sees the work,
+    // so it leaves without parking; or the push pops it, and it parks and is woken (or
+    // finds the work anyway). Either way it then runs that work, perhaps for long: the
+    // thread must not doze through it.
     loom::model(|| {
-        let idle = parked_runtime();
-        let doze = Arc::new(Doze::new());
-        let worker = {
-            let (idle, doze) = (idle.clone(), doze.clone());
-            thread::spawn(move || {
-                thread::park();
-                idle.unregister(0);
-                doze.worker_woke();
-            })
-        };
-        let watchdog = {
-            let (idle, doze) = (idle.clone(), doze.clone());
-            thread::spawn(move || doze.doze_unless(|| idle.someone_busy()))
-        };
-        if idle.pop_sleeper() == Some(0) {
-            worker.thread().unpark();
-        }
-        worker.join().unwrap();
-        watchdog.join().unwrap();
-    });
-}
-
-#[test]
-fn a_worker_whose_last_look_finds_work_wakes_the_dozing_watchdog() {
-    // The worker registers as sleeping while a push comes that finds nobody to wake
-    // (the worker not yet registered) or pops it; either its last look sees the work
-    // and it leaves without parking, or it parks and is woken. Either way it then runs
-    // that work, perhaps for long: the watchdog must not doze through it.
-    loom::model(|| {
-        let idle = Arc::new(Idle::new(1));
-        let doze = Arc::new(Doze::new());
+        let (idle, doze, _, watchdog) = runtime(false);
         let work = Arc::new(AtomicBool::new(false));
         let worker = {
             let (idle, doze, work) = (idle.clone(), doze.clone(), work.clone());
@@ -82,10 +68,6 @@ fn a_worker_whose_last_look_finds_work_wakes_the_dozing_watchdog() {
                 idle.unregister(0);
                 doze.worker_woke();
             })
-        };
-        let watchdog = {
-            let (idle, doze) = (idle.clone(), doze.clone());
-            thread::spawn(move || doze.doze_unless(|| idle.someone_busy()))
         };
         work.store(true, Ordering::SeqCst);
         if idle.pop_sleeper() == Some(0) {
@@ -99,15 +81,7 @@ fn a_worker_whose_last_look_finds_work_wakes_the_dozing_watchdog() {
 #[test]
 fn the_shutdown_wakes_the_dozing_watchdog() {
     loom::model(|| {
-        let idle = parked_runtime();
-        let doze = Arc::new(Doze::new());
-        let shutdown = Arc::new(AtomicBool::new(false));
-        let watchdog = {
-            let (idle, doze, shutdown) = (idle.clone(), doze.clone(), shutdown.clone());
-            thread::spawn(move || {
-                doze.doze_unless(|| shutdown.load(Ordering::SeqCst) || idle.someone_busy())
-            })
-        };
+        let (_, doze, shutdown, watchdog) = runtime(true);
         shutdown.store(true, Ordering::SeqCst);
         doze.stop();
         watchdog.join().unwrap();

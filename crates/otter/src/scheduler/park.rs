@@ -130,14 +130,13 @@ impl Idle {
         self.active.load(Ordering::SeqCst)
     }
 
-    /// Step (1). Returns whether every other worker is parked too.
-    pub fn register(&self, me: usize) -> bool {
+    /// Step (1).
+    pub fn register(&self, me: usize) {
         let mut s = self.sleepers.lock().unwrap_or_else(PoisonError::into_inner);
         s.push(me);
-        let n = self.num_sleeping.fetch_add(1, Ordering::SeqCst) + 1;
+        self.num_sleeping.fetch_add(1, Ordering::SeqCst);
         drop(s);
         fence(Ordering::SeqCst);
-        n == self.workers()
     }
 
     /// Undoes `register` if nobody popped us meanwhile (we found work, or timed out).
