@@ -201,7 +201,10 @@
 //!
 //! Calls time out (5 s by default, [`call_timeout`](server::ServerRef::call_timeout)),
 //! fail with the server's exit reason if it dies first, or `Noproc` if there is no such
-//! server, and never leave a late reply in the caller's mailbox. `examples/bank.rs` puts
+//! server, and never leave a late reply in the caller's mailbox. A timeout fires at its
+//! deadline or a little after, never before; a process that computes without awaiting
+//! on the caller's worker delays it by a few milliseconds at most (the watchdog's look,
+//! below). `examples/bank.rs` puts
 //! servers and a supervisor together (`cargo run --example bank`).
 //!
 //! ## Timers
@@ -209,7 +212,8 @@
 //! [`Context::sleep`], receive timeouts, [`Context::send_after`] (cancel with
 //! [`TimerRef::cancel`]) and [`Context::send_interval`]: one hierarchical timing wheel
 //! per runtime, on one thread started by the first timer; a process that uses no timer
-//! pays nothing.
+//! pays nothing. A timer never fires early; its wheel counts whole milliseconds and
+//! rounds a deadline up, so it fires up to about a millisecond late.
 //!
 //! ## Names
 //!
@@ -372,9 +376,6 @@
 //! * Idle workers do not busy-wait by default (the BEAM's schedulers do, `+sbwt
 //!   medium`): a worker spins only while another one runs, no longer than it was busy;
 //!   [`Builder::busy_wait`] is the `+sbwt` setting.
-//! * A process future cannot have the output type `!` (stable Rust cannot implement a
-//!   trait for it): a process body that loops forever needs a `return` somewhere, or
-//!   an explicit `()` after the loop.
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
 
 #[cfg(target_pointer_width = "32")]

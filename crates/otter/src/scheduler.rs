@@ -58,6 +58,7 @@
 //! flag and hands steps 1–4 to a new thread, since a thread cannot join itself.
 
 pub(crate) mod context;
+pub(crate) mod deferred;
 pub(crate) mod doze;
 pub(crate) mod park;
 pub(crate) mod queue;
@@ -111,6 +112,9 @@ pub(crate) struct Remote {
     pub(crate) stood_in_for: AtomicBool,
     /// A spare's slot: the worker it stands in for, or [`stand_in::DORMANT`].
     pub(crate) standing_in: AtomicUsize,
+    /// Deadlines of calls waiting on this worker, not yet armed (`deferred.rs`): only
+    /// this worker writes them; the watchdog reads them when the worker is held.
+    pub(crate) deferred: deferred::DeferredDeadlines,
     thread: OnceLock<Thread>,
 }
 
@@ -394,6 +398,7 @@ impl Builder {
                     busy: AtomicBool::new(false),
                     stood_in_for: AtomicBool::new(false),
                     standing_in: AtomicUsize::new(stand_in::DORMANT),
+                    deferred: Default::default(),
                     thread: OnceLock::new(),
                 })
                 .collect(),

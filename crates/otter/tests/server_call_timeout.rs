@@ -84,6 +84,47 @@ rt_test!(
 );
 
 rt_test!(
+    a_call_timeout_fires_while_a_process_holds_the_callers_worker,
+    |rt: &Runtime| {
+        // As many processes as workers compute without awaiting until the call has
+        // returned; the last spawned runs on the caller's worker as soon as the call
+        // waits, and holds it. Its worker's flushes wait for that poll to end, so the
+        // deadline deferred there is armed by the watchdog's look at the held worker.
+        // (The guard only turns a failure into an assertion rather than a hang.)
+        const GUARD: Duration = Duration::from_secs(30);
+        let threads = rt.threads();
+        let (r, hogs_stopped_early) = rt
+            .block_on(move |cx: Context<()>| async move {
+                let s = Silent::start(&cx, ()).await.unwrap();
+                let returned = Arc::new(AtomicBool::new(false));
+                let guard_hit = Arc::new(AtomicBool::new(false));
+                for _ in 0..threads {
+                    let (returned, guard_hit) = (returned.clone(), guard_hit.clone());
+                    cx.spawn(move |_: Context<()>| async move {
+                        let t0 = Instant::now();
+                        while !returned.load(Ordering::Relaxed) {
+                            if t0.elapsed() > GUARD {
+                                guard_hit.store(true, Ordering::Relaxed);
+                                break;
+                            }
+                            std::hint::spin_loop();
+                        }
+                    });
+                }
+                let r = s.call_timeout(|f| f, Some(LONG)).await;
+                returned.store(true, Ordering::Relaxed);
+                (r, guard_hit.load(Ordering::Relaxed))
+            })
+            .unwrap();
+        assert_eq!(r, Err(CallError::Timeout));
+        assert!(
+            !hogs_stopped_early,
+            "the call timed out only after the processes holding the workers stopped"
+        );
+    }
+);
+
+rt_test!(
     a_deferred_call_answered_in_time_is_not_timed_out,
     |rt: &Runtime| {
         // The reply comes after the worker has flushed (and armed) the deadline: the

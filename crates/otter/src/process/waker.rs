@@ -15,6 +15,13 @@ pub(crate) fn is_waker_of(waker: &Waker, pid: RawPid) -> bool {
     waker.will_wake(&self::waker(pid))
 }
 
+/// The process `waker` wakes, if it is a process's waker ([`waker`]).
+#[inline]
+pub(crate) fn pid_of(waker: &Waker) -> Option<RawPid> {
+    std::ptr::eq(waker.vtable(), &WAKER_VTABLE)
+        .then(|| RawPid::from_bits(waker.data().addr() as u64))
+}
+
 /// Wakes the process named by `pid`, if it is still alive.
 fn wake_pid(pid: RawPid) {
     if let Some(process) = ProcessRef::new(pid) {

@@ -9,7 +9,6 @@
 //! | the reason of the exit whose future is being dropped | the exit (`process/harness.rs`) | `block_on`'s root |
 //! | the worker's runtime's timer | `worker::run` | calls' timeouts (`server/reply.rs`) |
 //! | the worker's runtime, counted | `worker::run` | sockets opened by its processes (`net`) |
-//! | deadlines deferred by calls waiting on this worker | `server/reply.rs` | the worker (`flush_deferred`) |
 //! | reply slots kept for the next call to the same server, each watching it | `server/reply.rs` | `server/reply.rs`; emptied by `leave_worker` |
 //!
 //! The state a send or a receive reads is `const`-initialised and needs no destructor,
@@ -26,6 +25,7 @@ use crate::exit::ExitReason;
 use crate::pid::RawPid;
 use crate::process::send::Stream;
 use crate::scheduler::Shared;
+use crate::scheduler::deferred::DeferredDeadlines;
 use crate::scheduler::tuning::{BUDGET, CALL_SLOTS_PER_WORKER, STREAM_ENTRIES};
 use crate::timer::Timer;
 
@@ -51,10 +51,6 @@ thread_local! {
     /// The runtime of this worker, counted, for what needs more than the pointer in
     /// `WORKER` (the reactor, created on first use).
     static WORKER_SHARED: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
-    /// Deadlines of calls waiting on this worker, not yet in the timer wheel: those
-    /// deferred since the last flush, and those that have lived through one.
-    static DEFERRED: RefCell<(Vec<Deferred>, Vec<Deferred>)> =
-        const { RefCell::new((Vec::new(), Vec::new())) };
     /// Reply slots of ended calls, each still watching its server, oldest first
     /// (`server/reply.rs`): at most `CALL_SLOTS_PER_WORKER`.
     static CALL_SLOTS: RefCell<Vec<PooledSlot>> = const { RefCell::new(Vec::new()) };
@@ -126,92 +122,47 @@ pub(crate) fn current_timer() -> Option<Arc<Timer>> {
 
 // ===== deferred deadlines =====
 
-/// The deadline of a call that waits long (`server/reply.rs`), deferred on its worker
-/// instead of armed: most calls end before the worker's next flush and take their
-/// entry out ([`undefer`]). One that still waits at the second flush after it is woken
-/// ([`flush_deferred`]), and that poll arms its own timer, `timeout` from then: never
-/// early, and late only by the time from the call to that poll.
-pub(crate) struct Deferred {
-    /// Wakes the waiting caller: its next poll arms the timer.
-    pub(crate) waker: std::task::Waker,
-    /// The address of the call's slot, and which of its calls: they name the entry,
-    /// for [`undefer`] (never dereferenced).
-    pub(crate) slot: usize,
-    pub(crate) tag: u64,
+/// This worker's deferred deadlines (`scheduler/deferred.rs`), if this thread is a
+/// worker. `try_with`: a call's future may be dropped while this thread's locals are
+/// torn down (a runtime's last reference let go there).
+#[inline]
+fn with_deferred<T>(f: impl FnOnce(&DeferredDeadlines) -> T) -> Option<T> {
+    WORKER_SHARED
+        .try_with(|s| {
+            let s = s.borrow();
+            let shared = s.as_ref()?;
+            let index = WORKER.with(Cell::get).1;
+            Some(f(&shared.workers[index].deferred))
+        })
+        .ok()
+        .flatten()
 }
 
-impl Deferred {
-    /// Whether this is the deadline of call `tag` of the slot at `slot`.
-    fn is_of(&self, slot: usize, tag: u64) -> bool {
-        self.tag == tag && self.slot == slot
-    }
+/// Lists the deadline of call `tag` of the slot at `slot` (its address, never
+/// dereferenced), made by process `pid`, on this worker instead of arming a timer: the
+/// call arms it later if it still waits ([`flush_deferred`], or the watchdog's look at
+/// a held worker). False on a thread that is not a worker, or with the list full.
+#[inline]
+pub(crate) fn defer(pid: RawPid, slot: usize, tag: u64) -> bool {
+    with_deferred(|d| d.push(pid, slot, tag)).unwrap_or(false)
 }
 
-/// Puts `d` in this worker's deferred list (the call arms its timer later, if it still
-/// waits: [`flush_deferred`]); hands it back on a thread that is not a worker.
-pub(crate) fn defer(d: Deferred) -> Result<(), Deferred> {
-    if current_runtime().is_null() {
-        return Err(d);
-    }
-    DEFERRED.with(|l| l.borrow_mut().0.push(d));
-    Ok(())
-}
-
-/// Takes the deadline of call `tag` of the slot at `slot` out of this worker's
-/// deferred list, if it is among the last [`UNDEFER_LOOKS`] of either generation: the
-/// call ended before its flush. It is nearly always the last one deferred; one not
-/// found (deferred on another worker, already flushed, or behind many calls started at
-/// once) costs its process one needless wake-up at the flush, nothing else.
+/// Takes the deadline of call `tag` of the slot at `slot` out of this worker's list,
+/// if it is among the last few: the call ended before its flush. It is nearly always
+/// the last one deferred; one not found (deferred on another worker, or behind many
+/// calls started at once) costs its process one needless wake-up at a flush.
 #[inline]
 pub(crate) fn undefer(slot: usize, tag: u64) {
-    // `try_with`: a call's future may be dropped while this thread's locals are torn
-    // down (a runtime's last reference let go there).
-    let removed = DEFERRED.try_with(|l| {
-        let mut l = l.borrow_mut();
-        let (young, old) = &mut *l;
-        for list in [young, old] {
-            let from = list.len().saturating_sub(UNDEFER_LOOKS);
-            if let Some(i) = list[from..].iter().rposition(|d| d.is_of(slot, tag)) {
-                // The order of the list does not matter: a flush takes all of one
-                // generation.
-                return Some(list.swap_remove(from + i));
-            }
-        }
-        None
-    });
-    // Dropped outside the borrow: a waker that is not a process's may run anything.
-    drop(removed);
+    with_deferred(|d| d.remove(slot, tag));
 }
-
-/// How many of the most recent deferred deadlines of each generation [`undefer`] looks
-/// at: a bound on its cost when many calls wait at once.
-const UNDEFER_LOOKS: usize = 8;
 
 /// Wakes the callers whose deadlines have lived through one flush already (`all`:
 /// every one, before the worker parks and no flush may come for a long time), so that
 /// each call still waiting arms its own timer at its next poll (`server/reply.rs`); the
-/// others move to the older generation. Whether it woke any.
+/// others are marked for the next flush. Whether it woke any. What it wakes lands in
+/// this worker's queues.
 pub(crate) fn flush_deferred(all: bool) -> bool {
-    let due = DEFERRED.with(|l| {
-        let mut l = l.borrow_mut();
-        let (young, old) = &mut *l;
-        if young.is_empty() && old.is_empty() {
-            return Vec::new();
-        }
-        let mut due = std::mem::take(old);
-        if all {
-            due.append(young);
-        } else {
-            std::mem::swap(old, young);
-        }
-        due
-    });
-    // Outside the borrow: a wake-up pushes onto this worker's queues.
-    let woke = !due.is_empty();
-    for d in due {
-        d.waker.wake();
-    }
-    woke
+    with_deferred(|d| d.flush(all, |pid| crate::process::waker::waker(pid).wake())).unwrap_or(false)
 }
 
 // ===== reply slots kept for the next call =====

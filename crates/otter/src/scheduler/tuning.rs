@@ -156,10 +156,19 @@ const _: () = assert!(
 /// the timer wheel only if it still waits at the second flush after (every
 /// [`GLOBAL_INTERVAL`] ticks, and before the worker parks), which wakes it for that. A
 /// call answered within that (nearly all of them) never touches the wheel, its lock or
-/// its thread. Shorter timeouts are armed at once, so that a flush late by a long poll
-/// cannot make them fire late. Measure with the `call` group of `benches/hot_paths.rs`
+/// its thread. Shorter timeouts are armed at once: a deadline deferred on a worker that
+/// one poll then holds is armed only when the watchdog's look finds it held
+/// ([`WATCHDOG`] to twice that later), a delay that only a long timeout can absorb. Measure with the `call` group of `benches/hot_paths.rs`
 /// (`default_timeout` against `no_timeout`).
 pub(crate) const DEFER_TIMER_AFTER: Duration = Duration::from_millis(50);
+
+/// Deferred deadlines a worker lists at most (`scheduler/deferred.rs`); a call beyond
+/// them arms its timer at once. Each costs its worker slot 24 bytes, and a flush reads
+/// every listed one. Trades the timer wheel's lock for calls that wait on one worker at
+/// the same time (a few dozen callers of one server per worker) against memory and the
+/// flush's cost. Measure with the `call` group of `benches/hot_paths.rs` and
+/// `server_call_timeout.rs`'s many waiting calls.
+pub(crate) const DEFERRED_CAP: usize = 64;
 
 /// Reply slots a worker keeps for the next call to the same server, each with its
 /// watcher still on that server (`server/reply.rs`, `scheduler/context.rs`). A call that

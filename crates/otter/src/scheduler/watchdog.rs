@@ -10,7 +10,10 @@
 //!    not streaming (`stand_in.rs`), so the runtime keeps as many workers running
 //!    processes as it has;
 //! 2. hands its LIFO process and its local queue to the injector and wakes a worker,
-//!    so that nothing queued behind the long poll waits for it to end.
+//!    so that nothing queued behind the long poll waits for it to end;
+//! 3. wakes, once per poll, the calls whose deadlines it deferred (`deferred.rs`): its
+//!    flushes wait for the poll to end, and each call arms its own timer when it is
+//!    polled, on another worker.
 //!
 //! Go's runtime has the same thread (`sysmon`), which hands the processor of a thread
 //! blocked in a system call to another thread. Before this thread, the looks were made
@@ -87,6 +90,7 @@ fn run(shared: &Arc<Shared>) {
     let doze = &shared.watchdog.doze;
     let mut watch = Watch {
         seen: vec![(u64::MAX, Instant::now()); shared.workers.len()],
+        woke_deferred: vec![u64::MAX; shared.workers.len()],
         last: Instant::now(),
         taken: Local::new(),
     };
@@ -116,6 +120,8 @@ fn run(shared: &Arc<Shared>) {
 struct Watch {
     /// Each worker slot's tick as last seen, and when it was first seen at that value.
     seen: Vec<(u64, Instant)>,
+    /// Each worker slot's tick when its deferred callers were last woken (item 3).
+    woke_deferred: Vec<u64>,
     /// When the last look was.
     last: Instant,
     /// Where a look steals a held worker's queue into: a thief's queue must be empty
@@ -156,6 +162,12 @@ impl Watch {
                 // at the earliest (its first poll may not even have begun).
                 let spare = &shared.workers[s];
                 self.seen[s] = (spare.ticks.load(Ordering::Relaxed), now);
+            }
+            if self.woke_deferred[v] != ticks {
+                self.woke_deferred[v] = ticks;
+                // From this thread, each goes to the injector.
+                w.deferred
+                    .callers(|pid| crate::process::waker::waker(pid).wake());
             }
             // Everything queued behind the poll, oldest first: the LIFO process was
             // woken last but would have run next.

@@ -58,14 +58,16 @@
 //! allocation and its watcher added under the server's bonds lock; a slot that cannot
 //! be kept costs the watcher's removal too. The timeout costs a timer-wheel entry only
 //! for a call that waits long: on a worker, a timeout of at least `DEFER_TIMER_AFTER`
-//! (`scheduler/tuning.rs`) is deferred: the caller's waker, the slot's address and the
-//! tag go into the worker's list (`scheduler/context.rs`), and the call takes them out
+//! (`scheduler/tuning.rs`) is deferred: the caller's pid, the slot's address and the
+//! tag go into the worker's list (`scheduler/deferred.rs`), and the call takes them out
 //! when it ends there, with no locked instruction. A call still waiting at the worker's
 //! second flush after it (every `GLOBAL_INTERVAL` ticks, and before the worker parks)
 //! is woken, and that poll arms its own `Sleep`, `timeout` from then: it fires on time
 //! or later, never earlier, and later only by the time from the call to that poll (two
-//! flushes, or a poll the caller's worker is stuck in). A shorter timeout, or a call
-//! made off the workers, arms its `Sleep` at once.
+//! flushes; or, if a process then holds the caller's worker in one long poll, the
+//! watchdog's look at that worker, which wakes the call elsewhere: `WATCHDOG` to twice
+//! that). A shorter timeout, a call made off the workers, or one polled with a waker
+//! that is not its process's, arms its `Sleep` at once.
 
 use std::fmt;
 use std::future::Future;
@@ -79,7 +81,7 @@ use crate::exit::ExitReason;
 use crate::loom::full_fence;
 use crate::monitor::{CallWatch, Notify, Watcher};
 use crate::pid::RawPid;
-use crate::scheduler::context::{self, Deferred, PooledSlot};
+use crate::scheduler::context::{self, PooledSlot};
 use crate::scheduler::tuning::DEFER_TIMER_AFTER;
 use crate::signal::bonds;
 use crate::timer::Sleep;
@@ -303,7 +305,8 @@ pub(crate) struct Pending<R: Send + 'static> {
     waker_set: bool,
     /// The outcome has been taken: the call is over.
     done: bool,
-    /// A deadline for this call went into the worker's deferred list.
+    /// A deadline for this call went into the worker's deferred list
+    /// (`scheduler/deferred.rs`).
     deferred: bool,
 }
 
@@ -504,18 +507,16 @@ impl<R: Send + 'static> Future for Wait<R> {
             return Poll::Ready(p.finish());
         }
         if let Some(timeout) = this.timeout {
-            if !p.deferred && timeout >= DEFER_TIMER_AFTER {
-                let d = Deferred {
-                    waker: cx.waker().clone(),
-                    slot: Arc::as_ptr(p.slot()).addr(),
-                    tag: p.tag,
-                };
-                if context::defer(d).is_ok() {
-                    // Polled again while it still waits (the worker's flush asks for
-                    // that): the timer is armed then.
-                    p.deferred = true;
-                    return Poll::Pending;
-                }
+            if !p.deferred
+                && timeout >= DEFER_TIMER_AFTER
+                && let Some(pid) = crate::process::waker::pid_of(cx.waker())
+                && context::defer(pid, Arc::as_ptr(p.slot()).addr(), p.tag)
+            {
+                // Polled again while it still waits (the worker's flush, or the
+                // watchdog's look at a held worker, asks for that): the timer is armed
+                // then.
+                p.deferred = true;
+                return Poll::Pending;
             }
             this.timeout = None;
             // The caller's runtime times the call (never the server's, which may be
