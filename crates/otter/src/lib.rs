@@ -51,6 +51,9 @@
 //! A process ends when its function returns, with [`ExitReason::Normal`] (or the reason
 //! it returns, see [`IntoExitReason`]). A panic ends only that process, with
 //! [`ExitReason::Panic`] and the message; the runtime and all other processes go on.
+//! The panic still goes through Rust's panic hook first, which prints it (with a
+//! backtrace under `RUST_BACKTRACE`); a program whose supervised processes crash by
+//! design may install its own hook (`std::panic::set_hook`) to log them its way.
 //!
 //! ## Messages and selective receive
 //!
