@@ -206,8 +206,8 @@
 //! fail with the server's exit reason if it dies first, or `Noproc` if there is no such
 //! server, and never leave a late reply in the caller's mailbox. A timeout fires at its
 //! deadline or a little after, never before; a process that computes without awaiting
-//! on the caller's worker delays it by a few milliseconds at most (the watchdog's look,
-//! below). `examples/bank.rs` puts
+//! on the caller's worker delays it by a few milliseconds (the watchdog's look, below),
+//! as long as another worker or a spare thread is free to run the caller. `examples/bank.rs` puts
 //! servers and a supervisor together (`cargo run --example bank`).
 //!
 //! ## Timers

@@ -1,8 +1,9 @@
 //! Rule: a call's timeout fires at its deadline, never before, whether the caller's
-//! worker goes idle or stays busy. (A timeout of `DEFER_TIMER_AFTER` or more is deferred:
-//! the call arms its timer only if it still waits at its worker's second flush, which
-//! comes every few dozen polls and before the worker parks, and wakes it for that; these
-//! tests take both paths.)
+//! worker goes idle, stays busy, or is held by one long poll. (A timeout of
+//! `DEFER_TIMER_AFTER` or more is deferred: the call arms its timer only if it still
+//! waits at its worker's second flush, which comes every few dozen polls and before the
+//! worker parks, or at the watchdog's look at a held worker, and wakes it for that; these
+//! tests take every path.)
 
 #[path = "support/rt.rs"]
 mod support;

@@ -11,12 +11,17 @@
 //! poll (a process that computes without awaiting) makes no flush until that poll ends,
 //! and its callers would time out only after it. The watchdog's look that finds the
 //! worker held wakes every caller listed here; each arms its own timer on whichever
-//! worker runs it.
+//! thread runs it next (another worker or a spare, when one is free: not behind a poll
+//! that streams, which gets no spare, nor while every thread is held). A worker that
+//! lists a deadline does not renew a turn in place (`worker::renew_turn`): a receiver
+//! kept busy by a stream would otherwise be one poll that moves its tick, so that
+//! neither a flush nor the watchdog would come.
 //!
 //! # Rules
 //!
 //! 1. **One writer.** Only the worker's own thread pushes, removes and flushes. Its
-//!    accesses are relaxed loads and stores: plain moves, no locked instruction.
+//!    accesses are loads and stores (relaxed, the length's stores release): plain
+//!    moves, no locked instruction.
 //! 2. **The watchdog only reads, and a wrong read costs a wake-up.** It reads the
 //!    length, then the callers' pids, while the worker is inside one poll, which may
 //!    itself be changing the list (a held poll that makes calls). Each pid is one atomic
@@ -127,23 +132,31 @@ impl DeferredDeadlines {
     /// (`all`: every entry), marks the others, and hands each taken caller to `wake`.
     /// Whether it took any.
     pub(crate) fn flush(&self, all: bool, mut wake: impl FnMut(RawPid)) -> bool {
-        let mut n = self.len.load(Ordering::Relaxed);
         let mut took = false;
         let mut i = 0;
-        while i < n {
+        while i < self.len.load(Ordering::Relaxed) {
             let e = &self.entries[i];
             let tag = e.tag.load(Ordering::Relaxed);
             if all || tag & OLD != 0 {
-                wake(RawPid::from_bits(e.pid.load(Ordering::Relaxed)));
-                self.swap_remove(i, n);
-                n -= 1;
+                let pid = RawPid::from_bits(e.pid.load(Ordering::Relaxed));
+                self.swap_remove(i, self.len.load(Ordering::Relaxed));
                 took = true;
+                // After the removal, and the length read again: a wake-up may drop a
+                // process, and with its messages a call future that takes its own
+                // entry out of this list.
+                wake(pid);
             } else {
                 e.tag.store(tag | OLD, Ordering::Relaxed);
                 i += 1;
             }
         }
         took
+    }
+
+    /// Rule 1: whether no deadline is listed.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len.load(Ordering::Relaxed) == 0
     }
 
     /// Rule 2: the watchdog's read of the callers listed now (some perhaps no longer

@@ -163,11 +163,10 @@ const _: () = assert!(
 pub(crate) const DEFER_TIMER_AFTER: Duration = Duration::from_millis(50);
 
 /// Deferred deadlines a worker lists at most (`scheduler/deferred.rs`); a call beyond
-/// them arms its timer at once. Each costs its worker slot 24 bytes, and a flush reads
+/// them arms its timer at once. Each costs 24 bytes per worker slot, and a flush reads
 /// every listed one. Trades the timer wheel's lock for calls that wait on one worker at
 /// the same time (a few dozen callers of one server per worker) against memory and the
-/// flush's cost. Measure with the `call` group of `benches/hot_paths.rs` and
-/// `server_call_timeout.rs`'s many waiting calls.
+/// flush's cost. Measure with the `call` group of `benches/hot_paths.rs`.
 pub(crate) const DEFERRED_CAP: usize = 64;
 
 /// Reply slots a worker keeps for the next call to the same server, each with its

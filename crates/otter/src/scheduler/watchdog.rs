@@ -12,8 +12,8 @@
 //! 2. hands its LIFO process and its local queue to the injector and wakes a worker,
 //!    so that nothing queued behind the long poll waits for it to end;
 //! 3. wakes, once per poll, the calls whose deadlines it deferred (`deferred.rs`): its
-//!    flushes wait for the poll to end, and each call arms its own timer when it is
-//!    polled, on another worker.
+//!    flushes wait for the poll to end, and each call arms its own timer when another
+//!    thread polls it.
 //!
 //! Go's runtime has the same thread (`sysmon`), which hands the processor of a thread
 //! blocked in a system call to another thread. Before this thread, the looks were made

@@ -58,7 +58,8 @@ pub(crate) fn spills_at(sent: u32) -> bool {
 
 /// A new turn in place for the running process, whose budget is spent, if this worker
 /// has nothing else to run: the shutdown has not begun, the LIFO slot and the local
-/// queue are empty and so is the injector. A yield would then put the process at the
+/// queue are empty and so is the injector, and no call waits with a deadline deferred
+/// on this worker (`deferred.rs`). A yield would then put the process at the
 /// back of an empty local queue and pop it right back (`next_task`); this skips the two
 /// state transitions and the queue round trip. What the worker does between two polls
 /// is done here too: the turn is counted (`ticks`, which the watchdog reads), the budget
@@ -75,6 +76,8 @@ pub(crate) fn renew_turn(shared: &Shared) -> bool {
         || !me.lifo.is_empty()
         || me.local.len() != 0
         || !shared.injector.is_empty()
+        // Calls waiting with deferred deadlines need the flushes of `next_task`.
+        || !me.deferred.is_empty()
     {
         return false;
     }
