@@ -421,6 +421,25 @@ rt_test!(
     }
 );
 
+rt_test!(udp_bind_to_a_port_in_use_is_addr_in_use, |rt: &Runtime| {
+    // Taken by otter's own socket, then by another program's.
+    let r = rt.block_on(move |_: Context<()>| async move {
+        let first = otter::net::UdpSocket::bind(any_port()).unwrap();
+        let ours = otter::net::UdpSocket::bind(first.local_addr().unwrap())
+            .map(|_| ())
+            .map_err(|e| e.kind());
+        let taken = std::net::UdpSocket::bind(any_port()).unwrap();
+        let theirs = otter::net::UdpSocket::bind(taken.local_addr().unwrap())
+            .map(|_| ())
+            .map_err(|e| e.kind());
+        (ours, theirs)
+    });
+    assert_eq!(
+        r.unwrap(),
+        (Err(ErrorKind::AddrInUse), Err(ErrorKind::AddrInUse))
+    );
+});
+
 rt_test!(
     udp_datagrams_arrive_whole_and_a_closed_peer_is_an_error_value,
     |rt: &Runtime| {

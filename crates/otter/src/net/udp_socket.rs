@@ -24,8 +24,11 @@ impl fmt::Debug for UdpSocket {
 }
 
 impl UdpSocket {
-    /// Binds `addr` (IPv4 or IPv6; port 0 picks a free port) with `SO_REUSEADDR`
-    /// (`gen_udp:open/2`). A port in use is `AddrInUse`. Must run in a process on an
+    /// Binds `addr` (IPv4 or IPv6; port 0 picks a free port), without `SO_REUSEADDR`
+    /// (`gen_udp:open/2`'s default, `{reuseaddr, false}`): a port in use is
+    /// `AddrInUse`. (On Linux, two UDP sockets with `SO_REUSEADDR` may bind one port, and
+    /// the newer one then takes every datagram sent to it: a second instance of a
+    /// service would start and silently starve the first.) Must run in a process on an
     /// otter runtime.
     pub fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
         let socket = socket2::Socket::new(
@@ -33,7 +36,6 @@ impl UdpSocket {
             socket2::Type::DGRAM,
             Some(socket2::Protocol::UDP),
         )?;
-        socket.set_reuse_address(true)?;
         socket.set_nonblocking(true)?;
         socket.bind(&addr.into())?;
         let mut io = mio::net::UdpSocket::from_std(socket.into());
