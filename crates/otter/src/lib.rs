@@ -240,7 +240,8 @@
 //! A process opens sockets and reads and writes them with `.await`, as an Erlang process
 //! calls `gen_tcp`: the read suspends the process, never its worker ([`net`]). The
 //! socket is a value the process owns, closed when the process exits however it exits;
-//! hand it to another process by sending it (`controlling_process`). Two ways to read:
+//! hand it to another process by sending it (`controlling_process`; an active stream
+//! with [`net::ActiveTcpStream::controlling_process`] first). Two ways to read:
 //! passive ([`net::TcpStream::read`]), or active with flow control
 //! ([`net::TcpStream::into_active`]: the data comes as [`net::Tcp`] messages in the
 //! process's own mailbox, only as many as it asked for, so a slow process makes TCP hold

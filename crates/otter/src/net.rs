@@ -13,7 +13,9 @@
 //! A socket is a value the process owns: it is closed when the value is dropped, and a
 //! process's values are dropped when it exits, however it exits (returning, a panic, an
 //! exit signal, `kill`, the runtime's shutdown). Erlang's `controlling_process/2` is a
-//! move: send the [`TcpStream`] to another process in a message; it is `Send`.
+//! move: send the [`TcpStream`] to another process in a message; it is `Send`. An
+//! [`ActiveTcpStream`] also needs [`ActiveTcpStream::controlling_process`] before it is
+//! sent, so that its messages follow it.
 //!
 //! # Two ways to read, both Erlang's
 //!

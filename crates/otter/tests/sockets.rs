@@ -296,6 +296,111 @@ impl From<Tcp> for Owner {
     }
 }
 
+/// A process that is handed an active stream: socket messages, and the stream.
+#[derive(Debug)]
+enum Heir {
+    Tcp(Tcp),
+    Stream(otter::net::ActiveTcpStream),
+}
+
+impl From<Tcp> for Heir {
+    fn from(t: Tcp) -> Heir {
+        Heir::Tcp(t)
+    }
+}
+
+/// What the test's root process hears: the first owner's end, then the heir's bytes.
+#[derive(Debug)]
+enum Witness {
+    Down,
+    Got(Vec<u8>),
+}
+
+impl From<otter::Down> for Witness {
+    fn from(_: otter::Down) -> Witness {
+        Witness::Down
+    }
+}
+
+rt_test!(
+    an_active_stream_handed_on_sends_its_new_owner_everything_after_the_first_ends,
+    |rt: &Runtime| {
+        // `gen_tcp:controlling_process/2`: the acceptor turns the stream active, hands
+        // it to another process and ends; the peer writes only after that, then closes.
+        let (written_tx, written_rx) = std::sync::mpsc::channel::<()>();
+        let r = rt.block_on(move |mut cx: Context<Witness>| async move {
+            let listener = TcpListener::bind(any_port()).unwrap();
+            let addr = listener.local_addr().unwrap();
+            let me = cx.pid();
+            let heir = cx.spawn(move |mut c: Context<Heir>| async move {
+                let Heir::Stream(s) = c.recv().await else {
+                    panic!("the stream first")
+                };
+                s.set_active(Active::N(u32::MAX));
+                let mut got = Vec::new();
+                loop {
+                    match c.recv().await {
+                        Heir::Tcp(Tcp::Data(_, d)) => got.extend(d),
+                        Heir::Tcp(Tcp::Closed(_)) => break,
+                        other => panic!("{other:?}"),
+                    }
+                }
+                me.send(Witness::Got(got));
+            });
+            let (tx, rx) = std::sync::mpsc::channel::<()>();
+            let client = std::thread::spawn(move || {
+                let mut s = std_client(addr);
+                // After the acceptor has ended.
+                rx.recv().unwrap();
+                s.write_all(b"after the hand-over").unwrap();
+                written_tx.send(()).unwrap();
+            });
+            let (conn, _) = listener.accept().await.unwrap();
+            let acceptor = cx.spawn(move |c: Context<Heir>| async move {
+                let s = conn.into_active(&c, Active::Once);
+                s.controlling_process(heir);
+                heir.send(Heir::Stream(s));
+            });
+            cx.monitor(acceptor);
+            // The acceptor's end; then the peer may write.
+            let down = cx.recv().await;
+            tx.send(()).unwrap();
+            let got = cx.recv().await;
+            client.join().unwrap();
+            (down, got)
+        });
+        let _ = written_rx.recv();
+        match r.unwrap() {
+            (Witness::Down, Witness::Got(got)) => assert_eq!(got, b"after the hand-over"),
+            other => panic!("{other:?}"),
+        }
+    }
+);
+
+rt_test!(
+    active_zero_on_a_passive_stream_answers_passive_at_once,
+    |rt: &Runtime| {
+        // `inet:setopts(S, [{active, 0}])` on a passive socket sends `{tcp_passive, S}`.
+        let r = rt.block_on(move |mut cx: Context<Owner>| async move {
+            let listener = TcpListener::bind(any_port()).unwrap();
+            let addr = listener.local_addr().unwrap();
+            let client = std::thread::spawn(move || std_client(addr));
+            let (conn, _) = listener.accept().await.unwrap();
+            let s = conn.into_active(&cx, Active::N(0));
+            // The guard turns a missing `Passive` into a failure, not a hang.
+            let first = cx.recv_timeout(GUARD).await;
+            s.set_active(Active::N(0));
+            let second = cx.recv_timeout(GUARD).await;
+            drop(client.join());
+            (
+                matches!(first, Some(Owner::Tcp(Tcp::Passive(id))) if id == s.id()),
+                matches!(second, Some(Owner::Tcp(Tcp::Passive(id))) if id == s.id()),
+            )
+        });
+        assert_eq!(r.unwrap(), (true, true));
+    }
+);
+
 rt_test!(
     active_once_gives_one_message_and_holds_the_peer_back_until_asked_again,
     |rt: &Runtime| {

@@ -20,11 +20,25 @@
 //! socket closes when both have let go of it. Its messages to the owner keep their order
 //! (one sender), and `Closed` is its last.
 //!
+//! # Handing the stream to another process
+//!
+//! [`ActiveTcpStream::controlling_process`] (`gen_tcp:controlling_process/2`), called
+//! by the owner, makes another process the owner: the reader sends it everything it
+//! has not sent yet, monitors it instead, and a `Down` of the earlier owner no longer
+//! ends it. Then send it the stream (it is `Send`), or the stream stays with the
+//! earlier owner while the messages go to the new one. Sending the stream without the
+//! call moves the handle, not the messages: they still go to the process that turned
+//! it active, and the reader ends when that process does.
+//!
 //! # Deliberate differences from `gen_tcp`
 //!
 //! * `{active, true}` (no flow control) is not offered: `Active::N(u32::MAX)` is the
 //!   closest, with a `Passive` at its end.
 //! * Each message names its socket by a [`SocketId`], not by the socket itself.
+//! * `controlling_process` does not move the messages already in the earlier owner's
+//!   mailbox (OTP's does): its mailbox is typed, and its message type need not give a
+//!   [`Tcp`] back. Hand the stream over before turning it active, or with the credit
+//!   spent, to leave nothing behind.
 
 use std::future::poll_fn;
 use std::io::{self, Read};
@@ -33,8 +47,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Poll, Waker};
 
+use crate::monitor::MonitorRef;
 use crate::net::tcp_stream::{Inner, TcpStream};
-use crate::{Context, Down, Pid};
+use crate::{Context, Down, Pid, ProcessId};
 
 /// How much the owner asks for (`inet:setopts(S, [{active, ..}])`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +58,8 @@ pub enum Active {
     /// `Passive` message follows.
     Once,
     /// `N` more messages of data, then a [`Tcp::Passive`] (`{active, N}`). Added to what
-    /// is left if the stream is already in this mode, as in Erlang.
+    /// is left if the stream is already in this mode, as in Erlang; a request that
+    /// leaves no credit (`N(0)` on a passive stream) is answered with a `Passive` at once.
     N(u32),
 }
 
@@ -86,10 +102,48 @@ struct Flow {
     credit: u32,
     /// Whether the credit is `Active::N`'s (a `Passive` at its end).
     counted: bool,
+    /// An `Active::N` request left no credit: a `Passive` is due at once (`{active, 0}`).
+    passive_due: bool,
     /// The owner dropped the stream.
     stopped: bool,
+    /// Who the messages go to.
+    owner: Owner,
     /// The reader, waiting for credit or the stop.
     waiter: Option<Waker>,
+}
+
+/// Whom the reader sends to and monitors; replaced by `controlling_process`.
+struct Owner {
+    id: ProcessId,
+    /// Sends a message in the owner's own type.
+    deliver: Arc<dyn Fn(Tcp) + Send + Sync>,
+    /// Monitors the owner from the reader (typed as the owner's pid is): taken by the
+    /// reader when the owner changes.
+    monitor: Option<MonitorOwner>,
+}
+
+/// Sets the reader's monitor on its owner.
+type MonitorOwner = Box<dyn FnOnce(&Context<OwnerDown>) -> MonitorRef + Send>;
+
+impl Owner {
+    fn of<M>(pid: Pid<M>) -> Owner
+    where
+        M: From<Tcp> + Send + 'static,
+    {
+        Owner {
+            id: pid.id(),
+            deliver: Arc::new(move |t| pid.send(M::from(t))),
+            monitor: Some(Box::new(move |c: &Context<OwnerDown>| c.monitor(pid))),
+        }
+    }
+}
+
+impl std::fmt::Debug for Owner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Owner")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Shared {
@@ -106,13 +160,13 @@ impl Shared {
     }
 }
 
-/// What the reader receives: only its monitor's signal.
+/// What the reader receives: only its monitors' signals, naming the process that exited.
 #[derive(Debug)]
-struct OwnerDown;
+struct OwnerDown(ProcessId);
 
 impl From<Down> for OwnerDown {
-    fn from(_: Down) -> OwnerDown {
-        OwnerDown
+    fn from(d: Down) -> OwnerDown {
+        OwnerDown(d.pid)
     }
 }
 
@@ -134,20 +188,23 @@ impl TcpStream {
             flow: Mutex::new(Flow {
                 credit,
                 counted,
+                passive_due: counted && credit == 0,
                 stopped: false,
+                owner: Owner::of(cx.pid()),
                 waiter: None,
             }),
         });
         let id = SocketId(NEXT_ID.fetch_add(1, Ordering::Relaxed));
-        let owner = cx.pid();
         let theirs = shared.clone();
-        cx.spawn(move |c: Context<OwnerDown>| read_loop(c, theirs, owner, id));
+        cx.spawn(move |c: Context<OwnerDown>| read_loop(c, theirs, id));
         ActiveTcpStream { shared, id }
     }
 }
 
 impl ActiveTcpStream {
-    /// Asks for more data (`inet:setopts(S, [{active, ..}])`).
+    /// Asks for more data (`inet:setopts(S, [{active, ..}])`). An `Active::N` that
+    /// leaves no credit (`N(0)` on a passive stream) sends a [`Tcp::Passive`] at once, as
+    /// `{active, 0}` sends `{tcp_passive, S}`.
     pub fn set_active(&self, mode: Active) {
         let (c, n) = credit_of(mode);
         self.shared.update(|flow| {
@@ -157,7 +214,59 @@ impl ActiveTcpStream {
                 c
             };
             flow.counted = n;
+            if n && flow.credit == 0 {
+                flow.passive_due = true;
+            }
         });
+    }
+
+    /// Makes `to` the stream's owner (`gen_tcp:controlling_process/2`): the messages
+    /// not sent yet go to `to`, in its own message type, and the stream now lives as
+    /// long as `to` does (or until dropped), no longer as long as the caller. Call it,
+    /// then send `to` the stream. Messages already sent stay where they are (see the
+    /// module docs). If `to` does not exist, the stream closes.
+    ///
+    /// ```
+    /// use otter::net::{Active, ActiveTcpStream, Tcp, TcpListener};
+    /// use otter::{Context, Runtime};
+    /// #[derive(Debug)]
+    /// enum Msg { Tcp(Tcp), Stream(ActiveTcpStream) }
+    /// impl From<Tcp> for Msg { fn from(t: Tcp) -> Msg { Msg::Tcp(t) } }
+    /// let rt = Runtime::new();
+    /// let got = rt.block_on(|cx: Context<()>| async move {
+    ///     let l = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    ///     let addr = l.local_addr().unwrap();
+    ///     std::thread::spawn(move || {
+    ///         use std::io::Write;
+    ///         std::net::TcpStream::connect(addr).unwrap().write_all(b"hi").unwrap();
+    ///     });
+    ///     let (s, _) = l.accept().await.unwrap();
+    ///     let (tx, rx) = std::sync::mpsc::channel();
+    ///     let worker = cx.spawn(move |mut c: Context<Msg>| async move {
+    ///         let Msg::Stream(s) = c.recv().await else { return };
+    ///         s.set_active(Active::Once);
+    ///         loop {
+    ///             // `N(0)`'s `Passive` may come first.
+    ///             if let Msg::Tcp(Tcp::Data(_, d)) = c.recv().await {
+    ///                 break tx.send(d).unwrap();
+    ///             }
+    ///         }
+    ///     });
+    ///     // The acceptor hands the connection on, and ends.
+    ///     cx.spawn(move |c: Context<Msg>| async move {
+    ///         let s = s.into_active(&c, Active::N(0));
+    ///         s.controlling_process(worker);
+    ///         worker.send(Msg::Stream(s));
+    ///     });
+    ///     rx.recv().unwrap()
+    /// });
+    /// assert_eq!(got.unwrap(), b"hi");
+    /// ```
+    pub fn controlling_process<M>(&self, to: Pid<M>)
+    where
+        M: From<Tcp> + Send + 'static,
+    {
+        self.shared.update(|flow| flow.owner = Owner::of(to));
     }
 
     /// The id its messages carry.
@@ -200,25 +309,36 @@ impl Drop for ActiveTcpStream {
 /// What the reader waits for.
 enum Event {
     Stop,
+    Passive,
     Read(io::Result<Vec<u8>>),
 }
 
 /// The reader process: reads while it has credit, sends the owner what it read.
-async fn read_loop<M>(mut cx: Context<OwnerDown>, shared: Arc<Shared>, owner: Pid<M>, id: SocketId)
-where
-    M: From<Tcp> + Send + 'static,
-{
-    cx.monitor(owner);
+async fn read_loop(mut cx: Context<OwnerDown>, shared: Arc<Shared>, id: SocketId) {
     let inner = &shared.inner;
+    let mut watching: Option<MonitorRef> = None;
     loop {
         let event = poll_fn(|task| {
-            if cx.try_recv().is_some() {
-                return Poll::Ready(Event::Stop); // the owner is down
-            }
             {
                 let mut flow = shared.flow.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(monitor) = flow.owner.monitor.take() {
+                    // A new owner (or the first): watch it instead.
+                    if let Some(r) = watching.take() {
+                        cx.demonitor(r);
+                    }
+                    watching = Some(monitor(&cx));
+                }
+                // The owner is down; an earlier owner's `Down` is stale.
+                while let Some(OwnerDown(who)) = cx.try_recv() {
+                    if who == flow.owner.id {
+                        return Poll::Ready(Event::Stop);
+                    }
+                }
                 if flow.stopped {
                     return Poll::Ready(Event::Stop);
+                }
+                if std::mem::take(&mut flow.passive_due) {
+                    return Poll::Ready(Event::Passive);
                 }
                 // Woken by `update` (more credit, or the stop, also while it waits for
                 // the socket), by the socket, or by the monitor's message.
@@ -242,28 +362,35 @@ where
                 .map(|r| Event::Read(r.map(|n| chunk[..n].to_vec())))
         })
         .await;
+        // The owner now (`controlling_process` may have changed it since the poll).
+        let deliver = || {
+            let flow = shared.flow.lock().unwrap_or_else(PoisonError::into_inner);
+            flow.owner.deliver.clone()
+        };
         match event {
             Event::Stop => return,
+            Event::Passive => deliver()(Tcp::Passive(id)),
             Event::Read(Ok(data)) if data.is_empty() => {
-                owner.send(M::from(Tcp::Closed(id)));
+                deliver()(Tcp::Closed(id));
                 return;
             }
             Event::Read(Ok(data)) => {
                 // The credit is spent before the owner can see the data, so that a
                 // `set_active` it makes on seeing it counts after the spending.
-                let passive = {
+                let (passive, send) = {
                     let mut flow = shared.flow.lock().unwrap_or_else(PoisonError::into_inner);
                     flow.credit = flow.credit.saturating_sub(1);
-                    flow.credit == 0 && flow.counted
+                    (flow.credit == 0 && flow.counted, flow.owner.deliver.clone())
                 };
-                owner.send(M::from(Tcp::Data(id, data)));
+                send(Tcp::Data(id, data));
                 if passive {
-                    owner.send(M::from(Tcp::Passive(id)));
+                    send(Tcp::Passive(id));
                 }
             }
             Event::Read(Err(e)) => {
-                owner.send(M::from(Tcp::Error(id, e.kind())));
-                owner.send(M::from(Tcp::Closed(id)));
+                let send = deliver();
+                send(Tcp::Error(id, e.kind()));
+                send(Tcp::Closed(id));
                 return;
             }
         }
