@@ -108,6 +108,8 @@ struct Flow {
     stopped: bool,
     /// Who the messages go to.
     owner: Owner,
+    /// Counts the changes of `owner`, so that the reader keeps its sender between them.
+    owner_changes: u64,
     /// The reader, waiting for credit or the stop.
     waiter: Option<Waker>,
 }
@@ -191,6 +193,7 @@ impl TcpStream {
                 passive_due: counted && credit == 0,
                 stopped: false,
                 owner: Owner::of(cx.pid()),
+                owner_changes: 0,
                 waiter: None,
             }),
         });
@@ -266,7 +269,10 @@ impl ActiveTcpStream {
     where
         M: From<Tcp> + Send + 'static,
     {
-        self.shared.update(|flow| flow.owner = Owner::of(to));
+        self.shared.update(|flow| {
+            flow.owner = Owner::of(to);
+            flow.owner_changes += 1;
+        });
     }
 
     /// The id its messages carry.
@@ -317,6 +323,11 @@ enum Event {
 async fn read_loop(mut cx: Context<OwnerDown>, shared: Arc<Shared>, id: SocketId) {
     let inner = &shared.inner;
     let mut watching: Option<MonitorRef> = None;
+    // The owner's sender as of `owner_changes` (no reference count taken per message).
+    let (mut send, mut sending_for) = {
+        let flow = shared.flow.lock().unwrap_or_else(PoisonError::into_inner);
+        (flow.owner.deliver.clone(), flow.owner_changes)
+    };
     loop {
         let event = poll_fn(|task| {
             {
@@ -362,33 +373,36 @@ async fn read_loop(mut cx: Context<OwnerDown>, shared: Arc<Shared>, id: SocketId
                 .map(|r| Event::Read(r.map(|n| chunk[..n].to_vec())))
         })
         .await;
-        // The owner now (`controlling_process` may have changed it since the poll).
-        let deliver = || {
-            let flow = shared.flow.lock().unwrap_or_else(PoisonError::into_inner);
-            flow.owner.deliver.clone()
+        // Under the lock: the credit spent (for data), and the owner now
+        // (`controlling_process` may have changed it since the poll).
+        let passive = {
+            let mut flow = shared.flow.lock().unwrap_or_else(PoisonError::into_inner);
+            if flow.owner_changes != sending_for {
+                (send, sending_for) = (flow.owner.deliver.clone(), flow.owner_changes);
+            }
+            // The credit is spent before the owner can see the data, so that a
+            // `set_active` it makes on seeing it counts after the spending.
+            if matches!(&event, Event::Read(Ok(data)) if !data.is_empty()) {
+                flow.credit = flow.credit.saturating_sub(1);
+                flow.credit == 0 && flow.counted
+            } else {
+                false
+            }
         };
         match event {
             Event::Stop => return,
-            Event::Passive => deliver()(Tcp::Passive(id)),
+            Event::Passive => send(Tcp::Passive(id)),
             Event::Read(Ok(data)) if data.is_empty() => {
-                deliver()(Tcp::Closed(id));
+                send(Tcp::Closed(id));
                 return;
             }
             Event::Read(Ok(data)) => {
-                // The credit is spent before the owner can see the data, so that a
-                // `set_active` it makes on seeing it counts after the spending.
-                let (passive, send) = {
-                    let mut flow = shared.flow.lock().unwrap_or_else(PoisonError::into_inner);
-                    flow.credit = flow.credit.saturating_sub(1);
-                    (flow.credit == 0 && flow.counted, flow.owner.deliver.clone())
-                };
                 send(Tcp::Data(id, data));
                 if passive {
                     send(Tcp::Passive(id));
                 }
             }
             Event::Read(Err(e)) => {
-                let send = deliver();
                 send(Tcp::Error(id, e.kind()));
                 send(Tcp::Closed(id));
                 return;
