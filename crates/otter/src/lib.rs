@@ -22,6 +22,7 @@
 //! | `erlang:send_after(T, Pid, Msg)`, `timer:sleep(T)` | `cx.send_after(pid, msg, t)`, `cx.sleep(t).await` |
 //! | `gen_server`, `supervisor` | [`server`], [`supervisor`] (below) |
 //! | `gen_tcp:listen/accept/recv/send`, `{active, once}` | [`net::TcpListener`], [`net::TcpStream`], [`net::Active`] (below) |
+//! | `gen_tcp:recv(S, 0, T)`, `gen_tcp:controlling_process/2` | [`timeout`]`(t, s.read(&mut buf))`, send the stream (an active one: [`net::ActiveTcpStream::controlling_process`] first) |
 //! | a `ranch` listener | [`net::start_acceptor_pool`] |
 //! | dirty schedulers | [`blocking::spawn_blocking`] |
 //!
@@ -215,7 +216,8 @@
 //! [`Context::sleep`], receive timeouts, [`Context::send_after`] (cancel with
 //! [`TimerRef::cancel`]) and [`Context::send_interval`]: one hierarchical timing wheel
 //! per runtime, on one thread started by the first timer; a process that uses no timer
-//! pays nothing. A timer never fires early; its wheel counts whole milliseconds and
+//! pays nothing. [`timeout`] bounds any wait (a socket's read, accept or connect, as
+//! `gen_tcp`'s `Timeout` arguments do). A timer never fires early; its wheel counts whole milliseconds and
 //! rounds a deadline up, so it fires up to about a millisecond late.
 //!
 //! ## Names
@@ -467,9 +469,9 @@ pub use scheduler::{Builder, Handle, Runtime};
 #[cfg(not(loom))]
 pub use signal::Exit;
 #[cfg(not(loom))]
-pub use timer::Sleep;
-#[cfg(not(loom))]
 pub use timer::interval::IntervalRef;
+#[cfg(not(loom))]
+pub use timer::{Elapsed, Sleep, timeout};
 
 /// Entry points for the loom models in `tests/loom_*.rs` (built only under `cfg(loom)`).
 #[cfg(loom)]

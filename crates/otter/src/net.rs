@@ -17,6 +17,13 @@
 //! [`ActiveTcpStream`] also needs [`ActiveTcpStream::controlling_process`] before it is
 //! sent, so that its messages follow it.
 //!
+//! # Timeouts
+//!
+//! `gen_tcp`'s `Timeout` arguments are one function here: [`crate::timeout`] around the
+//! `accept`, `connect`, `read` or any other wait (`timeout(d, s.read(&mut buf)).await??`,
+//! `Elapsed` being an `io::Error` of kind `TimedOut`). A read, accept or connect cut
+//! short loses nothing.
+//!
 //! # Two ways to read, both Erlang's
 //!
 //! * **Passive** ([`TcpStream::read`], `{active, false}` and `gen_tcp:recv`): the process

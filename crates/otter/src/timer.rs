@@ -230,6 +230,78 @@ fn run_timer(timer: std::sync::Weak<Timer>) {
     }
 }
 
+/// Runs `future` for at most `duration` (the `Timeout` argument of `gen_tcp:recv/3`,
+/// `accept/2`, `connect/4`, and of any other wait; tokio's `time::timeout`): its output,
+/// or [`Elapsed`] once the deadline, counted from this call, has passed first; then
+/// `future` is dropped. A free function, so that it can wrap a future that borrows the
+/// process's context. Timed by the runtime of the worker that polls it (off any
+/// runtime, by the process-wide fallback timer, as a call's timeout).
+///
+/// A socket read, accept or connect cut short this way loses nothing: the bytes or the
+/// connection not taken are there for the next call (a connect's socket is closed). A
+/// `write_all` cut short may have written part of its buffer, as `gen_tcp:send` with a
+/// `send_timeout`.
+///
+/// ```
+/// use std::time::Duration;
+/// use otter::{Context, Elapsed, Runtime, timeout};
+/// let rt = Runtime::new();
+/// let r = rt.block_on(|mut cx: Context<u8>| async move {
+///     let quick = timeout(Duration::from_secs(5), async { 7 }).await;
+///     let never = timeout(Duration::from_millis(10), cx.recv()).await;
+///     (quick, never)
+/// });
+/// assert_eq!(r.unwrap(), (Ok(7), Err(Elapsed)));
+/// ```
+pub fn timeout<F: Future>(
+    duration: Duration,
+    future: F,
+) -> impl Future<Output = Result<F::Output, Elapsed>> {
+    let deadline = deadline_after(duration);
+    async move {
+        let mut future = std::pin::pin!(future);
+        let mut sleep: Option<Sleep> = None;
+        std::future::poll_fn(|cx| {
+            if let Poll::Ready(v) = future.as_mut().poll(cx) {
+                return Poll::Ready(Ok(v));
+            }
+            let sleep = sleep.get_or_insert_with(|| {
+                let timer = crate::scheduler::context::current_timer().unwrap_or_else(global);
+                Sleep::new(timer, deadline)
+            });
+            if sleep.poll_elapsed(cx) {
+                return Poll::Ready(Err(Elapsed));
+            }
+            Poll::Pending
+        })
+        .await
+    }
+}
+
+/// What [`timeout`] returns when the deadline came first. Turns into an `io::Error` of kind `TimedOut`, so that a socket operation under
+/// a timeout reads as `gen_tcp`'s `{error, timeout}`:
+/// `cx.timeout(d, stream.read(&mut buf)).await??`.
+///
+/// ```
+/// assert_eq!(std::io::Error::from(otter::Elapsed).kind(), std::io::ErrorKind::TimedOut);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Elapsed;
+
+impl std::fmt::Display for Elapsed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("deadline elapsed")
+    }
+}
+
+impl std::error::Error for Elapsed {}
+
+impl From<Elapsed> for std::io::Error {
+    fn from(e: Elapsed) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::TimedOut, e)
+    }
+}
+
 /// A future that completes at a deadline: [`Context::sleep`](crate::Context::sleep).
 ///
 /// ```

@@ -526,6 +526,48 @@ rt_test!(
     }
 );
 
+rt_test!(
+    a_read_or_accept_cut_short_by_a_timeout_loses_nothing,
+    |rt: &Runtime| {
+        // `gen_tcp:accept/2` and `recv/3` with a timeout: `Elapsed`, and the connection
+        // or the bytes that come later are there for the next call.
+        const SHORT: Duration = Duration::from_millis(20);
+        let r = rt.block_on(move |_: Context<()>| async move {
+            let listener = TcpListener::bind(any_port()).unwrap();
+            let addr = listener.local_addr().unwrap();
+            let accept_early = otter::timeout(SHORT, listener.accept()).await.err();
+            let (go, wait) = std::sync::mpsc::channel::<()>();
+            let client = std::thread::spawn(move || {
+                let mut s = std_client(addr);
+                wait.recv().unwrap();
+                s.write_all(b"late").unwrap();
+                s
+            });
+            let (mut conn, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 16];
+            let read_early = otter::timeout(SHORT, conn.read(&mut buf)).await.err();
+            go.send(()).unwrap();
+            let mut got = Vec::new();
+            while got.len() < 4 {
+                let n = conn.read(&mut buf).await.unwrap();
+                got.extend_from_slice(&buf[..n]);
+            }
+            drop(client.join());
+            let as_io = std::io::Error::from(otter::Elapsed).kind();
+            (accept_early, read_early, got, as_io)
+        });
+        assert_eq!(
+            r.unwrap(),
+            (
+                Some(otter::Elapsed),
+                Some(otter::Elapsed),
+                b"late".to_vec(),
+                ErrorKind::TimedOut
+            )
+        );
+    }
+);
+
 rt_test!(udp_bind_to_a_port_in_use_is_addr_in_use, |rt: &Runtime| {
     // Taken by otter's own socket, then by another program's.
     let r = rt.block_on(move |_: Context<()>| async move {
