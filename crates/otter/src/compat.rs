@@ -16,7 +16,11 @@
 //! runtime's injector (a wake-up from outside the workers), instead of from a worker's
 //! own poll of the OS as otter's sockets are. otter's own `net` is the fast path; this
 //! is the door to libraries written for tokio. The otter process stays the owner: what
-//! the wrapped future holds is dropped when the process exits.
+//! the wrapped future holds is dropped when the process exits. What it spawns with
+//! `tokio::spawn` is not: those tasks run on the shared tokio runtime until they end,
+//! whatever becomes of the process (abort them through their `JoinHandle`s, or keep
+//! their work inside the wrapped future). That runtime is the program's, not the otter
+//! runtime's: its thread stays after an otter `Runtime` is dropped.
 //!
 //! ```
 //! use otter::{Context, Runtime};

@@ -62,7 +62,10 @@ impl From<Exit> for Linked {
 /// Listens on `addr` and starts `acceptors` acceptor processes under a supervisor
 /// linked to the caller; each connection runs `handler(cx, stream)` in a process of its
 /// own, with message type `N` (for instance [`Tcp`](crate::net::Tcp) messages, for an
-/// active stream).
+/// active stream). The pool lives as long as its caller, as an OTP supervisor linked
+/// to its parent does: started from `block_on`'s root process, it stops (and refuses
+/// connections) when that process returns; start it from a process that stays, or
+/// under an application's supervisor.
 ///
 /// ```
 /// use otter::net::{start_acceptor_pool, TcpStream};

@@ -35,6 +35,9 @@
 //! * `{active, true}` (no flow control) is not offered: `Active::N(u32::MAX)` is the
 //!   closest, with a `Passive` at its end.
 //! * Each message names its socket by a [`SocketId`], not by the socket itself.
+//! * A peer's half-close (its end shut for writing) ends the stream's messages with
+//!   `Closed`, but the stream stays writable until dropped or shut down: `gen_tcp`'s
+//!   `{exit_on_close, false}`, not its default.
 //! * `controlling_process` does not move the messages already in the earlier owner's
 //!   mailbox (OTP's does): its mailbox is typed, and its message type need not give a
 //!   [`Tcp`] back. Hand the stream over before turning it active, or with the credit
