@@ -234,8 +234,10 @@ fn run_timer(timer: std::sync::Weak<Timer>) {
 /// `accept/2`, `connect/4`, and of any other wait; tokio's `time::timeout`): its output,
 /// or [`Elapsed`] once the deadline, counted from this call, has passed first; then
 /// `future` is dropped. A free function, so that it can wrap a future that borrows the
-/// process's context. Timed by the runtime of the worker that polls it (off any
-/// runtime, by the process-wide fallback timer, as a call's timeout).
+/// process's context. Timed by the runtime of the worker that first polls it while it
+/// waits (off any runtime, by the process-wide fallback timer, as a call's timeout),
+/// and, as [`Sleep`], for the task that polled it then: await it in the process that
+/// made it.
 ///
 /// A socket read, accept or connect cut short this way loses nothing: the bytes or the
 /// connection not taken are there for the next call (a connect's socket is closed). A
@@ -280,7 +282,7 @@ pub fn timeout<F: Future>(
 
 /// What [`timeout`] returns when the deadline came first. Turns into an `io::Error` of kind `TimedOut`, so that a socket operation under
 /// a timeout reads as `gen_tcp`'s `{error, timeout}`:
-/// `cx.timeout(d, stream.read(&mut buf)).await??`.
+/// `otter::timeout(d, stream.read(&mut buf)).await??`.
 ///
 /// ```
 /// assert_eq!(std::io::Error::from(otter::Elapsed).kind(), std::io::ErrorKind::TimedOut);

@@ -23,9 +23,9 @@
 //! # Handing the stream to another process
 //!
 //! [`ActiveTcpStream::controlling_process`] (`gen_tcp:controlling_process/2`), called
-//! by the owner, makes another process the owner: the reader sends it everything it
-//! has not sent yet, monitors it instead, and a `Down` of the earlier owner no longer
-//! ends it. Then send it the stream (it is `Send`), or the stream stays with the
+//! by the owner, makes another process the owner: once it returns, the reader sends the
+//! new owner everything it has not sent yet (a message being sent meanwhile is waited
+//! for), monitors it instead, and a `Down` of the earlier owner no longer ends it. Then send it the stream (it is `Send`), or the stream stays with the
 //! earlier owner while the messages go to the new one. Sending the stream without the
 //! call moves the handle, not the messages: they still go to the process that turned
 //! it active, and the reader ends when that process does.
@@ -96,6 +96,10 @@ pub struct ActiveTcpStream {
 struct Shared {
     inner: Inner,
     flow: Mutex<Flow>,
+    /// Held by the reader from taking its owner's sender to the end of the send, and by
+    /// `controlling_process` while it changes the owner: once that returns, nothing
+    /// goes to the earlier owner. Taken before `flow`, never while `flow` is held.
+    sending: Mutex<()>,
 }
 
 /// What the owner asked for, and the reader's waker if it waits for that.
@@ -190,6 +194,7 @@ impl TcpStream {
         let (credit, counted) = credit_of(mode);
         let shared = Arc::new(Shared {
             inner: self.inner,
+            sending: Mutex::new(()),
             flow: Mutex::new(Flow {
                 credit,
                 counted,
@@ -226,11 +231,14 @@ impl ActiveTcpStream {
         });
     }
 
-    /// Makes `to` the stream's owner (`gen_tcp:controlling_process/2`): the messages
-    /// not sent yet go to `to`, in its own message type, and the stream now lives as
-    /// long as `to` does (or until dropped), no longer as long as the caller. Call it,
-    /// then send `to` the stream. Messages already sent stay where they are (see the
-    /// module docs). If `to` does not exist, the stream closes.
+    /// Makes `to` the stream's owner (`gen_tcp:controlling_process/2`): once this
+    /// returns, every message not sent yet goes to `to`, in its own message type, and
+    /// the reader lives as long as `to` does, no longer as long as the earlier owner.
+    /// Call it, then send `to` the stream. Messages already sent stay where they are
+    /// (see the module docs). If `to` does not exist, the reader stops at once: no
+    /// more messages, and the socket closes when the stream is dropped. Whoever holds
+    /// the stream may call it (Erlang answers `{error, not_owner}` to any other caller:
+    /// here, holding the stream is owning it).
     ///
     /// ```
     /// use otter::net::{Active, ActiveTcpStream, Tcp, TcpListener};
@@ -272,6 +280,11 @@ impl ActiveTcpStream {
     where
         M: From<Tcp> + Send + 'static,
     {
+        let _sending = self
+            .shared
+            .sending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         self.shared.update(|flow| {
             flow.owner = Owner::of(to);
             flow.owner_changes += 1;
@@ -333,15 +346,26 @@ async fn read_loop(mut cx: Context<OwnerDown>, shared: Arc<Shared>, id: SocketId
     };
     loop {
         let event = poll_fn(|task| {
+            // A new owner (or the first): watch it instead. Outside the lock: a monitor's
+            // or demonitor's lookup may be the last reference to a process that has
+            // exited, whose freed mailbox may hold this very stream, whose drop takes
+            // the lock.
+            loop {
+                let monitor = shared
+                    .flow
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .owner
+                    .monitor
+                    .take();
+                let Some(monitor) = monitor else { break };
+                if let Some(r) = watching.take() {
+                    cx.demonitor(r);
+                }
+                watching = Some(monitor(&cx));
+            }
             {
                 let mut flow = shared.flow.lock().unwrap_or_else(PoisonError::into_inner);
-                if let Some(monitor) = flow.owner.monitor.take() {
-                    // A new owner (or the first): watch it instead.
-                    if let Some(r) = watching.take() {
-                        cx.demonitor(r);
-                    }
-                    watching = Some(monitor(&cx));
-                }
                 // The owner is down; an earlier owner's `Down` is stale.
                 while let Some(OwnerDown(who)) = cx.try_recv() {
                     if who == flow.owner.id {
@@ -376,6 +400,11 @@ async fn read_loop(mut cx: Context<OwnerDown>, shared: Arc<Shared>, id: SocketId
                 .map(|r| Event::Read(r.map(|n| chunk[..n].to_vec())))
         })
         .await;
+        // Until the message is sent: `controlling_process` waits for it.
+        let _sending = shared
+            .sending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         // Under the lock: the credit spent (for data), and the owner now
         // (`controlling_process` may have changed it since the poll).
         let passive = {
