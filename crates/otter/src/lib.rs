@@ -217,8 +217,9 @@
 //! [`TimerRef::cancel`]) and [`Context::send_interval`]: one hierarchical timing wheel
 //! per runtime, on one thread started by the first timer; a process that uses no timer
 //! pays nothing. [`timeout`] bounds any wait (a socket's read, accept or connect, as
-//! `gen_tcp`'s `Timeout` arguments do). A timer never fires early; its wheel counts whole milliseconds and
-//! rounds a deadline up, so it fires up to about a millisecond late.
+//! `gen_tcp`'s `Timeout` arguments do). A timer never fires early; its wheel counts whole
+//! milliseconds and rounds a deadline up, so it fires up to about a millisecond late,
+//! plus however long its process then waits for a worker on a busy runtime.
 //!
 //! ## Names
 //!

@@ -552,8 +552,9 @@ impl Runtime {
     {
         assert!(
             !context::is_worker_thread(),
-            "otter: block_on called on a worker thread (from inside a process); \
-             it would hold the worker it waits for"
+            "otter: block_on called on a worker thread (from inside a process, of this \
+             runtime or another); it would block that worker until the root returns \
+             (spawn a process and wait for its message instead)"
         );
         let slot = Arc::new(RootSlot {
             value: Mutex::new(None),

@@ -481,7 +481,9 @@ impl<S: Server> ServerRef<S> {
     /// Stops the server with `reason` and waits for it to exit, at most `timeout`
     /// (`gen_server:stop/3`): `terminate` runs, then the server exits. Returns `Ok` if
     /// it exited with `reason`, `Err(Exit(other))` if it exited with another one,
-    /// `Err(Noproc)` if it did not exist.
+    /// `Err(Noproc)` if it did not exist, and `Err(CallingSelf)` at once, stopping
+    /// nothing, when the server asks it of itself (it would wait for its own exit; OTP
+    /// exits with `calling_self`). A server stops itself by returning [`Flow::Stop`].
     ///
     /// ```
     /// # use otter::server::{self, Flow, ReplyTo, Server, ServerContext};
@@ -505,6 +507,10 @@ impl<S: Server> ServerRef<S> {
         reason: ExitReason,
         timeout: Option<Duration>,
     ) -> Result<(), CallError> {
+        let waker = std::future::poll_fn(|cx| Poll::Ready(cx.waker().clone())).await;
+        if waker::is_waker_of(&waker, self.pid.raw) {
+            return Err(CallError::CallingSelf);
+        }
         let (mut pending, _never) = Pending::<()>::new();
         let wanted = reason.clone();
         pending.watch(self.pid.raw, move |r| {

@@ -31,6 +31,7 @@ enum Req {
     ReleaseHeld(u32, ReplyTo<()>),
     Crash(ReplyTo<()>),
     CallSelf(ReplyTo<Result<Vec<u32>, CallError>>),
+    StopSelf(ReplyTo<Result<(), CallError>>),
     SleepThenReply(Duration, ReplyTo<()>),
     StopWith(ExitReason, ReplyTo<()>),
     PanicInTerminate(ReplyTo<()>),
@@ -118,6 +119,10 @@ impl Server for Store {
             Req::CallSelf(from) => {
                 let me = ServerRef::<Store>::from(cx.pid());
                 from.reply(me.call(Req::All).await);
+            }
+            Req::StopSelf(from) => {
+                let me = ServerRef::<Store>::from(cx.pid());
+                from.reply(me.stop(ExitReason::Normal, None).await);
             }
             Req::SleepThenReply(d, from) => {
                 cx.sleep(d).await;
@@ -342,6 +347,22 @@ rt_test!(a_server_calling_itself_gets_calling_self, |rt: &Runtime| {
     });
     assert_eq!(r.unwrap(), Ok(Err(CallError::CallingSelf)));
 });
+
+rt_test!(
+    a_server_stopping_itself_through_its_ref_gets_calling_self,
+    |rt: &Runtime| {
+        // `gen_server:stop(self())` exits with `calling_self`: waiting for its own exit
+        // would hold the server for ever. The server stays and answers the next call.
+        let r = rt.block_on(|cx: Context<()>| async move {
+            let s = Store::start(&cx, Init::Ok(None)).await.unwrap();
+            let stopped = s
+                .call_timeout(Req::StopSelf, Some(Duration::from_secs(20)))
+                .await;
+            (stopped, s.call(Req::All).await.is_ok())
+        });
+        assert_eq!(r.unwrap(), (Ok(Err(CallError::CallingSelf)), true));
+    }
+);
 
 rt_test!(deferred_replies_are_sent_later, |rt: &Runtime| {
     let r = rt.block_on(|mut cx: Context<Event>| async move {
