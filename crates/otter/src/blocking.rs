@@ -39,10 +39,12 @@ use crate::scheduler::tuning::{BLOCKING_KEEP_ALIVE, MAX_BLOCKING_THREADS};
 type Job = Box<dyn FnOnce() + Send>;
 
 /// A runtime's pool of blocking threads.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Pool {
     state: Mutex<PoolState>,
     work: Condvar,
+    /// Its threads' name.
+    name: String,
 }
 
 #[derive(Default)]
@@ -64,6 +66,15 @@ impl fmt::Debug for PoolState {
 }
 
 impl Pool {
+    /// A pool whose threads are called `name`; no thread until its first job.
+    pub(crate) fn new(name: String) -> Pool {
+        Pool {
+            state: Mutex::default(),
+            work: Condvar::new(),
+            name,
+        }
+    }
+
     /// Queues `job`; starts a thread for it if none is idle and the bound allows.
     fn submit(self: &Arc<Self>, job: Job) {
         let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
@@ -80,7 +91,7 @@ impl Pool {
             s.threads += 1;
             let pool = self.clone();
             let started = std::thread::Builder::new()
-                .name("otter-blocking".into())
+                .name(self.name.clone())
                 .spawn(move || pool.serve());
             if started.is_err() {
                 // Out of threads: the queued job waits for a running one; with none

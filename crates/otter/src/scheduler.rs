@@ -337,7 +337,9 @@ impl Builder {
         self
     }
 
-    /// The worker threads' name prefix (default `otter-worker`).
+    /// The name of the runtime's threads (default `otter-worker`): workers `{name}-0`,
+    /// `{name}-1` ..., spares `{name}-spare-0` ..., and `{name}-watchdog`,
+    /// `{name}-timer` and `{name}-blocking`. Linux shows the first 15 bytes.
     ///
     /// ```
     /// let rt = otter::Runtime::builder().thread_name("bench").build().unwrap();
@@ -411,12 +413,15 @@ impl Builder {
             idle: Idle::new(n),
             shutdown: AtomicBool::new(false),
             outside_spawns: AtomicUsize::new(0),
-            timer: Timer::new(),
+            timer: Timer::new(format!("{}-timer", self.name)),
             registry: Default::default(),
             #[cfg(feature = "dist")]
             has_node: Default::default(),
             io: OnceLock::new(),
-            blocking: Arc::default(),
+            blocking: Arc::new(crate::blocking::Pool::new(format!(
+                "{}-blocking",
+                self.name
+            ))),
             busy_wait: self.busy_wait,
         });
         let mut threads = Vec::with_capacity(n);

@@ -53,6 +53,8 @@ pub(crate) struct Timer {
     inner: Mutex<Inner>,
     cv: Condvar,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// Its thread's name.
+    name: String,
 }
 
 /// A pending timer; cancel it with [`Timer::cancel`].
@@ -60,7 +62,8 @@ pub(crate) struct Timer {
 pub(crate) struct TimerKey(Key);
 
 impl Timer {
-    pub(crate) fn new() -> Arc<Timer> {
+    /// A timer whose thread, started by the first timer, is called `name`.
+    pub(crate) fn new(name: String) -> Arc<Timer> {
         Arc::new(Timer {
             start: Instant::now(),
             inner: Mutex::new(Inner {
@@ -70,6 +73,7 @@ impl Timer {
             }),
             cv: Condvar::new(),
             thread: Mutex::new(None),
+            name,
         })
     }
 
@@ -116,7 +120,7 @@ impl Timer {
         }
         let me = Arc::downgrade(self);
         *t = std::thread::Builder::new()
-            .name("otter-timer".into())
+            .name(self.name.clone())
             .spawn(move || run(me))
             .ok();
     }
@@ -170,7 +174,9 @@ pub(crate) fn deadline_after(after: Duration) -> Instant {
 /// foreign executor): one per OS process, started on first use, never shut down.
 pub(crate) fn global() -> Arc<Timer> {
     static GLOBAL: std::sync::OnceLock<Arc<Timer>> = std::sync::OnceLock::new();
-    GLOBAL.get_or_init(Timer::new).clone()
+    GLOBAL
+        .get_or_init(|| Timer::new("otter-timer".into()))
+        .clone()
 }
 
 thread_local! {

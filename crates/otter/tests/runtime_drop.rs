@@ -165,3 +165,39 @@ fn a_runtime_joins_its_spare_threads_when_dropped() {
         }
     }
 }
+
+#[test]
+fn a_runtimes_threads_carry_its_name() {
+    // Several runtimes in one program: each thread says whose it is.
+    let rt = Runtime::builder()
+        .threads(2)
+        .thread_name("named-rt")
+        .build()
+        .unwrap();
+    let names = rt
+        .block_on(|cx: Context<()>| async move {
+            let worker = std::thread::current().name().map(String::from);
+            let blocking =
+                otter::blocking::spawn_blocking(|| std::thread::current().name().map(String::from))
+                    .await;
+            // Starts the runtime's timer thread.
+            cx.sleep(Duration::from_millis(1)).await;
+            (worker, blocking)
+        })
+        .unwrap();
+    assert!(
+        names
+            .0
+            .as_deref()
+            .is_some_and(|n| n.starts_with("named-rt-")),
+        "{names:?}"
+    );
+    assert_eq!(names.1.as_deref(), Some("named-rt-blocking"));
+    support::eventually("the timer thread by name", Duration::from_secs(20), || {
+        support::threads_named("named-rt-timer") == 1
+    });
+    support::eventually("the watchdog by name", Duration::from_secs(20), || {
+        // Linux keeps the first 15 bytes of a thread's name.
+        support::threads_named("named-rt-watchd") == 1
+    });
+}
