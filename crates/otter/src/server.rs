@@ -451,12 +451,8 @@ impl<S: Server> ServerRef<S> {
         timeout: Option<Duration>,
     ) -> Result<R, CallError> {
         let target = self.pid.raw;
-        // The waker of the poll that starts the call (and goes on to wait): the slot
-        // gets it before it is shared.
-        let waker = std::future::poll_fn(|cx| Poll::Ready(cx.waker().clone())).await;
-        if waker::is_waker_of(&waker, target) {
-            return Err(CallError::CallingSelf);
-        }
+        // The slot gets the waker before it is shared.
+        let waker = requester(target).await?;
         let (pending, reply_to) = Pending::call(target, waker);
         // If the send fails the server has exited, and its watcher (on it, or refused
         // with `Noproc`) has already set the outcome: its real reason.
@@ -507,10 +503,7 @@ impl<S: Server> ServerRef<S> {
         reason: ExitReason,
         timeout: Option<Duration>,
     ) -> Result<(), CallError> {
-        let waker = std::future::poll_fn(|cx| Poll::Ready(cx.waker().clone())).await;
-        if waker::is_waker_of(&waker, self.pid.raw) {
-            return Err(CallError::CallingSelf);
-        }
+        requester(self.pid.raw).await?;
         let (mut pending, _never) = Pending::<()>::new();
         let wanted = reason.clone();
         pending.watch(self.pid.raw, move |r| {
@@ -522,6 +515,18 @@ impl<S: Server> ServerRef<S> {
         });
         let _ = self.pid.try_send(ServerMsg::Stop(Box::new(reason)));
         pending.wait(timeout).await
+    }
+}
+
+/// The waker of the poll that makes a request of `target` and goes on to wait for it;
+/// `CallingSelf` if that poll is `target`'s own, which would wait for itself (OTP's
+/// `calling_self`).
+async fn requester(target: RawPid) -> Result<std::task::Waker, CallError> {
+    let waker = std::future::poll_fn(|cx| Poll::Ready(cx.waker().clone())).await;
+    if waker::is_waker_of(&waker, target) {
+        Err(CallError::CallingSelf)
+    } else {
+        Ok(waker)
     }
 }
 

@@ -115,8 +115,6 @@ struct Flow {
     stopped: bool,
     /// Who the messages go to.
     owner: Owner,
-    /// Counts the changes of `owner`, so that the reader keeps its sender between them.
-    owner_changes: u64,
     /// The reader, waiting for credit or the stop.
     waiter: Option<Waker>,
 }
@@ -201,7 +199,6 @@ impl TcpStream {
                 passive_due: counted && credit == 0,
                 stopped: false,
                 owner: Owner::of(cx.pid()),
-                owner_changes: 0,
                 waiter: None,
             }),
         });
@@ -285,10 +282,7 @@ impl ActiveTcpStream {
             .sending
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        self.shared.update(|flow| {
-            flow.owner = Owner::of(to);
-            flow.owner_changes += 1;
-        });
+        self.shared.update(|flow| flow.owner = Owner::of(to));
     }
 
     /// The id its messages carry.
@@ -339,11 +333,14 @@ enum Event {
 async fn read_loop(mut cx: Context<OwnerDown>, shared: Arc<Shared>, id: SocketId) {
     let inner = &shared.inner;
     let mut watching: Option<MonitorRef> = None;
-    // The owner's sender as of `owner_changes` (no reference count taken per message).
-    let (mut send, mut sending_for) = {
-        let flow = shared.flow.lock().unwrap_or_else(PoisonError::into_inner);
-        (flow.owner.deliver.clone(), flow.owner_changes)
-    };
+    // The owner's sender, kept until the owner changes (no reference count per message).
+    let mut send = shared
+        .flow
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .owner
+        .deliver
+        .clone();
     loop {
         let event = poll_fn(|task| {
             // A new owner (or the first): watch it instead. Outside the lock: a monitor's
@@ -409,8 +406,8 @@ async fn read_loop(mut cx: Context<OwnerDown>, shared: Arc<Shared>, id: SocketId
         // (`controlling_process` may have changed it since the poll).
         let passive = {
             let mut flow = shared.flow.lock().unwrap_or_else(PoisonError::into_inner);
-            if flow.owner_changes != sending_for {
-                (send, sending_for) = (flow.owner.deliver.clone(), flow.owner_changes);
+            if !Arc::ptr_eq(&send, &flow.owner.deliver) {
+                send = flow.owner.deliver.clone();
             }
             // The credit is spent before the owner can see the data, so that a
             // `set_active` it makes on seeing it counts after the spending.
