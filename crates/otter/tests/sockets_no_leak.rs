@@ -3,8 +3,23 @@
 //! descriptors of the whole test process, which other tests running beside it (those of
 //! `sockets.rs`) would change.
 
-use otter::net::{TcpListener, TcpStream};
+use std::time::Duration;
+
+use otter::net::{Active, ActiveTcpStream, Tcp, TcpListener, TcpStream};
 use otter::{Context, Runtime};
+
+/// A process handed an active stream: the stream, then its socket's messages.
+#[derive(Debug)]
+enum Heir {
+    Stream(ActiveTcpStream),
+    Tcp(Tcp),
+}
+
+impl From<Tcp> for Heir {
+    fn from(t: Tcp) -> Heir {
+        Heir::Tcp(t)
+    }
+}
 
 fn any_port() -> std::net::SocketAddr {
     "127.0.0.1:0".parse().unwrap()
@@ -34,8 +49,9 @@ async fn echo_server(cx: Context<()>, listener: TcpListener) {
 
 #[test]
 fn no_descriptor_leaks_after_many_connections() {
-    // Counted with no runtime, then after four rounds of 200 connections on one and its
-    // shutdown: every socket, and the reactor's own epoll and eventfd, closed.
+    // Counted with no runtime, then after four rounds of 200 connections on one, 50
+    // active streams handed on, and its shutdown: every socket, and the reactor's own
+    // epoll and eventfd, closed.
     let fds = || std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count());
     let before = fds();
     let rt = Runtime::builder().threads(4).build().unwrap();
@@ -62,6 +78,49 @@ fn no_descriptor_leaks_after_many_connections() {
         });
         assert_eq!(r.unwrap(), 200);
     }
+    // Active streams handed to another process (`controlling_process`), whose first
+    // owner ends; and an accept cut short by a timeout.
+    let r = rt.block_on(|mut cx: Context<usize>| async move {
+        let listener = TcpListener::bind(any_port()).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let cut_short = otter::timeout(Duration::from_millis(5), listener.accept())
+            .await
+            .is_err();
+        let root = cx.pid();
+        for _ in 0..50 {
+            cx.spawn(move |_: Context<()>| async move {
+                let mut s = TcpStream::connect(addr).await.unwrap();
+                s.write_all(b"y").await.unwrap();
+                let mut b = [0u8; 1];
+                s.read_exact(&mut b).await.unwrap();
+            });
+            let (conn, _) = listener.accept().await.unwrap();
+            let heir = cx.spawn(move |mut c: Context<Heir>| async move {
+                let Heir::Stream(s) = c.recv().await else {
+                    return;
+                };
+                s.set_active(Active::Once);
+                while let Heir::Tcp(t) = c.recv().await {
+                    if let Tcp::Data(_, d) = t {
+                        s.write_all(&d).await.unwrap();
+                        root.send(1);
+                        return;
+                    }
+                }
+            });
+            cx.spawn(move |c: Context<Heir>| async move {
+                let s = conn.into_active(&c, Active::N(0));
+                s.controlling_process(heir);
+                heir.send(Heir::Stream(s));
+            });
+        }
+        let mut n = 0;
+        for _ in 0..50 {
+            n += cx.recv().await;
+        }
+        n + usize::from(cut_short)
+    });
+    assert_eq!(r.unwrap(), 51);
     drop(rt);
     assert_eq!(
         fds(),
