@@ -73,6 +73,21 @@ impl ExitReason {
         ExitReason::Error(ErrorReason(Arc::new(e)))
     }
 
+    /// The error inside [`ExitReason::Error`], if it is an `E`.
+    ///
+    /// ```
+    /// use otter::ExitReason;
+    /// let r = ExitReason::error(std::fmt::Error);
+    /// assert_eq!(r.downcast_ref::<std::fmt::Error>(), Some(&std::fmt::Error));
+    /// assert!(ExitReason::Normal.downcast_ref::<std::fmt::Error>().is_none());
+    /// ```
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        match self {
+            ExitReason::Error(e) => e.0.downcast_ref::<E>(),
+            _ => None,
+        }
+    }
+
     /// The reason of a process whose poll panicked with `payload`.
     pub(crate) fn from_panic(payload: &(dyn Any + Send)) -> ExitReason {
         let msg: Arc<str> = if let Some(s) = payload.downcast_ref::<&'static str>() {

@@ -302,6 +302,11 @@ impl<M: Send + 'static> Context<M> {
             .map(Pid::from_raw)
     }
 
+    /// The process registered as `name`, whatever its message type.
+    pub(crate) fn name_holder(&self, name: &str) -> Option<crate::ProcessId> {
+        self.runtime().registry.holder(name).map(crate::ProcessId)
+    }
+
     /// Sends `message` to the process registered as `name` (Erlang's `Name ! Msg`). Hands
     /// the message back if no live process of that message type has the name (Erlang
     /// raises `badarg`).

@@ -108,6 +108,12 @@ impl Registry {
             .map(|e| e.pid)
     }
 
+    /// The pid registered as `name`, whatever its message type.
+    pub(crate) fn holder(&self, name: &str) -> Option<RawPid> {
+        let g = self.inner.read().unwrap_or_else(PoisonError::into_inner);
+        g.by_name.get(name).map(|e| e.pid)
+    }
+
     /// Removes `name`; returns the pid it named.
     pub(crate) fn remove_name(&self, name: &str) -> Option<RawPid> {
         let mut g = self.inner.write().unwrap_or_else(PoisonError::into_inner);

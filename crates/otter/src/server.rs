@@ -56,7 +56,10 @@
 //!   is not taken down. A panic in `init` is a crash: the server exits `Panic`, which a
 //!   linked caller that does not trap exits follows, as in Erlang.
 //! * **Registered start.** [`Server::start_link_named`] registers the name before `init`
-//!   runs; a taken name fails the start with `RegisterError::NameTaken` as the reason.
+//!   runs; a name that another process holds fails the start with [`AlreadyStarted`]
+//!   and that process's id as the reason (`{error, {already_started, Pid}}`; get it
+//!   with [`ExitReason::downcast_ref`]). A server that already has a name fails with
+//!   `RegisterError::AlreadyNamed`.
 //! * **Calls** follow `gen.erl`'s protocol: the caller monitors the server while it
 //!   waits; the call returns the reply, or [`CallError::Exit`] with the server's reason
 //!   if it exits first, [`CallError::Noproc`] if it does not exist, [`CallError::Timeout`]
@@ -111,6 +114,7 @@ use crate::exit::ExitReason;
 use crate::monitor::Down;
 use crate::pid::{Pid, ProcessId, RawPid};
 use crate::process::{Context, waker};
+use crate::registry::RegisterError;
 use crate::signal::Exit;
 
 pub use name::Name;
@@ -613,6 +617,38 @@ fn start_with<S: Server, M: Send + 'static>(
     }
 }
 
+/// Why a registered start failed: a process already has the name (OTP's
+/// `{error, {already_started, Pid}}`), this one. The reason inside
+/// [`ExitReason::Error`]; [`ExitReason::downcast_ref`] gets it.
+///
+/// ```
+/// # use otter::server::{self, AlreadyStarted, Flow, ReplyTo, Server, ServerContext};
+/// # use otter::{Context, ExitReason, Runtime};
+/// # struct Cache;
+/// # impl Server for Cache {
+/// #     type Args = (); type Call = ((), ReplyTo<()>); type Cast = (); type Info = ();
+/// #     async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> { Ok(Cache) }
+/// #     async fn handle_call(&mut self, (_, f): ((), ReplyTo<()>), _: &mut ServerContext<Self>) -> Flow { f.reply(()); Flow::Continue }
+/// # }
+/// let rt = Runtime::new();
+/// let r = rt.block_on(|cx: Context<()>| async move {
+///     let first = Cache::start_link_named(&cx, "cache", ()).await.unwrap();
+///     let again = Cache::start_link_named(&cx, "cache", ()).await.unwrap_err();
+///     again.downcast_ref::<AlreadyStarted>() == Some(&AlreadyStarted(first.pid().id()))
+/// });
+/// assert!(r.unwrap());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AlreadyStarted(pub ProcessId);
+
+impl std::fmt::Display for AlreadyStarted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "already started: {:?} has the name", self.0)
+    }
+}
+
+impl std::error::Error for AlreadyStarted {}
+
 /// Runs a callback's future, turning a panic into `Err(reason)` (the future is pinned
 /// on this stack frame: no allocation per message).
 pub(crate) async fn catch<F: Future>(fut: F) -> Result<F::Output, ExitReason> {
@@ -642,10 +678,20 @@ async fn serve<S: Server>(
         *failure.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason);
         ExitReason::Normal
     };
-    if let Some(name) = name
-        && let Err(e) = cx.register(name, cx.pid())
-    {
-        return fail(ExitReason::error(e));
+    if let Some(name) = name {
+        // `gen.erl`'s `register_name`: the holder's pid, read after the refusal. A
+        // holder that exited in between freed the name: try again.
+        loop {
+            match cx.register(name.clone(), cx.pid()) {
+                Ok(()) => break,
+                Err(RegisterError::NameTaken) => {
+                    if let Some(holder) = cx.name_holder(&name) {
+                        return fail(ExitReason::error(AlreadyStarted(holder)));
+                    }
+                }
+                Err(e) => return fail(ExitReason::error(e)),
+            }
+        }
     }
     let mut state = match catch(S::init(args, &mut cx)).await {
         Ok(Ok(state)) => state,

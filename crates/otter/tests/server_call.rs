@@ -9,7 +9,9 @@ mod support;
 
 use std::time::Duration;
 
-use otter::server::{CallError, Flow, Info, Name, ReplyTo, Server, ServerContext, ServerRef};
+use otter::server::{
+    AlreadyStarted, CallError, Flow, Info, Name, ReplyTo, Server, ServerContext, ServerRef,
+};
 use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
 use otter::{Context, Exit, ExitReason, Pid, Runtime};
 
@@ -401,20 +403,42 @@ rt_test!(start_returns_the_init_error, |rt: &Runtime| {
         let failed = Store::start_link(&cx, Init::Fail).await;
         cx.pid().send(1);
         let alive = cx.recv().await == 1;
-        // A name that is taken fails the start too.
-        cx.register("taken", cx.pid()).unwrap();
-        let named = Store::start_link_named(&cx, "taken", Init::Ok(None)).await;
-        (failed, alive, named.map(|_| ()).map_err(|e| e.to_string()))
+        (failed, alive)
     });
     assert_eq!(
         r.unwrap(),
-        (
-            Err(ExitReason::ShutdownWith("no config".into())),
-            true,
-            Err("error: the name is already registered".to_string())
-        )
+        (Err(ExitReason::ShutdownWith("no config".into())), true)
     );
 });
+
+rt_test!(
+    a_named_start_of_a_taken_name_is_already_started_with_the_holders_pid,
+    |rt: &Runtime| {
+        // `{error, {already_started, Pid}}`: the holder may be any process, of any
+        // message type, or a server of the same kind.
+        let r = rt.block_on(|cx: Context<u8>| async move {
+            cx.register("taken", cx.pid()).unwrap();
+            let by_other = Store::start_link_named(&cx, "taken", Init::Ok(None)).await;
+            let first = Store::start_link_named(&cx, "store", Init::Ok(None))
+                .await
+                .unwrap();
+            let by_server = Store::start_link_named(&cx, "store", Init::Ok(None)).await;
+            let holder = |r: Result<ServerRef<Store>, ExitReason>| {
+                r.err()
+                    .and_then(|e| e.downcast_ref::<AlreadyStarted>().copied())
+            };
+            (
+                holder(by_other),
+                holder(by_server),
+                cx.pid().id(),
+                first.pid().id(),
+            )
+        });
+        let (by_other, by_server, me, first) = r.unwrap();
+        assert_eq!(by_other, Some(AlreadyStarted(me)));
+        assert_eq!(by_server, Some(AlreadyStarted(first)));
+    }
+);
 
 rt_test!(
     a_crash_in_init_fails_the_start_and_the_link,
