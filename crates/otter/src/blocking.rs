@@ -26,6 +26,10 @@
 //! * A process that stops waiting (it exits, or drops the future) does not stop the job;
 //!   its result is dropped.
 //! * Off a worker (no runtime), a job runs on a thread of its own.
+//! * Dropping the runtime does not wait for its jobs: those queued or running then
+//!   still run to their end, on the pool's threads, which end after them; their
+//!   results are dropped. (tokio's `Runtime` drop waits for its `spawn_blocking`
+//!   tasks; a job that never returns would make otter's shutdown hang with it.)
 
 use std::collections::VecDeque;
 use std::fmt;
