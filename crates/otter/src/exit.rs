@@ -143,11 +143,23 @@ impl Eq for ErrorReason {}
 /// loops for ever, whose `async` block has the never type `!` (Rust 2024 infers it for
 /// a block ending in `loop { .. }`).
 ///
+/// The error of a `Result` converts with `Into<ExitReason>`: an `ExitReason`, a
+/// [`CallError`](crate::server::CallError) (the reason a call failed with), a
+/// `std::io::Error` or a [`RegisterError`](crate::RegisterError) (kept in
+/// [`ExitReason::Error`]), so `?` works on sockets' and calls' results. Wrap other
+/// errors with [`ExitReason::error`]: `.map_err(ExitReason::error)?`.
+///
 /// ```
 /// let rt = otter::Runtime::new();
 /// let h = rt.handle();
 /// h.spawn(|_cx: otter::Context<()>| async { otter::ExitReason::Shutdown });
 /// h.spawn(|_cx: otter::Context<()>| async { Ok::<(), otter::ExitReason>(()) });
+/// // An IO error ends the process with that error as its reason.
+/// h.spawn(|_cx: otter::Context<()>| async {
+///     let text = std::fs::read_to_string("/no/such/file")?;
+///     println!("{text}");
+///     Ok::<(), std::io::Error>(())
+/// });
 /// // Erlang's `loop() -> receive M -> handle(M), loop() end.`
 /// h.spawn(|mut cx: otter::Context<u8>| async move {
 ///     loop {
@@ -193,6 +205,18 @@ impl<R> FnReturn for fn() -> R {
 impl IntoExitReason for Never {
     fn into_exit_reason(self) -> ExitReason {
         self
+    }
+}
+
+impl From<std::io::Error> for ExitReason {
+    fn from(e: std::io::Error) -> ExitReason {
+        ExitReason::error(e)
+    }
+}
+
+impl From<crate::RegisterError> for ExitReason {
+    fn from(e: crate::RegisterError) -> ExitReason {
+        ExitReason::error(e)
     }
 }
 
