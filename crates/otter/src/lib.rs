@@ -360,6 +360,10 @@
 //!   whose schedulers all ran NIFs that never return.
 //! * A [`Context`] may be moved out of its process (it is `Send`), but receives there are
 //!   not woken by new messages: polled again, they take what has arrived.
+//! * A [`Context`] is `Send` but not `Sync`: an `async fn` helper that holds it across
+//!   an `.await` takes `&mut Context<M>` (or the `Context` itself), not `&Context<M>`,
+//!   whose future would not be `Send` (the compiler then speaks of a `NonNull<Header>`
+//!   that "cannot be shared between threads safely").
 //! * [`Context::recv_key`] has no Erlang counterpart (the BEAM's closest is the
 //!   receive-marker optimisation for fresh references).
 //! * Names are per runtime (Erlang: per node) and typed: [`Context::whereis`] finds a
