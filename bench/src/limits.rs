@@ -79,10 +79,10 @@ impl Limits {
     pub(crate) fn of_this_machine() -> Limits {
         let mut least: Option<(u64, &str)> = None;
         let mut consider = |bytes: Option<u64>, what: &'static str| {
-            if let Some(b) = bytes {
-                if least.is_none_or(|(l, _)| b < l) {
-                    least = Some((b, what));
-                }
+            if let Some(b) = bytes
+                && least.is_none_or(|(l, _)| b < l)
+            {
+                least = Some((b, what));
             }
         };
         consider(mem_total(), "MemTotal");

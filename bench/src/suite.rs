@@ -237,12 +237,12 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
 fn run(o: &Options) -> Result<ExitCode, String> {
     let me = std::env::current_exe().map_err(|e| format!("cannot find my own binary: {e}"))?;
     let erlang = erlang_bench(o);
-    if let Err(why) = &erlang {
-        if !o.no_erlang {
-            eprintln!(
-                "otter-bench suite: Erlang cases skipped: {why}; otter runs alone.\n  To compare with Erlang, install it (as root): {INSTALL_ERLANG}"
-            );
-        }
+    if let Err(why) = &erlang
+        && !o.no_erlang
+    {
+        eprintln!(
+            "otter-bench suite: Erlang cases skipped: {why}; otter runs alone.\n  To compare with Erlang, install it (as root): {INSTALL_ERLANG}"
+        );
     }
     if cfg!(debug_assertions) {
         eprintln!(
@@ -374,36 +374,36 @@ fn run(o: &Options) -> Result<ExitCode, String> {
                         }
                     }
                 };
-                if imp == Impl::Erlang {
-                    if let Some(g) = &c.cutoff_group {
-                        let slow = match &outcome {
-                            Outcome::Ok(v) | Outcome::CheckFailed(v, _) => v["seconds"]
-                                .as_f64()
-                                .filter(|s| *s > ERLANG_CUTOFF_SECS)
-                                .map(|s| format!("{s:.1} s")),
-                            Outcome::Error(e) if e.starts_with("timed out") => Some(e.clone()),
-                            _ => None,
-                        };
-                        if let Some(took) = slow {
-                            cut.entry(g.clone()).or_insert((
-                                ci,
-                                format!(
-                                    "Erlang stopped: {} took {took} (over {ERLANG_CUTOFF_SECS:.0} s)",
-                                    c.id
-                                ),
-                            ));
-                        }
+                if imp == Impl::Erlang
+                    && let Some(g) = &c.cutoff_group
+                {
+                    let slow = match &outcome {
+                        Outcome::Ok(v) | Outcome::CheckFailed(v, _) => v["seconds"]
+                            .as_f64()
+                            .filter(|s| *s > ERLANG_CUTOFF_SECS)
+                            .map(|s| format!("{s:.1} s")),
+                        Outcome::Error(e) if e.starts_with("timed out") => Some(e.clone()),
+                        _ => None,
+                    };
+                    if let Some(took) = slow {
+                        cut.entry(g.clone()).or_insert((
+                            ci,
+                            format!(
+                                "Erlang stopped: {} took {took} (over {ERLANG_CUTOFF_SECS:.0} s)",
+                                c.id
+                            ),
+                        ));
                     }
                 }
                 let steal = match outcome {
                     Outcome::Skipped(_) => None,
                     _ => sysinfo::steal_share(cpu_before, sysinfo::cpu_times()),
                 };
-                if let Some(st) = steal {
-                    if meta.steal_worst.as_ref().is_none_or(|(w, _)| st > *w) {
-                        let what = format!("{} {} (rep {})", imp.name(), c.id, rep + 1);
-                        meta.steal_worst = Some((st, what));
-                    }
+                if let Some(st) = steal
+                    && meta.steal_worst.as_ref().is_none_or(|(w, _)| st > *w)
+                {
+                    let what = format!("{} {} (rep {})", imp.name(), c.id, rep + 1);
+                    meta.steal_worst = Some((st, what));
                 }
                 say(format!(
                     "[{done:>4}/{total}] {:<6} {:<44} rep {}: {}{}",

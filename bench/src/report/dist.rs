@@ -44,7 +44,7 @@ fn spread(c: &Cell<'_>, f: impl Fn(&Value) -> Option<f64>) -> Option<(f64, f64)>
 
 /// "64 B", "4 KiB".
 fn size_name(size: u64) -> String {
-    if size >= 1024 && size % 1024 == 0 {
+    if size >= 1024 && size.is_multiple_of(1024) {
         format!("{} KiB", size / 1024)
     } else {
         format!("{size} B")

@@ -22,7 +22,7 @@ fn round_trips_per_s(v: &Value) -> Option<f64> {
 
 /// "64 B", "4 KiB".
 fn size_name(size: u64) -> String {
-    if size >= 1024 && size % 1024 == 0 {
+    if size >= 1024 && size.is_multiple_of(1024) {
         format!("{} KiB", size / 1024)
     } else {
         format!("{size} B")

@@ -122,26 +122,25 @@ pub(super) fn section(
     if let (Some(kmin), Some(kmax)) = (
         all.iter().map(|p| p.0).reduce(f64::min),
         all.iter().map(|p| p.0).reduce(f64::max),
-    ) {
-        if kmax > kmin {
-            let t0 = all
-                .iter()
-                .filter(|p| p.0 == kmin)
-                .map(|p| p.1)
-                .reduce(f64::min)
-                .unwrap_or(1e-3);
-            let r = kmax / kmin;
-            guides.push(Guide {
-                label: "∝ k".into(),
-                from: (kmin, t0),
-                to: (kmax, t0 * r),
-            });
-            guides.push(Guide {
-                label: "∝ k²".into(),
-                from: (kmin, t0),
-                to: (kmax, t0 * r * r),
-            });
-        }
+    ) && kmax > kmin
+    {
+        let t0 = all
+            .iter()
+            .filter(|p| p.0 == kmin)
+            .map(|p| p.1)
+            .reduce(f64::min)
+            .unwrap_or(1e-3);
+        let r = kmax / kmin;
+        guides.push(Guide {
+            label: "∝ k".into(),
+            from: (kmin, t0),
+            to: (kmax, t0 * r),
+        });
+        guides.push(Guide {
+            label: "∝ k²".into(),
+            from: (kmin, t0),
+            to: (kmax, t0 * r * r),
+        });
     }
     let svg = plot::line_chart(&LineChart {
         title: "Mailbox: time to take k messages by sender pid".into(),

@@ -360,10 +360,10 @@ fn run_raw(rt: &Runtime, plan: Plan) -> Result<Outcome, ExitReason> {
         let mut reported = vec![false; plan.senders as usize];
         let mut duplicate = None;
         for _ in 0..plan.senders {
-            if let CoordMsg::Sent(i) = cx.recv_match(|m| matches!(m, CoordMsg::Sent(_))).await {
-                if std::mem::replace(&mut reported[i as usize], true) {
-                    duplicate = Some(i);
-                }
+            if let CoordMsg::Sent(i) = cx.recv_match(|m| matches!(m, CoordMsg::Sent(_))).await
+                && std::mem::replace(&mut reported[i as usize], true)
+            {
+                duplicate = Some(i);
             }
         }
         let mut tally = Tally::default();

@@ -383,7 +383,7 @@ async fn hogger(cx: Context<()>, shared: Arc<Shared>, stall: Duration) {
     while !shared.stop.load(Ordering::Acquire) {
         std::hint::spin_loop();
         i = i.wrapping_add(1);
-        if i % 4096 == 0 {
+        if i.is_multiple_of(4096) {
             let now = shared.progress.load(Ordering::Relaxed);
             if now != seen {
                 (seen, since) = (now, Instant::now());

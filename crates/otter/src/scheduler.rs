@@ -269,10 +269,10 @@ impl Shared {
 
     /// Wakes worker `w` from its park, in the OS poll or in `thread::park`.
     fn unpark(&self, w: usize) {
-        if self.workers[w].in_driver.load(Ordering::SeqCst) {
-            if let Some(io) = self.io.get() {
-                io.wake();
-            }
+        if self.workers[w].in_driver.load(Ordering::SeqCst)
+            && let Some(io) = self.io.get()
+        {
+            io.wake();
         }
         if let Some(t) = self.workers[w].thread.get() {
             t.unpark();

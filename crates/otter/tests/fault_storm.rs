@@ -213,7 +213,7 @@ rt_test!(
                     }
                     None => cx.yield_now().await,
                 }
-                if hits % 16 == 0 {
+                if hits.is_multiple_of(16) {
                     cx.yield_now().await;
                 }
             }

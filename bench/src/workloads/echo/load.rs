@@ -80,13 +80,13 @@ pub(super) fn validate(p: &Params) -> Result<(), String> {
         return Err("port= is required: the echo server's port, 1..65535".into());
     }
     let conns = p.int("conns");
-    if let Some(limit) = open_files_limit() {
-        if conns + SPARE_FDS > limit {
-            return Err(format!(
-                "conns={conns} needs {} descriptors, more than ulimit -n ({limit}) allows",
-                conns + SPARE_FDS
-            ));
-        }
+    if let Some(limit) = open_files_limit()
+        && conns + SPARE_FDS > limit
+    {
+        return Err(format!(
+            "conns={conns} needs {} descriptors, more than ulimit -n ({limit}) allows",
+            conns + SPARE_FDS
+        ));
     }
     Ok(())
 }
@@ -502,11 +502,11 @@ impl Worker {
                 }
                 break;
             }
-            if let Err(e) = poll.poll(&mut events, Some(setup_end - now)) {
-                if e.kind() != io::ErrorKind::Interrupted {
-                    self.fail_all(&poll, format!("poll: {e}"));
-                    break;
-                }
+            if let Err(e) = poll.poll(&mut events, Some(setup_end - now))
+                && e.kind() != io::ErrorKind::Interrupted
+            {
+                self.fail_all(&poll, format!("poll: {e}"));
+                break;
             }
             for ev in &events {
                 let i = ev.token().0;
@@ -542,11 +542,11 @@ impl Worker {
             if timeout < Duration::from_millis(1) && !self.waiting.is_empty() {
                 timeout = Duration::ZERO;
             }
-            if let Err(e) = poll.poll(&mut events, Some(timeout)) {
-                if e.kind() != io::ErrorKind::Interrupted {
-                    self.fail_all(&poll, format!("poll: {e}"));
-                    break;
-                }
+            if let Err(e) = poll.poll(&mut events, Some(timeout))
+                && e.kind() != io::ErrorKind::Interrupted
+            {
+                self.fail_all(&poll, format!("poll: {e}"));
+                break;
             }
             for ev in &events {
                 self.on_event(&poll, ev.token().0, Some((warm_end, end)));
@@ -701,13 +701,14 @@ impl Worker {
             return self.fail(poll, i, "the echo differs from what was sent".into());
         }
         self.conns[i].ready = true;
-        if let Some((from, to)) = window {
-            if done >= from && done < to {
-                let ns = done.duration_since(t0).as_nanos() as u64;
-                self.tally.round_trips += 1;
-                self.tally.hist.record(ns);
-                self.tally.max_ns = self.tally.max_ns.max(ns);
-            }
+        if let Some((from, to)) = window
+            && done >= from
+            && done < to
+        {
+            let ns = done.duration_since(t0).as_nanos() as u64;
+            self.tally.round_trips += 1;
+            self.tally.hist.record(ns);
+            self.tally.max_ns = self.tally.max_ns.max(ns);
         }
         // Paced in the measured phases only: set-up brings every connection up at once.
         if let (Some(gap), Some(_)) = (self.gap, window) {

@@ -84,11 +84,11 @@ impl Task {
         // An exit signal ends the process before its next poll (`signal.rs`). The flag
         // was stored before the RMW on `state` that scheduled us, which our RMW above
         // reads (or a later one): it is visible here.
-        if h.signalled.load(Ordering::Acquire) {
-            if let Some(reason) = bonds::pending_exit(h) {
-                self.exit(reason);
-                return RunOutcome::Exited;
-            }
+        if h.signalled.load(Ordering::Acquire)
+            && let Some(reason) = bonds::pending_exit(h)
+        {
+            self.exit(reason);
+            return RunOutcome::Exited;
         }
         // Dropping this waker would do nothing (it holds no reference: `waker.rs`)
         // but through an indirect call, on every poll: it is not dropped.

@@ -171,16 +171,16 @@ pub(crate) fn send<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> 
         let spill = crate::scheduler::worker::spills_at(sent);
         let i = pid.raw.index as usize % STREAM_ENTRIES;
         let e = context::kept(i);
-        if e.last == pid.raw.to_bits() {
-            if let Some((slot, cell)) = e.held {
-                if !slot.word.is_alive(pid.raw.generation) {
-                    return Err(message);
-                }
-                // SAFETY: the count the cache keeps holds the cell until `end_stream`
-                // or the entry's reuse, after this call.
-                unsafe { deliver_streamed(cell, message, spill) };
-                return Ok(());
+        if e.last == pid.raw.to_bits()
+            && let Some((slot, cell)) = e.held
+        {
+            if !slot.word.is_alive(pid.raw.generation) {
+                return Err(message);
             }
+            // SAFETY: the count the cache keeps holds the cell until `end_stream`
+            // or the entry's reuse, after this call.
+            unsafe { deliver_streamed(cell, message, spill) };
+            return Ok(());
         }
         return stream_miss(pid, message, spill);
     }

@@ -214,7 +214,7 @@ impl Worker {
             // thread the OS has ready (a node of the cluster on the same machine, a
             // load generator): a yield costs a syscall when there is none.
             rounds += 1;
-            if rounds % YIELD_EVERY_ROUNDS == 0 {
+            if rounds.is_multiple_of(YIELD_EVERY_ROUNDS) {
                 std::thread::yield_now();
             } else {
                 for _ in 0..SPIN_HINTS {
@@ -268,10 +268,10 @@ impl Worker {
             let seen = &mut self.seen[v];
             if ticks != seen.0 {
                 *seen = (ticks, now);
-            } else if now.duration_since(seen.1) >= STEAL_LIFO_AFTER {
-                if let Some(t) = w.lifo.take() {
-                    return Some(t);
-                }
+            } else if now.duration_since(seen.1) >= STEAL_LIFO_AFTER
+                && let Some(t) = w.lifo.take()
+            {
+                return Some(t);
             }
         }
         None
@@ -307,7 +307,7 @@ impl Worker {
         loop {
             self.run_task(shared, me, task);
             if self.lifo_polls >= MAX_LIFO_POLLS
-                || self.tick % GLOBAL_INTERVAL == 0
+                || self.tick.is_multiple_of(GLOBAL_INTERVAL)
                 || me.local.len() != 0
             {
                 return;
@@ -401,7 +401,7 @@ impl Worker {
     }
 
     fn next_task(&mut self, shared: &Shared, me: &Remote) -> Option<Task> {
-        if self.tick % GLOBAL_INTERVAL == 0 {
+        if self.tick.is_multiple_of(GLOBAL_INTERVAL) {
             // Calls that still wait since the flush before are woken to arm their timers.
             context::flush_deferred(false);
             // Sockets are served while every worker is busy (`io.rs`). What the events

@@ -151,19 +151,18 @@ pub(crate) fn term(out: &mut Vec<u8>, t: &Term) {
                 out.push(NIL_EXT);
                 return;
             }
-            if let Ok(n) = u16::try_from(items.len()) {
-                if items
+            if let Ok(n) = u16::try_from(items.len())
+                && items
                     .iter()
                     .all(|t| matches!(t, Term::Int(v) if (0..=255).contains(v)))
-                {
-                    out.push(STRING_EXT);
-                    out.extend_from_slice(&n.to_be_bytes());
-                    out.extend(items.iter().map(|t| match t {
-                        Term::Int(v) => u8::try_from(*v).unwrap_or(0),
-                        _ => 0,
-                    }));
-                    return;
-                }
+            {
+                out.push(STRING_EXT);
+                out.extend_from_slice(&n.to_be_bytes());
+                out.extend(items.iter().map(|t| match t {
+                    Term::Int(v) => u8::try_from(*v).unwrap_or(0),
+                    _ => 0,
+                }));
+                return;
             }
             out.push(LIST_EXT);
             out.extend_from_slice(&len32(items.len()).to_be_bytes());

@@ -234,11 +234,11 @@ impl ser::SerializeSeq for List<'_, '_> {
             out.push(NIL_EXT);
             return Ok(());
         }
-        if self.bytes {
-            if let Ok(n) = u16::try_from(self.count) {
-                encode::compact_string(out, self.start, n);
-                return Ok(());
-            }
+        if self.bytes
+            && let Ok(n) = u16::try_from(self.count)
+        {
+            encode::compact_string(out, self.start, n);
+            return Ok(());
         }
         let n = len32(self.count, "list")?;
         out[self.start + 1..self.start + 5].copy_from_slice(&n.to_be_bytes());
