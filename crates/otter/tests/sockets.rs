@@ -387,17 +387,41 @@ rt_test!(
             let client = std::thread::spawn(move || std_client(addr));
             let (conn, _) = listener.accept().await.unwrap();
             let s = conn.into_active(&cx, Active::N(0));
+            let passive =
+                |m: Option<Owner>| matches!(m, Some(Owner::Tcp(Tcp::Passive(id))) if id == s.id());
             // The guard turns a missing `Passive` into a failure, not a hang.
-            let first = cx.recv_timeout(GUARD).await;
+            let first = passive(cx.recv_timeout(GUARD).await);
             s.set_active(Active::N(0));
-            let second = cx.recv_timeout(GUARD).await;
-            drop(client.join());
-            (
-                matches!(first, Some(Owner::Tcp(Tcp::Passive(id))) if id == s.id()),
-                matches!(second, Some(Owner::Tcp(Tcp::Passive(id))) if id == s.id()),
-            )
+            let second = passive(cx.recv_timeout(GUARD).await);
+            // Two in a row, before the reader gets to either: two `Passive`s, then
+            // the data asked for after them (a third `Passive` would come before it).
+            s.set_active(Active::N(0));
+            s.set_active(Active::N(0));
+            let mut peer = client.join().unwrap();
+            peer.write_all(b"z").unwrap();
+            s.set_active(Active::Once);
+            let mut rest = Vec::new();
+            for _ in 0..3 {
+                rest.push(match cx.recv_timeout(GUARD).await {
+                    Some(Owner::Tcp(Tcp::Passive(_))) => "passive".to_string(),
+                    Some(Owner::Tcp(Tcp::Data(_, d))) => String::from_utf8_lossy(&d).into_owned(),
+                    other => format!("{other:?}"),
+                });
+            }
+            (first, second, rest)
         });
-        assert_eq!(r.unwrap(), (true, true));
+        assert_eq!(
+            r.unwrap(),
+            (
+                true,
+                true,
+                vec![
+                    "passive".to_string(),
+                    "passive".to_string(),
+                    "z".to_string()
+                ]
+            )
+        );
     }
 );
 

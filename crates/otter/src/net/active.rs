@@ -109,8 +109,9 @@ struct Flow {
     credit: u32,
     /// Whether the credit is `Active::N`'s (a `Passive` at its end).
     counted: bool,
-    /// An `Active::N` request left no credit: a `Passive` is due at once (`{active, 0}`).
-    passive_due: bool,
+    /// `Active::N` requests that left no credit: a `Passive` is due at once for each
+    /// (`{active, 0}`), however many came before the reader got to them.
+    passive_due: u32,
     /// The owner dropped the stream.
     stopped: bool,
     /// Who the messages go to.
@@ -196,7 +197,7 @@ impl TcpStream {
             flow: Mutex::new(Flow {
                 credit,
                 counted,
-                passive_due: counted && credit == 0,
+                passive_due: u32::from(counted && credit == 0),
                 stopped: false,
                 owner: Owner::of(cx.pid()),
                 waiter: None,
@@ -223,7 +224,7 @@ impl ActiveTcpStream {
             };
             flow.counted = n;
             if n && flow.credit == 0 {
-                flow.passive_due = true;
+                flow.passive_due = flow.passive_due.saturating_add(1);
             }
         });
     }
@@ -372,7 +373,8 @@ async fn read_loop(mut cx: Context<OwnerDown>, shared: Arc<Shared>, id: SocketId
                 if flow.stopped {
                     return Poll::Ready(Event::Stop);
                 }
-                if std::mem::take(&mut flow.passive_due) {
+                if flow.passive_due > 0 {
+                    flow.passive_due -= 1;
                     return Poll::Ready(Event::Passive);
                 }
                 // Woken by `update` (more credit, or the stop, also while it waits for
