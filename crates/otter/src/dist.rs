@@ -51,7 +51,9 @@
 //!
 //! * A remote pid is valid for the life of the connection it came over: after the
 //!   connection goes down, sends to it are dropped even if the node comes back
-//!   (Erlang keeps it valid for the same node incarnation).
+//!   (Erlang keeps it valid for the same node incarnation). The pid of
+//!   [`Node::remote_name`] is not a process's: it stands for `{Name, Node}`, and sends
+//!   to it go by name again once the node is back.
 //! * The node is hidden by default ([`NodeBuilder::hidden`]); it does not take part in
 //!   `global`'s name registry or `pg`.
 //! * No distributed spawn (`spawn/4` on an otter node), no `rpc`, no atom cache, no

@@ -875,6 +875,48 @@ rt_test!(
 );
 
 rt_test!(
+    a_remote_name_reaches_its_node_again_after_the_node_comes_back,
+    |rt: &Runtime| {
+        // `{Name, Node} ! M` works again once the node is back; the pid of
+        // `Node::remote_name` stands for the name, not for a connection.
+        let node = otter_node(rt, "secret");
+        let probe = Probe::start(rt, &node, "inbox");
+        let mut first = erl(ECHO);
+        let name = first.name().to_string();
+        let alive = first.alive().to_string();
+        let echo: Pid<(Pid<In>, String)> = node.remote_name("echo", &name);
+        let n = node.clone();
+        probe.run(move |cx| {
+            n.monitor_nodes_to(cx.pid());
+            echo.send((cx.pid(), "first".to_string()));
+        });
+        let mut echoed = |want: &str| loop {
+            match probe.next() {
+                In::Echo(s) => return assert_eq!(s, want),
+                In::Node(NodeEvent::Up(n)) => assert_eq!(n, name),
+                other => panic!("{other:?}"),
+            }
+        };
+        echoed("first");
+        first.kill();
+        // The connection's teardown ends with the nodedown.
+        loop {
+            match probe.next() {
+                In::Node(NodeEvent::Down(n)) if n == name => break,
+                other => panic!("{other:?}"),
+            }
+        }
+        let back = erlang::Node::builder(&alive)
+            .exact_name(true)
+            .setup(ECHO)
+            .start();
+        assert_eq!(back.name(), name);
+        probe.run(move |cx| echo.send((cx.pid(), "again".to_string())));
+        echoed("again");
+    }
+);
+
+rt_test!(
     a_remote_name_sends_by_name_and_its_monitor_follows_the_name,
     |rt: &Runtime| {
         let node = otter_node(rt, "secret");

@@ -20,8 +20,13 @@
 //!   to a retired pid is dropped, as a send to an exited process is. (Erlang keeps an
 //!   external pid valid across a reconnection to the same node incarnation; otter does
 //!   not: the crate docs list this difference.)
+//! * A name's entry (`{Name, Node}`, [`intern_name`]) is not retired with the
+//!   connection: it stands for the name, not for a process, and a send to it after the
+//!   node is back goes by name again, as Erlang's does. Only local code interns names
+//!   (`Node::remote_name`), never a peer, so they grow with what the program asks for,
+//!   like atoms.
 //! * The table's size is the number of distinct remote pids seen over the live
-//!   connections.
+//!   connections, and the names asked for.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, PoisonError, RwLock, Weak};
@@ -121,18 +126,26 @@ pub(crate) fn intern(local: &Arc<NodeShared>, pid: &ExternalPid, via: &Atom) -> 
 pub(crate) fn intern_name(local: &Arc<NodeShared>, node: &Atom, name: &Atom) -> RawPid {
     let k = (Arc::as_ptr(local) as usize, node.clone(), name.clone());
     let mut t = TABLE.write().unwrap_or_else(PoisonError::into_inner);
-    if let Some(&i) = t.by_name.get(&k) {
-        return RawPid {
-            index: i | REMOTE,
-            generation: t.entries[i as usize].generation,
-        };
-    }
     let pid = ExternalPid {
         node: node.clone(),
         id: NAME_ID,
         serial: 0,
         creation: 0,
     };
+    if let Some(&i) = t.by_name.get(&k) {
+        let e = &mut t.entries[i as usize];
+        // The key holds the local node's address: an entry of a node since dropped,
+        // whose address `local` now has, is taken over, and the old node's pids of it
+        // resolve to nothing.
+        if !e.pid.as_ref().is_some_and(|(n, _)| n.strong_count() > 0) {
+            e.pid = Some((Arc::downgrade(local), pid));
+            e.generation = e.generation.wrapping_add(1);
+        }
+        return RawPid {
+            index: i | REMOTE,
+            generation: e.generation,
+        };
+    }
     let entry = (Some((Arc::downgrade(local), pid)), Some(name.clone()));
     let i = match t.free.pop() {
         Some(i) => {
@@ -186,28 +199,17 @@ pub(crate) fn resolve(raw: RawPid) -> Option<(Arc<NodeShared>, ExternalPid)> {
     Some((node.upgrade()?, pid.clone()))
 }
 
-/// Retires every entry of `peer` known by `local` (their connection went down).
+/// Retires every pid of `peer` known by `local`, and every pid that came over the
+/// connection to `peer` (it went down). Names' entries stay (module docs).
 pub(crate) fn retire_node(local: &Arc<NodeShared>, peer: &Atom) {
     let me = Arc::as_ptr(local) as usize;
     let mut t = TABLE.write().unwrap_or_else(PoisonError::into_inner);
     let Table {
         entries,
         by_pid,
-        by_name,
         free,
+        ..
     } = &mut *t;
-    by_name.retain(|k, &mut i| {
-        if k.0 != me || &k.1 != peer {
-            return true;
-        }
-        let e = &mut entries[i as usize];
-        e.pid = None;
-        e.name = None;
-        e.via = None;
-        e.generation = e.generation.wrapping_add(1);
-        free.push(i);
-        false
-    });
     by_pid.retain(|k, &mut i| {
         let e = &mut entries[i as usize];
         if k.0 != me || (&k.1 != peer && e.via.as_ref() != Some(peer)) {
