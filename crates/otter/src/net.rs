@@ -84,7 +84,7 @@
 
 mod acceptor_pool;
 mod active;
-mod tcp_listener;
+pub(crate) mod tcp_listener;
 mod tcp_stream;
 mod udp_socket;
 

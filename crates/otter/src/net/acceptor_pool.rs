@@ -22,12 +22,9 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
-use crate::net::{TcpListener, TcpStream};
+use crate::net::{TcpListener, TcpStream, tcp_listener};
 use crate::supervisor::{self, ChildSpec, Strategy, SupervisorRef, SupervisorSpec};
 use crate::{Context, Exit, ExitReason, IntoExitReason};
-
-/// How long an acceptor waits when the process is out of descriptors.
-const OUT_OF_DESCRIPTORS_PAUSE: Duration = Duration::from_millis(100);
 
 /// A running acceptor pool ([`start_acceptor_pool`]).
 #[derive(Debug, Clone)]
@@ -164,14 +161,11 @@ where
                 let pid = cx.spawn_link(move |c: Context<N>| handler(c, stream));
                 connections.insert(pid.id());
             }
-            Err(e) if out_of_descriptors(&e) => cx.sleep(OUT_OF_DESCRIPTORS_PAUSE).await,
+            Err(e) if tcp_listener::out_of_descriptors(&e) => {
+                cx.sleep(tcp_listener::OUT_OF_DESCRIPTORS_PAUSE).await;
+            }
             // A connection reset before it was accepted, and the like: the next one.
             Err(_) => {}
         }
     }
-}
-
-fn out_of_descriptors(e: &io::Error) -> bool {
-    // EMFILE (24) and ENFILE (23) on Linux.
-    matches!(e.raw_os_error(), Some(23 | 24))
 }

@@ -75,3 +75,15 @@ impl Drop for TcpListener {
         self.reg.deregister(&mut self.io);
     }
 }
+
+/// How long an acceptor waits when an accept failed for want of descriptors or
+/// memory: the connection stays in the listener's backlog, so accepting again at once
+/// would fail again at once, and the acceptor would spin (ranch waits likewise).
+pub(crate) const OUT_OF_DESCRIPTORS_PAUSE: std::time::Duration =
+    std::time::Duration::from_millis(100);
+
+/// Whether an accept failed for want of descriptors or kernel memory (`EMFILE`,
+/// `ENFILE`, `ENOBUFS`, `ENOMEM`), a state that lasts until something is freed.
+pub(crate) fn out_of_descriptors(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(24 | 23 | 105 | 12))
+}
