@@ -137,7 +137,7 @@ pub(crate) fn intern_name(local: &Arc<NodeShared>, node: &Atom, name: &Atom) -> 
         // The key holds the local node's address: an entry of a node since dropped,
         // whose address `local` now has, is taken over, and the old node's pids of it
         // resolve to nothing.
-        if !e.pid.as_ref().is_some_and(|(n, _)| n.strong_count() > 0) {
+        if e.pid.as_ref().is_none_or(|(n, _)| n.strong_count() == 0) {
             e.pid = Some((Arc::downgrade(local), pid));
             e.generation = e.generation.wrapping_add(1);
         }
