@@ -890,7 +890,7 @@ rt_test!(
             n.monitor_nodes_to(cx.pid());
             echo.send((cx.pid(), "first".to_string()));
         });
-        let mut echoed = |want: &str| loop {
+        let echoed = |want: &str| loop {
             match probe.next() {
                 In::Echo(s) => return assert_eq!(s, want),
                 In::Node(NodeEvent::Up(n)) => assert_eq!(n, name),
@@ -900,11 +900,9 @@ rt_test!(
         echoed("first");
         first.kill();
         // The connection's teardown ends with the nodedown.
-        loop {
-            match probe.next() {
-                In::Node(NodeEvent::Down(n)) if n == name => break,
-                other => panic!("{other:?}"),
-            }
+        match probe.next() {
+            In::Node(NodeEvent::Down(n)) => assert_eq!(n, name),
+            other => panic!("{other:?}"),
         }
         let back = erlang::Node::builder(&alive)
             .exact_name(true)
