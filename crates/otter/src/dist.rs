@@ -17,14 +17,19 @@
 //!   term (a `Pid<M>` inside a message), or under a name registered with
 //!   [`Node::register`]; each message is decoded into its type `M`, and a term that
 //!   does not decode arrives as `M::from(`[`BadTerm`]`)`, never as a panic. A process
-//!   of type [`etf::Term`] takes anything.
+//!   of type [`etf::Term`] takes anything. [`Node::register_name`] exports a name of
+//!   the runtime's own registry instead: messages go to whoever holds it then (Erlang
+//!   has one registry; here the name follows the local one, so a process restarted
+//!   under it is reached again).
 //! * **Links, monitors and exits** cross nodes with Erlang's rules: `cx.link`,
 //!   `cx.monitor`, `cx.exit` on a remote pid send `LINK`, `MONITOR_P`, `EXIT2`; a
 //!   remote process's exit comes back as an exit signal or a `Down`; a lost
 //!   connection fires every link and monitor across it with `Noconnection`.
 //!   [`Node::monitor_node`] and [`Node::monitor_nodes`] report `NodeEvent::Up`/`Down`.
 //! * **gen_server calls**, both ways: [`Node::call`] calls an Erlang `gen_server`;
-//!   a [`RemoteServer`] registered with [`Node::register_server`] answers
+//!   a [`RemoteServer`] registered with [`Node::register_server`] (that server) or
+//!   [`Node::register_server_name`] (whichever server holds the local name, as OTP's
+//!   `{local, Name}`: a supervised server keeps its callers across restarts) answers
 //!   `gen_server:call({Name, Node}, Request)` and `gen_server:cast`. `net_adm:ping/1` from Erlang
 //!   answers `pong`; `rpc:call/4` answers `{badrpc, _}` (otter runs no Erlang code).
 //!

@@ -715,6 +715,12 @@ pub struct Handle {
 }
 
 impl Handle {
+    /// The runtime's name registry.
+    #[cfg(feature = "dist")]
+    pub(crate) fn registry(&self) -> &crate::registry::Registry {
+        &self.shared.registry
+    }
+
     /// Marks the runtime as having a node; false if it had one.
     #[cfg(feature = "dist")]
     pub(crate) fn set_node<T>(&self, _: &T) -> bool {

@@ -23,6 +23,7 @@ use otter::dist::{
     BadTerm, ConnectError, Node, NodeEvent, RemoteCallError, RemoteReason, RemoteServer,
 };
 use otter::server::{CallError, Flow, ReplyTo, Server, ServerContext, ServerRef};
+use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
 use otter::{Context, Down, Exit, ExitReason, Pid, Runtime};
 use serde::Deserialize;
 
@@ -412,6 +413,85 @@ rt_test!(
         assert!(
             r.unwrap_err().contains("noproc"),
             "a call to a missing name"
+        );
+    }
+);
+
+rt_test!(
+    a_name_exported_by_local_name_goes_to_whoever_holds_it,
+    |rt: &Runtime| {
+        // `{Name, Node} ! Msg` reaches the process registered as Name on the node at the
+        // time, not the one that held it when the name was exported.
+        let node = otter_node(rt, "secret");
+        node.register_name::<In>("box");
+        let (tx, rx) = channel();
+        // A process that takes the name, forwards one message and ends.
+        let holder = |tag: &'static str| {
+            let tx = tx.clone();
+            rt.handle().spawn(move |mut cx: Context<In>| async move {
+                cx.register("box", cx.pid()).unwrap();
+                tx.send(("ready", String::new())).unwrap();
+                if let In::Echo(s) = cx.recv().await {
+                    // The name free before the test goes on to the next holder.
+                    cx.unregister("box");
+                    tx.send((tag, s)).unwrap();
+                }
+            })
+        };
+        let mut e = erl("ok");
+        let send = format!("{} ! {{echo, <<\"hi\">>}}", at("box", &node));
+        for tag in ["first", "second"] {
+            holder(tag);
+            assert_eq!(rx.recv_timeout(WAIT).unwrap().0, "ready");
+            e.eval_ok(&send);
+            assert_eq!(rx.recv_timeout(WAIT).unwrap(), (tag, "hi".to_string()));
+        }
+    }
+);
+
+rt_test!(
+    a_server_exported_by_name_is_reached_again_after_its_supervisor_restarts_it,
+    |rt: &Runtime| {
+        // OTP's `{local, Name}`: the name follows the restarted server.
+        let node = otter_node(rt, "secret");
+        node.register_server_name::<Kv>("kv");
+        // The supervisor lives in a process of its own (a root's end would end it).
+        let (tx, rx) = channel();
+        rt.handle().spawn(move |mut cx: Context<()>| async move {
+            let spec = SupervisorSpec::new(Strategy::OneForOne)
+                .child(ChildSpec::named_server::<Kv>("kv", "kv", || ()));
+            tx.send(supervisor::start_link(&cx, spec).await.unwrap())
+                .unwrap();
+            cx.recv().await
+        });
+        let sup = rx.recv_timeout(WAIT).unwrap();
+        let mut e = erl("ok");
+        let kv = at("kv", &node);
+        assert_eq!(
+            e.eval_ok(&format!("gen_server:call({kv}, {{put, a, 1}})")),
+            "ok"
+        );
+        // The server killed; its supervisor has restarted it once our monitor fires
+        // (the link's signal to the supervisor goes before the `Down`).
+        let restarted = rt
+            .block_on(move |mut cx: Context<Down>| async move {
+                let first: ServerRef<Kv> = sup.child("kv").await.unwrap().unwrap();
+                cx.monitor(first.pid());
+                cx.exit(first.pid(), ExitReason::Kill);
+                cx.recv().await;
+                let second: ServerRef<Kv> = sup.child("kv").await.unwrap().unwrap();
+                first != second
+            })
+            .unwrap();
+        assert!(restarted);
+        // A fresh server, reached by the same name: the key put before is gone.
+        assert_eq!(
+            e.eval_ok(&format!("gen_server:call({kv}, {{get, a}})")),
+            "not_found"
+        );
+        assert_eq!(
+            e.eval_ok(&format!("gen_server:call({kv}, {{put, a, 2}})")),
+            "ok"
         );
     }
 );

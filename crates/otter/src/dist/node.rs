@@ -40,6 +40,20 @@ pub(crate) struct Exported {
     pub(crate) pid: RawPid,
     pub(crate) type_id: TypeId,
     pub(crate) deliver: fn(&Arc<NodeShared>, RawPid, &[u8]),
+    /// A name exported by local name ([`Node::register_name`]): `pid` is unused, and
+    /// each message goes to whoever holds the name in the runtime's registry then.
+    pub(crate) by_local_name: bool,
+}
+
+impl Exported {
+    /// The process a message to the exported name `name` goes to now.
+    pub(crate) fn target(&self, node: &NodeShared, name: &Atom) -> Option<RawPid> {
+        if self.by_local_name {
+            node.handle.registry().lookup(name.as_str(), self.type_id)
+        } else {
+            Some(self.pid)
+        }
+    }
 }
 
 impl fmt::Debug for Exported {
@@ -338,6 +352,35 @@ impl Node {
             .insert(Atom::new(name), e);
     }
 
+    /// Registers `name` for other nodes as the name of whichever process holds it in
+    /// this runtime's registry ([`Context::register`](crate::Context::register), with
+    /// message type `M`) when a message arrives: `{Name, ThisNode} ! Msg` from Erlang
+    /// decodes `Msg` into `M` and sends it there, and is dropped while no process of
+    /// that type has the name. In Erlang the two registries are one; here a name
+    /// exported this way follows the local one, so a process restarted under its name
+    /// is reached again. Replaces an earlier registration of the name.
+    ///
+    /// # Panics
+    ///
+    /// If `name` is longer than 255 characters (Erlang's limit for an atom).
+    pub fn register_name<M>(&self, name: &str)
+    where
+        M: DeserializeOwned + From<BadTerm> + Send + 'static,
+    {
+        let e = Exported {
+            by_local_name: true,
+            ..exported::<M>(RawPid {
+                index: 0,
+                generation: 0,
+            })
+        };
+        self.shared
+            .names
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(Atom::new(name), e);
+    }
+
     /// Removes a name registered with [`Node::register`]; whether it was there.
     pub fn unregister(&self, name: &str) -> bool {
         let Some(name) = Atom::try_new(name) else {
@@ -555,6 +598,7 @@ where
         pid,
         type_id: TypeId::of::<M>(),
         deliver: deliver::<M>,
+        by_local_name: false,
     }
 }
 

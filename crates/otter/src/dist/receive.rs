@@ -176,7 +176,8 @@ fn monitor(
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .get(n)
-            .map(|e| e.pid),
+            .copied()
+            .and_then(|e| e.target(node, n)),
     };
     let exit = |reason: Term| Control::MonitorExit {
         from: to.clone(),
@@ -249,7 +250,11 @@ fn reg_send(
         .get(to)
         .copied();
     if let Some(e) = e {
-        let _ = catch_panic(|| (e.deliver)(node, e.pid, payload));
+        // A name exported by local name that nobody holds now: dropped, as a send to
+        // a name nobody holds.
+        if let Some(pid) = e.target(node, to) {
+            let _ = catch_panic(|| (e.deliver)(node, pid, payload));
+        }
         return;
     }
     let _ = from;

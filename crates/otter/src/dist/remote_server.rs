@@ -84,6 +84,12 @@ pub trait RemoteServer: Server {
     /// Serves one call from another node, usually with an ordinary typed
     /// [`ServerRef::call`]. An `Err` sends no reply (the caller's monitor or timeout
     /// ends its call, as with an Erlang server that crashed).
+    ///
+    /// The Erlang caller's timeout does not travel with the request: with
+    /// [`ServerRef::call`]'s default of 5 s, a handler that takes longer ends here with
+    /// `Err(Timeout)` and no reply, and a caller that waits `infinity` waits for ever
+    /// (the server lives, so its monitor never fires). A server that may take longer
+    /// uses [`ServerRef::call_timeout`] with a longer timeout, or `None`.
     fn remote_call(
         server: ServerRef<Self>,
         request: Self::RemoteCall,
@@ -110,6 +116,36 @@ impl Node {
             pid: server.pid().raw,
             type_id: TypeId::of::<ServerMsg<S>>(),
             deliver: deliver::<S>,
+            by_local_name: false,
+        };
+        self.shared
+            .names
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(Atom::new(name), e);
+    }
+
+    /// Registers `name` for other nodes as the name of whichever server of type `S`
+    /// holds it in this runtime's registry when a request arrives
+    /// ([`Server::start_link_named`], [`ChildSpec::named_server`](crate::supervisor::ChildSpec::named_server)):
+    /// `gen_server:call({Name, Node}, Request)`, casts and monitors by name reach the
+    /// server that has the name then. A server its supervisor restarts under the same
+    /// name is reached again, as with OTP's `{local, Name}`; [`Node::register_server`]
+    /// keeps the one server it was given. A call while no server has the name is
+    /// answered as for a name nobody holds (`noproc`, from the caller's monitor).
+    ///
+    /// # Panics
+    ///
+    /// If `name` is longer than 255 characters (Erlang's limit for an atom).
+    pub fn register_server_name<S: RemoteServer>(&self, name: &str) {
+        let e = Exported {
+            pid: RawPid {
+                index: 0,
+                generation: 0,
+            },
+            type_id: TypeId::of::<ServerMsg<S>>(),
+            deliver: deliver::<S>,
+            by_local_name: true,
         };
         self.shared
             .names
