@@ -183,8 +183,7 @@ impl Builder {
         let (tx, lines) = channel();
         let stdout = child.stdout.take().expect("piped stdout");
         std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
+            for line in lossy_lines(stdout) {
                 if tx.send(line).is_err() {
                     return;
                 }
@@ -194,8 +193,7 @@ impl Builder {
         let errs = stderr_lines.clone();
         let stderr = child.stderr.take().expect("piped stderr");
         std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { return };
+            for line in lossy_lines(stderr) {
                 errs.lock().unwrap().push(line);
             }
         });
@@ -387,4 +385,14 @@ impl Drop for Node {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// The lines of a node's output, bytes that are not UTF-8 replaced (`~tp` of a binary
+/// prints them): `BufRead::lines` would end at the first, and with it every later
+/// `eval`'s answer.
+fn lossy_lines(out: impl std::io::Read) -> impl Iterator<Item = String> {
+    BufReader::new(out)
+        .split(b'\n')
+        .map_while(Result::ok)
+        .map(|l| String::from_utf8_lossy(&l).trim_end_matches('\r').to_string())
 }
