@@ -394,5 +394,9 @@ fn lossy_lines(out: impl std::io::Read) -> impl Iterator<Item = String> {
     BufReader::new(out)
         .split(b'\n')
         .map_while(Result::ok)
-        .map(|l| String::from_utf8_lossy(&l).trim_end_matches('\r').to_string())
+        .map(|l| {
+            String::from_utf8_lossy(&l)
+                .trim_end_matches('\r')
+                .to_string()
+        })
 }
