@@ -341,3 +341,55 @@ rt_test!(
         r.unwrap().unwrap();
     }
 );
+
+rt_test!(
+    a_process_linked_to_many_hears_each_exit_and_unlinked_ones_stay_silent,
+    |rt: &Runtime| {
+        // Far more links than a process usually has (its links are then found by
+        // key, `signal/keyed.rs`): each linked child's exit arrives once, with its
+        // reason; a child unlinked before it exits sends nothing.
+        const N: u32 = 300;
+        let r = rt.block_on(|mut cx: Context<M>| async move {
+            cx.trap_exit(true);
+            let children: Vec<_> = (0..N)
+                .map(|i| {
+                    cx.spawn_link(move |mut c: Context<M>| async move {
+                        c.recv().await;
+                        ExitReason::ShutdownWith(i.to_string().into())
+                    })
+                })
+                .collect();
+            // Every third unlinked; then all told to exit, newest first.
+            for (i, c) in children.iter().enumerate() {
+                if i % 3 == 0 {
+                    cx.unlink(*c);
+                }
+            }
+            for c in children.iter().rev() {
+                c.send(M::Go);
+            }
+            let ids: HashMap<ProcessId, u32> = children
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.id(), i as u32))
+                .collect();
+            let mut heard = Vec::new();
+            let expected = (0..N).filter(|i| i % 3 != 0).count();
+            while heard.len() < expected {
+                if let M::Exit(e) = cx.recv().await {
+                    let i = ids[&e.from];
+                    assert_eq!(e.reason, ExitReason::ShutdownWith(i.to_string().into()));
+                    heard.push(i);
+                }
+            }
+            // Nothing more: a marker sent to ourselves comes next.
+            cx.pid().send(M::Data(7));
+            let next = cx.recv().await;
+            heard.sort_unstable();
+            (heard, matches!(next, M::Data(7)))
+        });
+        let (heard, nothing_more) = r.unwrap();
+        assert_eq!(heard, (0..N).filter(|i| i % 3 != 0).collect::<Vec<_>>());
+        assert!(nothing_more);
+    }
+);

@@ -224,3 +224,42 @@ rt_test!(
         assert_eq!(r.unwrap(), (0, Some((true, ExitReason::Normal)), false));
     }
 );
+
+rt_test!(
+    a_process_watched_by_many_sends_a_down_to_each_monitor_still_active,
+    |rt: &Runtime| {
+        // Far more monitors on one process than usual (found by key past a few,
+        // `signal/keyed.rs`): demonitor removes exactly its own, in any order, and the
+        // exit reaches every other once.
+        const N: usize = 300;
+        let r = rt.block_on(|mut cx: Context<Msg>| async move {
+            let target = cx.spawn(|mut c: Context<()>| async move {
+                c.recv().await;
+                ExitReason::Shutdown
+            });
+            let refs: Vec<MonitorRef> = (0..N).map(|_| cx.monitor(target)).collect();
+            let mut kept = HashSet::new();
+            // Every other one stopped, from the middle outwards.
+            let mut order: Vec<usize> = (0..N).collect();
+            order.sort_by_key(|&i| (i as isize - N as isize / 2).abs());
+            for i in order {
+                if i % 2 == 0 {
+                    assert!(cx.demonitor(refs[i]));
+                } else {
+                    kept.insert(refs[i]);
+                }
+            }
+            target.send(());
+            let mut downs = HashSet::new();
+            while downs.len() < kept.len() {
+                let d = next_down(&mut cx).await;
+                assert_eq!(d.reason, ExitReason::Shutdown);
+                assert!(downs.insert(d.reference), "one Down per monitor");
+            }
+            cx.pid().send(Msg::Data(1));
+            let next = cx.recv().await;
+            (downs == kept, matches!(next, Msg::Data(1)))
+        });
+        assert_eq!(r.unwrap(), (true, true));
+    }
+);

@@ -35,6 +35,7 @@ use crate::monitor::{Down, Watcher};
 use crate::pid::RawPid;
 use crate::process::cell::{Header, ProcessRef, TrapFn};
 use crate::process::owner::Owner;
+use crate::signal::keyed::{Key, Keyed};
 use crate::signal::{Effect, Exit, Kind, effect};
 use crate::unwind::catch_panic;
 
@@ -43,14 +44,28 @@ use crate::unwind::catch_panic;
 /// it (`signal.rs`).
 #[derive(Debug, Default)]
 pub(crate) struct Bonds {
-    watchers: Vec<Watcher>,
-    links: Vec<RawPid>,
+    watchers: Keyed<Watcher>,
+    links: Keyed<RawPid>,
     trap: Option<TrapFn>,
     pending: Option<ExitReason>,
     /// The exit has taken the links and not yet the watchers (`notify_exit`).
     closing: bool,
     /// Bonds refused during the exit, answered `Noproc` at its end (module docs).
     late: Vec<Late>,
+}
+
+impl Key for Watcher {
+    type K = u64;
+    fn key(&self) -> u64 {
+        self.id
+    }
+}
+
+impl Key for RawPid {
+    type K = RawPid;
+    fn key(&self) -> RawPid {
+        *self
+    }
 }
 
 /// A bond refused while the exit still had signals to send.
@@ -76,8 +91,8 @@ impl Bonds {
     /// The bonds of a child spawned linked to `link` and watched by `watcher`.
     pub(crate) fn new(link: Option<RawPid>, watcher: Option<Watcher>) -> Bonds {
         Bonds {
-            links: link.into_iter().collect(),
-            watchers: watcher.into_iter().collect(),
+            links: Keyed::of(link),
+            watchers: Keyed::of(watcher),
             ..Bonds::default()
         }
     }
@@ -141,8 +156,8 @@ pub(crate) fn remove_watcher(target: RawPid, id: u64) -> bool {
         let Some(b) = bonds.as_mut() else {
             return false;
         };
-        if let Some(i) = b.watchers.iter().position(|x| x.id == id) {
-            drop(b.watchers.swap_remove(i));
+        if let Some(w) = b.watchers.remove(id) {
+            drop(w);
             return true;
         }
         let late = b
@@ -157,10 +172,7 @@ pub(crate) fn remove_watcher(target: RawPid, id: u64) -> bool {
 fn add_link(lookup: &ProcessRef, other: RawPid) {
     with_bonds(lookup, |h, bonds| {
         h.gate.mark_own_bond();
-        let links = &mut bonds.get_or_insert_default().links;
-        if !links.contains(&other) {
-            links.push(other);
-        }
+        bonds.get_or_insert_default().links.insert(other);
     });
 }
 
@@ -177,13 +189,7 @@ fn remove_link(bonds: &mut Option<Box<Bonds>>, other: RawPid) -> bool {
     let Some(b) = bonds.as_mut() else {
         return false;
     };
-    match b.links.iter().position(|&p| p == other) {
-        Some(i) => {
-            b.links.swap_remove(i);
-            true
-        }
-        None => false,
-    }
+    b.links.remove(other).is_some()
 }
 
 /// Links the running process `me` with `other` (`signal.rs` has the rules). Our side
@@ -211,10 +217,7 @@ pub(crate) fn link(me: RawPid, other: RawPid) {
         with_bonds(&theirs, |h, bonds| {
             // The gate's protocol with the exit, under the lock the exit takes.
             if h.gate.attach_bond() {
-                let links = &mut bonds.get_or_insert_default().links;
-                if !links.contains(&me) {
-                    links.push(me);
-                }
+                bonds.get_or_insert_default().links.insert(me);
                 return true;
             }
             match bonds.as_mut() {
@@ -272,10 +275,7 @@ pub(crate) fn link_from_remote(me: RawPid, other: RawPid) -> bool {
         if !h.gate.attach_bond() {
             return false;
         }
-        let links = &mut bonds.get_or_insert_default().links;
-        if !links.contains(&other) {
-            links.push(other);
-        }
+        bonds.get_or_insert_default().links.insert(other);
         true
     })
 }
@@ -359,7 +359,7 @@ pub(crate) fn notify_exit(h: &Header, reason: &ExitReason) {
         let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
         let b = bonds.get_or_insert_default();
         b.closing = true;
-        std::mem::take(&mut b.links)
+        b.links.take()
     };
     for to in links {
         signal(to, h.pid, reason.clone(), Kind::Link);
@@ -372,7 +372,7 @@ pub(crate) fn notify_exit(h: &Header, reason: &ExitReason) {
         let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
         let b = bonds.get_or_insert_default();
         b.closing = false;
-        let watchers = std::mem::take(&mut b.watchers);
+        let watchers = b.watchers.take();
         let late = std::mem::take(&mut b.late);
         let mut notify = |watcher: Watcher, reason: ExitReason| {
             let down = Down {
