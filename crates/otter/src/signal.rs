@@ -56,6 +56,7 @@
 //! empty mutex and pays one flag load at exit and one at each poll.
 
 pub(crate) mod bonds;
+mod keyed;
 
 use crate::exit::ExitReason;
 use crate::pid::ProcessId;

@@ -7,8 +7,11 @@
 //! in which its deadline differs from `now`; as time reaches a higher-level slot, its
 //! timers are re-filed ("cascaded") one level down, until they reach level 0 and fire.
 //! Each level keeps a bitmap of non-empty slots, so finding the next deadline is a few
-//! `trailing_zeros`, whatever the number of timers. Insert and cancel are O(1): cancel
-//! removes the entry from the slab, and the stale key in its slot is skipped later.
+//! `trailing_zeros`, whatever the number of timers. Insert and cancel are O(1): an
+//! entry knows where its key is in its slot, and cancel swaps the slot's last key into
+//! that place. (It used to leave the key behind, skipped when the slot came due: a
+//! process looping on `recv_timeout(1 h)` that always got its message first left two
+//! keys a round trip, 26 bytes, for an hour; a user's trial saw 394 MB after 15 M.)
 
 /// Slots per level.
 pub(crate) const SLOTS: usize = 64;
@@ -31,6 +34,10 @@ pub(crate) struct Key {
 struct Entry<T> {
     deadline: u64,
     generation: u32,
+    /// Where its key is while pending: the slot (`level * SLOTS + slot`) and the
+    /// position in it.
+    slot: u32,
+    pos: u32,
     value: Option<T>,
 }
 
@@ -83,6 +90,8 @@ impl<T> Wheel<T> {
                 self.entries.push(Entry {
                     deadline: 0,
                     generation: 0,
+                    slot: 0,
+                    pos: 0,
                     value: None,
                 });
                 (self.entries.len() - 1) as u32
@@ -106,7 +115,11 @@ impl<T> Wheel<T> {
         let deadline = deadline.min(self.now.saturating_add(MAX_SPAN));
         let level = level_for(self.now, deadline);
         let slot = slot_for(deadline, level);
-        self.slots[level * SLOTS + slot].push(key);
+        let s = level * SLOTS + slot;
+        let e = &mut self.entries[key.index as usize];
+        e.slot = s as u32;
+        e.pos = self.slots[s].len() as u32;
+        self.slots[s].push(key);
         self.occupied[level] |= 1 << slot;
     }
 
@@ -117,6 +130,20 @@ impl<T> Wheel<T> {
             return None;
         }
         let v = e.value.take()?;
+        let (s, pos) = (e.slot as usize, e.pos as usize);
+        let keys = &mut self.slots[s];
+        debug_assert_eq!(keys.get(pos), Some(&key), "an entry knows its key's place");
+        keys.swap_remove(pos);
+        if let Some(moved) = keys.get(pos) {
+            self.entries[moved.index as usize].pos = pos as u32;
+        }
+        if keys.is_empty() {
+            self.occupied[s / SLOTS] &= !(1 << (s % SLOTS));
+        }
+        // A slot that held many timers gives its memory back as they are cancelled.
+        if keys.capacity() > 64 && keys.len() < keys.capacity() / 4 {
+            keys.shrink_to(keys.len() * 2);
+        }
         self.release(key.index);
         Some(v)
     }
@@ -240,6 +267,31 @@ mod tests {
         assert_eq!(w.next_expiration().map(|n| n <= 1 << 20), Some(true));
         w.advance(1 << 21, |d| got.push(d));
         assert_eq!(got.len(), 4);
+    }
+
+    #[test]
+    fn a_cancelled_timer_leaves_nothing_in_its_slot() {
+        let mut w = Wheel::new();
+        let n = if cfg!(miri) { 200 } else { 100_000 };
+        // Same deadline, one slot: all but every tenth cancelled, in a scattered order.
+        let keys: Vec<Key> = (0..n).map(|i| w.insert(5_000, i)).collect();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| (i * 7919) % n);
+        for i in order {
+            if i % 10 != 0 {
+                assert_eq!(w.cancel(keys[i]), Some(i));
+            }
+        }
+        let held: usize = w.slots.iter().map(Vec::len).sum();
+        assert_eq!(held, n / 10, "only pending timers' keys are kept");
+        let mut fired = Vec::new();
+        w.advance(5_000, |v| fired.push(v));
+        fired.sort_unstable();
+        assert_eq!(fired, (0..n).step_by(10).collect::<Vec<_>>());
+        // Every one cancelled: the slot is empty and no expiration is left.
+        let k = w.insert(9_000, 1);
+        assert_eq!(w.cancel(k), Some(1));
+        assert_eq!(w.next_expiration(), None);
     }
 
     #[test]
