@@ -32,6 +32,8 @@ pub(crate) trait Key {
 #[derive(Debug)]
 pub(crate) struct Keyed<T: Key> {
     items: Vec<T>,
+    /// Boxed: one word in every process's bonds, where a map would take six.
+    #[allow(clippy::box_collection)]
     index: Option<Box<HashMap<T::K, usize>>>,
 }
 
