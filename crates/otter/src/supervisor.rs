@@ -69,7 +69,7 @@ mod child;
 mod client;
 
 use std::any::TypeId;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use crate::exit::ExitReason;
@@ -209,6 +209,10 @@ pub struct Supervisor {
     intensity: u32,
     period: Duration,
     children: Vec<Child>,
+    /// simple_one_for_one only: where a running child is in `children`, by pid. A
+    /// hint, checked at each use (a stale one falls back to a scan), so that an exit
+    /// or `terminate_child` among 100,000 children does not scan them all.
+    by_pid: HashMap<ProcessId, usize>,
     restarts: VecDeque<Instant>,
     next_key: u64,
 }
@@ -242,6 +246,7 @@ impl Server for Supervisor {
             intensity: spec.intensity,
             period: spec.period,
             children: Vec::new(),
+            by_pid: HashMap::new(),
             restarts: VecDeque::new(),
             next_key: 0,
         };
@@ -292,7 +297,7 @@ impl Server for Supervisor {
                     self.stop_child(i, cx).await;
                     // OTP's `del_child`: a temporary child's spec goes with it.
                     if self.children[i].spec.restart == Restart::Temporary {
-                        self.children.remove(i);
+                        self.forget(i);
                     }
                     Ok(())
                 }
@@ -311,7 +316,7 @@ impl Server for Supervisor {
             Request::DeleteChild(id, from) => from.reply(match self.find_stopped(&id) {
                 Err(e) => Err(e),
                 Ok(i) => {
-                    self.children.remove(i);
+                    self.forget(i);
                     Ok(())
                 }
             }),
@@ -340,18 +345,15 @@ impl Server for Supervisor {
             }
             Info::Down(_) => return Flow::Continue,
         };
-        let Some(i) = self
-            .children
-            .iter()
-            .position(|c| c.status == Status::Running(exit.from))
-        else {
+        let Some(i) = self.running(exit.from) else {
             return Flow::Continue; // not (or no longer) our child: a stale signal
         };
+        self.by_pid.remove(&exit.from);
         self.children[i].status = Status::Stopped;
         let spec = &self.children[i].spec;
         if !spec.restart.restarts_after(&exit.reason) {
             if spec.restart == Restart::Temporary || self.strategy == Strategy::SimpleOneForOne {
-                self.children.remove(i);
+                self.forget(i);
             }
             return Flow::Continue;
         }
@@ -397,13 +399,16 @@ impl Supervisor {
         if self.strategy != Strategy::SimpleOneForOne {
             return Err(ChildError::NotFound);
         }
-        let found = self.children.iter().position(|c| {
-            c.status == Status::Running(pid) || c.status == Status::Restarting(Some(pid))
+        let found = self.running(pid).or_else(|| {
+            self.children
+                .iter()
+                .position(|c| c.status == Status::Restarting(Some(pid)))
         });
         match found {
             Some(i) => {
                 self.stop_child(i, cx).await;
-                self.children.remove(i);
+                self.by_pid.remove(&pid);
+                self.forget(i);
                 Ok(())
             }
             None if pid.is_alive() => Err(ChildError::NotFound),
@@ -433,6 +438,52 @@ impl Supervisor {
             spec,
             status: Status::Running(pid),
         });
+        self.note_running(self.children.len() - 1);
+    }
+
+    /// The child running as `pid`: by the hint if it is right, else by a scan (which
+    /// puts it right).
+    fn running(&mut self, pid: ProcessId) -> Option<usize> {
+        if let Some(&i) = self.by_pid.get(&pid)
+            && self
+                .children
+                .get(i)
+                .is_some_and(|c| c.status == Status::Running(pid))
+        {
+            return Some(i);
+        }
+        let i = self
+            .children
+            .iter()
+            .position(|c| c.status == Status::Running(pid))?;
+        self.note_running(i);
+        Some(i)
+    }
+
+    /// Records where child `i` is, if it runs under simple_one_for_one.
+    fn note_running(&mut self, i: usize) {
+        if self.strategy == Strategy::SimpleOneForOne
+            && let Status::Running(pid) = self.children[i].status
+        {
+            self.by_pid.insert(pid, i);
+        }
+    }
+
+    /// Takes child `i` out: in place of the last one under simple_one_for_one, whose
+    /// children have no order (an exit among 100,000 would otherwise move them all),
+    /// keeping the others' start order under the other strategies.
+    fn forget(&mut self, i: usize) {
+        if self.strategy != Strategy::SimpleOneForOne {
+            self.children.remove(i);
+            return;
+        }
+        let gone = self.children.swap_remove(i);
+        if let Some(pid) = gone.pid() {
+            self.by_pid.remove(&pid);
+        }
+        if i < self.children.len() {
+            self.note_running(i);
+        }
     }
 
     /// Records a restart; false if that exceeds the intensity (OTP's
@@ -485,14 +536,21 @@ impl Supervisor {
             .collect();
         let first = self.children[i].key;
         self.children.retain(|c| !forget.contains(&c.key));
-        for key in keys {
-            let j = self
-                .children
-                .iter()
-                .position(|c| c.key == key)
-                .expect("a child of the restart set");
+        for (n, key) in keys.into_iter().enumerate() {
+            // Nothing forgotten (always so for one child): the set's positions stand.
+            let j = if forget.is_empty() {
+                set[n]
+            } else {
+                self.children
+                    .iter()
+                    .position(|c| c.key == key)
+                    .expect("a child of the restart set")
+            };
             match start(&self.children[j].spec, cx).await {
-                Ok(pid) => self.children[j].status = Status::Running(pid),
+                Ok(pid) => {
+                    self.children[j].status = Status::Running(pid);
+                    self.note_running(j);
+                }
                 Err(_) => {
                     // OTP's `restart_multiple_children`: the children started before
                     // it stay up, the ones after it stay stopped; the retry restarts

@@ -328,3 +328,63 @@ rt_test!(
         assert_eq!(r.unwrap(), (true, 1));
     }
 );
+
+rt_test!(
+    a_simple_one_for_one_supervisor_of_many_children_finds_each_by_pid,
+    |rt: &Runtime| {
+        // Children taken out from anywhere (exits, terminate_pid), restarted ones under
+        // new pids: every later exit and terminate_pid still finds its child.
+        const N: usize = 300;
+        let r = rt.block_on(|mut cx: Context<Ev>| async move {
+            let spec = SupervisorSpec::new(Strategy::SimpleOneForOne)
+                .intensity(N as u32, Duration::from_secs(3600));
+            let sup = supervisor::start_link(&cx, spec).await.unwrap();
+            let mut pids = Vec::new();
+            for i in 0..N {
+                let restart = if i % 2 == 0 {
+                    Restart::Permanent
+                } else {
+                    Restart::Temporary
+                };
+                pids.push(sup.start_child(waiter("w").restart(restart)).await.unwrap());
+            }
+            // Every third killed: the permanent ones come back under new pids. Each
+            // `Down` comes after the supervisor heard of the exit.
+            for (i, &p) in pids.iter().enumerate() {
+                if i % 3 == 0 {
+                    let m = cx.monitor(p);
+                    cx.exit(p, ExitReason::Kill);
+                    match cx.recv().await {
+                        Ev::Down(d) if d.reference == m => {}
+                        other => panic!("{other:?}"),
+                    }
+                }
+            }
+            // Every fifth terminated by its first pid (of those killed: gone already).
+            for (i, &p) in pids.iter().enumerate() {
+                if i % 5 == 0 {
+                    assert_eq!(sup.terminate_pid(p).await, Ok(()));
+                }
+            }
+            let left = sup.which_children().await.unwrap();
+            let expected = (0..N)
+                .filter(|i| !(i % 3 == 0 && i % 2 == 1) && !(i % 5 == 0 && i % 3 != 0))
+                .count();
+            let running: std::collections::HashSet<_> =
+                left.iter().map(|c| c.pid.unwrap()).collect();
+            let all_alive = running.iter().all(|p| p.is_alive());
+            // The rest, newest first, each found by its pid.
+            for c in left.iter().rev() {
+                assert_eq!(sup.terminate_pid(c.pid.unwrap()).await, Ok(()));
+            }
+            let after = sup.which_children().await.unwrap().len();
+            (
+                left.len() == expected,
+                running.len() == left.len(),
+                all_alive,
+                after,
+            )
+        });
+        assert_eq!(r.unwrap(), (true, true, true, 0));
+    }
+);
