@@ -287,6 +287,22 @@ impl Server for Supervisor {
             Request::WhichChildren(from) => {
                 from.reply(self.children.iter().map(Child::info).collect());
             }
+            Request::CountChildren(from) => {
+                let mut n = ChildCounts {
+                    specs: self.children.len(),
+                    active: 0,
+                    supervisors: 0,
+                    workers: 0,
+                };
+                for c in &self.children {
+                    n.active += usize::from(c.pid().is_some());
+                    match c.spec.kind {
+                        ChildKind::Supervisor => n.supervisors += 1,
+                        ChildKind::Worker => n.workers += 1,
+                    }
+                }
+                from.reply(n);
+            }
             Request::Child(id, from) => {
                 from.reply(self.find(&id).map(|i| self.children[i].info()));
             }

@@ -374,6 +374,16 @@ rt_test!(
                     !killed_temporary && !terminated
                 })
                 .count();
+            let counts = sup.count_children().await.unwrap();
+            assert_eq!(
+                (
+                    counts.specs,
+                    counts.active,
+                    counts.workers,
+                    counts.supervisors
+                ),
+                (left.len(), left.len(), left.len(), 0)
+            );
             let running: std::collections::HashSet<_> =
                 left.iter().map(|c| c.pid.unwrap()).collect();
             let all_alive = running.iter().all(|p| p.is_alive());

@@ -112,6 +112,8 @@ pub enum Request {
     WhichChildren(ReplyTo<Vec<ChildInfo>>),
     /// One static child by id (`which_children/1`, filtered).
     Child(Arc<str>, ReplyTo<Result<ChildInfo, ChildError>>),
+    /// `count_children/1`.
+    CountChildren(ReplyTo<ChildCounts>),
 }
 
 /// A handle to a running supervisor.
@@ -281,19 +283,8 @@ impl SupervisorRef {
     /// assert_eq!(r.unwrap(), ChildCounts { specs: 2, active: 1, supervisors: 1, workers: 1 });
     /// ```
     pub async fn count_children(self) -> Result<ChildCounts, ChildError> {
-        let children = self.which_children().await?;
-        Ok(ChildCounts {
-            specs: children.len(),
-            active: children.iter().filter(|c| c.pid.is_some()).count(),
-            supervisors: children
-                .iter()
-                .filter(|c| c.kind == ChildKind::Supervisor)
-                .count(),
-            workers: children
-                .iter()
-                .filter(|c| c.kind == ChildKind::Worker)
-                .count(),
-        })
+        // Counted in the supervisor: no list of every child built for it.
+        self.request(Request::CountChildren).await
     }
 }
 
