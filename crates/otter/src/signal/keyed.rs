@@ -79,6 +79,7 @@ impl<T: Key> Keyed<T> {
     /// Adds `item`, whose key the list does not have yet.
     pub(crate) fn push(&mut self, item: T) {
         let k = item.key();
+        debug_assert!(!self.contains(k), "keys are distinct");
         self.items.push(item);
         match &mut self.index {
             Some(index) => {
