@@ -427,7 +427,11 @@ impl Supervisor {
                 self.forget(i);
                 Ok(())
             }
-            None if pid.is_alive() => Err(ChildError::NotFound),
+            // Alive and not exiting (`is_process_alive/1`): a child whose exit has begun
+            // is terminated already. `is_alive` stays true until the exit's end, a
+            // moment after its `Down` and exit signal are sent: a caller that saw the
+            // `Down` could otherwise be told `not_found` (seen once in CI, under load).
+            None if crate::process::cell::is_running_id(pid) => Err(ChildError::NotFound),
             None => Ok(()),
         }
     }

@@ -65,7 +65,10 @@ impl<M> Pid<M> {
     }
 
     /// Whether the process is still running (Erlang's `is_process_alive/1`). The answer
-    /// can be stale as soon as it is returned.
+    /// can be stale as soon as it is returned. It turns false at the end of the
+    /// process's exit, a moment after its `Down`s and exit signals are sent (Erlang's
+    /// is false from the exit's start): a watcher woken by the `Down` on another worker
+    /// may, rarely, still see it true.
     ///
     /// ```
     /// let rt = otter::Runtime::new();
