@@ -423,14 +423,12 @@ impl Supervisor {
         match found {
             Some(i) => {
                 self.stop_child(i, cx).await;
-                self.by_pid.remove(&pid);
                 self.forget(i);
                 Ok(())
             }
             // Alive and not exiting (`is_process_alive/1`): a child whose exit has begun
             // is terminated already. `is_alive` stays true until the exit's end, a
-            // moment after its `Down` and exit signal are sent: a caller that saw the
-            // `Down` could otherwise be told `not_found` (seen once in CI, under load).
+            // moment after its `Down` is sent, which its caller may have seen.
             None if crate::process::cell::is_running_id(pid) => Err(ChildError::NotFound),
             None => Ok(()),
         }
@@ -497,10 +495,8 @@ impl Supervisor {
             self.children.remove(i);
             return;
         }
-        let gone = self.children.swap_remove(i);
-        if let Some(pid) = gone.pid() {
-            self.by_pid.remove(&pid);
-        }
+        // Taken out after its stop or exit, which dropped its hint.
+        self.children.swap_remove(i);
         if i < self.children.len() {
             self.note_running(i);
         }
@@ -590,6 +586,7 @@ impl Supervisor {
     async fn stop_child(&mut self, i: usize, cx: &mut SupervisorContext) {
         let status = std::mem::replace(&mut self.children[i].status, Status::Stopped);
         if let Status::Running(pid) = status {
+            self.by_pid.remove(&pid);
             stop(pid, self.children[i].spec.shutdown, cx).await;
         }
     }

@@ -4,34 +4,19 @@
 //! free again. One test in its own file: it lowers the limit of the whole test
 //! process (with `prlimit`, util-linux), which no other test must see.
 
+#[path = "support/fd_limit.rs"]
+mod fd_limit;
+
 #[path = "support/erlang.rs"]
 mod erlang;
 
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::Command;
 use std::time::Duration;
 
+use fd_limit::{open_fds, set_soft_nofile, soft_nofile};
 use otter::Runtime;
 use otter::dist::Node;
-
-fn open_fds() -> u64 {
-    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count() as u64)
-}
-
-fn set_soft_nofile(n: u64) -> bool {
-    let pid = std::process::id().to_string();
-    Command::new("prlimit")
-        .args(["--pid", &pid, &format!("--nofile={n}:")])
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-fn soft_nofile() -> Option<u64> {
-    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
-    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
-    line.split_whitespace().nth(3)?.parse().ok()
-}
 
 /// CPU time of the whole process so far, in clock ticks (`utime + stime`), read from
 /// `/proc/self/stat` opened before the descriptors ran out (read again from its start).

@@ -4,28 +4,12 @@
 //! descriptors are free again. One test in its own file: it lowers the limit of the
 //! whole test process (with `prlimit`, util-linux), which no other test must see.
 
-use std::process::Command;
+#[path = "support/fd_limit.rs"]
+mod fd_limit;
 
+use fd_limit::{open_fds, set_soft_nofile, soft_nofile};
 use otter::net::{TcpStream, start_acceptor_pool};
 use otter::{Context, Runtime};
-
-fn open_fds() -> u64 {
-    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count() as u64)
-}
-
-fn set_soft_nofile(n: u64) -> bool {
-    let pid = std::process::id().to_string();
-    Command::new("prlimit")
-        .args(["--pid", &pid, &format!("--nofile={n}:")])
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-fn soft_nofile() -> Option<u64> {
-    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
-    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
-    line.split_whitespace().nth(3)?.parse().ok()
-}
 
 #[test]
 fn out_of_descriptors_is_an_error_value_and_service_resumes() {

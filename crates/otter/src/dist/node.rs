@@ -345,11 +345,7 @@ impl Node {
         M: DeserializeOwned + From<BadTerm> + Send + 'static,
     {
         let e = exported::<M>(pid.raw);
-        self.shared
-            .names
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(Atom::new(name), e);
+        self.shared.export_name(name, e);
     }
 
     /// Registers `name` for other nodes as the name of whichever process holds it in
@@ -374,11 +370,7 @@ impl Node {
                 generation: 0,
             })
         };
-        self.shared
-            .names
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(Atom::new(name), e);
+        self.shared.export_name(name, e);
     }
 
     /// Removes a name registered with [`Node::register`]; whether it was there.
@@ -500,6 +492,15 @@ impl Node {
 }
 
 impl NodeShared {
+    /// Registers `name` for other nodes (replacing an earlier registration): what
+    /// [`Node::register`] and its kind do. Panics past Erlang's 255 characters.
+    pub(crate) fn export_name(&self, name: &str, e: Exported) {
+        self.names
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(Atom::new(name), e);
+    }
+
     /// This node's pid term for a local pid.
     pub(crate) fn external_pid(&self, raw: RawPid) -> ExternalPid {
         if let Some((_, p)) = crate::dist::remote::resolve(raw) {

@@ -19,7 +19,7 @@
 
 use std::any::TypeId;
 use std::future::Future;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use std::fmt;
 use std::sync::atomic::Ordering;
@@ -118,11 +118,7 @@ impl Node {
             deliver: deliver::<S>,
             by_local_name: false,
         };
-        self.shared
-            .names
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(Atom::new(name), e);
+        self.shared.export_name(name, e);
     }
 
     /// Registers `name` for other nodes as the name of whichever server of type `S`
@@ -147,11 +143,7 @@ impl Node {
             deliver: deliver::<S>,
             by_local_name: true,
         };
-        self.shared
-            .names
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(Atom::new(name), e);
+        self.shared.export_name(name, e);
     }
 }
 
