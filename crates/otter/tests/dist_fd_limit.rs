@@ -48,6 +48,7 @@ fn port_of(alive: &str) -> u16 {
 fn an_acceptor_out_of_descriptors_waits_then_accepts() {
     erlang::ensure_epmd();
     let old = soft_nofile().expect("/proc/self/limits");
+    let before = open_fds();
     let rt = Runtime::builder().threads(2).build().unwrap();
     let alive = erlang::unique_name("otter");
     let node = Node::builder(format!("{alive}@{}", erlang::short_host()))
@@ -90,6 +91,11 @@ fn an_acceptor_out_of_descriptors_waits_then_accepts() {
     };
     node.stop();
     drop(rt);
+    // The node's handle holds the runtime's reactor: the last one closes it.
+    drop((node, peer, stat));
+    // Every socket of the node (listener, epmd, the accepted connection), the peer's and
+    // the runtime's reactor closed.
+    assert_eq!(open_fds(), before, "descriptors before the node and after");
     // 100 ticks a second is a whole core; the assertion leaves room for a slow machine.
     assert!(burnt < 30, "the acceptor spun: {burnt} ticks of CPU in 1 s");
     assert!(
