@@ -3,7 +3,8 @@
 //! injector holds, and by a spare thread when no worker is free, one worker or all of
 //! them held); two chatty processes do not starve the rest of their worker; a
 //! receiver woken again late in a long send loop runs before the loop ends; futures
-//! from outside otter wake processes.
+//! from outside otter wake processes; a process whose socket never makes it wait
+//! yields its worker as a receiving one does.
 
 #[path = "support/rt.rs"]
 mod support;
@@ -330,4 +331,61 @@ fn a_process_holding_its_worker_leaves_the_others_as_many_workers() {
         met.iter().all(|m| m.load(Ordering::SeqCst))
     });
     stop.store(true, Ordering::SeqCst);
+}
+
+/// Socket operations take the budget as receives do. On one worker, two processes send
+/// datagrams as fast as they can (a UDP send never waits for its peer, so neither ever
+/// awaits anything that is not ready): one holds the worker and the other the one spare
+/// thread the watchdog starts in its place. A process spawned from outside once both
+/// are in their loops runs long before either has finished. Without the budget it runs
+/// only once one of them ends.
+#[test]
+fn a_process_whose_socket_is_always_ready_yields_to_a_process_queued_behind() {
+    const DATAGRAMS: usize = 50_000;
+    let sink = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let target = sink.local_addr().unwrap();
+    let rt = Runtime::builder().threads(1).build().unwrap();
+    let started = Arc::new(AtomicUsize::new(0));
+    let ran = Arc::new(AtomicBool::new(false));
+    let outside = {
+        let (handle, started, ran) = (rt.handle(), started.clone(), ran.clone());
+        std::thread::spawn(move || {
+            support::eventually(
+                "both senders in their loops",
+                Duration::from_secs(20),
+                || started.load(Ordering::SeqCst) == 2,
+            );
+            handle.spawn(move |_: Context<()>| async move { ran.store(true, Ordering::SeqCst) });
+        })
+    };
+    let r = rt.block_on(move |mut cx: Context<Option<usize>>| async move {
+        let me = cx.pid();
+        for _ in 0..2 {
+            let (started, ran) = (started.clone(), ran.clone());
+            cx.spawn(move |_: Context<()>| async move {
+                let socket = otter::net::UdpSocket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+                socket.send_to(&[0u8; 64], target).await.unwrap();
+                started.fetch_add(1, Ordering::SeqCst);
+                let mut seen_at = None;
+                for i in 0..DATAGRAMS {
+                    socket.send_to(&[0u8; 64], target).await.unwrap();
+                    if seen_at.is_none() && ran.load(Ordering::SeqCst) {
+                        seen_at = Some(i);
+                    }
+                }
+                me.send(seen_at);
+            });
+        }
+        let (a, b) = (cx.recv().await, cx.recv().await);
+        a.into_iter().chain(b).min()
+    });
+    outside.join().unwrap();
+    drop(sink);
+    let seen_at = r
+        .unwrap()
+        .expect("the process queued behind ran only after both senders had finished");
+    assert!(
+        seen_at < DATAGRAMS / 2,
+        "it waited for {seen_at} datagrams of a sender"
+    );
 }

@@ -234,8 +234,17 @@ pub(crate) struct Registration {
 }
 
 impl Registration {
-    /// Ready for `dir`, or the caller is woken when it may be.
+    /// Ready for `dir`, or the caller is woken when it may be. Every look takes a unit
+    /// of the running process's budget, as a receive does (tokio's cooperative budget
+    /// counts IO the same way): a process whose socket is always ready (a writer to a
+    /// fast reader, a reader of a flood) yields after a turn's worth of operations
+    /// instead of holding its worker, and the timers and processes queued behind it.
+    /// It yields by waking itself: `Pending` now, polled again after what is queued.
     pub(crate) fn poll_ready(&self, dir: Direction, cx: &mut Context<'_>) -> Poll<Seen> {
+        if !crate::scheduler::context::consume_io_budget() {
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
         self.state.poll_ready(dir, cx)
     }
 

@@ -242,6 +242,16 @@ pub(crate) fn consume_budget() -> bool {
     })
 }
 
+/// Consumes one unit of the running process's budget for an IO operation; false when
+/// it is spent and the process must yield. Off the workers (a `Context` moved to a plain
+/// thread, a socket used outside any process) there is no turn to yield: always true.
+/// Unlike a receive, a spent budget is never renewed in place here: the yield is what
+/// lets an exit signal that waits for the process (an `exit(pid, kill)`) reach it.
+#[inline]
+pub(crate) fn consume_io_budget() -> bool {
+    consume_budget() || current_runtime().is_null()
+}
+
 /// Counts a message sent by the running process; returns how many it has sent in
 /// this poll, this one included (on a thread that is not a worker: ever).
 #[inline]
