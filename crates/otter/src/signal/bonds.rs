@@ -52,7 +52,12 @@ pub(crate) struct Bonds {
     closing: bool,
     /// Bonds refused during the exit, answered `Noproc` at its end (module docs).
     late: Vec<Late>,
+    /// How many watchers the last [`Bonds::prune_watchers`] kept.
+    watchers_kept: usize,
 }
+
+/// The fewest watchers at which a process looks for watchers whose owner has exited.
+const PRUNE_WATCHERS_FROM: usize = 64;
 
 impl Key for Watcher {
     type K = u64;
@@ -84,6 +89,40 @@ impl Bonds {
     /// them.
     fn exit_unfinished(&self) -> bool {
         self.closing || !self.links.is_empty() || !self.watchers.is_empty()
+    }
+}
+
+impl Bonds {
+    /// Adds a monitor's watcher. Erlang removes a monitor when the process that set it
+    /// exits; here a process that exits leaves its monitors where they are, and the
+    /// watched process drops those whose owner has exited (their `Down` could reach
+    /// nobody) whenever its watchers have doubled since the last such look (from
+    /// [`PRUNE_WATCHERS_FROM`] on): a server that many short-lived clients monitor
+    /// keeps at most about twice as many watchers as live clients, at an amortised
+    /// constant cost per monitor.
+    fn add_watcher(&mut self, watcher: Watcher) {
+        self.watchers.push(watcher);
+        if self.watchers.len() >= PRUNE_WATCHERS_FROM.max(2 * self.watchers_kept) {
+            self.watchers.retain(|w| match w.owner {
+                // A call's watcher (no owner) is taken off by its call.
+                Some(owner) if !is_remote(owner) => crate::pid::ProcessId(owner).is_alive(),
+                _ => true,
+            });
+            self.watchers_kept = self.watchers.len();
+        }
+    }
+}
+
+/// Whether `pid` is another node's (a remote owner's monitors go with its connection).
+fn is_remote(pid: RawPid) -> bool {
+    #[cfg(feature = "dist")]
+    {
+        pid.is_remote()
+    }
+    #[cfg(not(feature = "dist"))]
+    {
+        let _ = pid;
+        false
     }
 }
 
@@ -129,7 +168,7 @@ pub(crate) fn add_watcher(target: RawPid, watcher: Watcher) -> Result<(), Watche
     };
     with_bonds(&lookup, |h, bonds| {
         if h.gate.attach_bond() {
-            bonds.get_or_insert_default().watchers.push(watcher);
+            bonds.get_or_insert_default().add_watcher(watcher);
             return Ok(());
         }
         match bonds.as_mut() {
@@ -399,5 +438,50 @@ pub(crate) fn notify_exit(h: &Header, reason: &ExitReason) {
     }
     for from in late_links {
         refuse_link(from, h.pid);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Context, Down, Runtime};
+
+    /// How many watchers `target` holds.
+    fn watchers_of(target: RawPid) -> usize {
+        let lookup = ProcessRef::new(target).expect("the target is alive");
+        with_bonds(&lookup, |_, b| b.as_ref().map_or(0, |b| b.watchers.len()))
+    }
+
+    #[derive(Debug)]
+    enum Msg {
+        Down,
+    }
+    impl From<Down> for Msg {
+        fn from(_: Down) -> Msg {
+            Msg::Down
+        }
+    }
+
+    #[test]
+    fn monitors_left_by_exited_processes_do_not_pile_up_on_their_target() {
+        let rt = Runtime::builder().threads(2).build().unwrap();
+        let left = rt
+            .block_on(|cx: Context<()>| async move {
+                let target = cx.spawn(|mut c: Context<()>| async move { c.recv().await });
+                for _ in 0..2 * PRUNE_WATCHERS_FROM {
+                    let child = cx.spawn(move |c: Context<Msg>| async move {
+                        let _ = c.monitor(target);
+                    });
+                    while child.is_alive() {
+                        cx.yield_now().await;
+                    }
+                }
+                let left = watchers_of(target.raw);
+                target.send(());
+                left
+            })
+            .unwrap();
+        // Each look dropped every watcher then there: all their owners had exited.
+        assert!(left < PRUNE_WATCHERS_FROM, "{left} watchers left");
     }
 }

@@ -58,7 +58,6 @@ impl<T: Key> Keyed<T> {
         self.items.is_empty()
     }
 
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.items.len()
     }
@@ -119,6 +118,23 @@ impl<T: Key> Keyed<T> {
         Some(item)
     }
 
+    /// Keeps only the items `keep` says yes to (the order of the rest is kept; the index,
+    /// if any, is built again, or dropped if the list is short again).
+    pub(crate) fn retain(&mut self, keep: impl FnMut(&T) -> bool) {
+        self.items.retain(keep);
+        if self.index.is_some() {
+            self.index = (self.items.len() > INDEX_AT).then(|| {
+                Box::new(
+                    self.items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, x)| (x.key(), i))
+                        .collect(),
+                )
+            });
+        }
+    }
+
     /// Takes every item out, and the index with them.
     pub(crate) fn take(&mut self) -> Vec<T> {
         self.index = None;
@@ -160,5 +176,21 @@ mod tests {
         // Short again: found by a scan.
         k.push(7);
         assert!(k.contains(7) && k.index.is_none());
+    }
+
+    #[test]
+    fn retain_keeps_the_index_true_or_drops_it_when_short() {
+        let mut k = Keyed::<u32>::default();
+        (0..200).for_each(|n| k.push(n));
+        k.retain(|n| n % 3 == 0);
+        assert!(k.index.is_some());
+        for n in 0..200 {
+            assert_eq!(k.contains(n), n % 3 == 0, "{n}");
+        }
+        assert_eq!(k.remove(99), Some(99));
+        assert!(!k.contains(99) && k.contains(102));
+        k.retain(|&n| n < 30);
+        assert!(k.index.is_none() && k.len() == 10);
+        assert!(k.contains(27) && !k.contains(33));
     }
 }
