@@ -111,7 +111,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use crate::exit::ExitReason;
-use crate::monitor::Down;
+use crate::monitor::{Down, DownMessage};
 use crate::pid::{Pid, ProcessId, RawPid};
 use crate::process::{Context, waker};
 use crate::registry::RegisterError;
@@ -188,6 +188,17 @@ impl<S: Server> From<Exit> for ServerMsg<S> {
 impl<S: Server> From<Down> for ServerMsg<S> {
     fn from(d: Down) -> Self {
         ServerMsg::Down(Box::new(d))
+    }
+}
+
+/// So that a server can [`demonitor_flush`](crate::Context::demonitor_flush)
+/// (`erlang:demonitor(Ref, [flush])` in a `gen_server`).
+impl<S: Server> DownMessage for ServerMsg<S> {
+    fn as_down(&self) -> Option<&Down> {
+        match self {
+            ServerMsg::Down(d) => Some(d),
+            _ => None,
+        }
     }
 }
 

@@ -619,3 +619,73 @@ rt_test!(
         );
     }
 );
+
+/// A server that monitors a process of its own and counts the `Down`s that reach
+/// `handle_info`.
+struct Watcher {
+    downs: u32,
+}
+
+#[derive(Debug)]
+enum WatchReq {
+    /// Monitors a process that exits at once, waits for its exit inside the handler
+    /// (the `Down` is then queued behind this call), and demonitors it, flushing when
+    /// told: answers whether the monitor was still active.
+    MonitorExitDemonitor(bool, ReplyTo<bool>),
+    /// How many `Down`s `handle_info` has seen.
+    Downs(ReplyTo<u32>),
+}
+
+impl Server for Watcher {
+    type Args = ();
+    type Call = WatchReq;
+    type Cast = ();
+    type Info = ();
+
+    async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> {
+        Ok(Watcher { downs: 0 })
+    }
+
+    async fn handle_call(&mut self, request: WatchReq, cx: &mut ServerContext<Self>) -> Flow {
+        match request {
+            WatchReq::MonitorExitDemonitor(flush, from) => {
+                let child = cx.spawn(|_: Context<()>| async {});
+                let m = cx.monitor(child);
+                while child.is_alive() {
+                    cx.yield_now().await;
+                }
+                let active = if flush {
+                    cx.demonitor_flush(m)
+                } else {
+                    cx.demonitor(m)
+                };
+                from.reply(active);
+            }
+            WatchReq::Downs(from) => from.reply(self.downs),
+        }
+        Flow::Continue
+    }
+
+    async fn handle_info(&mut self, info: Info<()>, _: &mut ServerContext<Self>) -> Flow {
+        if let Info::Down(_) = info {
+            self.downs += 1;
+        }
+        Flow::Continue
+    }
+}
+
+rt_test!(
+    a_server_demonitors_with_flush_and_the_delivered_down_never_reaches_handle_info,
+    |rt: &Runtime| {
+        let r = rt.block_on(|cx: Context<()>| async move {
+            let s = Watcher::start_link(&cx, ()).await.unwrap();
+            let flushed = s.call(|r| WatchReq::MonitorExitDemonitor(true, r)).await;
+            let after_flush = s.call(WatchReq::Downs).await;
+            // Without the flush the delivered `Down` reaches `handle_info`.
+            let kept = s.call(|r| WatchReq::MonitorExitDemonitor(false, r)).await;
+            let after_plain = s.call(WatchReq::Downs).await;
+            (flushed, after_flush, kept, after_plain)
+        });
+        assert_eq!(r.unwrap(), (Ok(false), Ok(0), Ok(false), Ok(1)));
+    }
+);
