@@ -218,8 +218,10 @@
 //! per runtime, on one thread started by the first timer; a process that uses no timer
 //! pays nothing. [`timeout`] bounds any wait (a socket's read, accept or connect, as
 //! `gen_tcp`'s `Timeout` arguments do). A timer never fires early; its wheel counts whole
-//! milliseconds and rounds a deadline up, so it fires up to about a millisecond late,
-//! plus however long its process then waits for a worker on a busy runtime.
+//! milliseconds and rounds a deadline up, so it fires up to a millisecond late (nearly
+//! that for a timer set just after another fired, in step with the wheel's clock), plus
+//! the timer thread's wake-up, plus however long its process then waits for a worker on
+//! a busy runtime (tokio's timers round to the millisecond the same way).
 //!
 //! ## Names
 //!
