@@ -37,9 +37,11 @@
 //!
 //! A push onto a local queue wakes a parked worker if no worker is searching (tokio's
 //! rule): the woken worker steals it if this one is still busy. A placement in the LIFO
-//! slot wakes nobody: a ring of messages stays on one warm worker instead of paying a
-//! thread wake-up per hop, and an idle worker takes a LIFO process only if its worker's
-//! poll runs long (`park.rs`, "The rule").
+//! slot wakes nobody while an idle worker watches the slots (it searches, or sleeps
+//! short after seeing one occupied): a ring of messages stays on one warm worker
+//! instead of paying a thread wake-up per hop, and an idle worker takes a LIFO process
+//! only if its worker's poll runs long. With every idle worker parked until woken, the
+//! placement wakes one, which then watches (`park.rs`, "The rule").
 //!
 //! # Shutdown
 //!
@@ -108,6 +110,9 @@ pub(crate) struct Remote {
     /// writes it; the watchdog reads it (`stand_in.rs`): a worker whose thread has not
     /// started yet is not held.
     pub(crate) busy: AtomicBool,
+    /// Set while the worker parks until woken and no LIFO placement has woken it yet
+    /// (`park.rs`, `Idle::begin_deep`).
+    pub(crate) deep: crate::loom::AtomicBool,
     /// A spare thread stands in for this worker, held by one poll (`stand_in.rs`).
     pub(crate) stood_in_for: AtomicBool,
     /// A spare's slot: the worker it stands in for, or [`stand_in::DORMANT`].
@@ -188,12 +193,32 @@ impl Shared {
     #[inline]
     pub(crate) fn schedule(&self, task: Task) {
         match context::current_index(self) {
-            Some(i) => {
-                if let Some(prev) = self.workers[i].lifo.replace(task) {
-                    self.push_local(i, prev);
-                }
-            }
+            Some(i) => match self.workers[i].lifo.replace(task) {
+                Some(prev) => self.push_local(i, prev),
+                None => self.watch_lifo(),
+            },
             None => self.inject(task),
+        }
+    }
+
+    /// After a process went into this worker's empty LIFO slot: if no idle worker will
+    /// look at the slot should this poll run long (none searches or sleeps short) and
+    /// one is parked until woken, wakes that one (`park.rs`, "The rule"). One load on
+    /// the ring's and ping-pong's path while another worker watches.
+    #[inline]
+    fn watch_lifo(&self) {
+        if self.idle.lifo_unwatched() {
+            self.wake_deep();
+        }
+    }
+
+    #[cold]
+    fn wake_deep(&self) {
+        for (v, w) in self.workers.iter().enumerate() {
+            if self.idle.claim_deep(&w.deep) {
+                self.unpark(v);
+                return;
+            }
         }
     }
 
@@ -217,6 +242,7 @@ impl Shared {
             Some(i) if self.workers[i].lifo.is_empty() => {
                 // Only this worker fills its slot: it is still empty.
                 let _ = self.workers[i].lifo.replace(task);
+                self.watch_lifo();
             }
             Some(i) => self.push_local(i, task),
             None => self.inject(task),
@@ -398,6 +424,7 @@ impl Builder {
                     in_driver: AtomicBool::new(false),
                     overflowed: AtomicBool::new(false),
                     busy: AtomicBool::new(false),
+                    deep: crate::loom::AtomicBool::new(false),
                     stood_in_for: AtomicBool::new(false),
                     standing_in: AtomicUsize::new(stand_in::DORMANT),
                     deferred: Default::default(),

@@ -339,3 +339,60 @@ fn a_spare_that_steps_back_passes_the_wake_up_on() {
     // (A deadlock aborts the test binary, so that run is not a test of its own.)
     spare_model(true);
 }
+
+// ===== a LIFO placement that wakes a worker parked until woken (`park.rs`, "The rule") =====
+//
+// A worker that parks until woken counts itself (`Idle::begin_deep`, its flag set) before
+// its last look at the other workers' LIFO slots; a worker that puts a process into its
+// empty LIFO slot while no idle worker watches the slots claims one such park
+// (`Idle::claim_deep`) and wakes that worker. The worker uncounts itself when it wakes
+// (`Idle::end_deep`) unless a placement claimed it. The rule this model checks: each park
+// is uncounted exactly once, whoever races for it, so the count a placement reads on the
+// ring's path returns to zero, and no two placements wake the worker for one park. (The
+// placement reads the count without a fence, so a worker parking at that very moment may
+// be missed; the watchdog finds the process then. Only the count is modelled here.)
+
+#[test]
+fn a_deep_park_is_uncounted_once_by_a_placement_or_by_the_worker() {
+    loom::model(|| {
+        let idle = Arc::new(Idle::new(3));
+        let deep = Arc::new(AtomicBool::new(false));
+        let slots = [
+            Arc::new(LifoSlot::<P>::new()),
+            Arc::new(LifoSlot::<P>::new()),
+        ];
+        let worker = {
+            let (idle, deep, slots) = (idle.clone(), deep.clone(), slots.clone());
+            thread::spawn(move || {
+                // Worker 2 has found nothing and is registered; it parks until woken.
+                idle.register(2);
+                idle.begin_deep(&deep);
+                let occupied = slots.iter().any(|s| !s.is_empty());
+                if !occupied {
+                    // The park, woken by a claim or by anything else.
+                    thread::yield_now();
+                }
+                let mine = idle.end_deep(&deep);
+                idle.unregister(2);
+                usize::from(mine)
+            })
+        };
+        // Workers 0 and 1 each put a process into their own empty LIFO slot.
+        let placers: Vec<_> = (0..2)
+            .map(|i| {
+                let (idle, deep, slot) = (idle.clone(), deep.clone(), slots[i].clone());
+                thread::spawn(move || {
+                    assert!(slot.replace(P(Box::new(i))).is_none());
+                    usize::from(idle.lifo_unwatched() && idle.claim_deep(&deep))
+                })
+            })
+            .collect();
+        let claims: usize = placers.into_iter().map(|p| p.join().unwrap()).sum();
+        let uncounted = worker.join().unwrap() + claims;
+        assert_eq!(uncounted, 1, "a park uncounted {uncounted} times");
+        assert!(
+            !idle.lifo_unwatched(),
+            "the count of deep parks is back to zero"
+        );
+    });
+}

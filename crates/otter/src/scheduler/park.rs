@@ -15,14 +15,22 @@
 //!   its LIFO process once, `STREAMING` in its tick) hands that slot's process on
 //!   itself every `SPILL_INTERVAL` sends, and no idle worker takes it earlier: the
 //!   receiver of a stream taken at once runs beside its sender a message at a time. A
-//!   searching worker looks every spin round; a worker about to park that sees an occupied LIFO slot parks for at most
-//!   [`LIFO_RECHECK`] and looks again, until the slot is empty or taken. A LIFO
-//!   placement does not wake a parked worker: a ring or a ping-pong would then wake one
-//!   at every pause and keep it spinning (docs/design/0019-runnable-never-waits.md).
+//!   searching worker looks every spin round; a worker about to park that has seen an
+//!   occupied LIFO slot in the last [`LIFO_WATCH`], while another worker runs, sleeps
+//!   short ([`LIFO_RECHECK`]) and looks again. A worker that parks until woken says so
+//!   first ([`Idle::begin_deep`]), and a LIFO placement that finds no idle worker
+//!   watching (none searches or sleeps short) and one parked until woken wakes it
+//!   ([`Idle::lifo_unwatched`], [`Idle::claim_deep`]): that worker then watches the
+//!   slots as above. So a placement pays one load while another worker watches, and a
+//!   wake-up only after the idle workers have all gone to a park until woken; a ring
+//!   or a ping-pong keeps its idle worker sleeping short, not waking it at every hop
+//!   (docs/design/0019-runnable-never-waits.md, 0031-a-lifo-placement-wakes-a-deep-park.md).
 //!
-//! The watchdog thread ([`WATCHDOG`], `watchdog.rs`) remains for the one case no idle
-//! worker can see: a process that computes without yielding while every other worker
-//! is busy or was parked before anything was queued behind it.
+//! The placement reads the counts without a fence (a fence would cost every hop of a
+//! ring): a worker that begins its park at the very moment of the placement may be
+//! missed. The watchdog thread ([`WATCHDOG`], `watchdog.rs`) finds that process, and
+//! remains for the one case no idle worker can see: a process that computes without
+//! yielding while every other worker is busy.
 //!
 //! # Protocol (no lost wake-up)
 //!
@@ -77,19 +85,22 @@
 //! run the worker that parks in the OS poll while another worker's LIFO slot is
 //! occupied: the short sleep's poll wakes a process into the worker's own slot, and
 //! step (2)'s look at that slot is what keeps the worker from polling for readiness it
-//! already collected (without the look, the model finds the interleaving).
+//! already collected (without the look, the model finds the interleaving). Its deep-park
+//! model races two placements and the waking worker for one park: it is uncounted
+//! exactly once.
 //!
 //! [`SPIN_BEFORE_PARK`]: crate::scheduler::tuning::SPIN_BEFORE_PARK
 //! [`Builder::busy_wait`]: crate::Builder::busy_wait
 //! [`WATCHDOG`]: crate::scheduler::tuning::WATCHDOG
 //! [`STEAL_LIFO_AFTER`]: crate::scheduler::tuning::STEAL_LIFO_AFTER
 //! [`LIFO_RECHECK`]: crate::scheduler::tuning::LIFO_RECHECK
+//! [`LIFO_WATCH`]: crate::scheduler::tuning::LIFO_WATCH
 
 #![allow(unreachable_pub)] // `pub` items are for the loom model; the module is private.
 
 use std::sync::PoisonError;
 
-use crate::loom::{AtomicUsize, Mutex, Ordering, fence};
+use crate::loom::{AtomicBool, AtomicUsize, Mutex, Ordering, fence};
 
 /// The set of spinning and parked workers.
 #[derive(Debug)]
@@ -98,6 +109,12 @@ pub struct Idle {
     num_sleeping: AtomicUsize,
     /// Workers in step (0).
     num_spinning: AtomicUsize,
+    /// Workers in a short sleep beside another's occupied LIFO slot: each looks at the
+    /// slots again within `LIFO_RECHECK`.
+    num_short: AtomicUsize,
+    /// Workers parked until woken whom no LIFO placement has woken yet (each has its
+    /// flag set, [`Idle::begin_deep`]).
+    num_deep: AtomicUsize,
     /// Workers running, searching or parked: the runtime's own, and the spare threads
     /// standing in for workers held by a poll (`scheduler/stand_in.rs`); a dormant
     /// spare is not counted.
@@ -111,6 +128,8 @@ impl Idle {
             sleepers: Mutex::new(Vec::with_capacity(workers)),
             num_sleeping: AtomicUsize::new(0),
             num_spinning: AtomicUsize::new(0),
+            num_short: AtomicUsize::new(0),
+            num_deep: AtomicUsize::new(0),
             active: AtomicUsize::new(workers),
         }
     }
@@ -179,6 +198,57 @@ impl Idle {
         let w = s.pop()?;
         self.num_sleeping.fetch_sub(1, Ordering::SeqCst);
         Some(w)
+    }
+
+    /// A short sleep beside an occupied LIFO slot begins (the worker is registered).
+    pub fn begin_short(&self) {
+        self.num_short.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The short sleep ends.
+    pub fn end_short(&self) {
+        self.num_short.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// The worker whose flag is `deep` is about to park until woken (registered, its
+    /// last look found nothing). The read-modify-write orders the count before the
+    /// worker's look at the LIFO slots that follows it.
+    pub fn begin_deep(&self, deep: &AtomicBool) {
+        deep.store(true, Ordering::Relaxed);
+        self.num_deep.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The worker whose flag is `deep` is awake again, or did not park after all:
+    /// uncounted, unless a LIFO placement claimed it first ([`Idle::claim_deep`]).
+    /// Whether this call uncounted it.
+    pub fn end_deep(&self, deep: &AtomicBool) -> bool {
+        let mine = deep.swap(false, Ordering::AcqRel);
+        if mine {
+            self.num_deep.fetch_sub(1, Ordering::SeqCst);
+        }
+        mine
+    }
+
+    /// Whether a process just put in a LIFO slot has nobody to see it should its
+    /// worker's poll run long: no worker searches or sleeps short, and one is parked
+    /// until woken. A snapshot, without a fence: a worker parking at that very moment
+    /// may be missed, and the watchdog finds the process then (the module docs).
+    #[inline]
+    pub fn lifo_unwatched(&self) -> bool {
+        self.num_deep.load(Ordering::Relaxed) != 0
+            && self.num_spinning.load(Ordering::Relaxed) == 0
+            && self.num_short.load(Ordering::Relaxed) == 0
+    }
+
+    /// Takes the deep park of the worker whose flag is `deep` for the caller to wake:
+    /// true once per park, for the caller or for the worker's own [`Idle::end_deep`].
+    pub fn claim_deep(&self, deep: &AtomicBool) -> bool {
+        if deep.load(Ordering::Relaxed) && deep.swap(false, Ordering::AcqRel) {
+            self.num_deep.fetch_sub(1, Ordering::SeqCst);
+            true
+        } else {
+            false
+        }
     }
 
     /// Whether some worker other than the caller (a searching one) is running processes:

@@ -123,6 +123,14 @@ pub(crate) const STEAL_LIFO_AFTER: Duration = Duration::from_micros(20);
 /// wait. Measure with `latency` and an idle worker's CPU time during `ring`.
 pub(crate) const LIFO_RECHECK: Duration = Duration::from_micros(100);
 
+/// How long after it last saw another worker's LIFO slot occupied an idle worker keeps
+/// sleeping short ([`LIFO_RECHECK`]) rather than until woken, while another worker runs:
+/// a chain's slot is empty between its hops, and a worker parked until woken costs the
+/// next placement a wake-up (a futex call on the chain's worker, `park.rs`). Trades the
+/// idle worker's wake-ups after a chain ends (ten) against the chain's wake-up calls.
+/// Measure with `pingpong`, `ring` and an idle worker's CPU time during them.
+pub(crate) const LIFO_WATCH: Duration = Duration::from_millis(1);
+
 /// Sends in one poll before `send` looks at the stream cache (`process/send.rs`).
 /// Small, so that a stream is found early; more than the two or three sends of a
 /// request and its reply, which would pay for a cache they never reuse. Measure with

@@ -39,7 +39,7 @@ use crate::io::reactor::EVENTS;
 use crate::process::harness::{RunOutcome, Task};
 use crate::scheduler::stand_in::DORMANT;
 use crate::scheduler::tuning::{
-    BUDGET, GLOBAL_INTERVAL, IO_POLLS_SKIPPED, LIFO_RECHECK, LOCAL_CAP, MAX_LIFO_POLLS,
+    BUDGET, GLOBAL_INTERVAL, IO_POLLS_SKIPPED, LIFO_RECHECK, LIFO_WATCH, LOCAL_CAP, MAX_LIFO_POLLS,
     SPILL_AFTER_SENDS, SPILL_INTERVAL, SPIN_BEFORE_PARK, SPIN_HINTS, STEAL_LIFO_AFTER,
     YIELD_EVERY_ROUNDS,
 };
@@ -112,6 +112,7 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize) {
         standing_in,
         busy: true,
         seen: vec![(u64::MAX, now); shared.workers.len()],
+        lifo_seen: None,
         shared,
         index,
         tick: 0,
@@ -142,6 +143,9 @@ struct Worker {
     /// that value: how long, at least, that worker has been inside one poll (its LIFO
     /// process standing: `take_stuck_lifo`).
     seen: Vec<(u64, Instant)>,
+    /// When this worker last saw another's LIFO slot occupied (or took its process):
+    /// it sleeps short for `LIFO_WATCH` after that while another runs (`park`).
+    lifo_seen: Option<Instant>,
     /// When this worker last came back from a search or a park: the time since is busy
     /// time, which earns spin credit (`search`).
     busy_since: Instant,
@@ -271,6 +275,7 @@ impl Worker {
             } else if now.duration_since(seen.1) >= STEAL_LIFO_AFTER
                 && let Some(t) = w.lifo.take()
             {
+                self.lifo_seen = Some(now);
                 return Some(t);
             }
         }
@@ -502,14 +507,38 @@ impl Worker {
                 break Some(t);
             }
             if self.lifo_occupied(now) {
-                // Its owner may be inside a long poll: look again soon, without a
-                // search in between while it makes progress (`park.rs`, "The rule").
+                self.lifo_seen = Some(now);
+            }
+            let watching = self
+                .lifo_seen
+                .is_some_and(|t| now.duration_since(t) < LIFO_WATCH)
+                && shared.idle.others_running();
+            if watching {
+                // An owner may be inside a long poll, or go on placing processes in its
+                // slot: look again soon, without a search in between while it makes
+                // progress (`park.rs`, "The rule").
+                shared.idle.begin_short();
                 self.sleep(driver.as_deref_mut(), io, Some(LIFO_RECHECK));
+                shared.idle.end_short();
                 continue;
             }
-            // Until woken: a worker held by one poll is the watchdog thread's to find
-            // (`watchdog.rs`).
+            // Until woken, by a push, or by a LIFO placement that no other idle worker
+            // watches; said before the last look at the slots, so that a placement
+            // either sees the count or is seen by the look.
+            let deep = &shared.workers[me].deep;
+            shared.idle.begin_deep(deep);
+            if self.lifo_occupied(Instant::now()) {
+                let _ = shared.idle.end_deep(deep);
+                shared.idle.unregister(me);
+                self.lifo_seen = Some(now);
+                continue;
+            }
             self.sleep(driver.as_deref_mut(), io, None);
+            if !shared.idle.end_deep(deep) {
+                // Woken by a placement: watch the slots from now on, even if that
+                // process has already run (the next placement would wake us again).
+                self.lifo_seen = Some(Instant::now());
+            }
             break None;
         };
         shared.workers[me].in_driver.store(false, Ordering::SeqCst);
