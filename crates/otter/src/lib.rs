@@ -254,6 +254,16 @@
 //! a supervisor and one process per connection; [`blocking::spawn_blocking`] runs
 //! blocking work (files, DNS, long computations) off the workers.
 //!
+//! A process that must hear both its socket and its mailbox (a connection that also
+//! gets deliveries, heartbeats, idle timeouts) is what active mode is for, as in
+//! Erlang: everything arrives as messages, and one receive waits for all of it. A
+//! passive process can also wait for either with a `poll_fn` over `recv()` and
+//! `readable()`: both are cancel-safe (a receive that did not complete took nothing;
+//! a `readable` that did not complete consumed no data), so the one that loses the
+//! race is dropped and made again next time. Socket operations take the process's
+//! budget as receives do: a process whose socket is always ready still yields its
+//! worker after a turn's worth of them.
+//!
 //! There is no IO thread: the workers poll the OS themselves (epoll, through `mio`), a
 //! parking worker in the poll, busy ones between processes; a runtime that never opens
 //! a socket has no reactor. `examples/kv.rs` is a key-value server with one process per
@@ -386,6 +396,15 @@
 //! * Supervisors: simple_one_for_one children are started from a full child spec (the
 //!   arguments captured in its closure); no `ignore`, no significant children, no
 //!   logging. See the [`supervisor`] module.
+//! * A [`Context::send_after`] timer whose destination has exited keeps its wheel entry
+//!   and its message until the deadline, then drops them; Erlang cancels it at the
+//!   exit. A process that sets long timers for itself and may exit first can cancel
+//!   them on its way out ([`TimerRef::cancel`]).
+//! * A monitor set by a process that exits stays on the watched process until that
+//!   process's watchers next double (then every watcher whose owner has exited is
+//!   dropped) or it exits; Erlang removes it at once. No `Down` reaches anyone either
+//!   way; the memory of a server monitored by many short-lived clients stays within
+//!   about twice its live monitors.
 //! * Idle workers do not busy-wait by default (the BEAM's schedulers do, `+sbwt
 //!   medium`): a worker spins only while another one runs, no longer than it was busy;
 //!   [`Builder::busy_wait`] is the `+sbwt` setting.
