@@ -22,6 +22,21 @@
 //! their work inside the wrapped future). That runtime is the program's, not the otter
 //! runtime's: its thread stays after an otter `Runtime` is dropped.
 //!
+//! Build the tokio future inside the wrapped block: `tokio(async { timeout(d,
+//! listener.accept()).await })`, not `tokio(timeout(d, listener.accept()))`, whose
+//! `tokio::time::timeout` registers its timer when it is called, outside the context,
+//! and panics.
+//!
+//! # otter's own sockets in tokio-based libraries
+//!
+//! [`net::TcpStream`](crate::net::TcpStream) implements tokio's `AsyncRead` and
+//! `AsyncWrite` with this feature, driven by otter's reactor like any otter socket: a
+//! connection that otter's listener or acceptor pool accepted is served by hyper with
+//! `hyper_util::rt::TokioIo::new(stream)`, and a hyper client talks over a stream otter
+//! connected, with no [`tokio()`] around them and no hop through the tokio runtime's
+//! thread (the test `tokio_compat.rs` does both). Wrap only what needs tokio's own
+//! reactor or timers.
+//!
 //! ```
 //! use otter::{Context, Runtime};
 //! let rt = Runtime::new();

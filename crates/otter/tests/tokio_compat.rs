@@ -71,3 +71,52 @@ rt_test!(
         );
     }
 );
+
+rt_test!(
+    a_hyper_server_and_client_run_over_otters_own_sockets_without_a_tokio_context,
+    |rt: &Runtime| {
+        // otter's `TcpStream` implements tokio's IO traits: hyper serves a socket that
+        // otter's listener accepted (one process per connection), and its client talks
+        // over a socket otter connected; nothing is wrapped in `compat::tokio`.
+        let r = rt.block_on(|cx: Context<()>| async move {
+            let listener = otter::net::TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+            let addr = listener.local_addr().unwrap();
+            cx.spawn(move |cx: Context<()>| async move {
+                for _ in 0..3 {
+                    let (stream, _) = listener.accept().await.unwrap();
+                    cx.spawn(move |_: Context<()>| async move {
+                        hyper::server::conn::http1::Builder::new()
+                            .serve_connection(
+                                TokioIo::new(stream),
+                                hyper::service::service_fn(hello),
+                            )
+                            .await
+                            .unwrap();
+                    });
+                }
+            });
+            let mut bodies = Vec::new();
+            for path in ["/x", "/y", "/z"] {
+                let stream = otter::net::TcpStream::connect(addr).await.unwrap();
+                let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                    .await
+                    .unwrap();
+                cx.spawn(move |_: Context<()>| async move {
+                    let _ = conn.await;
+                });
+                let req = Request::get(path)
+                    .header("host", "localhost")
+                    .body(Full::new(Bytes::new()))
+                    .unwrap();
+                let res = send.send_request(req).await.unwrap();
+                let bytes = res.into_body().collect().await.unwrap().to_bytes();
+                bodies.push(String::from_utf8(bytes.to_vec()).unwrap());
+            }
+            bodies
+        });
+        assert_eq!(
+            r.unwrap(),
+            ["/x", "/y", "/z"].map(|p| format!("hello from an otter process, {p}"))
+        );
+    }
+);

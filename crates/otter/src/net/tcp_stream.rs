@@ -373,6 +373,44 @@ fn libc_einprogress() -> i32 {
     115
 }
 
+/// tokio's read trait (feature `tokio`): hand an otter socket to a tokio-based library
+/// (hyper through `hyper_util::rt::TokioIo`, a tokio codec). otter's own reactor drives
+/// it: no tokio runtime or [`compat::tokio`](crate::compat::tokio) context is needed.
+#[cfg(feature = "tokio")]
+impl tokio::io::AsyncRead for TcpStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let n = std::task::ready!(self.get_mut().poll_read_buf(cx, buf.initialize_unfilled()))?;
+        buf.advance(n);
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// tokio's write trait (feature `tokio`); see the `AsyncRead` impl. `poll_shutdown`
+/// closes the writing half, as `gen_tcp:shutdown(S, write)` does.
+#[cfg(feature = "tokio")]
+impl tokio::io::AsyncWrite for TcpStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.get_mut().poll_write_buf(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // Nothing is buffered here: a write is in the kernel when it returns.
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(self.inner.io.shutdown(Shutdown::Write))
+    }
+}
+
 impl futures_io::AsyncRead for TcpStream {
     fn poll_read(
         self: Pin<&mut Self>,
