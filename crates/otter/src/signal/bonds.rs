@@ -462,6 +462,8 @@ mod tests {
         }
     }
 
+    // Safe code, and 128 processes that Miri would take many minutes over.
+    #[cfg_attr(miri, ignore)]
     #[test]
     fn monitors_left_by_exited_processes_do_not_pile_up_on_their_target() {
         let rt = Runtime::builder().threads(2).build().unwrap();
