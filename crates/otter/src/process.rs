@@ -307,6 +307,31 @@ impl<M: Send + 'static> Context<M> {
         self.runtime().registry.holder(name).map(crate::ProcessId)
     }
 
+    /// The handle of this process's runtime: to spawn, look up and send to names from
+    /// code that cannot hold this `Context` (a hyper `service_fn`, whose futures must be
+    /// `Send` and may not borrow it; a closure given to a library).
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let r = rt.block_on(|cx: otter::Context<()>| async move {
+    ///     cx.register("root", cx.pid()).unwrap();
+    ///     let h = cx.handle();
+    ///     std::thread::spawn(move || h.whereis::<()>("root").is_some()).join().unwrap()
+    /// });
+    /// assert!(r.unwrap());
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If called off its runtime's workers (a `Context` moved to a plain thread).
+    pub fn handle(&self) -> crate::Handle {
+        let shared = self.runtime();
+        match crate::scheduler::context::current_shared() {
+            Some(s) if std::ptr::eq(Arc::as_ptr(&s), shared) => crate::Handle::of(s),
+            _ => panic!("otter: Context::handle called off its runtime's workers"),
+        }
+    }
+
     /// Sends `message` to the process registered as `name` (Erlang's `Name ! Msg`). Hands
     /// the message back if no live process of that message type has the name (Erlang
     /// raises `badarg`).

@@ -748,6 +748,45 @@ impl Handle {
         &self.shared.registry
     }
 
+    /// The handle of the runtime `shared`.
+    pub(crate) fn of(shared: Arc<Shared>) -> Handle {
+        Handle { shared }
+    }
+
+    /// The process of message type `N` registered as `name` on this runtime, if any
+    /// (Erlang's `whereis/1`, from code that holds no [`Context`]: a hyper service, a
+    /// closure, another thread). [`Context::whereis`] is the same from a process.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let h = rt.handle();
+    /// let r = rt.block_on(move |mut cx: otter::Context<u32>| async move {
+    ///     cx.register("counter", cx.pid()).unwrap();
+    ///     let service = move |n: u32| h.send_named("counter", n).is_ok();
+    ///     (service(7), cx.recv().await)
+    /// });
+    /// assert_eq!(r.unwrap(), (true, 7));
+    /// ```
+    pub fn whereis<N: 'static>(&self, name: &str) -> Option<Pid<N>> {
+        self.shared
+            .registry
+            .lookup(name, std::any::TypeId::of::<N>())
+            .map(Pid::from_raw)
+    }
+
+    /// Sends `message` to the process of message type `N` registered as `name` (Erlang's
+    /// `Name ! Msg`); hands it back if there is none. See [`Handle::whereis`].
+    pub fn send_named<N: Send + 'static>(
+        &self,
+        name: &str,
+        message: N,
+    ) -> Result<(), crate::SendError<N>> {
+        match self.whereis::<N>(name) {
+            Some(pid) => pid.try_send(message),
+            None => Err(crate::SendError(message)),
+        }
+    }
+
     /// Marks the runtime as having a node; false if it had one.
     #[cfg(feature = "dist")]
     pub(crate) fn set_node<T>(&self, _: &T) -> bool {

@@ -77,6 +77,11 @@ pub(crate) fn leave_worker() {
     }
 }
 
+/// The runtime whose worker this thread is, counted (`Context::handle`).
+pub(crate) fn current_shared() -> Option<Arc<Shared>> {
+    WORKER_SHARED.with(|s| s.borrow().clone())
+}
+
 /// The blocking pool of the runtime whose worker this thread is (`blocking.rs`).
 pub(crate) fn current_blocking_pool() -> Option<Arc<crate::blocking::Pool>> {
     WORKER_SHARED.with(|s| s.borrow().as_ref().map(|shared| shared.blocking.clone()))
