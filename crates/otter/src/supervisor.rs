@@ -46,6 +46,15 @@
 //! * A restarted child registers its name again ([`ChildSpec::named_server`]): the name
 //!   is released at the old child's exit before the supervisor hears of it.
 //!
+//! # Stopping a tree before the runtime goes
+//!
+//! Dropping a [`Runtime`](crate::Runtime) ends every process by dropping its future:
+//! no `terminate`, no `shutdown` exit signal for children that trap exits to clean up
+//! (tokio's runtime drop cancels its tasks the same way). OTP's `init:stop` stops the
+//! applications' trees in order first; do the same by stopping the top supervisor
+//! before the root returns: `top.server().stop(ExitReason::Shutdown, None).await`
+//! stops its children in reverse start order, each by its shutdown spec, then returns.
+//!
 //! # Differences from OTP
 //!
 //! * simple_one_for_one children are started from a full [`ChildSpec`] (the arguments
