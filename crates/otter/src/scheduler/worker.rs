@@ -523,8 +523,9 @@ impl Worker {
                 continue;
             }
             // Until woken, by a push, or by a LIFO placement that no other idle worker
-            // watches; said before the last look at the slots, so that a placement
-            // either sees the count or is seen by the look.
+            // watches. Said before a last look at the slots: a placement then sees the
+            // count or is seen by the look, but for the unfenced race of `park.rs`
+            // ("The rule"), which the watchdog covers.
             let deep = &shared.workers[me].deep;
             shared.idle.begin_deep(deep);
             if self.lifo_occupied(Instant::now()) {
