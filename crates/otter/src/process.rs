@@ -296,10 +296,7 @@ impl<M: Send + 'static> Context<M> {
     /// assert_eq!(r.unwrap(), (true, None));
     /// ```
     pub fn whereis<N: 'static>(&self, name: &str) -> Option<Pid<N>> {
-        self.runtime()
-            .registry
-            .lookup(name, TypeId::of::<N>())
-            .map(Pid::from_raw)
+        self.runtime().registry.whereis(name)
     }
 
     /// The process registered as `name`, whatever its message type.
@@ -346,10 +343,7 @@ impl<M: Send + 'static> Context<M> {
         name: &str,
         message: N,
     ) -> Result<(), crate::SendError<N>> {
-        match self.whereis::<N>(name) {
-            Some(pid) => pid.try_send(message),
-            None => Err(crate::SendError(message)),
-        }
+        self.runtime().registry.send_named(name, message)
     }
 
     /// Monitors `pid` (Erlang's `monitor(process, Pid)`): when it exits, this process

@@ -108,6 +108,25 @@ impl Registry {
             .map(|e| e.pid)
     }
 
+    /// The process of message type `N` registered as `name` (`whereis/1`).
+    pub(crate) fn whereis<N: 'static>(&self, name: &str) -> Option<crate::Pid<N>> {
+        self.lookup(name, TypeId::of::<N>())
+            .map(crate::Pid::from_raw)
+    }
+
+    /// Sends to the process of message type `N` registered as `name` (`Name ! Msg`), or
+    /// hands the message back.
+    pub(crate) fn send_named<N: Send + 'static>(
+        &self,
+        name: &str,
+        message: N,
+    ) -> Result<(), crate::SendError<N>> {
+        match self.whereis::<N>(name) {
+            Some(pid) => pid.try_send(message),
+            None => Err(crate::SendError(message)),
+        }
+    }
+
     /// The pid registered as `name`, whatever its message type.
     pub(crate) fn holder(&self, name: &str) -> Option<RawPid> {
         let g = self.inner.read().unwrap_or_else(PoisonError::into_inner);

@@ -768,10 +768,7 @@ impl Handle {
     /// assert_eq!(r.unwrap(), (true, 7));
     /// ```
     pub fn whereis<N: 'static>(&self, name: &str) -> Option<Pid<N>> {
-        self.shared
-            .registry
-            .lookup(name, std::any::TypeId::of::<N>())
-            .map(Pid::from_raw)
+        self.shared.registry.whereis(name)
     }
 
     /// Sends `message` to the process of message type `N` registered as `name` (Erlang's
@@ -781,10 +778,7 @@ impl Handle {
         name: &str,
         message: N,
     ) -> Result<(), crate::SendError<N>> {
-        match self.whereis::<N>(name) {
-            Some(pid) => pid.try_send(message),
-            None => Err(crate::SendError(message)),
-        }
+        self.shared.registry.send_named(name, message)
     }
 
     /// Marks the runtime as having a node; false if it had one.

@@ -19,6 +19,20 @@ async fn hello(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallib
     Ok(Response::new(Full::new(Bytes::from(body))))
 }
 
+/// A GET of `path` over a hyper client connection's sender: the body.
+async fn get(
+    send: &mut hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    path: &str,
+) -> String {
+    let req = Request::get(path)
+        .header("host", "localhost")
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let res = send.send_request(req).await.unwrap();
+    let bytes = res.into_body().collect().await.unwrap().to_bytes();
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
 rt_test!(
     a_hyper_server_and_client_run_inside_processes,
     |rt: &Runtime| {
@@ -52,13 +66,7 @@ rt_test!(
                             .await
                             .unwrap();
                     tokio::spawn(conn);
-                    let req = Request::get(path)
-                        .header("host", "localhost")
-                        .body(Full::new(Bytes::new()))
-                        .unwrap();
-                    let res = send.send_request(req).await.unwrap();
-                    let bytes = res.into_body().collect().await.unwrap().to_bytes();
-                    String::from_utf8(bytes.to_vec()).unwrap()
+                    get(&mut send, path).await
                 })
                 .await;
                 bodies.push(body);
@@ -104,13 +112,7 @@ rt_test!(
                 cx.spawn(move |_: Context<()>| async move {
                     let _ = conn.await;
                 });
-                let req = Request::get(path)
-                    .header("host", "localhost")
-                    .body(Full::new(Bytes::new()))
-                    .unwrap();
-                let res = send.send_request(req).await.unwrap();
-                let bytes = res.into_body().collect().await.unwrap().to_bytes();
-                bodies.push(String::from_utf8(bytes.to_vec()).unwrap());
+                bodies.push(get(&mut send, path).await);
             }
             bodies
         });
