@@ -19,6 +19,14 @@ async fn hello(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallib
     Ok(Response::new(Full::new(Bytes::from(body))))
 }
 
+/// Serves one HTTP/1.1 connection with `hello`.
+async fn serve(stream: impl tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin) {
+    hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), hyper::service::service_fn(hello))
+        .await
+        .unwrap();
+}
+
 /// A GET of `path` over a hyper client connection's sender: the body.
 async fn get(
     send: &mut hyper::client::conn::http1::SendRequest<Full<Bytes>>,
@@ -46,13 +54,7 @@ rt_test!(
                 in_tokio(async move {
                     for _ in 0..3 {
                         let (stream, _) = listener.accept().await.unwrap();
-                        hyper::server::conn::http1::Builder::new()
-                            .serve_connection(
-                                TokioIo::new(stream),
-                                hyper::service::service_fn(hello),
-                            )
-                            .await
-                            .unwrap();
+                        serve(stream).await;
                     }
                 })
             });
@@ -93,13 +95,7 @@ rt_test!(
                 for _ in 0..3 {
                     let (stream, _) = listener.accept().await.unwrap();
                     cx.spawn(move |_: Context<()>| async move {
-                        hyper::server::conn::http1::Builder::new()
-                            .serve_connection(
-                                TokioIo::new(stream),
-                                hyper::service::service_fn(hello),
-                            )
-                            .await
-                            .unwrap();
+                        serve(stream).await;
                     });
                 }
             });
