@@ -247,6 +247,13 @@ pub(crate) fn consume_budget() -> bool {
     })
 }
 
+/// Whether the poll that just ran spent its whole budget (a turn of `BUDGET` receives or
+/// socket operations, not a `yield_now`).
+#[inline]
+pub(crate) fn budget_spent() -> bool {
+    BUDGET_LEFT.with(Cell::get) == 0
+}
+
 /// Consumes one unit of the running process's budget for an IO operation; false when
 /// it is spent and the process must yield. Off the workers (a `Context` moved to a plain
 /// thread, a socket used outside any process) there is no turn to yield: always true.

@@ -400,7 +400,16 @@ impl Worker {
         // stream cache, `process/send.rs`).
         crate::process::send::end_stream();
         match outcome {
-            RunOutcome::Reschedule(task) => shared.push_local(self.index, task),
+            RunOutcome::Reschedule(task) => {
+                shared.push_local(self.index, task);
+                if context::budget_spent() {
+                    // A turn that spent its whole budget: the next pick looks at the
+                    // injector and the OS first. A timer's or a socket's wake-up then
+                    // waits for one such turn of the busy processes here, not for 61
+                    // (docs/design/0032).
+                    self.tick = self.tick.next_multiple_of(GLOBAL_INTERVAL);
+                }
+            }
             RunOutcome::Idle | RunOutcome::Exited => {}
         }
     }
