@@ -227,7 +227,9 @@
 //!
 //! [`Context::register`] gives a process a name on its runtime, [`Context::whereis`] finds
 //! it, [`Context::send_named`] sends to it, and the name is released when the process
-//! exits (Erlang's `register/2`, `whereis/1`, `Name ! Msg`).
+//! exits (Erlang's `register/2`, `whereis/1`, `Name ! Msg`). Code that holds no
+//! `Context` (a hyper service, a closure, another thread) does the same through the
+//! runtime's [`Handle`] ([`Context::handle`], [`Handle::whereis`]).
 //!
 //! ```
 //! use otter::{Context, Runtime};
