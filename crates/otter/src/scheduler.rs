@@ -62,12 +62,15 @@
 pub(crate) mod context;
 pub(crate) mod deferred;
 pub(crate) mod doze;
+mod handle;
 pub(crate) mod park;
 pub(crate) mod queue;
 pub(crate) mod stand_in;
 pub(crate) mod tuning;
 pub(crate) mod watchdog;
 pub(crate) mod worker;
+
+pub use handle::Handle;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -79,10 +82,8 @@ use std::time::Duration;
 
 use crate::Context;
 use crate::error::BuildError;
-use crate::exit::{ExitReason, IntoExitReason};
+use crate::exit::ExitReason;
 use crate::io::reactor::Reactor;
-use crate::pid::Pid;
-use crate::process::cell;
 use crate::process::harness::{self, Task};
 use crate::timer::Timer;
 use park::Idle;
@@ -558,9 +559,7 @@ impl Runtime {
     /// # let _ = pid;
     /// ```
     pub fn handle(&self) -> Handle {
-        Handle {
-            shared: self.shared.clone(),
-        }
+        Handle::of(self.shared.clone())
     }
 
     /// Runs `f`'s future as a root process and waits, on this thread, for it to finish.
@@ -722,107 +721,5 @@ impl<Fut: Future> Drop for Root<Fut> {
         // signal (its reason) or by the runtime's shutdown (`Killed`).
         let reason = context::exit_reason_of_dropping().unwrap_or(ExitReason::Killed);
         self.slot.set(Err(reason));
-    }
-}
-
-/// A handle to a runtime, to spawn processes from any thread. Cheap to clone.
-///
-/// ```
-/// let rt = otter::Runtime::new();
-/// let h = rt.handle();
-/// let t = std::thread::spawn(move || {
-///     h.spawn(|mut cx: otter::Context<u8>| async move { cx.recv().await; })
-/// });
-/// let pid = t.join().unwrap();
-/// pid.send(1);
-/// ```
-#[derive(Debug, Clone)]
-pub struct Handle {
-    shared: Arc<Shared>,
-}
-
-impl Handle {
-    /// The runtime's name registry.
-    #[cfg(feature = "dist")]
-    pub(crate) fn registry(&self) -> &crate::registry::Registry {
-        &self.shared.registry
-    }
-
-    /// The handle of the runtime `shared`.
-    pub(crate) fn of(shared: Arc<Shared>) -> Handle {
-        Handle { shared }
-    }
-
-    /// The process of message type `N` registered as `name` on this runtime, if any
-    /// (Erlang's `whereis/1`, from code that holds no [`Context`]: a hyper service, a
-    /// closure, another thread). [`Context::whereis`] is the same from a process.
-    ///
-    /// ```
-    /// let rt = otter::Runtime::new();
-    /// let h = rt.handle();
-    /// let r = rt.block_on(move |mut cx: otter::Context<u32>| async move {
-    ///     cx.register("counter", cx.pid()).unwrap();
-    ///     let service = move |n: u32| h.send_named("counter", n).is_ok();
-    ///     (service(7), cx.recv().await)
-    /// });
-    /// assert_eq!(r.unwrap(), (true, 7));
-    /// ```
-    pub fn whereis<N: 'static>(&self, name: &str) -> Option<Pid<N>> {
-        self.shared.registry.whereis(name)
-    }
-
-    /// Sends `message` to the process of message type `N` registered as `name` (Erlang's
-    /// `Name ! Msg`); hands it back if there is none. See [`Handle::whereis`].
-    pub fn send_named<N: Send + 'static>(
-        &self,
-        name: &str,
-        message: N,
-    ) -> Result<(), crate::SendError<N>> {
-        self.shared.registry.send_named(name, message)
-    }
-
-    /// Marks the runtime as having a node; false if it had one.
-    #[cfg(feature = "dist")]
-    pub(crate) fn set_node<T>(&self, _: &T) -> bool {
-        !self.shared.has_node.swap(true, Ordering::AcqRel)
-    }
-
-    /// Spawns a process running `f`'s future, with its own mailbox of `M`. `f` is called
-    /// right away on this thread to build the future; the future runs on a worker.
-    ///
-    /// ```
-    /// let rt = otter::Runtime::new();
-    /// let (tx, rx) = std::sync::mpsc::channel();
-    /// let pid = rt.handle().spawn(move |mut cx: otter::Context<u32>| async move {
-    ///     tx.send(cx.recv().await + 1).unwrap();
-    /// });
-    /// pid.send(41);
-    /// assert_eq!(rx.recv().unwrap(), 42);
-    /// ```
-    ///
-    /// # Panics
-    ///
-    /// If the runtime has been shut down (its [`Runtime`] dropped).
-    pub fn spawn<M, F, Fut>(&self, f: F) -> Pid<M>
-    where
-        M: Send + 'static,
-        F: FnOnce(Context<M>) -> Fut,
-        Fut: Future + Send + 'static,
-        Fut::Output: IntoExitReason,
-    {
-        let s = &self.shared;
-        s.outside_spawns.fetch_add(1, Ordering::SeqCst);
-        struct Leave<'a>(&'a AtomicUsize);
-        impl Drop for Leave<'_> {
-            fn drop(&mut self) {
-                self.0.fetch_sub(1, Ordering::SeqCst);
-            }
-        }
-        let _leave = Leave(&s.outside_spawns);
-        assert!(
-            !s.is_shutdown(),
-            "otter: spawn on a runtime that has shut down"
-        );
-        cell::spawn(s, f)
     }
 }
