@@ -250,7 +250,7 @@ pub(crate) fn consume_budget() -> bool {
 /// Whether the poll that just ran spent its whole budget (a turn of `BUDGET` receives or
 /// socket operations, not a `yield_now`).
 #[inline]
-pub(crate) fn budget_spent() -> bool {
+pub(crate) fn turn_budget_spent() -> bool {
     BUDGET_LEFT.with(Cell::get) == 0
 }
 

@@ -402,7 +402,7 @@ impl Worker {
         match outcome {
             RunOutcome::Reschedule(task) => {
                 shared.push_local(self.index, task);
-                if context::budget_spent() {
+                if context::turn_budget_spent() {
                     // A turn that spent its whole budget: the next pick looks at the
                     // injector and the OS first. A timer's or a socket's wake-up then
                     // waits for one such turn of the busy processes here, not for 61

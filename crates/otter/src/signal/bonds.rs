@@ -103,26 +103,12 @@ impl Bonds {
     fn add_watcher(&mut self, watcher: Watcher) {
         self.watchers.push(watcher);
         if self.watchers.len() >= PRUNE_WATCHERS_FROM.max(2 * self.watchers_kept) {
-            self.watchers.retain(|w| match w.owner {
-                // A call's watcher (no owner) is taken off by its call.
-                Some(owner) if !is_remote(owner) => crate::pid::ProcessId(owner).is_alive(),
-                _ => true,
-            });
+            // A call's watcher and a remote process's (no owner) are taken off by the
+            // call and by the connection; an owner is always a local process.
+            self.watchers
+                .retain(|w| w.owner.is_none_or(|o| crate::pid::ProcessId(o).is_alive()));
             self.watchers_kept = self.watchers.len();
         }
-    }
-}
-
-/// Whether `pid` is another node's (a remote owner's monitors go with its connection).
-fn is_remote(pid: RawPid) -> bool {
-    #[cfg(feature = "dist")]
-    {
-        pid.is_remote()
-    }
-    #[cfg(not(feature = "dist"))]
-    {
-        let _ = pid;
-        false
     }
 }
 
