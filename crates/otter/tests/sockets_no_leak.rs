@@ -1,4 +1,5 @@
-//! No descriptor leaks after many connections: every socket, and the reactor's own epoll
+//! No descriptor leaks after many connections (TCP passive and active, UDP, and with the
+//! feature `tokio` hyper over otter's sockets): every socket, and the reactor's own epoll
 //! and eventfd, closed by the runtime's shutdown. One test in its own file: it counts the
 //! descriptors of the whole test process, which other tests running beside it (those of
 //! `sockets.rs`) would change.
@@ -132,10 +133,78 @@ fn no_descriptor_leaks_after_many_connections() {
         n + usize::from(cut_short)
     });
     assert_eq!(r.unwrap(), 51);
+    // UDP senders that end (a socket that is always ready, `scheduler_fairness.rs`).
+    let sink = std::net::UdpSocket::bind(any_port()).unwrap();
+    let target = sink.local_addr().unwrap();
+    let r = rt.block_on(move |mut cx: Context<usize>| async move {
+        let root = cx.pid();
+        for _ in 0..50 {
+            cx.spawn(move |_: Context<()>| async move {
+                let socket = otter::net::UdpSocket::bind(any_port()).unwrap();
+                let sent = socket.send_to(&[0u8; 64], target).await.is_ok();
+                root.send(usize::from(sent));
+            });
+        }
+        let mut n = 0;
+        for _ in 0..50 {
+            n += cx.recv().await;
+        }
+        n
+    });
+    assert_eq!(r.unwrap(), 50);
+    drop(sink);
+    #[cfg(feature = "tokio")]
+    hyper_over_otter_sockets(&rt);
     drop(rt);
     assert_eq!(
         fds(),
         before,
         "descriptors before the runtime and after its shutdown"
     );
+}
+
+/// hyper's server and client over otter's own sockets (tokio's IO traits, feature
+/// `tokio`): 20 connections, one request each.
+#[cfg(feature = "tokio")]
+fn hyper_over_otter_sockets(rt: &Runtime) {
+    use http_body_util::{BodyExt, Full};
+    use hyper::body::Bytes;
+    use hyper_util::rt::TokioIo;
+    let r = rt.block_on(|cx: Context<()>| async move {
+        let listener = TcpListener::bind(any_port()).unwrap();
+        let addr = listener.local_addr().unwrap();
+        cx.spawn(move |cx: Context<()>| async move {
+            for _ in 0..20 {
+                let (stream, _) = listener.accept().await.unwrap();
+                cx.spawn(move |_: Context<()>| async move {
+                    let hello = |_| async {
+                        Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
+                            Bytes::from_static(b"hi"),
+                        )))
+                    };
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), hyper::service::service_fn(hello))
+                        .await;
+                });
+            }
+        });
+        let mut ok = 0;
+        for _ in 0..20 {
+            let stream = TcpStream::connect(addr).await.unwrap();
+            let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                .await
+                .unwrap();
+            cx.spawn(move |_: Context<()>| async move {
+                let _ = conn.await;
+            });
+            let req = hyper::Request::get("/")
+                .header("host", "localhost")
+                .body(Full::new(Bytes::new()))
+                .unwrap();
+            let body = send.send_request(req).await.unwrap().into_body();
+            ok += usize::from(body.collect().await.unwrap().to_bytes() == "hi");
+        }
+        ok
+    });
+    assert_eq!(r.unwrap(), 20);
 }
