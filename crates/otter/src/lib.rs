@@ -398,10 +398,10 @@
 //! * Supervisors: simple_one_for_one children are started from a full child spec (the
 //!   arguments captured in its closure); no `ignore`, no significant children, no
 //!   logging. See the [`supervisor`] module.
-//! * A [`Context::send_after`] timer whose destination has exited keeps its wheel entry
-//!   and its message until the deadline, then drops them; Erlang cancels it at the
-//!   exit. A process that sets long timers for itself and may exit first can cancel
-//!   them on its way out ([`TimerRef::cancel`]).
+//! * A [`Context::send_after`] timer aimed at a remote process runs to its deadline
+//!   whatever happens to that process (a local destination's exit cancels it, as in
+//!   Erlang). A [`Context::send_interval`] whose receiver has exited ends at its next
+//!   tick, not at the exit.
 //! * A monitor set by a process that exits stays on the watched process until that
 //!   process's watchers next double (then every watcher whose owner has exited is
 //!   dropped) or it exits; Erlang removes it at once. No `Down` reaches anyone either

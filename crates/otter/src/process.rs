@@ -180,8 +180,10 @@ impl<M: Send + 'static> Context<M> {
     }
 
     /// Sends `message` to `to` after `delay`, like Erlang's `erlang:send_after/3`.
-    /// Cancel it with [`TimerRef::cancel`]. The timer belongs to this process's runtime
-    /// and costs one wheel entry and one allocation for the message's closure.
+    /// Cancel it with [`TimerRef::cancel`]. As in Erlang, the timer is cancelled when
+    /// `to` exits (at once if `to` has already ended; a remote `to`'s timer runs to its
+    /// deadline). The timer belongs to this process's runtime and costs one wheel entry,
+    /// one allocation for the message's closure, and a key in `to`'s bonds.
     ///
     /// ```
     /// use std::time::Duration;
@@ -201,10 +203,18 @@ impl<M: Send + 'static> Context<M> {
         delay: Duration,
     ) -> TimerRef {
         let timer = self.timer();
+        let raw = to.raw;
         let key = timer.insert(
             crate::timer::deadline_after(delay),
             Action::Run(Box::new(move || to.send(message))),
         );
+        // Tied to a local destination, whose exit cancels it; one that has already
+        // ended gets nothing, now rather than at the deadline.
+        if !raw.is_remote()
+            && !crate::signal::bonds::add_timer(raw, raw == self.pid().raw, &timer, key)
+        {
+            timer.cancel(key);
+        }
         TimerRef {
             key,
             timer: Arc::downgrade(&timer),

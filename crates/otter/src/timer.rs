@@ -114,6 +114,12 @@ impl Timer {
         action.is_some()
     }
 
+    /// Whether `key`'s timer has neither fired nor been cancelled.
+    pub(crate) fn is_pending(&self, key: TimerKey) -> bool {
+        let g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        g.wheel.is_pending(key.0)
+    }
+
     fn ensure_thread(self: &Arc<Self>) {
         let mut t = self.thread.lock().unwrap_or_else(PoisonError::into_inner);
         if t.is_some() {

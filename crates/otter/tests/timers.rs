@@ -1,6 +1,8 @@
 //! Rules of timers (`erlang:send_after/3`, `cancel_timer/1`, `timer:send_interval/3`):
 //! an interval sends until cancelled and not after, ends with its receiver, does not
-//! drift; thousands of one-shot timers all fire, each once.
+//! drift; thousands of one-shot timers all fire, each once; a one-shot timer is
+//! cancelled when its destination exits, and one aimed at a process that has ended
+//! never holds its message.
 
 #[path = "support/rt.rs"]
 mod support;
@@ -8,7 +10,31 @@ mod support;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use otter::{Context, Runtime};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use otter::{Context, Down, ExitReason, Runtime};
+
+/// A message that counts its drops: a timer's message is dropped when the timer is
+/// cancelled (or when it reaches a process that has ended).
+#[derive(Debug)]
+struct Probe(Arc<AtomicUsize>);
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// What the test's root hears: the `Down` of its child.
+#[derive(Debug)]
+struct Downed;
+
+impl From<Down> for Downed {
+    fn from(_: Down) -> Downed {
+        Downed
+    }
+}
 
 rt_test!(
     an_interval_sends_until_cancelled_and_not_after,
@@ -124,5 +150,71 @@ rt_test!(
             (got, matched, never.cancel(), interval.cancel(), slept)
         });
         assert_eq!(r, Ok((Some(7), Some(8), true, true, 11)));
+    }
+);
+
+rt_test!(
+    a_timer_is_cancelled_when_its_destination_exits,
+    |rt: &Runtime| {
+        let r = rt.block_on(|mut cx: Context<Downed>| async move {
+            let mut answers = Vec::new();
+            // The child returns after one message, or is killed, with a timer of an
+            // hour aimed at it.
+            for kill in [false, true] {
+                let dropped = Arc::new(AtomicUsize::new(0));
+                let (child, _) = cx.spawn_monitor(|mut c: Context<Probe>| async move {
+                    drop(c.recv().await);
+                });
+                let hour = Duration::from_secs(3600);
+                let t = cx.send_after(child, Probe(dropped.clone()), hour);
+                if kill {
+                    cx.exit(child, ExitReason::Kill);
+                } else {
+                    child.send(Probe(dropped.clone()));
+                }
+                cx.recv().await;
+                // The `Down` comes after the exit's cancellation: the hour's message
+                // has been dropped (beside the one received), and the timer can no
+                // longer be cancelled.
+                answers.push((dropped.load(Ordering::SeqCst), t.cancel()));
+            }
+            answers
+        });
+        assert_eq!(r.unwrap(), vec![(2, false), (1, false)]);
+    }
+);
+
+rt_test!(
+    a_timer_aimed_at_a_process_that_has_ended_is_dropped_at_once,
+    |rt: &Runtime| {
+        let r = rt.block_on(|mut cx: Context<Downed>| async move {
+            let dropped = Arc::new(AtomicUsize::new(0));
+            let (child, _) = cx.spawn_monitor(|_: Context<Probe>| async move {});
+            cx.recv().await;
+            let hour = Duration::from_secs(3600);
+            let t = cx.send_after(child, Probe(dropped.clone()), hour);
+            (dropped.load(Ordering::SeqCst), t.cancel())
+        });
+        assert_eq!(r.unwrap(), (1, false));
+    }
+);
+
+rt_test!(
+    a_timer_outlives_an_exit_of_another_process_than_its_destination,
+    |rt: &Runtime| {
+        let r = rt.block_on(|mut cx: Context<u8>| async move {
+            // A child sets the timer for the root, then exits: the timer is the root's.
+            let me = cx.pid();
+            let child = cx.spawn(move |c: Context<()>| async move {
+                c.send_after(me, 7, Duration::from_millis(2));
+                me.send(1);
+            });
+            let first = cx.recv().await;
+            while child.is_alive() {
+                cx.yield_now().await;
+            }
+            (first, cx.recv().await)
+        });
+        assert_eq!(r.unwrap(), (1, 7));
     }
 );

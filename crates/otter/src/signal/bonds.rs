@@ -1,5 +1,5 @@
-//! The bonds of a process: its links, the monitors watching it, its trap flag, and the
-//! reason of an exit signal that will end it. Safe code: it reaches a process only
+//! The bonds of a process: its links, the monitors watching it, the `send_after` timers
+//! aimed at it, its trap flag, and the reason of an exit signal that will end it. Safe code: it reaches a process only
 //! through a counted [`ProcessRef`] and the header's `bonds` mutex, `gate` and
 //! `signalled` flag (`process/cell.rs`), and a trapped exit through the process's own
 //! [`TrapFn`]. The rules it implements are `signal.rs`'s (links, exit signals,
@@ -13,7 +13,10 @@
 //! one side, then on the other; an exit takes its links out under its own lock and
 //! signals them after releasing it. Watchers are notified under the lock (so that a
 //! `demonitor` after the exit finds every `Down` delivered), and the wakers they hand
-//! back are woken after it.
+//! back are woken after it. A timer wheel's lock (`timer.rs`) is taken under a bonds
+//! lock only to drop the keys of fired timers; nothing takes a bonds lock under the
+//! wheel's (a timer's action runs after the wheel's lock is released), and an exit
+//! cancels its timers after releasing its own.
 //!
 //! # A bond refused by an exit keeps the order of the exit's signals
 //!
@@ -27,8 +30,8 @@
 //! bond is left in `late`, and the exit answers it after its own `Down`s; once the exit
 //! is done, a refusal is answered at once.
 
-use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError, Weak};
 
 use crate::exit::ExitReason;
 use crate::monitor::{Down, Watcher};
@@ -37,6 +40,7 @@ use crate::process::cell::{Header, ProcessRef, TrapFn};
 use crate::process::owner::Owner;
 use crate::signal::keyed::{Key, Keyed};
 use crate::signal::{Effect, Exit, Kind, effect};
+use crate::timer::{Timer, TimerKey};
 use crate::unwind::catch_panic;
 
 /// What a process has to do with others: the processes monitoring it, the processes
@@ -52,12 +56,20 @@ pub(crate) struct Bonds {
     closing: bool,
     /// Bonds refused during the exit, answered `Noproc` at its end (module docs).
     late: Vec<Late>,
-    /// How many watchers the last [`Bonds::prune_watchers`] kept.
+    /// How many watchers the last look for exited owners kept ([`Bonds::add_watcher`]).
     watchers_kept: usize,
+    /// The `send_after` timers aimed at this process, cancelled at its exit; some may
+    /// have fired since ([`Bonds::add_timer`]).
+    timers: Vec<(Weak<Timer>, TimerKey)>,
+    /// How many timers the last look for fired ones kept.
+    timers_kept: usize,
 }
 
 /// The fewest watchers at which a process looks for watchers whose owner has exited.
 const PRUNE_WATCHERS_FROM: usize = 64;
+
+/// The fewest timers at which a process looks for timers that have fired.
+const PRUNE_TIMERS_FROM: usize = 64;
 
 impl Key for Watcher {
     type K = u64;
@@ -108,6 +120,23 @@ impl Bonds {
             self.watchers
                 .retain(|w| w.owner.is_none_or(|o| crate::pid::ProcessId(o).is_alive()));
             self.watchers_kept = self.watchers.len();
+        }
+    }
+}
+
+impl Bonds {
+    /// Records a `send_after` timer aimed at this process, to be cancelled at its exit
+    /// (Erlang's rule for a timer whose destination is a pid). A timer that fires leaves
+    /// its key here; the keys of fired timers are dropped whenever the keys have doubled
+    /// since the last such look (from [`PRUNE_TIMERS_FROM`] on), so a process that gets
+    /// a timer every second for a day keeps a few dozen keys, at an amortised constant
+    /// cost per timer.
+    fn add_timer(&mut self, timer: Weak<Timer>, key: TimerKey) {
+        self.timers.push((timer, key));
+        if self.timers.len() >= PRUNE_TIMERS_FROM.max(2 * self.timers_kept) {
+            self.timers
+                .retain(|(t, k)| t.upgrade().is_some_and(|t| t.is_pending(*k)));
+            self.timers_kept = self.timers.len();
         }
     }
 }
@@ -190,6 +219,27 @@ pub(crate) fn remove_watcher(target: RawPid, id: u64) -> bool {
             .iter()
             .position(|x| matches!(x, Late::Watcher(w) if w.id == id));
         late.map(|i| drop(b.late.remove(i))).is_some()
+    })
+}
+
+/// Ties the `send_after` timer `key` of `timer` to its destination `target`, which
+/// cancels it when it exits; false if `target` is not a live local process, or is
+/// exiting (the caller cancels the timer: its message could reach nobody). `own`: the
+/// caller is `target` itself, running, so its exit comes later (no fence).
+pub(crate) fn add_timer(target: RawPid, own: bool, timer: &Arc<Timer>, key: TimerKey) -> bool {
+    let Some(lookup) = ProcessRef::new(target) else {
+        return false;
+    };
+    with_bonds(&lookup, |h, bonds| {
+        if own {
+            h.gate.mark_own_bond();
+        } else if !h.gate.attach_bond() {
+            return false;
+        }
+        bonds
+            .get_or_insert_default()
+            .add_timer(Arc::downgrade(timer), key);
+        true
     })
 }
 
@@ -380,12 +430,18 @@ pub(crate) fn signal(to: RawPid, from: RawPid, reason: ExitReason, kind: Kind) {
 /// watchers hand back are woken after our lock is released, so no foreign code runs
 /// under it.
 pub(crate) fn notify_exit(h: &Header, reason: &ExitReason) {
-    let links = {
+    let (links, timers) = {
         let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
         let b = bonds.get_or_insert_default();
         b.closing = true;
-        b.links.take()
+        (b.links.take(), std::mem::take(&mut b.timers))
     };
+    // Cancelled outside the lock (module docs, Locks).
+    for (timer, key) in timers {
+        if let Some(t) = timer.upgrade() {
+            t.cancel(key);
+        }
+    }
     for to in links {
         signal(to, h.pid, reason.clone(), Kind::Link);
     }
@@ -471,5 +527,37 @@ mod tests {
             .unwrap();
         // Each look dropped every watcher then there: all their owners had exited.
         assert!(left < PRUNE_WATCHERS_FROM, "{left} watchers left");
+    }
+
+    /// How many timer keys `target` holds.
+    fn timers_of(target: RawPid) -> usize {
+        let lookup = ProcessRef::new(target).expect("the target is alive");
+        with_bonds(&lookup, |_, b| b.as_ref().map_or(0, |b| b.timers.len()))
+    }
+
+    // Safe code; 1,000 timers that Miri would take minutes over.
+    #[cfg_attr(miri, ignore)]
+    #[test]
+    fn the_keys_of_fired_timers_do_not_pile_up_on_their_destination() {
+        const ROUND: usize = 100;
+        let rt = Runtime::builder().threads(2).build().unwrap();
+        let most = rt
+            .block_on(|mut cx: Context<u8>| async move {
+                let mut most = 0;
+                for _ in 0..10 {
+                    for _ in 0..ROUND {
+                        cx.send_after(cx.pid(), 1, std::time::Duration::from_millis(1));
+                    }
+                    for _ in 0..ROUND {
+                        cx.recv().await;
+                    }
+                    most = most.max(timers_of(cx.pid().raw));
+                }
+                most
+            })
+            .unwrap();
+        // A look keeps at most the round's timers, so the keys stay below twice those
+        // (1,000 without the looks).
+        assert!(most <= 2 * ROUND, "{most} timer keys");
     }
 }

@@ -123,6 +123,13 @@ impl<T> Wheel<T> {
     }
 
     /// Removes a pending timer; `None` if it already fired or was cancelled.
+    /// Whether `key`'s timer has neither fired nor been cancelled.
+    pub(crate) fn is_pending(&self, key: Key) -> bool {
+        self.entries
+            .get(key.index as usize)
+            .is_some_and(|e| e.generation == key.generation && e.value.is_some())
+    }
+
     pub(crate) fn cancel(&mut self, key: Key) -> Option<T> {
         let e = self.entries.get_mut(key.index as usize)?;
         if e.generation != key.generation {
