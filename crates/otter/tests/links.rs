@@ -61,16 +61,25 @@ rt_test!(links_are_bidirectional, |rt: &Runtime| {
                 (b.id(), a)
             };
             let m = cx.monitor(other);
+            let mc = cx.monitor(crasher);
             if crash_target {
                 a.send(M::Go)
             } else {
                 b.send(M::Go)
             }
-            match cx.recv().await {
-                M::Down(d) if d.reference == m => reasons.push(d.reason),
-                other => panic!("{other:?}"),
+            // Both end; the two `Down`s come in either order (the crasher's exit signal
+            // reaches the other before the crasher's own `Down` is sent, and the
+            // other's exit runs on its own worker).
+            let (mut linked, mut crashed) = (None, None);
+            while linked.is_none() || crashed.is_none() {
+                match cx.recv().await {
+                    M::Down(d) if d.reference == m => linked = Some(d.reason),
+                    M::Down(d) if d.reference == mc => crashed = Some(d.reason),
+                    other => panic!("{other:?}"),
+                }
             }
-            assert!(!crasher.is_alive());
+            assert_eq!(crashed, Some(ExitReason::Panic("link crash".into())));
+            reasons.extend(linked);
         }
         reasons
     });
