@@ -50,7 +50,9 @@
 //! term over 64 KiB, a signal that claims a sender of another node) drops the
 //! connection: its links and monitors fire `Noconnection`, and the node goes on. The
 //! term decoder bounds every allocation by the bytes present and nesting at
-//! [`etf::MAX_DEPTH`]; atoms are values (there is no atom table to fill).
+//! [`etf::MAX_DEPTH`]; atoms are values (there is no atom table to fill). A message
+//! nested deeper than that is refused alone: its receiver gets `M::from(BadTerm)`
+//! whose term is the atom `'$otter_term_too_deep'`, and the connection stays up.
 //!
 //! # Differences from Erlang
 //!
@@ -60,7 +62,25 @@
 //!   [`Node::remote_name`] is not a process's: it stands for `{Name, Node}`, and sends
 //!   to it go by name again once the node is back.
 //! * The node is hidden by default ([`NodeBuilder::hidden`]); it does not take part in
-//!   `global`'s name registry or `pg`.
+//!   `global`'s name registry or `pg`. A visible node (`hidden(false)`) never answers
+//!   `global`'s protocol either, so `global:sync()` on its Erlang peers waits for it
+//!   for ever and they do not connect to it transitively: keep it hidden where a peer
+//!   uses `global`.
+//! * [`Node::call`], [`Node::send_named`] and [`Node::remote_name`] reach other nodes
+//!   only: given the node's own name they fail as for an unknown node (`Noconnection`,
+//!   a dropped send, a `Down` at once), where Erlang's `{Name, node()}` is local. Use
+//!   the local registry ([`Context::whereis`](crate::Context::whereis)) for local names.
+//! * A message larger than 64 MiB is refused on the way in (the connection drops, as
+//!   above) but not on the way out: an Erlang peer takes it.
+//! * [`etf::Term`] is a Rust tree: one that local code builds tens of thousands of
+//!   levels deep overflows the worker's stack when it is dropped or encoded, which
+//!   aborts the OS process (Rust's recursive drop; an Erlang term has no such limit).
+//!   Terms from the wire stop at [`etf::MAX_DEPTH`].
+//! * No `sys` messages: `sys:get_state({Name, Node})` and `gen_server:stop` on a
+//!   [`RemoteServer`] time out (the server sees them as a [`BadTerm`]), and a request
+//!   that does not decode gets no reply (its caller waits out its timeout; OTP's server
+//!   would crash and the caller exit). An `alias()` sent as a reply address arrives as
+//!   a plain reference.
 //! * No distributed spawn (`spawn/4` on an otter node), no `rpc`, no atom cache, no
 //!   fragmented messages (otter does not announce those capabilities, so peers do not
 //!   use them).

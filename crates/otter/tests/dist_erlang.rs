@@ -258,6 +258,50 @@ rt_test!(
 );
 
 rt_test!(
+    a_message_nested_beyond_max_depth_is_refused_alone_and_one_sent_arrives_whole,
+    |rt: &Runtime| {
+        let node = otter_node(rt, "secret");
+        let (tx, rx) = channel();
+        let pid = rt.handle().spawn(move |mut cx: Context<Term>| async move {
+            while let Some(m) = cx.recv_timeout(WAIT).await {
+                tx.send(m).unwrap();
+            }
+        });
+        node.register("deep", pid);
+        let mut e = erl("ok");
+        // 200 levels, beyond `etf::MAX_DEPTH`: the process gets the refusal in the
+        // message's place, and the message after it arrives on the same connection.
+        e.eval_ok(&format!(
+            "Deep = lists:foldl(fun(_, A) -> [A] end, [], lists:seq(1, 200)), \
+             {0} ! Deep, {0} ! after_it, ok",
+            at("deep", &node)
+        ));
+        assert_eq!(
+            rx.recv_timeout(WAIT).unwrap(),
+            Term::atom("$otter_term_too_deep")
+        );
+        assert_eq!(rx.recv_timeout(WAIT).unwrap(), Term::atom("after_it"));
+        assert_eq!(node.nodes(), vec![e.name().to_string()]);
+        // The other way, Erlang has no such limit, and otter's encoder none either:
+        // the term arrives whole.
+        e.eval_ok("register(sink, self()), ok");
+        let sink: Pid<Term> = node.remote_name("sink", e.name());
+        let mut deep = Term::List(vec![]);
+        for _ in 0..200 {
+            deep = Term::List(vec![deep]);
+        }
+        sink.send(deep);
+        assert_eq!(
+            e.eval_ok(
+                "receive M -> (fun Dp([X]) -> 1 + Dp(X); Dp([]) -> 0 end)(M) \
+                 after 5000 -> timeout end"
+            ),
+            "200"
+        );
+    }
+);
+
+rt_test!(
     a_term_that_does_not_decode_arrives_as_bad_term,
     |rt: &Runtime| {
         #[derive(Debug, Deserialize)]

@@ -137,9 +137,12 @@
 //! byte, a map one pair per two), and a [`Term`] tree reserves at most 1024
 //! elements ahead and grows with what actually arrives (serde's collections
 //! bound their own reservations the same way).
-//! Nesting (lists, tuples, maps, enums) deeper than [`MAX_DEPTH`] is an error, in
-//! every path ([`Term::decode`], serde, [`skip_prefix`]), so hostile nesting
-//! cannot exhaust the stack. An atom has at most [`MAX_ATOM_CHARS`] characters,
+//! Nesting (lists, tuples, maps, enums) deeper than [`MAX_DEPTH`] is an error
+//! ([`DecodeError::TooDeep`]) in the paths that build values ([`Term::decode`],
+//! serde), so hostile nesting cannot exhaust the stack; [`skip_prefix`], which
+//! builds nothing, walks a term of any depth without recursing (a node's reader
+//! uses it to find a message's end, so a message nested too deeply for its
+//! receiver is refused alone, not with its connection). An atom has at most [`MAX_ATOM_CHARS`] characters,
 //! as in Erlang. otter has no global atom table: an atom from the wire is a
 //! value that costs its bytes and is freed with its last clone, so atoms from
 //! the network cannot exhaust anything.

@@ -81,8 +81,12 @@ where
                 term,
                 error: error.to_string(),
             })),
-            // Not even a term: the connection's reader refuses the frame before this.
-            Err(_) => None,
+            // A term, as the connection's reader checked, but nested deeper than a
+            // `Term` may be (`etf::MAX_DEPTH`).
+            Err(_) => Some(M::from(BadTerm {
+                term: Term::atom("$otter_term_too_deep"),
+                error: error.to_string(),
+            })),
         },
     });
     if let Some(m) = message {

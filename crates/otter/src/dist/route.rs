@@ -70,6 +70,7 @@ pub(crate) fn send<M: Send + 'static>(to: RawPid, message: M) -> Result<(), M> {
         return Err(message);
     };
     let conn = connection::get_or_connect(&node, &pid.node);
+    let peer = pid.node.clone();
     let control = match remote::name_of(to) {
         Some(name) => Control::RegSend {
             from: connection::node_pid(&node),
@@ -86,7 +87,13 @@ pub(crate) fn send<M: Send + 'static>(to: RawPid, message: M) -> Result<(), M> {
             conn.send_frame(f);
             Ok(())
         }
-        Err(_) => Err(message),
+        Err(e) => {
+            // A message that cannot be a term (nested deeper than `etf::MAX_DEPTH`, a
+            // `Serialize` error): `try_send` hands it back; a plain `send` would lose
+            // it without a word.
+            eprintln!("otter: a message to {to:?} on {peer} was not sent: {e}");
+            Err(message)
+        }
     }
 }
 

@@ -187,9 +187,10 @@ fn handle_frame(node: &Arc<NodeShared>, conn: &Arc<Connection>, f: &[u8]) -> Res
     } else if !payload.is_empty() {
         return Err(format!("bytes after control message {op}"));
     }
-    // The PAYLOAD_ forms carry their reason as the payload.
+    // The PAYLOAD_ forms carry their reason as the payload. It is one term (checked
+    // above); one nested deeper than a `Term` may be is not worth the connection.
     let payload_term = if matches!(op, 24..=28) {
-        Some(Term::decode(payload).map_err(|e| format!("payload: {e}"))?)
+        Some(Term::decode(payload).unwrap_or_else(|_| Term::atom("$otter_term_too_deep")))
     } else {
         None
     };

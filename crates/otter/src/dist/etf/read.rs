@@ -317,42 +317,47 @@ impl<'de> Reader<'de> {
         Ok(())
     }
 
-    /// Validates and moves past one term (no version byte), at nesting `depth`.
-    ///
-    /// Leaves are handled out of line to keep the recursive frame small.
+    /// Validates and moves past one term (no version byte) at nesting `depth`, which
+    /// must not exceed [`MAX_DEPTH`]. The term's own nesting has no limit here: it
+    /// costs a count, not stack (only a fun inside a fun's free variables recurses,
+    /// one level deeper each).
     pub(crate) fn skip(&mut self, depth: usize) -> Result<()> {
         self.depth(depth)?;
-        let tag = self.peek()?;
-        match tag {
-            SMALL_TUPLE_EXT | LARGE_TUPLE_EXT | LIST_EXT | MAP_EXT => {
-                self.pos += 1;
-                let n = if tag == SMALL_TUPLE_EXT {
-                    usize::from(self.u8()?)
-                } else {
-                    self.len32()?
-                };
-                // Each element takes at least one byte: a count beyond the
-                // remaining input fails here rather than after a long loop.
-                let per = if tag == MAP_EXT { 2 } else { 1 };
-                if n > self.remaining() / per {
-                    return Err(self.eof());
+        // Terms still to skip: a compound adds its elements, so nesting costs a count,
+        // not stack (a term of any depth is skipped; only funs in funs recurse).
+        let mut pending: usize = 1;
+        while pending > 0 {
+            pending -= 1;
+            let tag = self.peek()?;
+            match tag {
+                SMALL_TUPLE_EXT | LARGE_TUPLE_EXT | LIST_EXT | MAP_EXT => {
+                    self.pos += 1;
+                    let n = if tag == SMALL_TUPLE_EXT {
+                        usize::from(self.u8()?)
+                    } else {
+                        self.len32()?
+                    };
+                    // Each element takes at least one byte: a count beyond the
+                    // remaining input fails here rather than after a long loop (and
+                    // `pending` stays below the input's length).
+                    let per = if tag == MAP_EXT { 2 } else { 1 };
+                    if n > self.remaining() / per {
+                        return Err(self.eof());
+                    }
+                    pending += if tag == MAP_EXT { 2 * n } else { n };
+                    if tag == LIST_EXT {
+                        pending += 1;
+                    }
                 }
-                let items = if tag == MAP_EXT { 2 * n } else { n };
-                for _ in 0..items {
-                    self.skip(depth + 1)?;
+                NEW_FUN_EXT | EXPORT_EXT => {
+                    let at = self.pos;
+                    self.pos += 1;
+                    self.skip_fun(at, tag, depth)?;
                 }
-                if tag == LIST_EXT {
-                    self.skip(depth + 1)?;
-                }
-                Ok(())
+                _ => self.skip_leaf()?,
             }
-            NEW_FUN_EXT | EXPORT_EXT => {
-                let at = self.pos;
-                self.pos += 1;
-                self.skip_fun(at, tag, depth)
-            }
-            _ => self.skip_leaf(),
         }
+        Ok(())
     }
 
     /// Skips a term that holds no terms.
