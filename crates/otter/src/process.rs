@@ -213,7 +213,7 @@ impl<M: Send + 'static> Context<M> {
         if !raw.is_remote()
             && !crate::signal::bonds::add_timer(raw, raw == self.pid().raw, &timer, key)
         {
-            timer.cancel(key);
+            timer.cancel_quietly(key);
         }
         TimerRef {
             key,

@@ -114,6 +114,18 @@ impl Timer {
         action.is_some()
     }
 
+    /// [`Timer::cancel`] for the runtime's own bookkeeping (a destination's exit, a
+    /// `send_after` to a process that has ended): the message the timer held is
+    /// dropped here, and a panic in its `Drop` is caught, as on the timer thread.
+    pub(crate) fn cancel_quietly(&self, key: TimerKey) {
+        let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let action = g.wheel.cancel(key.0);
+        drop(g);
+        if let Some(a) = action {
+            crate::unwind::catch_silently(move || drop(a));
+        }
+    }
+
     /// Whether `key`'s timer has neither fired nor been cancelled.
     pub(crate) fn is_pending(&self, key: TimerKey) -> bool {
         let g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);

@@ -176,8 +176,8 @@ rt_test!(a_panic_in_from_exit_loses_only_that_exit, |rt: &Runtime| {
     the_runtime_goes_on(rt);
 });
 
-/// A message whose `Drop` panics, dropped on the timer thread: a `send_after` to a
-/// process that has exited.
+/// A message whose `Drop` panics, dropped by the runtime: a `send_after` to a process
+/// that has exited (cancelled at once), or to one that exits before the deadline.
 struct Bomb;
 impl Drop for Bomb {
     fn drop(&mut self) {
@@ -195,7 +195,12 @@ rt_test!(
                     cx.yield_now().await;
                 }
                 cx.send_after(gone, Bomb, Duration::from_millis(1));
-                // Timers after it still fire.
+                let leaving = cx.spawn(|mut c: Context<Bomb>| async move {
+                    c.recv().await;
+                });
+                cx.send_after(leaving, Bomb, Duration::from_secs(3600));
+                cx.exit(leaving, ExitReason::Kill);
+                // Timers after them still fire, and both processes went on.
                 cx.send_after(cx.pid(), 9, Duration::from_millis(5));
                 cx.recv_timeout(BOUND).await
             })

@@ -439,7 +439,7 @@ pub(crate) fn notify_exit(h: &Header, reason: &ExitReason) {
     // Cancelled outside the lock (module docs, Locks).
     for (timer, key) in timers {
         if let Some(t) = timer.upgrade() {
-            t.cancel(key);
+            t.cancel_quietly(key);
         }
     }
     for to in links {
