@@ -377,6 +377,8 @@ enum KvReply {
     #[serde(rename = "ok")]
     Found(Term),
     NotFound,
+    #[serde(rename = "error")]
+    Refused(Term),
 }
 
 impl Server for Kv {
@@ -421,6 +423,9 @@ impl RemoteServer for Kv {
     fn bad_term(b: BadTerm) -> Option<BadTerm> {
         Some(b)
     }
+    fn bad_call(request: BadTerm) -> Result<KvReply, BadTerm> {
+        Ok(KvReply::Refused(request.term))
+    }
 }
 
 rt_test!(
@@ -448,6 +453,11 @@ rt_test!(
         assert_eq!(
             e.eval_ok(&format!("gen_server:call({kv}, {{get, nope}})")),
             "not_found"
+        );
+        // A request that does not decode is answered by `bad_call`, at once.
+        assert_eq!(
+            e.eval_ok(&format!("gen_server:call({kv}, {{frobnicate, 1}}, 2000)")),
+            "{error,{frobnicate,1}}"
         );
         // A call to a name nobody holds exits the caller with noproc (from the monitor).
         let r = e.eval(&format!(

@@ -10,8 +10,10 @@
 //!   monitor (set by name, `DEMONITOR`ed after the call as `gen.erl` does) reports it.
 //! * `{'$gen_cast', Request}`: `Request` decodes into [`RemoteServer::RemoteCast`],
 //!   then [`RemoteServer::remote_cast`] makes it a cast.
-//! * anything else, or a request that does not decode: [`RemoteServer::bad_term`]
-//!   decides what the server sees (an `Info`, or nothing).
+//! * a call whose request does not decode: [`RemoteServer::bad_call`] may answer it
+//!   (by default it does not);
+//! * anything else, or a request that does not decode and is not answered:
+//!   [`RemoteServer::bad_term`] decides what the server sees (an `Info`, or nothing).
 //!
 //! Requests run through a process each so that the connection's reader never waits
 //! for a server: a slow server delays its own callers, not the other traffic from that
@@ -101,6 +103,16 @@ pub trait RemoteServer: Server {
     /// What the server sees of a message it cannot take: a request that does not
     /// decode, or a plain message sent to its name (an `Info`, or nothing).
     fn bad_term(term: BadTerm) -> Option<Self::Info>;
+
+    /// The answer to a call whose request does not decode into
+    /// [`RemoteServer::RemoteCall`], as an Erlang server's catch-all `handle_call`
+    /// clause gives one (`{reply, {error, bad_request}, State}`). `Err` (the default)
+    /// sends none: the request goes to [`RemoteServer::bad_term`], and the caller waits
+    /// out its timeout (an OTP server with no such clause would crash instead, and its
+    /// caller exit).
+    fn bad_call(request: BadTerm) -> Result<Self::RemoteReply, BadTerm> {
+        Err(request)
+    }
 }
 
 impl Node {
@@ -210,7 +222,17 @@ fn deliver<S: RemoteServer>(node: &Arc<NodeShared>, to: RawPid, payload: &[u8]) 
         let request: S::RemoteCall =
             match crate::dist::with_node(node, || etf::from_slice(&request.0)) {
                 Ok(r) => r,
-                Err(e) => return bad(request.term(), e.to_string()),
+                Err(e) => {
+                    let refused = BadTerm {
+                        term: request.term(),
+                        error: e.to_string(),
+                    };
+                    // (User code, as `deliver` is: its caller catches a panic.)
+                    return match S::bad_call(refused) {
+                        Ok(reply) => reply_to(node, &from, &reply),
+                        Err(b) => bad(b.term, b.error),
+                    };
+                }
             };
         if node.remote_calls.fetch_add(1, Ordering::AcqRel) >= MAX_REMOTE_CALLS {
             node.remote_calls.fetch_sub(1, Ordering::AcqRel);
