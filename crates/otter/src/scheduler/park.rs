@@ -59,7 +59,8 @@
 //! previous search or park, unspent time carried over up to [`SPIN_BEFORE_PARK`]:
 //! searching at most doubles the CPU a program uses, and a worker that no other worker
 //! can feed sleeps at once, in the OS's poll if it holds the driver, as tokio's and
-//! Go's workers do. Waiting for a socket is the OS poll's job: a server at a fifth of
+//! Go's workers do (each round looks before it pauses, so "at once" is one look, not
+//! one look after a round of pause hints: docs/design/0033). Waiting for a socket is the OS poll's job: a server at a fifth of
 //! its capacity that spun 200 µs after each request, as otter's workers did before,
 //! kept its core busy (docs/design/0025-idle-cpu-at-partial-load.md).
 //!

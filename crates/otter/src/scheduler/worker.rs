@@ -214,17 +214,23 @@ impl Worker {
         let mut rounds = 0u32;
         let mut now;
         let found = loop {
-            // The first rounds pause; then each round offers the core to any other
-            // thread the OS has ready (a node of the cluster on the same machine, a
-            // load generator): a yield costs a syscall when there is none.
-            rounds += 1;
-            if rounds.is_multiple_of(YIELD_EVERY_ROUNDS) {
-                std::thread::yield_now();
-            } else {
-                for _ in 0..SPIN_HINTS {
-                    std::hint::spin_loop();
+            // Look first, then pause: a worker that nobody can feed (one worker, or
+            // every other one idle) looks once and goes to park without spinning (64
+            // pause hints were 5% of a one-worker echo server's CPU at 60k round
+            // trips/s: docs/design/0033).
+            if rounds > 0 {
+                // The first rounds pause; then each round offers the core to any other
+                // thread the OS has ready (a node of the cluster on the same machine, a
+                // load generator): a yield costs a syscall when there is none.
+                if rounds.is_multiple_of(YIELD_EVERY_ROUNDS) {
+                    std::thread::yield_now();
+                } else {
+                    for _ in 0..SPIN_HINTS {
+                        std::hint::spin_loop();
+                    }
                 }
             }
+            rounds += 1;
             now = Instant::now();
             if shared.is_shutdown() {
                 break None;
