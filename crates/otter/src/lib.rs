@@ -400,8 +400,8 @@
 //!   logging. See the [`supervisor`] module.
 //! * A [`Context::send_after`] timer aimed at a remote process runs to its deadline
 //!   whatever happens to that process (a local destination's exit cancels it, as in
-//!   Erlang). A [`Context::send_interval`] whose receiver has exited ends at its next
-//!   tick, not at the exit.
+//!   Erlang); a [`Context::send_interval`] to a remote process ends at the first tick
+//!   after its connection is gone.
 //! * A monitor set by a process that exits stays on the watched process until that
 //!   process's watchers next double (then every watcher whose owner has exited is
 //!   dropped) or it exits; Erlang removes it at once. No `Down` reaches anyone either

@@ -210,10 +210,11 @@ impl<M: Send + 'static> Context<M> {
         );
         // Tied to a local destination, whose exit cancels it; one that has already
         // ended gets nothing, now rather than at the deadline.
+        let tied = crate::timer::Tied::Once(Arc::downgrade(&timer), key);
         if !raw.is_remote()
-            && !crate::signal::bonds::add_timer(raw, raw == self.pid().raw, &timer, key)
+            && let Err(tied) = crate::signal::bonds::add_timer(raw, raw == self.pid().raw, tied)
         {
-            timer.cancel_quietly(key);
+            tied.cancel();
         }
         TimerRef {
             key,
@@ -222,8 +223,8 @@ impl<M: Send + 'static> Context<M> {
     }
 
     /// Sends a clone of `message` to `to` every `period` (Erlang's
-    /// `timer:send_interval/3`), until [`IntervalRef::cancel`] or until `to` no longer
-    /// exists. Periods are counted from the previous deadline, so the interval does not
+    /// `timer:send_interval/3`), until [`IntervalRef::cancel`] or until `to` exits (a
+    /// remote `to`: until a tick finds it gone). Periods are counted from the previous deadline, so the interval does not
     /// drift; the wheel's resolution is 1 ms (a shorter period counts as 1 ms). One wheel
     /// entry at a time, whatever the interval's length.
     ///
@@ -246,7 +247,8 @@ impl<M: Send + 'static> Context<M> {
         message: N,
         period: Duration,
     ) -> IntervalRef {
-        crate::timer::interval::start(&self.timer(), to, message, period)
+        let own = to.raw == self.pid().raw;
+        crate::timer::interval::start(&self.timer(), to, message, period, own)
     }
 
     /// Registers `pid` under `name` on this runtime (Erlang's `register/2`). The name is

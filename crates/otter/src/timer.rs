@@ -58,6 +58,39 @@ pub(crate) struct Timer {
     name: String,
 }
 
+/// A timer tied to its destination, which cancels it when it exits (Erlang's rule for
+/// timers aimed at a pid): a `send_after`'s entry, or an interval.
+#[derive(Debug)]
+pub(crate) enum Tied {
+    /// A one-shot timer's entry.
+    Once(std::sync::Weak<Timer>, TimerKey),
+    /// An interval, whatever entry it has pending now.
+    Interval(interval::Handle),
+}
+
+impl Tied {
+    /// Whether the timer may still send.
+    pub(crate) fn is_pending(&self) -> bool {
+        match self {
+            Tied::Once(t, k) => t.upgrade().is_some_and(|t| t.is_pending(*k)),
+            Tied::Interval(h) => h.is_running(),
+        }
+    }
+
+    /// Cancels it; the message it held is dropped under a catch
+    /// ([`Timer::cancel_quietly`]).
+    pub(crate) fn cancel(self) {
+        match self {
+            Tied::Once(t, k) => {
+                if let Some(t) = t.upgrade() {
+                    t.cancel_quietly(k);
+                }
+            }
+            Tied::Interval(h) => h.stop(),
+        }
+    }
+}
+
 /// A pending timer; cancel it with [`Timer::cancel`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TimerKey(Key);

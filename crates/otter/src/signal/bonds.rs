@@ -13,10 +13,11 @@
 //! one side, then on the other; an exit takes its links out under its own lock and
 //! signals them after releasing it. Watchers are notified under the lock (so that a
 //! `demonitor` after the exit finds every `Down` delivered), and the wakers they hand
-//! back are woken after it. A timer wheel's lock (`timer.rs`) is taken under a bonds
-//! lock only to drop the keys of fired timers; nothing takes a bonds lock under the
-//! wheel's (a timer's action runs after the wheel's lock is released), and an exit
-//! cancels its timers after releasing its own.
+//! back are woken after it. A timer wheel's lock and an interval's state lock
+//! (`timer.rs`, `timer/interval.rs`) are taken under a bonds lock only to drop the
+//! timers that have fired or stopped; nothing takes a bonds lock under either (a
+//! timer's action runs after the wheel's lock is released, and an interval's sends
+//! take none), and an exit cancels its timers after releasing its own.
 //!
 //! # A bond refused by an exit keeps the order of the exit's signals
 //!
@@ -30,8 +31,8 @@
 //! bond is left in `late`, and the exit answers it after its own `Down`s; once the exit
 //! is done, a refusal is answered at once.
 
+use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, PoisonError, Weak};
 
 use crate::exit::ExitReason;
 use crate::monitor::{Down, Watcher};
@@ -40,7 +41,7 @@ use crate::process::cell::{Header, ProcessRef, TrapFn};
 use crate::process::owner::Owner;
 use crate::signal::keyed::{Key, Keyed};
 use crate::signal::{Effect, Exit, Kind, effect};
-use crate::timer::{Timer, TimerKey};
+use crate::timer::Tied;
 use crate::unwind::catch_panic;
 
 /// What a process has to do with others: the processes monitoring it, the processes
@@ -58,9 +59,9 @@ pub(crate) struct Bonds {
     late: Vec<Late>,
     /// How many watchers the last look for exited owners kept ([`Bonds::add_watcher`]).
     watchers_kept: usize,
-    /// The `send_after` timers aimed at this process, cancelled at its exit; some may
-    /// have fired since ([`Bonds::add_timer`]).
-    timers: Vec<(Weak<Timer>, TimerKey)>,
+    /// The `send_after` timers and intervals aimed at this process, cancelled at its
+    /// exit; some may have fired or stopped since ([`Bonds::add_timer`]).
+    timers: Vec<Tied>,
     /// How many timers the last look for fired ones kept.
     timers_kept: usize,
 }
@@ -131,11 +132,10 @@ impl Bonds {
     /// since the last such look (from [`PRUNE_TIMERS_FROM`] on), so a process that gets
     /// a timer every second for a day keeps a few dozen keys, at an amortised constant
     /// cost per timer.
-    fn add_timer(&mut self, timer: Weak<Timer>, key: TimerKey) {
-        self.timers.push((timer, key));
+    fn add_timer(&mut self, timer: Tied) {
+        self.timers.push(timer);
         if self.timers.len() >= PRUNE_TIMERS_FROM.max(2 * self.timers_kept) {
-            self.timers
-                .retain(|(t, k)| t.upgrade().is_some_and(|t| t.is_pending(*k)));
+            self.timers.retain(Tied::is_pending);
             self.timers_kept = self.timers.len();
         }
     }
@@ -222,24 +222,22 @@ pub(crate) fn remove_watcher(target: RawPid, id: u64) -> bool {
     })
 }
 
-/// Ties the `send_after` timer `key` of `timer` to its destination `target`, which
-/// cancels it when it exits; false if `target` is not a live local process, or is
-/// exiting (the caller cancels the timer: its message could reach nobody). `own`: the
-/// caller is `target` itself, running, so its exit comes later (no fence).
-pub(crate) fn add_timer(target: RawPid, own: bool, timer: &Arc<Timer>, key: TimerKey) -> bool {
+/// Ties `timer` (a `send_after`'s entry, an interval) to its destination `target`,
+/// which cancels it when it exits; hands it back if `target` is not a live local
+/// process, or is exiting (the caller cancels it: its messages could reach nobody).
+/// `own`: the caller is `target` itself, running, so its exit comes later (no fence).
+pub(crate) fn add_timer(target: RawPid, own: bool, timer: Tied) -> Result<(), Tied> {
     let Some(lookup) = ProcessRef::new(target) else {
-        return false;
+        return Err(timer);
     };
     with_bonds(&lookup, |h, bonds| {
         if own {
             h.gate.mark_own_bond();
         } else if !h.gate.attach_bond() {
-            return false;
+            return Err(timer);
         }
-        bonds
-            .get_or_insert_default()
-            .add_timer(Arc::downgrade(timer), key);
-        true
+        bonds.get_or_insert_default().add_timer(timer);
+        Ok(())
     })
 }
 
@@ -437,10 +435,8 @@ pub(crate) fn notify_exit(h: &Header, reason: &ExitReason) {
         (b.links.take(), std::mem::take(&mut b.timers))
     };
     // Cancelled outside the lock (module docs, Locks).
-    for (timer, key) in timers {
-        if let Some(t) = timer.upgrade() {
-            t.cancel_quietly(key);
-        }
+    for timer in timers {
+        timer.cancel();
     }
     for to in links {
         signal(to, h.pid, reason.clone(), Kind::Link);

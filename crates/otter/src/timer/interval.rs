@@ -6,12 +6,13 @@
 //! the firing), so the interval does not drift. The state (stopped flag, key of the
 //! pending entry) is under a small mutex shared with the [`IntervalRef`]: cancelling
 //! takes the same lock, so it never races with the action inserting the next entry.
-//! The interval ends by itself when the receiver no longer exists.
+//! The interval ends when its receiver exits (tied to it as a `send_after` is:
+//! `signal/bonds.rs`), or, for a remote receiver, at the first tick that finds it gone.
 
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use super::{Action, Timer, TimerKey};
+use super::{Action, Tied, Timer, TimerKey};
 use crate::pid::Pid;
 
 #[derive(Debug, Default)]
@@ -39,8 +40,8 @@ pub struct IntervalRef {
 }
 
 impl IntervalRef {
-    /// Whether the interval still runs: not cancelled, and its receiver was alive at the
-    /// last tick.
+    /// Whether the interval still runs: not cancelled, and its receiver has not exited
+    /// (a remote one: was there at the last tick).
     ///
     /// See [`IntervalRef`] for an example.
     pub fn is_running(&self) -> bool {
@@ -52,9 +53,9 @@ impl IntervalRef {
     }
 
     /// Stops the interval: no message is sent after this returns. True if it was
-    /// running, false if it had already ended because its receiver was gone (noticed at
-    /// the first tick after the receiver's exit). After the runtime has shut down, the
-    /// interval has ended but this may still say true.
+    /// running, false if it had already ended because its receiver exited (a remote
+    /// receiver's end is noticed at the first tick after it). After the runtime has
+    /// shut down, the interval has ended but this may still say true.
     ///
     /// See [`IntervalRef`] for an example.
     pub fn cancel(self) -> bool {
@@ -68,13 +69,49 @@ impl IntervalRef {
     }
 }
 
+/// What the destination's bonds keep of an interval aimed at it, to stop it at its
+/// exit (`timer.rs`, `Tied`).
+#[derive(Debug)]
+pub(crate) struct Handle {
+    state: Weak<Mutex<State>>,
+    timer: Weak<Timer>,
+}
+
+impl Handle {
+    /// Whether the interval still runs.
+    pub(crate) fn is_running(&self) -> bool {
+        self.state
+            .upgrade()
+            .is_some_and(|s| !s.lock().unwrap_or_else(PoisonError::into_inner).stopped)
+    }
+
+    /// Stops the interval, as [`IntervalRef::cancel`] does; the pending entry's
+    /// message is dropped after the state's lock is released, under a catch.
+    pub(crate) fn stop(self) {
+        let Some(state) = self.state.upgrade() else {
+            return;
+        };
+        let key = {
+            let mut s = state.lock().unwrap_or_else(PoisonError::into_inner);
+            s.stopped = true;
+            s.key.take()
+        };
+        // A tick that fires meanwhile finds `stopped` and neither sends nor re-arms.
+        if let (Some(key), Some(timer)) = (key, self.timer.upgrade()) {
+            timer.cancel_quietly(key);
+        }
+    }
+}
+
 /// Starts an interval sending `message` to `to` every `period` (at least 1 ms, the
-/// wheel's resolution).
+/// wheel's resolution), tied to `to` if it is a local process (its exit stops it);
+/// `own`: the caller is `to`.
 pub(crate) fn start<N: Clone + Send + 'static>(
     timer: &Arc<Timer>,
     to: Pid<N>,
     message: N,
     period: Duration,
+    own: bool,
 ) -> IntervalRef {
     let period = period.max(Duration::from_millis(1));
     let state = Arc::new(Mutex::new(State::default()));
@@ -93,6 +130,17 @@ pub(crate) fn start<N: Clone + Send + 'static>(
     );
     s.key = Some(key);
     drop(s);
+    let raw = to.raw;
+    let handle = Handle {
+        state: Arc::downgrade(&state),
+        timer: Arc::downgrade(timer),
+    };
+    if !raw.is_remote()
+        && let Err(handle) = crate::signal::bonds::add_timer(raw, own, Tied::Interval(handle))
+    {
+        // `to` has ended: the interval stops now rather than at its first tick.
+        handle.cancel();
+    }
     IntervalRef {
         state,
         timer: Arc::downgrade(timer),
