@@ -212,7 +212,7 @@ impl<M: Send + 'static> Context<M> {
         // ended gets nothing, now rather than at the deadline.
         let tied = crate::timer::Tied::Once(Arc::downgrade(&timer), key);
         if !raw.is_remote()
-            && let Err(tied) = crate::signal::bonds::add_timer(raw, raw == self.pid().raw, tied)
+            && let Err(tied) = crate::signal::bonds::add_timer(raw, tied)
         {
             tied.cancel();
         }
@@ -247,8 +247,7 @@ impl<M: Send + 'static> Context<M> {
         message: N,
         period: Duration,
     ) -> IntervalRef {
-        let own = to.raw == self.pid().raw;
-        crate::timer::interval::start(&self.timer(), to, message, period, own)
+        crate::timer::interval::start(&self.timer(), to, message, period)
     }
 
     /// Registers `pid` under `name` on this runtime (Erlang's `register/2`). The name is

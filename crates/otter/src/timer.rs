@@ -206,7 +206,11 @@ impl Timer {
             let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
             std::mem::replace(&mut g.wheel, Wheel::new())
         };
-        drop(wheel);
+        // Each pending message is dropped under a catch, as the timer thread's are: a
+        // panicking `Drop` of one must neither abort the shutdown nor leak the rest.
+        for action in wheel.into_values() {
+            crate::unwind::catch_silently(move || drop(action));
+        }
     }
 }
 

@@ -185,6 +185,25 @@ impl Drop for Bomb {
     }
 }
 
+/// A runtime dropped with a timer still pending, whose message panics when dropped:
+/// the shutdown drops it under a catch and finishes.
+#[test]
+fn a_panic_dropping_a_pending_timers_message_spares_the_runtimes_shutdown() {
+    for threads in [1, support::MANY] {
+        let rt = Runtime::builder().threads(threads).build().unwrap();
+        let live = rt.handle().spawn(|mut c: Context<Bomb>| async move {
+            drop(c.recv().await);
+        });
+        rt.block_on(move |cx: Context<()>| async move {
+            // Two, so that the second drop does not happen while the first unwinds.
+            cx.send_after(live, Bomb, Duration::from_secs(3600));
+            cx.send_after(live, Bomb, Duration::from_secs(3600));
+        })
+        .unwrap();
+        drop(rt);
+    }
+}
+
 rt_test!(
     a_panic_dropping_a_timers_message_spares_the_timer_thread,
     |rt: &Runtime| {

@@ -327,6 +327,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn element_counts_beyond_what_the_input_can_hold_are_refused_at_once() {
+        // Tuple headers each claiming as many elements as bytes remain: the claims add
+        // up to far more terms than the input holds (quadratically many; past 2^32 in
+        // a frame of 210 KB). The skip refuses the second header, beside the first's
+        // pending claim, instead of counting on to the input's end.
+        let mut v = Vec::new();
+        for _ in 0..1000 {
+            v.push(105); // LARGE_TUPLE_EXT
+            v.extend_from_slice(&[0, 0, 0, 0]);
+        }
+        for i in 0..1000 {
+            let at = 5 * i;
+            let n = (v.len() - at - 5) as u32;
+            v[at + 1..at + 5].copy_from_slice(&n.to_be_bytes());
+        }
+        let mut r = Reader::new(&v);
+        assert!(matches!(r.skip(0), Err(DecodeError::UnexpectedEof { .. })));
+        assert_eq!(r.pos, 10, "refused at the second header");
+    }
+
+    #[test]
     fn atoms_print_as_erlang_does() {
         for (text, printed) in [
             ("ok", "ok"),

@@ -225,15 +225,14 @@ pub(crate) fn remove_watcher(target: RawPid, id: u64) -> bool {
 /// Ties `timer` (a `send_after`'s entry, an interval) to its destination `target`,
 /// which cancels it when it exits; hands it back if `target` is not a live local
 /// process, or is exiting (the caller cancels it: its messages could reach nobody).
-/// `own`: the caller is `target` itself, running, so its exit comes later (no fence).
-pub(crate) fn add_timer(target: RawPid, own: bool, timer: Tied) -> Result<(), Tied> {
+/// The gate's fenced announcement even for a timer a process sets for itself: its
+/// `Context` may have left it (a thread, another process) and run on during its exit.
+pub(crate) fn add_timer(target: RawPid, timer: Tied) -> Result<(), Tied> {
     let Some(lookup) = ProcessRef::new(target) else {
         return Err(timer);
     };
     with_bonds(&lookup, |h, bonds| {
-        if own {
-            h.gate.mark_own_bond();
-        } else if !h.gate.attach_bond() {
+        if !h.gate.attach_bond() {
             return Err(timer);
         }
         bonds.get_or_insert_default().add_timer(timer);

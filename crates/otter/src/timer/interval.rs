@@ -78,11 +78,16 @@ pub(crate) struct Handle {
 }
 
 impl Handle {
-    /// Whether the interval still runs.
+    /// Whether the interval may still run. Asked under the destination's bonds lock
+    /// (its look for stopped timers), so it never waits for the state's lock, which a
+    /// tick holds while it clones the user's message: a state held now counts as
+    /// running.
     pub(crate) fn is_running(&self) -> bool {
-        self.state
-            .upgrade()
-            .is_some_and(|s| !s.lock().unwrap_or_else(PoisonError::into_inner).stopped)
+        self.state.upgrade().is_some_and(|s| match s.try_lock() {
+            Ok(s) => !s.stopped,
+            Err(std::sync::TryLockError::Poisoned(p)) => !p.into_inner().stopped,
+            Err(std::sync::TryLockError::WouldBlock) => true,
+        })
     }
 
     /// Stops the interval, as [`IntervalRef::cancel`] does; the pending entry's
@@ -104,14 +109,12 @@ impl Handle {
 }
 
 /// Starts an interval sending `message` to `to` every `period` (at least 1 ms, the
-/// wheel's resolution), tied to `to` if it is a local process (its exit stops it);
-/// `own`: the caller is `to`.
+/// wheel's resolution), tied to `to` if it is a local process (its exit stops it).
 pub(crate) fn start<N: Clone + Send + 'static>(
     timer: &Arc<Timer>,
     to: Pid<N>,
     message: N,
     period: Duration,
-    own: bool,
 ) -> IntervalRef {
     let period = period.max(Duration::from_millis(1));
     let state = Arc::new(Mutex::new(State::default()));
@@ -136,7 +139,7 @@ pub(crate) fn start<N: Clone + Send + 'static>(
         timer: Arc::downgrade(timer),
     };
     if !raw.is_remote()
-        && let Err(handle) = crate::signal::bonds::add_timer(raw, own, Tied::Interval(handle))
+        && let Err(handle) = crate::signal::bonds::add_timer(raw, Tied::Interval(handle))
     {
         // `to` has ended: the interval stops now rather than at its first tick.
         handle.cancel();

@@ -123,6 +123,11 @@ impl<T> Wheel<T> {
     }
 
     /// Removes a pending timer; `None` if it already fired or was cancelled.
+    /// The pending timers' values, the wheel consumed.
+    pub(crate) fn into_values(self) -> impl Iterator<Item = T> {
+        self.entries.into_iter().filter_map(|e| e.value)
+    }
+
     /// Whether `key`'s timer has neither fired nor been cancelled.
     pub(crate) fn is_pending(&self, key: Key) -> bool {
         self.entries

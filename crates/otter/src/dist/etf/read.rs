@@ -337,11 +337,12 @@ impl<'de> Reader<'de> {
                     } else {
                         self.len32()?
                     };
-                    // Each element takes at least one byte: a count beyond the
-                    // remaining input fails here rather than after a long loop (and
-                    // `pending` stays below the input's length).
+                    // Each term still to skip takes at least one byte: a count beyond
+                    // what the remaining input can hold beside the terms already
+                    // pending fails here rather than after a long loop (so `pending`
+                    // stays within the input's length, plus a list's tail).
                     let per = if tag == MAP_EXT { 2 } else { 1 };
-                    if n > self.remaining() / per {
+                    if n > self.remaining().saturating_sub(pending) / per {
                         return Err(self.eof());
                     }
                     pending += if tag == MAP_EXT { 2 * n } else { n };
