@@ -1,8 +1,8 @@
-//! The bonds of a process: its links, the monitors watching it, the `send_after` timers
-//! aimed at it, its trap flag, and the reason of an exit signal that will end it. Safe code: it reaches a process only
-//! through a counted [`ProcessRef`] and the header's `bonds` mutex, `gate` and
-//! `signalled` flag (`process/cell.rs`), and a trapped exit through the process's own
-//! [`TrapFn`]. The rules it implements are `signal.rs`'s (links, exit signals,
+//! The bonds of a process: its links, the monitors watching it, the timers aimed at
+//! it, its trap flag, and the reason of an exit signal that will end it. Safe code: it
+//! reaches a process only through a counted [`ProcessRef`] and the header's `bonds`
+//! mutex, `gate` and `signalled` flag (`process/cell.rs`), and a trapped exit through
+//! the process's own [`TrapFn`]. The rules it implements are `signal.rs`'s (links, exit signals,
 //! `trap_exit`) and `monitor.rs`'s (monitors, `Down`); the gate's protocol with the exit
 //! (`process/gate.rs`) makes a bond attached during an exit either seen by it or
 //! refused.
@@ -13,11 +13,11 @@
 //! one side, then on the other; an exit takes its links out under its own lock and
 //! signals them after releasing it. Watchers are notified under the lock (so that a
 //! `demonitor` after the exit finds every `Down` delivered), and the wakers they hand
-//! back are woken after it. A timer wheel's lock and an interval's state lock
-//! (`timer.rs`, `timer/interval.rs`) are taken under a bonds lock only to drop the
-//! timers that have fired or stopped; nothing takes a bonds lock under either (a
-//! timer's action runs after the wheel's lock is released, and an interval's sends
-//! take none), and an exit cancels its timers after releasing its own.
+//! back are woken after it. Under a bonds lock, the look for timers that have fired
+//! or stopped takes a timer wheel's lock (`timer.rs`) and tries an interval's state
+//! lock without waiting for it (`timer/interval.rs`: a tick holds it while it clones
+//! the user's message); nothing takes a bonds lock under the wheel's (a timer's action
+//! runs after it is released), and an exit cancels its timers after releasing its own.
 //!
 //! # A bond refused by an exit keeps the order of the exit's signals
 //!
@@ -126,12 +126,12 @@ impl Bonds {
 }
 
 impl Bonds {
-    /// Records a `send_after` timer aimed at this process, to be cancelled at its exit
-    /// (Erlang's rule for a timer whose destination is a pid). A timer that fires leaves
-    /// its key here; the keys of fired timers are dropped whenever the keys have doubled
-    /// since the last such look (from [`PRUNE_TIMERS_FROM`] on), so a process that gets
-    /// a timer every second for a day keeps a few dozen keys, at an amortised constant
-    /// cost per timer.
+    /// Records a timer aimed at this process (a `send_after`, an interval), to be
+    /// cancelled at its exit (Erlang's rule for a timer whose destination is a pid). A
+    /// timer that fires or stops stays here; those are dropped whenever the timers have
+    /// doubled since the last such look (from [`PRUNE_TIMERS_FROM`] on), so a process
+    /// that gets a timer every second for a day keeps a few dozen, at an amortised
+    /// constant cost per timer.
     fn add_timer(&mut self, timer: Tied) {
         self.timers.push(timer);
         if self.timers.len() >= PRUNE_TIMERS_FROM.max(2 * self.timers_kept) {
