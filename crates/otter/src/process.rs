@@ -211,9 +211,7 @@ impl<M: Send + 'static> Context<M> {
         // Tied to a local destination, whose exit cancels it; one that has already
         // ended gets nothing, now rather than at the deadline.
         let tied = crate::timer::Tied::Once(Arc::downgrade(&timer), key);
-        if !raw.is_remote()
-            && let Err(tied) = crate::signal::bonds::add_timer(raw, tied)
-        {
+        if let Err(tied) = crate::signal::bonds::add_timer(raw, tied) {
             tied.cancel();
         }
         TimerRef {

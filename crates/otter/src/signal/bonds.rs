@@ -227,7 +227,12 @@ pub(crate) fn remove_watcher(target: RawPid, id: u64) -> bool {
 /// process, or is exiting (the caller cancels it: its messages could reach nobody).
 /// The gate's fenced announcement even for a timer a process sets for itself: its
 /// `Context` may have left it (a thread, another process) and run on during its exit.
+/// A remote `target`'s timer is not tied (`Ok`): it runs to its deadline.
 pub(crate) fn add_timer(target: RawPid, timer: Tied) -> Result<(), Tied> {
+    #[cfg(feature = "dist")]
+    if target.is_remote() {
+        return Ok(());
+    }
     let Some(lookup) = ProcessRef::new(target) else {
         return Err(timer);
     };

@@ -138,9 +138,7 @@ pub(crate) fn start<N: Clone + Send + 'static>(
         state: Arc::downgrade(&state),
         timer: Arc::downgrade(timer),
     };
-    if !raw.is_remote()
-        && let Err(handle) = crate::signal::bonds::add_timer(raw, Tied::Interval(handle))
-    {
+    if let Err(handle) = crate::signal::bonds::add_timer(raw, Tied::Interval(handle)) {
         // `to` has ended: the interval stops now rather than at its first tick.
         handle.cancel();
     }
