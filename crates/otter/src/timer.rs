@@ -141,22 +141,23 @@ impl Timer {
 
     /// Cancels a pending timer; false if it already fired (or was cancelled).
     pub(crate) fn cancel(&self, key: TimerKey) -> bool {
-        let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        let action = g.wheel.cancel(key.0);
-        drop(g);
-        action.is_some()
+        self.take(key).is_some()
     }
 
     /// [`Timer::cancel`] for the runtime's own bookkeeping (a destination's exit, a
     /// `send_after` to a process that has ended): the message the timer held is
     /// dropped here, and a panic in its `Drop` is caught, as on the timer thread.
     pub(crate) fn cancel_quietly(&self, key: TimerKey) {
-        let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        let action = g.wheel.cancel(key.0);
-        drop(g);
-        if let Some(a) = action {
+        if let Some(a) = self.take(key) {
             crate::unwind::catch_silently(move || drop(a));
         }
+    }
+
+    /// Takes a pending timer's action out of the wheel (dropped by the caller, after
+    /// the lock is released).
+    fn take(&self, key: TimerKey) -> Option<Action> {
+        let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        g.wheel.cancel(key.0)
     }
 
     /// Whether `key`'s timer has neither fired nor been cancelled.

@@ -59,14 +59,23 @@ impl IntervalRef {
     ///
     /// See [`IntervalRef`] for an example.
     pub fn cancel(self) -> bool {
-        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let was_running = !s.stopped;
-        s.stopped = true;
-        if let (Some(key), Some(timer)) = (s.key.take(), self.timer.upgrade()) {
+        let (was_running, key) = stop(&self.state);
+        if let (Some(key), Some(timer)) = (key, self.timer.upgrade()) {
             timer.cancel(key);
         }
         was_running
     }
+}
+
+/// Marks the interval stopped and takes the key of its pending entry, for the caller
+/// to cancel after the lock is released (so no user code, the message's `Drop`, runs
+/// under it); whether it was running. A tick that fires meanwhile finds `stopped` and
+/// neither sends nor re-arms.
+fn stop(state: &Mutex<State>) -> (bool, Option<TimerKey>) {
+    let mut s = state.lock().unwrap_or_else(PoisonError::into_inner);
+    let was_running = !s.stopped;
+    s.stopped = true;
+    (was_running, s.key.take())
 }
 
 /// What the destination's bonds keep of an interval aimed at it, to stop it at its
@@ -96,13 +105,9 @@ impl Handle {
         let Some(state) = self.state.upgrade() else {
             return;
         };
-        let key = {
-            let mut s = state.lock().unwrap_or_else(PoisonError::into_inner);
-            s.stopped = true;
-            s.key.take()
-        };
-        // A tick that fires meanwhile finds `stopped` and neither sends nor re-arms.
-        if let (Some(key), Some(timer)) = (key, self.timer.upgrade()) {
+        if let (_, Some(key)) = stop(&state)
+            && let Some(timer) = self.timer.upgrade()
+        {
             timer.cancel_quietly(key);
         }
     }
