@@ -177,6 +177,10 @@ pub enum ServerMsg<S: Server> {
     Down(Box<Down>),
     /// A request to stop with this reason (from [`ServerRef::stop`]; boxed, as `Exit`).
     Stop(Box<ExitReason>),
+    /// A timeout that a behaviour built on the server loop set for itself (a
+    /// [`statem`](crate::statem)'s timeouts), handled by that behaviour.
+    #[doc(hidden)]
+    Timeout(crate::statem::TimeoutTag),
 }
 
 impl<S: Server> From<Exit> for ServerMsg<S> {
@@ -307,6 +311,27 @@ pub trait Server: Sized + Send + 'static {
     ) -> impl Future<Output = ()> + Send {
         let _ = (reason, cx);
         async {}
+    }
+
+    /// Runs once the start has returned, before the first message: how a
+    /// [`statem`](crate::statem) makes its first state's enter call and runs its
+    /// initial actions without holding up its starter. Not for servers.
+    #[doc(hidden)]
+    fn after_init(&mut self, cx: &mut ServerContext<Self>) -> impl Future<Output = Flow> + Send {
+        let _ = cx;
+        async { Flow::Continue }
+    }
+
+    /// Handles a [`ServerMsg::Timeout`]: a [`statem`](crate::statem)'s timeouts. Not for
+    /// servers.
+    #[doc(hidden)]
+    fn handle_timeout(
+        &mut self,
+        tag: crate::statem::TimeoutTag,
+        cx: &mut ServerContext<Self>,
+    ) -> impl Future<Output = Flow> + Send {
+        let _ = (tag, cx);
+        async { Flow::Continue }
     }
 
     /// Starts this server, not linked (`gen_server:start/3`): [`start`]. Not meant to be
@@ -711,26 +736,38 @@ async fn serve<S: Server>(
         Err(panic) => return panic,
     };
     ack.reply(ServerRef::from(cx.pid()));
-    loop {
-        let message = cx.recv().await;
-        let handled = match message {
-            ServerMsg::Call(request) => catch(state.handle_call(request, &mut cx)).await,
-            ServerMsg::Cast(m) => catch(state.handle_cast(m, &mut cx)).await,
-            ServerMsg::Info(m) => catch(state.handle_info(Info::Message(m), &mut cx)).await,
-            ServerMsg::Down(d) => catch(state.handle_info(Info::Down(*d), &mut cx)).await,
-            ServerMsg::Exit(e) if Some(e.from.0) == parent => Ok(Flow::Stop(e.reason)),
-            ServerMsg::Exit(e) => catch(state.handle_info(Info::Exit(*e), &mut cx)).await,
-            ServerMsg::Stop(reason) => Ok(Flow::Stop(*reason)),
-        };
-        let reason = match handled {
-            Ok(Flow::Continue) => continue,
-            Ok(Flow::Stop(reason)) => reason,
-            Err(panic) => panic,
-        };
-        // A panic in `terminate` becomes the exit reason (gen_server re-raises it).
-        return match catch(state.terminate(&reason, &mut cx)).await {
-            Ok(()) => reason,
-            Err(panic) => panic,
-        };
+    let mut handled = catch(state.after_init(&mut cx)).await;
+    let reason = loop {
+        match handled {
+            Ok(Flow::Continue) => {
+                handled = handle(&mut state, cx.recv().await, parent, &mut cx).await;
+            }
+            Ok(Flow::Stop(reason)) => break reason,
+            Err(panic) => break panic,
+        }
+    };
+    // A panic in `terminate` becomes the exit reason (gen_server re-raises it).
+    match catch(state.terminate(&reason, &mut cx)).await {
+        Ok(()) => reason,
+        Err(panic) => panic,
+    }
+}
+
+/// Hands one message to its callback.
+async fn handle<S: Server>(
+    state: &mut S,
+    message: ServerMsg<S>,
+    parent: Option<RawPid>,
+    cx: &mut ServerContext<S>,
+) -> Result<Flow, ExitReason> {
+    match message {
+        ServerMsg::Call(request) => catch(state.handle_call(request, cx)).await,
+        ServerMsg::Cast(m) => catch(state.handle_cast(m, cx)).await,
+        ServerMsg::Info(m) => catch(state.handle_info(Info::Message(m), cx)).await,
+        ServerMsg::Down(d) => catch(state.handle_info(Info::Down(*d), cx)).await,
+        ServerMsg::Exit(e) if Some(e.from.0) == parent => Ok(Flow::Stop(e.reason)),
+        ServerMsg::Exit(e) => catch(state.handle_info(Info::Exit(*e), cx)).await,
+        ServerMsg::Stop(reason) => Ok(Flow::Stop(*reason)),
+        ServerMsg::Timeout(tag) => catch(state.handle_timeout(tag, cx)).await,
     }
 }
