@@ -20,7 +20,7 @@
 //! | `exit(Pid, kill)` | `cx.exit(pid, ExitReason::Kill)` |
 //! | `register(Name, Pid)`, `whereis(Name)` | `cx.register(name, pid)`, `cx.whereis::<Msg>(name)` |
 //! | `erlang:send_after(T, Pid, Msg)`, `timer:sleep(T)` | `cx.send_after(pid, msg, t)`, `cx.sleep(t).await` |
-//! | `gen_server`, `supervisor` | [`server`], [`supervisor`] (below) |
+//! | `gen_server`, `gen_statem`, `supervisor` | [`server`], [`statem`], [`supervisor`] (below) |
 //! | `gen_tcp:listen/accept/recv/send`, `{active, once}` | [`net::TcpListener`], [`net::TcpStream`], [`net::Active`] (below) |
 //! | `gen_tcp:recv(S, 0, T)`, `gen_tcp:controlling_process/2` | [`timeout`]`(t, s.read(&mut buf))`, send the stream (an active one: [`net::ActiveTcpStream::controlling_process`] first) |
 //! | a `ranch` listener | [`net::start_acceptor_pool`] |
@@ -210,6 +210,14 @@
 //! on the caller's worker delays it by a few milliseconds (the watchdog's look, below),
 //! as long as another worker or a spare thread is free to run the caller. `examples/bank.rs` puts
 //! servers and a supervisor together (`cargo run --example bank`).
+//!
+//! [`statem`] is `gen_statem`: a server whose handler gets the current state with each
+//! event and returns a [`Transition`](statem::Transition) (`next_state`, `keep_state`,
+//! `repeat_state`, `stop`) with OTP's actions: replies, postponed events retried after a
+//! change of state, inserted events, state enter calls, and state, event and named
+//! timeouts. A running machine is a server to everything else (calls by ref or by name,
+//! casts, supervisor children). `examples/door_lock.rs` is one with timeouts
+//! (`cargo run --example door_lock`).
 //!
 //! ## Timers
 //!
@@ -465,6 +473,8 @@ mod server {
 }
 #[cfg(not(loom))]
 mod signal;
+#[cfg(not(loom))]
+pub mod statem;
 #[cfg(not(loom))]
 pub mod supervisor;
 #[cfg(loom)]

@@ -1,0 +1,721 @@
+//! State machines: Erlang's `gen_statem`, typed per request.
+//!
+//! A state machine is a server whose replies depend on a *state* as well as on its
+//! data, with the machinery protocols need: events postponed until the state changes,
+//! events it inserts itself, and timeouts tied to a state, to the next event, or to a
+//! name. Implement [`StateMachine`] (`init`, `handle_event`, optionally `state_enter` and
+//! `terminate`), start it with [`StateMachine::start_link`] (or `start`,
+//! `start_link_named`), and talk to it through its [`StatemRef`], which is the
+//! [`ServerRef`] of a [`Machine`]: calls typed per request, casts, calls by
+//! [`Name`], `stop`, supervisor children ([`ChildSpec::server`] with `Machine<S>`) all
+//! work as for servers (see [`server`](crate::server)).
+//!
+//! ```
+//! use std::time::Duration;
+//! use otter::server::ReplyTo;
+//! use otter::statem::{Event, StateMachine, StatemContext, Transition};
+//! use otter::{Context, ExitReason, Runtime};
+//!
+//! /// A door with a code lock: the right code opens it for a while.
+//! struct Lock { code: u32 }
+//!
+//! #[derive(Debug, PartialEq)]
+//! enum Door { Locked, Open }
+//!
+//! enum Req { Button(u32, ReplyTo<bool>), IsOpen(ReplyTo<bool>) }
+//!
+//! impl StateMachine for Lock {
+//!     type Args = u32;
+//!     type State = Door;
+//!     type Call = Req;
+//!     type Cast = ();
+//!     type Info = ();
+//!     type Internal = ();
+//!
+//!     async fn init(code: u32, _: &mut StatemContext<Self>) -> Result<(Self, Transition<Self>), ExitReason> {
+//!         Ok((Lock { code }, Transition::next(Door::Locked)))
+//!     }
+//!
+//!     async fn handle_event(&mut self, state: &Door, event: Event<Self>, _: &mut StatemContext<Self>) -> Transition<Self> {
+//!         match (state, event) {
+//!             (Door::Locked, Event::Call(Req::Button(code, from))) if code == self.code => {
+//!                 Transition::next(Door::Open)
+//!                     .reply(from, true)
+//!                     .state_timeout(Duration::from_millis(10), ())
+//!             }
+//!             (_, Event::Call(Req::Button(_, from))) => Transition::keep().reply(from, false),
+//!             (_, Event::Call(Req::IsOpen(from))) => Transition::keep().reply(from, *state == Door::Open),
+//!             (Door::Open, Event::StateTimeout(())) => Transition::next(Door::Locked),
+//!             _ => Transition::keep(),
+//!         }
+//!     }
+//! }
+//!
+//! let rt = Runtime::new();
+//! let r = rt.block_on(|cx: Context<()>| async move {
+//!     let door = Lock::start_link(&cx, 1234).await.unwrap();
+//!     let wrong = door.call(|r| Req::Button(1, r)).await.unwrap();
+//!     let right = door.call(|r| Req::Button(1234, r)).await.unwrap();
+//!     let open = door.call(Req::IsOpen).await.unwrap();
+//!     cx.sleep(Duration::from_millis(50)).await;
+//!     (wrong, right, open, door.call(Req::IsOpen).await.unwrap())
+//! });
+//! assert_eq!(r.unwrap(), (false, true, true, false));
+//! ```
+//!
+//! # Events and transitions
+//!
+//! Every event goes to [`StateMachine::handle_event`] with the current state (OTP's
+//! `handle_event_function` callback mode, over a state of any type). Per-state
+//! handlers, OTP's `state_functions` mode, are a `match` on the state that hands each
+//! state to a method of its own; the door lock example in `examples/` is written so.
+//! The handler returns a [`Transition`]: the next state ([`Transition::next`], OTP's
+//! `next_state`), the same one ([`Transition::keep`], `keep_state`), the same one
+//! entered again ([`Transition::repeat`], `repeat_state`), or a stop
+//! ([`Transition::stop`], `stop`), with actions added by its builder methods.
+//!
+//! # Rules mirrored from OTP (`gen_statem`)
+//!
+//! * **Order of events.** After a transition, the events still to handle are, in
+//!   order: the events its actions inserted ([`Transition::next_event`], in the order
+//!   given), then — if the state changed — the postponed events, oldest first, then the
+//!   events queued before, then the events of timeouts set to zero, then the mailbox.
+//!   A state *changes* when the next state is not `==` to the current one.
+//! * **Postpone.** [`Transition::postpone`] keeps the event (handed back by value) and
+//!   retries it after the next change of state, not before.
+//! * **State enter calls.** When the state changes, and on [`Transition::repeat`],
+//!   [`StateMachine::state_enter`] runs with the state left and the state entered
+//!   (at the start, both are the first state) before any other event. It may keep
+//!   the state, repeat it, or stop, and set timeouts and reply; it may not change the
+//!   state, postpone or insert events (the machine exits with a [`StatemError`], as
+//!   OTP's does with `bad_state_enter_return_from_state_function`).
+//! * **Timeouts.** The *event timeout* ([`Transition::event_timeout`], OTP's
+//!   `timeout`) is cancelled by any event, and by any transition that does not set
+//!   it again. The *state timeout* ([`Transition::state_timeout`]) is cancelled by a
+//!   change of state. *Generic timeouts* ([`Transition::timeout`], OTP's
+//!   `{timeout, Name}`) run until they fire or are cancelled. Setting a running one
+//!   restarts it; each can be updated (its content changed; with none running, its
+//!   event comes at once, OTP's `update`) or cancelled; the last action of each kind
+//!   in a transition wins. A zero time queues the event at once, after the queued
+//!   events and before the mailbox; a zero event timeout fires only if no event is
+//!   queued. A cancelled timeout never fires, even one whose message had already been
+//!   sent (its late message is dropped).
+//! * **Replies.** A call's [`ReplyTo`](crate::server::ReplyTo) is answered now
+//!   ([`Transition::reply`], or `from.reply(v)` in the handler) or kept and answered
+//!   from a later state (a deferred reply, `gen_statem:reply/2`).
+//! * **Start, stop, crash, parent exit** are the server's (see [`server`]): the start
+//!   returns once `init` has finished, *before* the first state's enter call and the
+//!   initial actions run (they run before any message); `init` returning `Err` or
+//!   [`Transition::stop`] fails the start; `terminate` runs with the state on a stop,
+//!   a crash of a handler and the parent's exit.
+//!
+//! # Differences from OTP
+//!
+//! * Typed: calls, casts and plain messages have a type each; [`Event`] is their sum
+//!   with the timeouts' and the internal events. Timeouts and inserted internal events
+//!   carry the machine's [`StateMachine::Internal`] type; generic timeouts are named by
+//!   strings ([`TimeoutName`]).
+//! * A postponed event is handed back to [`Transition::postpone`] by value: the handler
+//!   owns the event (and a call's reply handle) until it gives it back.
+//! * The enter call is a callback of its own ([`StateMachine::state_enter`]) rather
+//!   than an `enter` event; by default it does nothing, which is OTP without
+//!   `state_enter` in the callback mode.
+//! * No `hibernate`, no `code_change`, no absolute-time timeouts (`{abs, true}`), no
+//!   `{call, From}` as an inserted event (a reply handle cannot be made up); `sys`
+//!   messages are not answered yet.
+//! * The handlers are `async`, as a server's are.
+//!
+//! [`ServerRef`]: crate::server::ServerRef
+//! [`ChildSpec::server`]: crate::supervisor::ChildSpec::server
+//! [`server`]: crate::server
+
+mod timeouts;
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::fmt;
+use std::future::Future;
+use std::time::Duration;
+
+use crate::exit::ExitReason;
+use crate::monitor::Down;
+use crate::process::Context;
+use crate::server::{self, Flow, Info, Name, ReplyTo, Server, ServerContext, ServerRef};
+use crate::signal::Exit;
+
+#[doc(hidden)]
+pub use timeouts::TimeoutTag;
+use timeouts::{Kind, Setting, Timeouts};
+
+/// The context a state machine's callbacks get (its process's context).
+pub type StatemContext<S> = ServerContext<Machine<S>>;
+
+/// A handle to a running state machine: the [`ServerRef`] of its [`Machine`]. Call,
+/// cast, stop and monitor it as a server.
+pub type StatemRef<S> = ServerRef<Machine<S>>;
+
+/// The name of a generic timeout (OTP's `{timeout, Name}`).
+pub type TimeoutName = Cow<'static, str>;
+
+/// A state machine's behaviour (Erlang's `gen_statem` callback module, in the
+/// `handle_event_function` callback mode). See the [module docs](self).
+pub trait StateMachine: Sized + Send + 'static {
+    /// What `init` is started with.
+    type Args: Send + 'static;
+    /// The state (of any type: an enum of state names, or one with data in it). Two
+    /// states that are `==` are the same state: a transition between them is no
+    /// change (no enter call, postponed events stay, the state timeout runs on).
+    type State: PartialEq + Send + 'static;
+    /// The requests of calls, each carrying the [`ReplyTo`] of its own reply type, as
+    /// a server's do.
+    type Call: Send + 'static;
+    /// The messages of casts.
+    type Cast: Send + 'static;
+    /// Other messages the machine accepts.
+    type Info: Send + 'static;
+    /// What the machine tells itself: the content of its timeouts and of the internal
+    /// events it inserts. `()` if it needs none.
+    type Internal: Send + 'static;
+
+    /// Builds the data and chooses the first state: `Ok((data, Transition::next(first)))`,
+    /// with any initial actions (timeouts, inserted events). The start returns when
+    /// this finishes; `Err(reason)` or [`Transition::stop`] fails it.
+    fn init(
+        args: Self::Args,
+        cx: &mut StatemContext<Self>,
+    ) -> impl Future<Output = Result<(Self, Transition<Self>), ExitReason>> + Send;
+
+    /// Handles an event in `state`.
+    fn handle_event(
+        &mut self,
+        state: &Self::State,
+        event: Event<Self>,
+        cx: &mut StatemContext<Self>,
+    ) -> impl Future<Output = Transition<Self>> + Send;
+
+    /// Runs when `state` is entered from `old` (at the start, `old` is `state`), and
+    /// again on [`Transition::repeat`]. May keep or repeat the state, or stop, with
+    /// timeouts and replies; see the module docs. Not `async`: work that must wait
+    /// belongs in an event, e.g. one queued by a zero state timeout set here
+    /// (`Transition::keep().state_timeout(Duration::ZERO, ..)`), which comes before any
+    /// other event of the new state. The default does nothing.
+    fn state_enter(
+        &mut self,
+        old: &Self::State,
+        state: &Self::State,
+        cx: &mut StatemContext<Self>,
+    ) -> Transition<Self> {
+        let _ = (old, state, cx);
+        Transition::keep()
+    }
+
+    /// Runs before the machine exits with `reason` (stop, handler panic, parent exit).
+    /// The default does nothing.
+    fn terminate(
+        &mut self,
+        reason: &ExitReason,
+        state: &Self::State,
+        cx: &mut StatemContext<Self>,
+    ) -> impl Future<Output = ()> + Send {
+        let _ = (reason, state, cx);
+        async {}
+    }
+
+    /// Starts this machine, not linked (`gen_statem:start/3`). Not meant to be
+    /// overridden.
+    fn start<M: Send + 'static>(
+        cx: &Context<M>,
+        args: Self::Args,
+    ) -> impl Future<Output = Result<StatemRef<Self>, ExitReason>> + Send + use<Self, M> {
+        server::start::<Machine<Self>, M>(cx, args)
+    }
+
+    /// Starts this machine linked to the caller (`gen_statem:start_link/3`). Not meant
+    /// to be overridden.
+    ///
+    /// See the [module docs](self) for an example.
+    fn start_link<M: Send + 'static>(
+        cx: &Context<M>,
+        args: Self::Args,
+    ) -> impl Future<Output = Result<StatemRef<Self>, ExitReason>> + Send + use<Self, M> {
+        server::start_link::<Machine<Self>, M>(cx, args)
+    }
+
+    /// Starts this machine linked to the caller and registered as `name`
+    /// (`gen_statem:start_link({local, Name}, ...)`); call it by name with
+    /// [`Name::call`]. Not meant to be overridden.
+    fn start_link_named<M: Send + 'static, N: Into<Name<Machine<Self>>>>(
+        cx: &Context<M>,
+        name: N,
+        args: Self::Args,
+    ) -> impl Future<Output = Result<StatemRef<Self>, ExitReason>> + Send + use<Self, M, N> {
+        server::start_link_named::<Machine<Self>, M, N>(cx, name, args)
+    }
+}
+
+/// An event for [`StateMachine::handle_event`] (OTP's event type and content).
+pub enum Event<S: StateMachine> {
+    /// A call (`{call, From}`); the request carries its reply handle.
+    Call(S::Call),
+    /// A cast (`cast`).
+    Cast(S::Cast),
+    /// A plain message (`info`).
+    Info(S::Info),
+    /// A trapped exit signal, from a process other than the parent (`info`). Boxed,
+    /// as in [`ServerMsg`](crate::server::ServerMsg): rare, and it would double the
+    /// size of every event.
+    Exit(Box<Exit>),
+    /// A monitor set by the machine fired (`info`). Boxed, as `Exit`.
+    Down(Box<Down>),
+    /// An event the machine inserted ([`Transition::next_event`]; `internal`).
+    Internal(S::Internal),
+    /// The state timeout fired (`state_timeout`).
+    StateTimeout(S::Internal),
+    /// The event timeout fired: no event came in time (`timeout`).
+    EventTimeout(S::Internal),
+    /// The generic timeout of this name fired (`{timeout, Name}`).
+    Timeout(TimeoutName, S::Internal),
+}
+
+impl<S: StateMachine> fmt::Debug for Event<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Event::Call(_) => f.write_str("Call(..)"),
+            Event::Cast(_) => f.write_str("Cast(..)"),
+            Event::Info(_) => f.write_str("Info(..)"),
+            Event::Exit(e) => f.debug_tuple("Exit").field(e).finish(),
+            Event::Down(d) => f.debug_tuple("Down").field(d).finish(),
+            Event::Internal(_) => f.write_str("Internal(..)"),
+            Event::StateTimeout(_) => f.write_str("StateTimeout(..)"),
+            Event::EventTimeout(_) => f.write_str("EventTimeout(..)"),
+            Event::Timeout(name, _) => write!(f, "Timeout({name:?}, ..)"),
+        }
+    }
+}
+
+/// Where a transition goes.
+enum Target<S: StateMachine> {
+    Keep,
+    Repeat,
+    Next(S::State),
+    Stop(ExitReason),
+}
+
+/// One action of a transition, in the order given.
+enum Action<S: StateMachine> {
+    Postpone(Event<S>),
+    NextEvent(Event<S>),
+    Timeout(Kind, Setting<S::Internal>),
+}
+
+/// What a handler returns: where the machine goes, and the actions on the way (OTP's
+/// `next_state`/`keep_state`/`repeat_state`/`stop` with their action lists). Built by
+/// its constructors and builder methods:
+///
+/// ```
+/// # use std::time::Duration;
+/// # use otter::statem::{Event, StateMachine, StatemContext, Transition};
+/// # use otter::ExitReason;
+/// # struct M;
+/// # #[derive(PartialEq)] enum S { A, B }
+/// # impl StateMachine for M {
+/// #     type Args = (); type State = S; type Call = (); type Cast = (); type Info = (); type Internal = &'static str;
+/// #     async fn init(_: (), _: &mut StatemContext<Self>) -> Result<(Self, Transition<Self>), ExitReason> { Ok((M, Transition::next(S::A))) }
+/// #     async fn handle_event(&mut self, _: &S, event: Event<Self>, _: &mut StatemContext<Self>) -> Transition<Self> {
+/// Transition::next(S::B)
+///     .state_timeout(Duration::from_secs(5), "no answer")
+///     .timeout("heartbeat", Duration::from_secs(1), "beat")
+///     .next_event(Event::Internal("connect"))
+/// #     }
+/// # }
+/// ```
+#[must_use = "a transition does nothing until returned from a handler"]
+pub struct Transition<S: StateMachine> {
+    target: Target<S>,
+    actions: Vec<Action<S>>,
+}
+
+impl<S: StateMachine> fmt::Debug for Transition<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let target = match &self.target {
+            Target::Keep => "keep",
+            Target::Repeat => "repeat",
+            Target::Next(_) => "next",
+            Target::Stop(_) => "stop",
+        };
+        f.debug_struct("Transition")
+            .field("target", &target)
+            .field("actions", &self.actions.len())
+            .finish()
+    }
+}
+
+impl<S: StateMachine> Transition<S> {
+    fn to(target: Target<S>) -> Self {
+        Transition {
+            target,
+            actions: Vec::new(),
+        }
+    }
+
+    /// Go to `state` (`next_state`): a change of state unless it is `==` to the
+    /// current one.
+    pub fn next(state: S::State) -> Self {
+        Transition::to(Target::Next(state))
+    }
+
+    /// Stay in the current state (`keep_state`).
+    pub fn keep() -> Self {
+        Transition::to(Target::Keep)
+    }
+
+    /// Stay, but enter the current state again: its enter call runs, and nothing else
+    /// of a change happens (`repeat_state`).
+    pub fn repeat() -> Self {
+        Transition::to(Target::Repeat)
+    }
+
+    /// Run `terminate(reason)`, then exit with `reason` (`stop`). Replies added with
+    /// [`Transition::reply`] are sent first (`stop_and_reply`); other actions are
+    /// dropped.
+    pub fn stop(reason: ExitReason) -> Self {
+        Transition::to(Target::Stop(reason))
+    }
+
+    /// Answers a call (`{reply, From, Reply}`), now: the same as `to.reply(value)`.
+    pub fn reply<R: Send + 'static>(self, to: ReplyTo<R>, value: R) -> Self {
+        to.reply(value);
+        self
+    }
+
+    /// Postpones `event` (the one being handled, handed back) until the state changes
+    /// (`postpone`). Not allowed in an enter call.
+    pub fn postpone(mut self, event: Event<S>) -> Self {
+        self.actions.push(Action::Postpone(event));
+        self
+    }
+
+    /// Inserts `event` to be handled next, before the mailbox (`next_event`); several
+    /// are handled in the order given. Not allowed in an enter call.
+    pub fn next_event(mut self, event: Event<S>) -> Self {
+        self.actions.push(Action::NextEvent(event));
+        self
+    }
+
+    fn timeout_action(mut self, kind: Kind, setting: Setting<S::Internal>) -> Self {
+        self.actions.push(Action::Timeout(kind, setting));
+        self
+    }
+
+    /// (Re)starts the state timeout: [`Event::StateTimeout`] with `content` after
+    /// `after`, unless the state changes first (`{state_timeout, Time, Content}`).
+    pub fn state_timeout(self, after: Duration, content: S::Internal) -> Self {
+        self.timeout_action(Kind::State, Setting::After(after, content))
+    }
+
+    /// Changes what the running state timeout delivers; with none running, its event
+    /// comes at once (`{state_timeout, update, Content}`).
+    pub fn update_state_timeout(self, content: S::Internal) -> Self {
+        self.timeout_action(Kind::State, Setting::Update(content))
+    }
+
+    /// Cancels the state timeout (`{state_timeout, cancel}`).
+    pub fn cancel_state_timeout(self) -> Self {
+        self.timeout_action(Kind::State, Setting::Cancel)
+    }
+
+    /// Starts the event timeout: [`Event::EventTimeout`] with `content` after `after`,
+    /// unless an event comes first (`{timeout, Time, Content}`).
+    pub fn event_timeout(self, after: Duration, content: S::Internal) -> Self {
+        self.timeout_action(Kind::Event, Setting::After(after, content))
+    }
+
+    /// (Re)starts the generic timeout `name`: [`Event::Timeout`] with `content` after
+    /// `after`, whatever happens meanwhile (`{{timeout, Name}, Time, Content}`).
+    pub fn timeout(
+        self,
+        name: impl Into<TimeoutName>,
+        after: Duration,
+        content: S::Internal,
+    ) -> Self {
+        self.timeout_action(Kind::Generic(name.into()), Setting::After(after, content))
+    }
+
+    /// Changes what the running generic timeout `name` delivers; with none running,
+    /// its event comes at once (`{{timeout, Name}, update, Content}`).
+    pub fn update_timeout(self, name: impl Into<TimeoutName>, content: S::Internal) -> Self {
+        self.timeout_action(Kind::Generic(name.into()), Setting::Update(content))
+    }
+
+    /// Cancels the generic timeout `name` (`{{timeout, Name}, cancel}`).
+    pub fn cancel_timeout(self, name: impl Into<TimeoutName>) -> Self {
+        self.timeout_action(Kind::Generic(name.into()), Setting::Cancel)
+    }
+}
+
+/// Why a state machine exited on its own: a callback returned what its place does not
+/// allow (OTP's `bad_return_from_init`, `bad_state_enter_return_from_state_function`,
+/// `bad_action_from_state_function`). The reason inside [`ExitReason::Error`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatemError {
+    /// `init` returned `keep` or `repeat`: there is no state to keep yet.
+    NoFirstState,
+    /// An enter call returned [`Transition::next`] to another state.
+    EnterChangedState,
+    /// An enter call postponed an event or inserted one.
+    EnterActionNotAllowed,
+}
+
+impl fmt::Display for StatemError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            StatemError::NoFirstState => "init must return Transition::next(first state)",
+            StatemError::EnterChangedState => "a state enter call may not change the state",
+            StatemError::EnterActionNotAllowed => {
+                "a state enter call may not postpone or insert events"
+            }
+        })
+    }
+}
+
+impl std::error::Error for StatemError {}
+
+/// The server that runs a [`StateMachine`]: its data, its state, its queues and its
+/// timeouts. Name it where a server type is wanted: `Name<Machine<S>>`,
+/// `ChildSpec::server::<Machine<S>>`, `SupervisorRef::child::<Machine<S>>`.
+pub struct Machine<S: StateMachine> {
+    data: S,
+    state: S::State,
+    /// The first transition's actions, run after the start returned.
+    first: Option<Vec<Action<S>>>,
+    /// Events to handle before the mailbox: inserted, retried and zero-time ones.
+    queue: VecDeque<Event<S>>,
+    /// Postponed events, oldest first, retried at the next change of state.
+    postponed: VecDeque<Event<S>>,
+    timeouts: Timeouts<S::Internal>,
+}
+
+impl<S: StateMachine> fmt::Debug for Machine<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Machine")
+            .field("queued", &self.queue.len())
+            .field("postponed", &self.postponed.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: StateMachine> Machine<S> {
+    /// Handles `event`, then the queued events, until the queue is empty or a
+    /// transition stops the machine. (A mailbox event cancels the event timeout: the
+    /// transition it leads to does, before any timer could be seen.)
+    async fn run(&mut self, mut event: Event<S>, cx: &mut StatemContext<S>) -> Flow {
+        loop {
+            let t = self.data.handle_event(&self.state, event, cx).await;
+            if let Err(reason) = self.transition(t, cx) {
+                return Flow::Stop(reason);
+            }
+            match self.queue.pop_front() {
+                Some(next) => event = next,
+                None => return Flow::Continue,
+            }
+        }
+    }
+
+    /// Carries out a transition: its actions, the enter calls, then the queues and the
+    /// timeouts, in OTP's order (module docs). `Err` is the reason to stop with.
+    fn transition(
+        &mut self,
+        t: Transition<S>,
+        cx: &mut StatemContext<S>,
+    ) -> Result<(), ExitReason> {
+        // The common case, a call answered in place: nothing to gather or enter.
+        if t.actions.is_empty() && matches!(t.target, Target::Keep) {
+            self.timeouts.cancel_event();
+            return Ok(());
+        }
+        let mut steps = self.begin(t)?;
+        if steps.enter {
+            self.enter(&mut steps, cx)?;
+        }
+        self.finish(steps, cx);
+        Ok(())
+    }
+
+    /// The first half of a transition: the actions gathered, the event timeout
+    /// cancelled (any transition cancels it unless it sets it again), the state moved.
+    fn begin(&mut self, t: Transition<S>) -> Result<Steps<S>, ExitReason> {
+        self.timeouts.cancel_event();
+        // None of these allocates unless the transition has actions of its kind.
+        let mut steps = Steps {
+            postponed: None,
+            inserted: Vec::new(),
+            timeouts: Vec::new(),
+            old: None,
+            enter: false,
+        };
+        for action in t.actions {
+            match action {
+                Action::Postpone(e) => steps.postponed = Some(e),
+                Action::NextEvent(e) => steps.inserted.push(e),
+                Action::Timeout(kind, setting) => steps.timeouts.push((kind, setting)),
+            }
+        }
+        steps.enter = match t.target {
+            Target::Stop(reason) => return Err(reason),
+            Target::Keep => false,
+            Target::Repeat => true,
+            Target::Next(state) if state == self.state => false,
+            Target::Next(state) => {
+                steps.old = Some(std::mem::replace(&mut self.state, state));
+                true
+            }
+        };
+        Ok(steps)
+    }
+
+    /// The enter calls, until one keeps the state.
+    fn enter(&mut self, steps: &mut Steps<S>, cx: &mut StatemContext<S>) -> Result<(), ExitReason> {
+        while steps.enter {
+            let from = steps.old.as_ref().unwrap_or(&self.state);
+            let t = self.data.state_enter(from, &self.state, cx);
+            for action in t.actions {
+                match action {
+                    Action::Timeout(kind, setting) => steps.timeouts.push((kind, setting)),
+                    Action::Postpone(_) | Action::NextEvent(_) => {
+                        return Err(ExitReason::error(StatemError::EnterActionNotAllowed));
+                    }
+                }
+            }
+            steps.enter = match t.target {
+                Target::Stop(reason) => return Err(reason),
+                Target::Keep => false,
+                Target::Repeat => true,
+                Target::Next(state) if state == self.state => false,
+                Target::Next(_) => return Err(ExitReason::error(StatemError::EnterChangedState)),
+            };
+        }
+        Ok(())
+    }
+
+    /// The second half: postponing, retrying on a change of state, inserting, and the
+    /// timeouts (zero-time ones queued last).
+    fn finish(&mut self, steps: Steps<S>, cx: &StatemContext<S>) {
+        if let Some(event) = steps.postponed {
+            self.postponed.push_back(event);
+        }
+        if steps.old.is_some() {
+            // Postponed events are retried, oldest first, ahead of those queued.
+            let mut retried = std::mem::take(&mut self.postponed);
+            retried.append(&mut self.queue);
+            self.queue = retried;
+            self.timeouts.cancel(&Kind::State);
+        }
+        for event in steps.inserted.into_iter().rev() {
+            self.queue.push_front(event);
+        }
+        if steps.timeouts.is_empty() {
+            return;
+        }
+        for (kind, content) in self.timeouts.apply::<S>(steps.timeouts, cx) {
+            let event = match kind {
+                // A zero event timeout is cancelled by any event already queued.
+                Kind::Event if !self.queue.is_empty() => continue,
+                Kind::Event => Event::EventTimeout(content),
+                Kind::State => Event::StateTimeout(content),
+                Kind::Generic(name) => Event::Timeout(name, content),
+            };
+            self.queue.push_back(event);
+        }
+    }
+}
+
+/// A transition between its two halves.
+struct Steps<S: StateMachine> {
+    postponed: Option<Event<S>>,
+    inserted: Vec<Event<S>>,
+    timeouts: Vec<(Kind, Setting<S::Internal>)>,
+    /// The state left, if the state changed.
+    old: Option<S::State>,
+    /// Whether an enter call is due.
+    enter: bool,
+}
+
+impl<S: StateMachine> Server for Machine<S> {
+    type Args = S::Args;
+    type Call = S::Call;
+    type Cast = S::Cast;
+    type Info = S::Info;
+
+    async fn init(args: S::Args, cx: &mut StatemContext<S>) -> Result<Self, ExitReason> {
+        let (data, first) = S::init(args, cx).await?;
+        let state = match first.target {
+            Target::Next(state) => state,
+            Target::Stop(reason) => return Err(reason),
+            Target::Keep | Target::Repeat => {
+                return Err(ExitReason::error(StatemError::NoFirstState));
+            }
+        };
+        Ok(Machine {
+            data,
+            state,
+            first: Some(first.actions),
+            queue: VecDeque::new(),
+            postponed: VecDeque::new(),
+            timeouts: Timeouts::default(),
+        })
+    }
+
+    /// OTP's `enter`: the first state's enter call and the initial actions, then the
+    /// events they queued, all before the first message.
+    async fn after_init(&mut self, cx: &mut StatemContext<S>) -> Flow {
+        let actions = self.first.take().unwrap_or_default();
+        let first = Transition {
+            target: Target::Repeat,
+            actions,
+        };
+        if let Err(reason) = self.transition(first, cx) {
+            return Flow::Stop(reason);
+        }
+        match self.queue.pop_front() {
+            Some(event) => self.run(event, cx).await,
+            None => Flow::Continue,
+        }
+    }
+
+    fn handle_call(
+        &mut self,
+        request: S::Call,
+        cx: &mut StatemContext<S>,
+    ) -> impl Future<Output = Flow> + Send {
+        self.run(Event::Call(request), cx)
+    }
+
+    fn handle_cast(
+        &mut self,
+        message: S::Cast,
+        cx: &mut StatemContext<S>,
+    ) -> impl Future<Output = Flow> + Send {
+        self.run(Event::Cast(message), cx)
+    }
+
+    async fn handle_info(&mut self, info: Info<S::Info>, cx: &mut StatemContext<S>) -> Flow {
+        let event = match info {
+            Info::Message(m) => Event::Info(m),
+            Info::Exit(e) => Event::Exit(Box::new(e)),
+            Info::Down(d) => Event::Down(Box::new(d)),
+        };
+        self.run(event, cx).await
+    }
+
+    async fn handle_timeout(&mut self, tag: TimeoutTag, cx: &mut StatemContext<S>) -> Flow {
+        match self.timeouts.fire::<S>(tag) {
+            Some(event) => self.run(event, cx).await,
+            // A late message of a cancelled timer: no event.
+            None => Flow::Continue,
+        }
+    }
+
+    async fn terminate(&mut self, reason: &ExitReason, cx: &mut StatemContext<S>) {
+        self.data.terminate(reason, &self.state, cx).await;
+    }
+}

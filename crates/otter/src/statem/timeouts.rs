@@ -1,0 +1,192 @@
+//! A state machine's timeouts: the event timeout, the state timeout and the named
+//! generic ones (`gen_statem`'s `timeout`, `state_timeout` and `{timeout, Name}`).
+//!
+//! # Invariants
+//!
+//! * At most one timer runs per kind (per name, for generic ones). Starting one of a
+//!   kind that runs cancels the running one first.
+//! * Each timer started gets a fresh sequence number, carried by its message
+//!   ([`TimeoutTag`]). A message whose number is not that of a running timer is late:
+//!   its timer was cancelled or restarted after the message had left the wheel, and it
+//!   is dropped without being an event (OTP's late `{timeout, Ref, Msg}`). So a
+//!   cancelled timeout never fires, whatever the race with its wheel.
+//! * The content of a running timer lives here, not in its message, so that an update
+//!   changes what the timeout delivers without touching the wheel.
+
+use std::time::Duration;
+
+use crate::process::TimerRef;
+use crate::server::ServerMsg;
+use crate::statem::{Event, StateMachine, StatemContext, TimeoutName};
+
+/// The message a running timeout sends its machine: which timer it was. Only the
+/// machine's own loop reads it.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeoutTag(u64);
+
+/// A timeout's kind, as an action names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Cancelled by any event (`timeout`).
+    Event,
+    /// Cancelled by a change of state (`state_timeout`).
+    State,
+    /// Cancelled only when asked (`{timeout, Name}`).
+    Generic(TimeoutName),
+}
+
+/// What an action does to a timeout of its kind.
+#[derive(Debug)]
+pub(crate) enum Setting<C> {
+    /// (Re)start it; zero queues its event at once (after the events already queued).
+    After(Duration, C),
+    /// Change what a running one delivers; with none running, its event is queued at
+    /// once, as if it had just expired (OTP's `update`).
+    Update(C),
+    /// Stop it, if it runs (OTP's `cancel`, or a time of `infinity`).
+    Cancel,
+}
+
+/// A timer on the wheel, with what it will deliver.
+struct Running<C> {
+    seq: u64,
+    timer: TimerRef,
+    content: C,
+}
+
+/// The running timeouts of one machine.
+pub(crate) struct Timeouts<C> {
+    next_seq: u64,
+    event: Option<Running<C>>,
+    state: Option<Running<C>>,
+    /// Few in practice: looked up by a linear search.
+    generic: Vec<(TimeoutName, Running<C>)>,
+}
+
+impl<C> Default for Timeouts<C> {
+    fn default() -> Self {
+        Timeouts {
+            next_seq: 0,
+            event: None,
+            state: None,
+            generic: Vec::new(),
+        }
+    }
+}
+
+impl<C: Send + 'static> Timeouts<C> {
+    /// Stops the event timeout, if it runs (the hot path of every transition).
+    #[inline]
+    pub(crate) fn cancel_event(&mut self) {
+        if let Some(running) = self.event.take() {
+            running.timer.cancel();
+        }
+    }
+
+    /// Stops the timer of `kind`, if it runs; a message of it already sent is late.
+    pub(crate) fn cancel(&mut self, kind: &Kind) {
+        if let Some(running) = self.take(kind) {
+            running.timer.cancel();
+        }
+    }
+
+    fn take(&mut self, kind: &Kind) -> Option<Running<C>> {
+        match kind {
+            Kind::Event => self.event.take(),
+            Kind::State => self.state.take(),
+            Kind::Generic(name) => {
+                let i = self.generic.iter().position(|(n, _)| n == name)?;
+                Some(self.generic.swap_remove(i).1)
+            }
+        }
+    }
+
+    fn slot(&mut self, kind: &Kind) -> Option<&mut Running<C>> {
+        match kind {
+            Kind::Event => self.event.as_mut(),
+            Kind::State => self.state.as_mut(),
+            Kind::Generic(name) => self
+                .generic
+                .iter_mut()
+                .find(|(n, _)| n == name)
+                .map(|(_, r)| r),
+        }
+    }
+
+    /// Applies one transition's timeout actions, in order, the last of each kind
+    /// winning (OTP: "the last of each kind wins"); returns the zero-time events, in
+    /// the order of their actions, for the caller to queue.
+    pub(crate) fn apply<S>(
+        &mut self,
+        mut settings: Vec<(Kind, Setting<C>)>,
+        cx: &StatemContext<S>,
+    ) -> Vec<(Kind, C)>
+    where
+        S: StateMachine<Internal = C>,
+    {
+        let mut zero = Vec::new();
+        for i in 0..settings.len() {
+            // A later action of the same kind overrides this one. Lists are short.
+            if settings[i + 1..].iter().any(|(k, _)| *k == settings[i].0) {
+                continue;
+            }
+            // Taken out in place: only later entries are looked at again.
+            let kind = std::mem::replace(&mut settings[i].0, Kind::Event);
+            let setting = std::mem::replace(&mut settings[i].1, Setting::Cancel);
+            match setting {
+                Setting::Cancel => self.cancel(&kind),
+                Setting::After(after, content) if after.is_zero() => {
+                    self.cancel(&kind);
+                    zero.push((kind, content));
+                }
+                Setting::After(after, content) => {
+                    self.cancel(&kind);
+                    self.start::<S>(kind, after, content, cx);
+                }
+                Setting::Update(content) => match self.slot(&kind) {
+                    Some(running) => running.content = content,
+                    None => zero.push((kind, content)),
+                },
+            }
+        }
+        zero
+    }
+
+    fn start<S>(&mut self, kind: Kind, after: Duration, content: C, cx: &StatemContext<S>)
+    where
+        S: StateMachine<Internal = C>,
+    {
+        self.next_seq += 1;
+        let seq = self.next_seq;
+        let timer = cx.send_after(cx.pid(), ServerMsg::Timeout(TimeoutTag(seq)), after);
+        let running = Running {
+            seq,
+            timer,
+            content,
+        };
+        match kind {
+            Kind::Event => self.event = Some(running),
+            Kind::State => self.state = Some(running),
+            Kind::Generic(name) => self.generic.push((name, running)),
+        }
+    }
+
+    /// The event of the timer whose message this is, which stops running; `None` for a
+    /// late message.
+    pub(crate) fn fire<S>(&mut self, tag: TimeoutTag) -> Option<Event<S>>
+    where
+        S: StateMachine<Internal = C>,
+    {
+        let is = |r: &Option<Running<C>>| r.as_ref().is_some_and(|r| r.seq == tag.0);
+        if is(&self.event) {
+            return self.event.take().map(|r| Event::EventTimeout(r.content));
+        }
+        if is(&self.state) {
+            return self.state.take().map(|r| Event::StateTimeout(r.content));
+        }
+        let i = self.generic.iter().position(|(_, r)| r.seq == tag.0)?;
+        let (name, r) = self.generic.swap_remove(i);
+        Some(Event::Timeout(name, r.content))
+    }
+}
