@@ -8,7 +8,10 @@
 //! * `raw`: plain messages: A sends `Ping(a_pid)`, B replies `Pong`;
 //! * `server`: B is an [`otter::server::Server`] (as `pingpong_server.erl` is a
 //!   `gen_server`), started with `start_link`, and each round trip is one `call(Ping)` with
-//!   no timeout (`gen_server:call(B, ping, infinity)`), answered `Pong`.
+//!   no timeout (`gen_server:call(B, ping, infinity)`), answered `Pong`;
+//! * `statem`: the same calls to B as an [`otter::statem::StateMachine`] in one state
+//!   (a `gen_statem` answering `{reply, From, pong}` with `keep_state_and_data`): what a
+//!   state machine's event loop adds to a server's call. otter's side only.
 //!
 //! ops = r; `ns_per_op` = nanoseconds per round trip. A is the root process. Extra field:
 //! `style_run` (the style that ran).
@@ -22,6 +25,7 @@
 use std::time::Instant;
 
 use otter::server::{Flow, ReplyTo, Server, ServerContext};
+use otter::statem::{Event, Machine, StateMachine, StatemContext, Transition};
 use otter::{Context, ExitReason, Pid, Runtime};
 
 use super::{Footprint, Outcome, RunError, Workload, count, expect, no_validation};
@@ -33,7 +37,7 @@ pub(crate) const WORKLOAD: Workload = Workload {
     summary: "r round trips between two processes",
     params: &[
         ParamSpec::int("r", 1_000_000),
-        ParamSpec::choice("style", &["raw", "server"], "raw"),
+        ParamSpec::choice("style", &["raw", "server", "statem"], "raw"),
     ],
     validate: no_validation,
     footprint,
@@ -66,16 +70,22 @@ fn footprint(p: &Params) -> Footprint {
 fn run(rt: &Runtime, p: &Params) -> Result<Outcome, RunError> {
     let r = p.int("r");
     Ok(match p.choice("style") {
-        "server" => run_server(rt, r)?,
+        "server" => run_calls::<Ponger>(rt, r, "server")?,
+        "statem" => run_calls::<Machine<StatemPonger>>(rt, r, "statem")?,
         _ => run_raw(rt, r)?,
     })
 }
 
-/// `style=server`: one synchronous call per round trip through otter's server layer, timed
-/// and checked like [`run_raw`].
-fn run_server(rt: &Runtime, r: u64) -> Result<Outcome, ExitReason> {
+/// `style=server` and `style=statem`: one synchronous call per round trip through otter's
+/// server layer (to a server, or to a state machine's), timed and checked like
+/// [`run_raw`].
+fn run_calls<B: Server<Args = (), Call = Call>>(
+    rt: &Runtime,
+    r: u64,
+    style: &'static str,
+) -> Result<Outcome, ExitReason> {
     rt.block_on(move |cx: Context<()>| async move {
-        let b = Ponger::start_link(&cx, ()).await?;
+        let b = otter::server::start_link::<B, ()>(&cx, ()).await?;
         let t0 = Instant::now();
         let (mut pongs, mut failed) = (0u64, None);
         for _ in 0..r {
@@ -98,7 +108,7 @@ fn run_server(rt: &Runtime, r: u64) -> Result<Outcome, ExitReason> {
             (None, Ok(_), Ok(())) => expect("pongs", pongs, r),
         };
         let mut out = Outcome::new(elapsed, r, check);
-        out.extra.push(("style_run", "server".into()));
+        out.extra.push(("style_run", style.into()));
         Ok(out)
     })?
 }
@@ -140,6 +150,43 @@ impl Server for Ponger {
             Call::Pings(from) => from.reply(self.pings),
         }
         Flow::Continue
+    }
+}
+
+/// B as a state machine of one state (style=statem); its data counts the pings.
+struct StatemPonger {
+    pings: u64,
+}
+
+impl StateMachine for StatemPonger {
+    type Args = ();
+    type State = ();
+    type Call = Call;
+    type Cast = ();
+    type Info = ();
+    type Internal = ();
+
+    async fn init(
+        _: (),
+        _: &mut StatemContext<Self>,
+    ) -> Result<(Self, Transition<Self>), ExitReason> {
+        Ok((StatemPonger { pings: 0 }, Transition::next(())))
+    }
+
+    async fn handle_event(
+        &mut self,
+        _: &(),
+        event: Event<Self>,
+        _: &mut StatemContext<Self>,
+    ) -> Transition<Self> {
+        match event {
+            Event::Call(Call::Ping(from)) => {
+                self.pings += 1;
+                Transition::keep().reply(from, Pong)
+            }
+            Event::Call(Call::Pings(from)) => Transition::keep().reply(from, self.pings),
+            _ => Transition::keep(),
+        }
     }
 }
 
