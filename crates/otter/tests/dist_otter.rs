@@ -353,3 +353,31 @@ rt_test!(
         }
     }
 );
+
+rt_test!(
+    monitor_node_reports_down_at_once_for_a_node_it_cannot_reach,
+    |rt: &Runtime| {
+        // Erlang's `monitor_node/2`: "if the connection cannot be made, a nodedown
+        // message is delivered at once". Names no epmd knows, and names that are none.
+        let a = start(rt);
+        for name in [
+            "nosuch@localhost",
+            "",
+            "@",
+            "x",
+            "nosuch@no-such-host.invalid",
+        ] {
+            let (tx, rx) = channel();
+            let (a2, n) = (a.clone(), name.to_string());
+            rt.handle().spawn(move |mut cx: Context<Msg>| async move {
+                a2.monitor_node(cx.pid(), &n);
+                let m = cx.recv_timeout(WAIT).await;
+                let _ = tx.send(m);
+            });
+            match rx.recv_timeout(WAIT + Duration::from_secs(5)).unwrap() {
+                Some(Msg::Node(NodeEvent::Down(n))) => assert_eq!(n, name),
+                other => panic!("{name:?}: {other:?}"),
+            }
+        }
+    }
+);

@@ -31,6 +31,7 @@ use crate::dist::connection::{self, Connection};
 use crate::dist::epmd;
 use crate::dist::etf::{self, Atom, ExternalPid, ExternalRef, Term};
 use crate::pid::{Pid, RawPid};
+use crate::process::Context;
 use crate::scheduler::Handle;
 
 /// How a message from another node reaches a local process of message type `M`:
@@ -443,9 +444,9 @@ impl Node {
     }
 
     /// Calls `monitor` for every node event, until it returns false
-    /// (`net_kernel:monitor_nodes/1`); only the events of `node` if one is given
-    /// (`monitor_node/2`, which, as in Erlang, reports `Down` at once if the node is not
-    /// connected and cannot be reached).
+    /// (`net_kernel:monitor_nodes/1`); only the events of `node` if one is given. The
+    /// events are those of connections that came up: a connection attempt that fails
+    /// is no event here ([`Node::monitor_node`] reports it to its process).
     pub fn monitor_nodes(
         &self,
         node: Option<&str>,
@@ -466,26 +467,46 @@ impl Node {
 
     /// Monitors `node` for `pid` (`monitor_node(Node, true)`): `pid` gets
     /// `NodeEvent::Down(node)` once, when the connection goes down, or at once if it
-    /// cannot be made.
+    /// cannot be made (no epmd knows the name, the name is none, the handshake fails),
+    /// as Erlang's `nodedown`. Only `pid` hears of a connection that never came up:
+    /// the watchers of [`Node::monitor_nodes`] hear of connections that were up.
     pub fn monitor_node<M: From<NodeEvent> + Send + 'static>(&self, pid: Pid<M>, node: &str) {
+        let down = {
+            let node = node.to_string();
+            move || {
+                let _ = pid.try_send(M::from(NodeEvent::Down(node.clone())));
+            }
+        };
         let Some(peer) = Atom::try_new(node) else {
-            let _ = pid.try_send(M::from(NodeEvent::Down(node.to_string())));
+            down();
             return;
         };
         let conn = connection::get_or_connect(&self.shared, &peer);
-        let fired = std::sync::atomic::AtomicBool::new(false);
+        // Both the watcher (the connection goes down after it was up) and the waiter
+        // (it never comes up) may see the end: the first to see it reports it.
+        let fired = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let name = node.to_string();
+        let (f, report) = (fired.clone(), down.clone());
         self.monitor_nodes(Some(node), move |e| {
-            if matches!(e, NodeEvent::Down(n) if *n == name) && !fired.swap(true, Ordering::AcqRel)
-            {
-                let _ = pid.try_send(M::from(e.clone()));
+            if f.load(Ordering::Acquire) {
+                return false;
+            }
+            if matches!(e, NodeEvent::Down(n) if *n == name) {
+                if !f.swap(true, Ordering::AcqRel) {
+                    report();
+                }
                 return false;
             }
             true
         });
-        if conn.is_gone() {
-            self.shared.node_event(&NodeEvent::Down(node.to_string()));
+        if conn.is_up() {
+            return;
         }
+        self.shared.handle.spawn(move |_: Context<()>| async move {
+            if conn.wait_up().await.is_err() && !fired.swap(true, Ordering::AcqRel) {
+                down();
+            }
+        });
     }
 
     /// Stops the node: unregisters from epmd, closes every connection (their links and
