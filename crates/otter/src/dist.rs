@@ -77,10 +77,11 @@
 //!   aborts the OS process (Rust's recursive drop; an Erlang term has no such limit).
 //!   Terms from the wire stop at [`etf::MAX_DEPTH`].
 //! * No `sys` messages: `sys:get_state({Name, Node})` and `gen_server:stop` on a
-//!   [`RemoteServer`] time out (the server sees them as a [`BadTerm`]). A request that
-//!   does not decode gets the reply [`RemoteServer::bad_call`] gives, or none (its
-//!   caller waits out its timeout; OTP's server would crash and the caller exit). An
-//!   `alias()` sent as a reply address arrives as a plain reference.
+//!   [`RemoteServer`] time out (the server sees them as a [`BadTerm`]). A call whose
+//!   request does not decode is answered `{error, {bad_call, Request}}` by default
+//!   ([`RemoteServer::bad_call`]), as by an Erlang server's catch-all clause; an OTP
+//!   server without one would crash instead, and its caller exit. An `alias()` sent
+//!   as a reply address arrives as a plain reference.
 //! * No distributed spawn (`spawn/4` on an otter node), no `rpc`, no atom cache, no
 //!   fragmented messages (otter does not announce those capabilities, so peers do not
 //!   use them).
@@ -118,7 +119,7 @@ pub use bad_term::BadTerm;
 pub use call::RemoteCallError;
 pub use node::{ConnectError, Node, NodeBuilder, NodeEvent, StartError};
 pub use reason::RemoteReason;
-pub use remote_server::RemoteServer;
+pub use remote_server::{BadCall, RemoteServer};
 
 use node::NodeShared;
 
