@@ -70,8 +70,12 @@
 //!   only: given the node's own name they fail as for an unknown node (`Noconnection`,
 //!   a dropped send, a `Down` at once), where Erlang's `{Name, node()}` is local. Use
 //!   the local registry ([`Context::whereis`](crate::Context::whereis)) for local names.
-//! * A message larger than 64 MiB is refused on the way in (the connection drops, as
-//!   above) but not on the way out: an Erlang peer takes it.
+//! * A message whose frame is larger than 64 MiB is refused both ways (Erlang has no
+//!   such limit): on the way in the connection drops, as above; on the way out the
+//!   sender gets [`etf::EncodeError::FrameTooLarge`] ([`Node::send_named`],
+//!   [`Node::call`]; `try_send` to a remote pid hands the message back, `send` drops
+//!   it with a line on stderr) and the connection stays up.
+//! * A node name is checked as `erl -sname`/`-name` checks it ([`StartError::BadName`]).
 //! * [`etf::Term`] is a Rust tree: one that local code builds tens of thousands of
 //!   levels deep overflows the worker's stack when it is dropped or encoded, which
 //!   aborts the OS process (Rust's recursive drop; an Erlang term has no such limit).

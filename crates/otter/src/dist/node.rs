@@ -139,7 +139,9 @@ impl NodeBuilder {
 /// Why a node did not start.
 #[derive(Debug)]
 pub enum StartError {
-    /// The name is not `alive@host` with both parts non-empty.
+    /// The name is not one `erl -sname`/`-name` takes: `alive@host`, `alive` of ASCII
+    /// letters, digits, `_` and `-`, `host` of printable characters (Latin-1, `!` to
+    /// `ÿ`) but `@`, both non-empty, 255 characters at most (an atom).
     BadName(String),
     /// No cookie was given and `~/.erlang.cookie` could not be read.
     NoCookie(std::io::Error),
@@ -155,7 +157,11 @@ pub enum StartError {
 impl fmt::Display for StartError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            StartError::BadName(n) => write!(f, "bad node name {n:?}: expected alive@host"),
+            StartError::BadName(n) => write!(
+                f,
+                "bad node name {n:?}: expected alive@host, alive of ASCII letters, digits, \
+                 `_` and `-`, host of printable characters without spaces or `@`"
+            ),
             StartError::NoCookie(e) => write!(f, "no cookie given and ~/.erlang.cookie: {e}"),
             StartError::Listen(e) => write!(f, "cannot listen: {e}"),
             StartError::Epmd(e) => write!(f, "epmd: {e}"),
@@ -236,12 +242,7 @@ impl Node {
     }
 
     fn start(b: NodeBuilder, handle: &Handle) -> Result<Node, StartError> {
-        let (alive, host) = b
-            .name
-            .split_once('@')
-            .filter(|(a, h)| !a.is_empty() && !h.is_empty() && Atom::try_new(&b.name).is_some())
-            .ok_or_else(|| StartError::BadName(b.name.clone()))?;
-        let _ = host;
+        let alive = check_name(&b.name).ok_or_else(|| StartError::BadName(b.name.clone()))?;
         let cookie = if b.cookie.is_empty() {
             let home = std::env::var("HOME").unwrap_or_default();
             std::fs::read_to_string(format!("{home}/.erlang.cookie"))
@@ -613,6 +614,22 @@ impl NodeShared {
             c.close("node stopped");
         }
     }
+}
+
+/// The alive part of `name` if it is a node name `erl` takes (`net_kernel`'s
+/// `valid_name_head` for the part before `@`, its host name check, and `inet_tcp`'s
+/// one `@`): see [`StartError::BadName`].
+fn check_name(name: &str) -> Option<&str> {
+    let (alive, host) = name.split_once('@')?;
+    let alive_ok = !alive.is_empty()
+        && alive
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-');
+    let host_ok = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| ('!'..='\u{ff}').contains(&c) && c != '@');
+    (alive_ok && host_ok && Atom::try_new(name).is_some()).then_some(alive)
 }
 
 /// The decoder record of a local process of message type `M`.
