@@ -36,7 +36,9 @@
 //! # Terms
 //!
 //! Messages are Rust types that derive serde's `Serialize`/`Deserialize`; the mapping
-//! to Erlang terms is in [`etf`]. `Pid<M>` maps to a pid.
+//! to Erlang terms is in [`etf`]. `Pid<M>` maps to a pid, and so does a server's
+//! [`ServerRef`](crate::server::ServerRef) when the server is a [`RemoteServer`]
+//! (Erlang can then call, monitor and link to it by pid).
 //!
 //! # Security
 //!
@@ -107,7 +109,7 @@ mod epmd;
 mod flags;
 mod handshake;
 mod node;
-mod pid_serde;
+pub(crate) mod pid_serde;
 mod reason;
 mod receive;
 pub(crate) mod remote;

@@ -545,6 +545,43 @@ rt_test!(
 );
 
 rt_test!(
+    an_erlang_node_calls_and_monitors_an_otter_server_by_its_pid,
+    |rt: &Runtime| {
+        // A `ServerRef` in a term is a pid to Erlang: `gen_server:call/3`,
+        // `erlang:monitor/2` and `exit/2` take it.
+        #[derive(serde::Serialize)]
+        enum ToErl {
+            #[serde(rename = "server")]
+            Server(ServerRef<Kv>),
+            #[serde(rename = "server_pid")]
+            ServerPid(Pid<otter::server::ServerMsg<Kv>>),
+        }
+        let node = otter_node(rt, "secret");
+        let kv = rt
+            .block_on(|cx: Context<()>| async move { Kv::start(&cx, ()).await.unwrap() })
+            .unwrap();
+        let mut e = erl("ok");
+        e.eval_ok("register(sink, self()), ok");
+        let sink: Pid<ToErl> = node.remote_name("sink", e.name());
+        sink.send(ToErl::Server(kv));
+        sink.send(ToErl::ServerPid(kv.pid()));
+        let r = e.eval_ok(
+            "receive {server, P} -> \
+               receive {server_pid, P} -> ok after 5000 -> exit(no_second_pid) end, \
+               R1 = gen_server:call(P, {put, a, 1}, 5000), \
+               R2 = gen_server:call(P, {get, a}, 5000), \
+               M = erlang:monitor(process, P), \
+               exit(P, kill), \
+               R3 = receive {'DOWN', M, process, P, Why} -> Why after 5000 -> no_down end, \
+               {is_pid(P), node(P), R1, R2, R3} \
+             after 5000 -> timeout end",
+        );
+        assert_eq!(r, format!("{{true,{},ok,{{ok,1}},killed}}", node.name()));
+        assert!(!kv.pid().is_alive());
+    }
+);
+
+rt_test!(
     a_name_exported_by_local_name_goes_to_whoever_holds_it,
     |rt: &Runtime| {
         // `{Name, Node} ! Msg` reaches the process registered as Name on the node at the

@@ -15,6 +15,11 @@
 //! * anything else, or a request that does not decode and is not answered:
 //!   [`RemoteServer::bad_term`] decides what the server sees (an `Info`, or nothing).
 //!
+//! A server's pid reaches other nodes in terms as well: a [`ServerRef`] (or its
+//! `Pid<ServerMsg<S>>`) of a [`RemoteServer`] encodes as an Erlang pid, and requests
+//! to that pid (`gen_server:call(Pid, Request)`, casts) are served as above; the
+//! peer can monitor, link to and send exit signals to it as to any pid.
+//!
 //! Requests run through a process each so that the connection's reader never waits
 //! for a server: a slow server delays its own callers, not the other traffic from that
 //! node.
@@ -141,13 +146,8 @@ impl Node {
     ///
     /// If `name` is longer than 255 characters (Erlang's limit for an atom).
     pub fn register_server<S: RemoteServer>(&self, name: &str, server: ServerRef<S>) {
-        let e = Exported {
-            pid: server.pid().raw,
-            type_id: TypeId::of::<ServerMsg<S>>(),
-            deliver: deliver::<S>,
-            by_local_name: false,
-        };
-        self.shared.export_name(name, e);
+        self.shared
+            .export_name(name, server_exported::<S>(server.pid().raw));
     }
 
     /// Registers `name` for other nodes as the name of whichever server of type `S`
@@ -173,6 +173,36 @@ impl Node {
             by_local_name: true,
         };
         self.shared.export_name(name, e);
+    }
+}
+
+// ===== A server's pid in terms =====
+
+/// A server's pid: a pid in terms (and from Erlang, a pid that `gen_server:call/2,3`,
+/// `gen_server:cast/2`, `erlang:monitor/2`, `link/1` and `exit/2` take). Encoding it
+/// makes the server reachable from the peer as [`Node::register_server`] makes it by
+/// name: requests decode as [`RemoteServer`] says. Decoding one back is not
+/// supported (a `ServerMsg` is no term).
+impl<S: RemoteServer> Serialize for ServerRef<S> {
+    fn serialize<Ser: serde::Serializer>(&self, s: Ser) -> Result<Ser::Ok, Ser::Error> {
+        self.pid().serialize(s)
+    }
+}
+
+/// A server's pid, as its [`ServerRef`]'s.
+impl<S: RemoteServer> Serialize for Pid<ServerMsg<S>> {
+    fn serialize<Ser: serde::Serializer>(&self, s: Ser) -> Result<Ser::Ok, Ser::Error> {
+        crate::dist::pid_serde::serialize_pid(self.raw, server_exported::<S>, s)
+    }
+}
+
+/// The decoder record of a server's process (`node.rs`'s `Exported`).
+fn server_exported<S: RemoteServer>(pid: RawPid) -> Exported {
+    Exported {
+        pid,
+        type_id: TypeId::of::<ServerMsg<S>>(),
+        deliver: deliver::<S>,
+        by_local_name: false,
     }
 }
 
