@@ -36,7 +36,9 @@
 //! # Terms
 //!
 //! Messages are Rust types that derive serde's `Serialize`/`Deserialize`; the mapping
-//! to Erlang terms is in [`etf`]. `Pid<M>` maps to a pid.
+//! to Erlang terms is in [`etf`]. `Pid<M>` maps to a pid, and so does a server's
+//! [`ServerRef`](crate::server::ServerRef) when the server is a [`RemoteServer`]
+//! (Erlang can then call, monitor and link to it by pid).
 //!
 //! # Security
 //!
@@ -70,17 +72,22 @@
 //!   only: given the node's own name they fail as for an unknown node (`Noconnection`,
 //!   a dropped send, a `Down` at once), where Erlang's `{Name, node()}` is local. Use
 //!   the local registry ([`Context::whereis`](crate::Context::whereis)) for local names.
-//! * A message larger than 64 MiB is refused on the way in (the connection drops, as
-//!   above) but not on the way out: an Erlang peer takes it.
+//! * A message whose frame is larger than 64 MiB is refused both ways (Erlang has no
+//!   such limit): on the way in the connection drops, as above; on the way out the
+//!   sender gets [`etf::EncodeError::FrameTooLarge`] ([`Node::send_named`],
+//!   [`Node::call`]; `try_send` to a remote pid hands the message back, `send` drops
+//!   it with a line on stderr) and the connection stays up.
+//! * A node name is checked as `erl -sname`/`-name` checks it ([`StartError::BadName`]).
 //! * [`etf::Term`] is a Rust tree: one that local code builds tens of thousands of
 //!   levels deep overflows the worker's stack when it is dropped or encoded, which
 //!   aborts the OS process (Rust's recursive drop; an Erlang term has no such limit).
 //!   Terms from the wire stop at [`etf::MAX_DEPTH`].
 //! * No `sys` messages: `sys:get_state({Name, Node})` and `gen_server:stop` on a
-//!   [`RemoteServer`] time out (the server sees them as a [`BadTerm`]). A request that
-//!   does not decode gets the reply [`RemoteServer::bad_call`] gives, or none (its
-//!   caller waits out its timeout; OTP's server would crash and the caller exit). An
-//!   `alias()` sent as a reply address arrives as a plain reference.
+//!   [`RemoteServer`] time out (the server sees them as a [`BadTerm`]). A call whose
+//!   request does not decode is answered `{error, {bad_call, Request}}` by default
+//!   ([`RemoteServer::bad_call`]), as by an Erlang server's catch-all clause; an OTP
+//!   server without one would crash instead, and its caller exit. An `alias()` sent
+//!   as a reply address arrives as a plain reference.
 //! * No distributed spawn (`spawn/4` on an otter node), no `rpc`, no atom cache, no
 //!   fragmented messages (otter does not announce those capabilities, so peers do not
 //!   use them).
@@ -102,7 +109,7 @@ mod epmd;
 mod flags;
 mod handshake;
 mod node;
-mod pid_serde;
+pub(crate) mod pid_serde;
 mod reason;
 mod receive;
 pub(crate) mod remote;
@@ -118,7 +125,7 @@ pub use bad_term::BadTerm;
 pub use call::RemoteCallError;
 pub use node::{ConnectError, Node, NodeBuilder, NodeEvent, StartError};
 pub use reason::RemoteReason;
-pub use remote_server::RemoteServer;
+pub use remote_server::{BadCall, RemoteServer};
 
 use node::NodeShared;
 

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use otter::dist::etf::Term;
 use otter::dist::{
-    BadTerm, ConnectError, Node, NodeEvent, RemoteCallError, RemoteReason, RemoteServer,
+    BadCall, BadTerm, ConnectError, Node, NodeEvent, RemoteCallError, RemoteReason, RemoteServer,
 };
 use otter::server::{CallError, Flow, ReplyTo, Server, ServerContext, ServerRef};
 use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
@@ -423,8 +423,8 @@ impl RemoteServer for Kv {
     fn bad_term(b: BadTerm) -> Option<BadTerm> {
         Some(b)
     }
-    fn bad_call(request: BadTerm) -> Result<KvReply, BadTerm> {
-        Ok(KvReply::Refused(request.term))
+    fn bad_call(request: BadTerm) -> BadCall<KvReply> {
+        BadCall::Reply(KvReply::Refused(request.term))
     }
 }
 
@@ -468,6 +468,116 @@ rt_test!(
             r.unwrap_err().contains("noproc"),
             "a call to a missing name"
         );
+    }
+);
+
+/// A server that keeps `bad_call`'s default.
+struct Plain;
+
+impl Server for Plain {
+    type Args = ();
+    type Call = ReplyTo<u32>;
+    type Cast = ();
+    type Info = BadTerm;
+    async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> {
+        Ok(Plain)
+    }
+    async fn handle_call(&mut self, from: ReplyTo<u32>, _: &mut ServerContext<Self>) -> Flow {
+        from.reply(42);
+        Flow::Continue
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum PlainRequest {
+    Answer,
+}
+
+impl RemoteServer for Plain {
+    type RemoteCall = PlainRequest;
+    type RemoteReply = u32;
+    type RemoteCast = ();
+    async fn remote_call(server: ServerRef<Self>, _: PlainRequest) -> Result<u32, CallError> {
+        server.call(|from| from).await
+    }
+    fn remote_cast(_: ()) -> Option<()> {
+        None
+    }
+    fn bad_term(_: BadTerm) -> Option<BadTerm> {
+        None
+    }
+}
+
+rt_test!(
+    a_call_whose_request_does_not_decode_is_answered_with_an_error_by_default,
+    |rt: &Runtime| {
+        // An Erlang server's catch-all `handle_call` clause: the caller gets an answer
+        // at once, never a wait to its timeout.
+        let node = otter_node(rt, "secret");
+        let n = node.clone();
+        rt.block_on(move |cx: Context<()>| async move {
+            let plain = Plain::start(&cx, ()).await.unwrap();
+            n.register_server("plain", plain);
+        })
+        .unwrap();
+        let mut e = erl("ok");
+        let plain = at("plain", &node);
+        assert_eq!(
+            e.eval_ok(&format!("gen_server:call({plain}, answer, 5000)")),
+            "42"
+        );
+        assert_eq!(
+            e.eval_ok(&format!("gen_server:call({plain}, bogus, 5000)")),
+            "{error,{bad_call,bogus}}"
+        );
+        assert_eq!(
+            e.eval_ok(&format!("gen_server:call({plain}, {{answer, 1}}, 5000)")),
+            "{error,{bad_call,{answer,1}}}"
+        );
+        // A request nested deeper than a term may be (`etf::MAX_DEPTH`) is named so.
+        let deep = "lists:foldl(fun(_, A) -> [A] end, x, lists:seq(1, 200))";
+        assert_eq!(
+            e.eval_ok(&format!("gen_server:call({plain}, {deep}, 5000)")),
+            "{error,{bad_call,'$otter_term_too_deep'}}"
+        );
+    }
+);
+
+rt_test!(
+    an_erlang_node_calls_and_monitors_an_otter_server_by_its_pid,
+    |rt: &Runtime| {
+        // A `ServerRef` in a term is a pid to Erlang: `gen_server:call/3`,
+        // `erlang:monitor/2` and `exit/2` take it.
+        #[derive(serde::Serialize)]
+        enum ToErl {
+            #[serde(rename = "server")]
+            Server(ServerRef<Kv>),
+            #[serde(rename = "server_pid")]
+            ServerPid(Pid<otter::server::ServerMsg<Kv>>),
+        }
+        let node = otter_node(rt, "secret");
+        let kv = rt
+            .block_on(|cx: Context<()>| async move { Kv::start(&cx, ()).await.unwrap() })
+            .unwrap();
+        let mut e = erl("ok");
+        e.eval_ok("register(sink, self()), ok");
+        let sink: Pid<ToErl> = node.remote_name("sink", e.name());
+        sink.send(ToErl::Server(kv));
+        sink.send(ToErl::ServerPid(kv.pid()));
+        let r = e.eval_ok(
+            "receive {server, P} -> \
+               receive {server_pid, P} -> ok after 5000 -> exit(no_second_pid) end, \
+               R1 = gen_server:call(P, {put, a, 1}, 5000), \
+               R2 = gen_server:call(P, {get, a}, 5000), \
+               M = erlang:monitor(process, P), \
+               exit(P, kill), \
+               R3 = receive {'DOWN', M, process, P, Why} -> Why after 5000 -> no_down end, \
+               {is_pid(P), node(P), R1, R2, R3} \
+             after 5000 -> timeout end",
+        );
+        assert_eq!(r, format!("{{true,{},ok,{{ok,1}},killed}}", node.name()));
+        assert!(!kv.pid().is_alive());
     }
 );
 

@@ -353,3 +353,103 @@ rt_test!(
         }
     }
 );
+
+rt_test!(
+    monitor_node_reports_down_at_once_for_a_node_it_cannot_reach,
+    |rt: &Runtime| {
+        // Erlang's `monitor_node/2`: "if the connection cannot be made, a nodedown
+        // message is delivered at once". Names no epmd knows, and names that are none.
+        let a = start(rt);
+        for name in [
+            "nosuch@localhost",
+            "",
+            "@",
+            "x",
+            "nosuch@no-such-host.invalid",
+        ] {
+            let (tx, rx) = channel();
+            let (a2, n) = (a.clone(), name.to_string());
+            rt.handle().spawn(move |mut cx: Context<Msg>| async move {
+                a2.monitor_node(cx.pid(), &n);
+                let m = cx.recv_timeout(WAIT).await;
+                let _ = tx.send(m);
+            });
+            match rx.recv_timeout(WAIT + Duration::from_secs(5)).unwrap() {
+                Some(Msg::Node(NodeEvent::Down(n))) => assert_eq!(n, name),
+                other => panic!("{name:?}: {other:?}"),
+            }
+        }
+    }
+);
+
+rt_test!(
+    a_message_over_the_frame_limit_is_refused_at_the_sender,
+    |rt: &Runtime| {
+        // A peer refuses a frame over 64 MiB by dropping the connection: the sender
+        // refuses it first, with an error, and the connection stays up.
+        let (other, a, b) = two(rt);
+        let (pa, _rx_a) = probe(rt, &a, "inbox");
+        let (_pb, rx_b) = probe(&other, &b, "inbox");
+        let bname = b.name().to_string();
+        a.send_named(pa, "inbox", &bname, &Msg::Number(1)).unwrap();
+        assert!(matches!(rx_b.recv_timeout(WAIT).unwrap(), Msg::Number(1)));
+        let huge = otter::dist::etf::Term::binary(vec![0; 64 << 20]);
+        match a.send_named(pa, "inbox", &bname, &huge) {
+            Err(otter::dist::etf::EncodeError::FrameTooLarge { size, max }) => {
+                assert!(size > max && max == 64 << 20, "{size} {max}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // A remote pid's `try_send` hands the message back.
+        let (tx, got) = channel();
+        let (a2, bname2) = (a.clone(), bname.clone());
+        rt.handle().spawn(move |cx: Context<Msg>| async move {
+            a2.send_named(
+                cx.pid(),
+                "inbox",
+                &bname2,
+                &Msg::Hello(cx.pid(), 0, String::new()),
+            )
+            .unwrap();
+            let _ = tx.send(());
+        });
+        got.recv_timeout(WAIT).unwrap();
+        let Msg::Hello(back, 0, _) = rx_b.recv_timeout(WAIT).unwrap() else {
+            panic!("a pid of a")
+        };
+        let big = Msg::Hello(back, 2, "x".repeat(64 << 20));
+        assert!(back.try_send(big).is_err(), "refused at the sender");
+        a.send_named(pa, "inbox", &bname, &Msg::Number(2)).unwrap();
+        assert!(matches!(rx_b.recv_timeout(WAIT).unwrap(), Msg::Number(2)));
+        assert_eq!(a.nodes(), vec![bname]);
+    }
+);
+
+#[test]
+fn node_names_are_checked_as_erl_checks_them() {
+    // `erl -sname` / `-name`: the part before `@` of letters, digits, `_` and `-`;
+    // the host of printable characters without spaces, and one `@` in all.
+    let rt = Runtime::builder().threads(1).build().unwrap();
+    erlang::ensure_epmd();
+    for bad in [
+        "a\nb@h", "a b@h", "a@b@c", "a@h h", "a@h\n", "\u{e9}@h", "a.b@h", "@h", "a@", "ab", "",
+        "@",
+    ] {
+        match Node::builder(bad).cookie("secret").start(&rt.handle()) {
+            Err(e @ otter::dist::StartError::BadName(_)) => {
+                assert!(e.to_string().contains("bad node name"), "{e}");
+            }
+            other => panic!("{bad:?}: {:?}", other.map(|n| n.name().to_string())),
+        }
+    }
+    let good = format!(
+        "{}-x_9@{}",
+        erlang::unique_name("Otter"),
+        erlang::short_host()
+    );
+    let node = Node::builder(good.as_str())
+        .cookie("secret")
+        .start(&rt.handle())
+        .unwrap();
+    assert_eq!(node.name(), good);
+}

@@ -230,13 +230,13 @@ impl Node {
                 ),
                 &mut payload,
             )?;
-            Ok(connection::frame_raw(
+            connection::frame_raw(
                 &Control::RegSend {
                     from: me.clone(),
                     to: name,
                 },
                 &payload,
-            ))
+            )
         });
         let frame = match frames {
             Ok(f) => f,

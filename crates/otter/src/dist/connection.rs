@@ -26,7 +26,9 @@
 //! # Limits
 //!
 //! A frame's length is at most [`MAX_FRAME`], its control term at most
-//! [`MAX_CONTROL`]; the reader's buffer grows only as bytes arrive. At most
+//! [`MAX_CONTROL`], both ways: [`frame`] refuses to build a larger frame (an
+//! [`EncodeError::FrameTooLarge`](etf::EncodeError::FrameTooLarge) for the sender)
+//! rather than send one the peer would drop the connection for. The reader's buffer grows only as bytes arrive. At most
 //! [`MAX_QUEUED`] bytes wait for a peer that does not read; beyond, the connection is
 //! closed (Erlang suspends the senders instead: `busy_dist_port`).
 //!
@@ -386,7 +388,8 @@ pub(crate) fn monitor_id(node: &NodeShared, r: &ExternalRef) -> Option<u64> {
     Some(u64::from(r.id[0]) | u64::from(r.id[1]) << 18 | u64::from(r.id[2] & 0x7fff) << 50)
 }
 
-/// Builds a frame: length, `'p'`, the control term, the payload term if any.
+/// Builds a frame: length, `'p'`, the control term, the payload term if any. A frame
+/// over [`MAX_FRAME`] is refused here, as the peer's reader would refuse it.
 pub(crate) fn frame<M: Serialize + ?Sized>(
     c: &Control,
     payload: Option<&M>,
@@ -397,20 +400,31 @@ pub(crate) fn frame<M: Serialize + ?Sized>(
     if let Some(p) = payload {
         etf::encode_into(p, &mut out)?;
     }
-    let len = (out.len() - 4) as u32;
-    out[..4].copy_from_slice(&len.to_be_bytes());
-    Ok(out)
+    seal(out)
 }
 
-/// Builds a frame whose payload is already encoded (131 included).
-pub(crate) fn frame_raw(c: &Control, payload: &[u8]) -> Vec<u8> {
+/// Builds a frame whose payload is already encoded (131 included); refused over
+/// [`MAX_FRAME`] as [`frame`]'s.
+pub(crate) fn frame_raw(c: &Control, payload: &[u8]) -> Result<Vec<u8>, etf::EncodeError> {
     let mut out = Vec::with_capacity(64 + payload.len());
     out.extend_from_slice(&[0, 0, 0, 0, b'p']);
     c.encode().encode(&mut out);
     out.extend_from_slice(payload);
-    let len = (out.len() - 4) as u32;
-    out[..4].copy_from_slice(&len.to_be_bytes());
-    out
+    seal(out)
+}
+
+/// Writes a frame's length word, unless it is over [`MAX_FRAME`].
+fn seal(mut out: Vec<u8>) -> Result<Vec<u8>, etf::EncodeError> {
+    let size = out.len() - 4;
+    if size > MAX_FRAME {
+        return Err(etf::EncodeError::FrameTooLarge {
+            size,
+            max: MAX_FRAME,
+        });
+    }
+    // MAX_FRAME fits a u32.
+    out[..4].copy_from_slice(&(size as u32).to_be_bytes());
+    Ok(out)
 }
 
 /// The connection to `peer`, if there is one.

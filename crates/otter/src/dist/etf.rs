@@ -114,8 +114,9 @@
 //! an untagged variant sees the events above: `(i32, i32)` cannot be read from
 //! `{1, 2}` there (it is raw), `String` reads a binary, `HashMap` reads a map.
 //! To tell a proper list from an improper one, `deserialize_any` looks ahead to
-//! a list's tail before visiting it: nested lists are scanned once per level (at
-//! most [`MAX_DEPTH`] times); the typed paths do not look ahead.
+//! a list's tail before visiting it; that walk records which lists nested in it
+//! are improper, so each byte is walked once and decoding stays linear in the
+//! input (`de/lists.rs`). The typed paths do not look ahead.
 //!
 //! ## The raw-term hook
 //!
@@ -345,6 +346,52 @@ mod tests {
         let mut r = Reader::new(&v);
         assert!(matches!(r.skip(0), Err(DecodeError::UnexpectedEof { .. })));
         assert_eq!(r.pos, 10, "refused at the second header");
+    }
+
+    /// Terms stepped over while `f` decodes (`read::STEPS`).
+    fn steps<T>(f: impl FnOnce() -> T) -> (T, u64) {
+        read::STEPS.with(|s| s.set(0));
+        let v = f();
+        (v, read::STEPS.with(std::cell::Cell::get))
+    }
+
+    /// `[[[...[1, x]..., [1 | t], 1], [1 | t], 1]`: proper lists `depth` deep, each
+    /// holding an improper one beside the next level.
+    fn nested_lists(depth: usize) -> Term {
+        let mut t = Term::List(vec![Term::Int(1), Term::atom("x")]);
+        for _ in 0..depth {
+            let improper = Term::ImproperList(vec![Term::Int(1)], Box::new(Term::atom("t")));
+            t = Term::List(vec![t, improper, Term::Int(1)]);
+        }
+        t
+    }
+
+    #[test]
+    fn decoding_nested_lists_takes_steps_linear_in_their_size() {
+        // `deserialize_any` looks ahead to each list's tail: the lists nested in a
+        // walked one must not be walked again (de/lists.rs).
+        let mut per_term = Vec::new();
+        for depth in [10, 40, MAX_DEPTH - 2] {
+            let t = nested_lists(depth);
+            let bytes = to_vec(&t).unwrap();
+            // Untagged: serde buffers the input through `deserialize_any`.
+            #[derive(serde::Deserialize, Debug, PartialEq)]
+            #[serde(untagged)]
+            enum Any {
+                Term(Term),
+            }
+            let (back, n) = steps(|| from_slice::<Any>(&bytes).unwrap());
+            assert_eq!(back, Any::Term(t), "depth {depth}");
+            let terms = 5 * depth as u64 + 3;
+            per_term.push(n as f64 / terms as f64);
+            assert!(n <= 4 * terms, "depth {depth}: {n} steps for {terms} terms");
+        }
+        // Quadratic, the steps per term would grow with the depth (tenfold here).
+        eprintln!("steps per term by depth: {per_term:?}");
+        assert!(
+            per_term[2] <= per_term[0] * 1.5,
+            "steps per term by depth: {per_term:?}"
+        );
     }
 
     #[test]

@@ -31,6 +31,7 @@ use crate::dist::connection::{self, Connection};
 use crate::dist::epmd;
 use crate::dist::etf::{self, Atom, ExternalPid, ExternalRef, Term};
 use crate::pid::{Pid, RawPid};
+use crate::process::Context;
 use crate::scheduler::Handle;
 
 /// How a message from another node reaches a local process of message type `M`:
@@ -138,7 +139,9 @@ impl NodeBuilder {
 /// Why a node did not start.
 #[derive(Debug)]
 pub enum StartError {
-    /// The name is not `alive@host` with both parts non-empty.
+    /// The name is not one `erl -sname`/`-name` takes: `alive@host`, `alive` of ASCII
+    /// letters, digits, `_` and `-`, `host` of printable characters (Latin-1, `!` to
+    /// `ÿ`) but `@`, both non-empty, 255 characters at most (an atom).
     BadName(String),
     /// No cookie was given and `~/.erlang.cookie` could not be read.
     NoCookie(std::io::Error),
@@ -154,7 +157,11 @@ pub enum StartError {
 impl fmt::Display for StartError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            StartError::BadName(n) => write!(f, "bad node name {n:?}: expected alive@host"),
+            StartError::BadName(n) => write!(
+                f,
+                "bad node name {n:?}: expected alive@host, alive of ASCII letters, digits, \
+                 `_` and `-`, host of printable characters without spaces or `@`"
+            ),
             StartError::NoCookie(e) => write!(f, "no cookie given and ~/.erlang.cookie: {e}"),
             StartError::Listen(e) => write!(f, "cannot listen: {e}"),
             StartError::Epmd(e) => write!(f, "epmd: {e}"),
@@ -235,12 +242,7 @@ impl Node {
     }
 
     fn start(b: NodeBuilder, handle: &Handle) -> Result<Node, StartError> {
-        let (alive, host) = b
-            .name
-            .split_once('@')
-            .filter(|(a, h)| !a.is_empty() && !h.is_empty() && Atom::try_new(&b.name).is_some())
-            .ok_or_else(|| StartError::BadName(b.name.clone()))?;
-        let _ = host;
+        let alive = check_name(&b.name).ok_or_else(|| StartError::BadName(b.name.clone()))?;
         let cookie = if b.cookie.is_empty() {
             let home = std::env::var("HOME").unwrap_or_default();
             std::fs::read_to_string(format!("{home}/.erlang.cookie"))
@@ -443,9 +445,9 @@ impl Node {
     }
 
     /// Calls `monitor` for every node event, until it returns false
-    /// (`net_kernel:monitor_nodes/1`); only the events of `node` if one is given
-    /// (`monitor_node/2`, which, as in Erlang, reports `Down` at once if the node is not
-    /// connected and cannot be reached).
+    /// (`net_kernel:monitor_nodes/1`); only the events of `node` if one is given. The
+    /// events are those of connections that came up: a connection attempt that fails
+    /// is no event here ([`Node::monitor_node`] reports it to its process).
     pub fn monitor_nodes(
         &self,
         node: Option<&str>,
@@ -466,26 +468,46 @@ impl Node {
 
     /// Monitors `node` for `pid` (`monitor_node(Node, true)`): `pid` gets
     /// `NodeEvent::Down(node)` once, when the connection goes down, or at once if it
-    /// cannot be made.
+    /// cannot be made (no epmd knows the name, the name is none, the handshake fails),
+    /// as Erlang's `nodedown`. Only `pid` hears of a connection that never came up:
+    /// the watchers of [`Node::monitor_nodes`] hear of connections that were up.
     pub fn monitor_node<M: From<NodeEvent> + Send + 'static>(&self, pid: Pid<M>, node: &str) {
+        let down = {
+            let node = node.to_string();
+            move || {
+                let _ = pid.try_send(M::from(NodeEvent::Down(node.clone())));
+            }
+        };
         let Some(peer) = Atom::try_new(node) else {
-            let _ = pid.try_send(M::from(NodeEvent::Down(node.to_string())));
+            down();
             return;
         };
         let conn = connection::get_or_connect(&self.shared, &peer);
-        let fired = std::sync::atomic::AtomicBool::new(false);
+        // Both the watcher (the connection goes down after it was up) and the waiter
+        // (it never comes up) may see the end: the first to see it reports it.
+        let fired = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let name = node.to_string();
+        let (f, report) = (fired.clone(), down.clone());
         self.monitor_nodes(Some(node), move |e| {
-            if matches!(e, NodeEvent::Down(n) if *n == name) && !fired.swap(true, Ordering::AcqRel)
-            {
-                let _ = pid.try_send(M::from(e.clone()));
+            if f.load(Ordering::Acquire) {
+                return false;
+            }
+            if matches!(e, NodeEvent::Down(n) if *n == name) {
+                if !f.swap(true, Ordering::AcqRel) {
+                    report();
+                }
                 return false;
             }
             true
         });
-        if conn.is_gone() {
-            self.shared.node_event(&NodeEvent::Down(node.to_string()));
+        if conn.is_up() {
+            return;
         }
+        self.shared.handle.spawn(move |_: Context<()>| async move {
+            if conn.wait_up().await.is_err() && !fired.swap(true, Ordering::AcqRel) {
+                down();
+            }
+        });
     }
 
     /// Stops the node: unregisters from epmd, closes every connection (their links and
@@ -592,6 +614,22 @@ impl NodeShared {
             c.close("node stopped");
         }
     }
+}
+
+/// The alive part of `name` if it is a node name `erl` takes (`net_kernel`'s
+/// `valid_name_head` for the part before `@`, its host name check, and `inet_tcp`'s
+/// one `@`): see [`StartError::BadName`].
+fn check_name(name: &str) -> Option<&str> {
+    let (alive, host) = name.split_once('@')?;
+    let alive_ok = !alive.is_empty()
+        && alive
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-');
+    let host_ok = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| ('!'..='\u{ff}').contains(&c) && c != '@');
+    (alive_ok && host_ok && Atom::try_new(name).is_some()).then_some(alive)
 }
 
 /// The decoder record of a local process of message type `M`.

@@ -19,8 +19,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::dist::bad_term::BadTerm;
 use crate::dist::etf::{self, Term};
-use crate::dist::node::exported;
-use crate::pid::Pid;
+use crate::dist::node::{Exported, exported};
+use crate::pid::{Pid, RawPid};
 
 struct Bytes<'a>(&'a [u8]);
 
@@ -35,27 +35,38 @@ where
     M: DeserializeOwned + From<BadTerm> + Send + 'static,
 {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let Some(node) = crate::dist::current_node() else {
-            return Err(serde::ser::Error::custom(
-                "a Pid is encoded only by a node's distribution",
-            ));
-        };
-        let pid = match crate::dist::remote::resolve(self.raw) {
-            Some((_, p)) => p,
-            None if self.raw.is_remote() => {
-                return Err(serde::ser::Error::custom(
-                    "a pid of another node whose connection has gone down",
-                ));
-            }
-            None => {
-                node.export(exported::<M>(self.raw));
-                node.external_pid(self.raw)
-            }
-        };
-        let mut body = Vec::with_capacity(32);
-        etf::encode_term_body(&Term::Pid(pid), &mut body);
-        s.serialize_newtype_struct(etf::RAW_TERM, &Bytes(&body))
+        serialize_pid(self.raw, exported::<M>, s)
     }
+}
+
+/// Serializes `raw` as a pid: a remote pid as its node's pid term, a local one as a
+/// pid of this node, exported with the record `export` makes (how a message for it
+/// decodes: `node.rs`'s `Exported`).
+pub(crate) fn serialize_pid<S: Serializer>(
+    raw: RawPid,
+    export: impl FnOnce(RawPid) -> Exported,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    let Some(node) = crate::dist::current_node() else {
+        return Err(serde::ser::Error::custom(
+            "a Pid is encoded only by a node's distribution",
+        ));
+    };
+    let pid = match crate::dist::remote::resolve(raw) {
+        Some((_, p)) => p,
+        None if raw.is_remote() => {
+            return Err(serde::ser::Error::custom(
+                "a pid of another node whose connection has gone down",
+            ));
+        }
+        None => {
+            node.export(export(raw));
+            node.external_pid(raw)
+        }
+    };
+    let mut body = Vec::with_capacity(32);
+    etf::encode_term_body(&Term::Pid(pid), &mut body);
+    s.serialize_newtype_struct(etf::RAW_TERM, &Bytes(&body))
 }
 
 struct PidVisitor<M>(std::marker::PhantomData<fn(M)>);

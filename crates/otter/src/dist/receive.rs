@@ -310,5 +310,9 @@ pub(crate) fn reply_gen_call(node: &Arc<NodeShared>, conn: &Connection, from: &T
         }
         _ => Control::Send { to: pid.clone() },
     };
-    conn.send_frame(crate::dist::connection::frame_raw(&control, &payload));
+    match crate::dist::connection::frame_raw(&control, &payload) {
+        Ok(frame) => conn.send_frame(frame),
+        // The caller's monitor or timeout ends its call, as if the server had crashed.
+        Err(e) => eprintln!("otter: a reply to {pid:?} was not sent: {e}"),
+    }
 }

@@ -10,10 +10,15 @@
 //!   monitor (set by name, `DEMONITOR`ed after the call as `gen.erl` does) reports it.
 //! * `{'$gen_cast', Request}`: `Request` decodes into [`RemoteServer::RemoteCast`],
 //!   then [`RemoteServer::remote_cast`] makes it a cast.
-//! * a call whose request does not decode: [`RemoteServer::bad_call`] may answer it
-//!   (by default it does not);
+//! * a call whose request does not decode: [`RemoteServer::bad_call`] says what to
+//!   do; by default the caller gets `{error, {bad_call, Request}}` at once;
 //! * anything else, or a request that does not decode and is not answered:
 //!   [`RemoteServer::bad_term`] decides what the server sees (an `Info`, or nothing).
+//!
+//! A server's pid reaches other nodes in terms as well: a [`ServerRef`] (or its
+//! `Pid<ServerMsg<S>>`) of a [`RemoteServer`] encodes as an Erlang pid, and requests
+//! to that pid (`gen_server:call(Pid, Request)`, casts) are served as above; the
+//! peer can monitor, link to and send exit signals to it as to any pid.
 //!
 //! Requests run through a process each so that the connection's reader never waits
 //! for a server: a slow server delays its own callers, not the other traffic from that
@@ -104,15 +109,32 @@ pub trait RemoteServer: Server {
     /// decode, or a plain message sent to its name (an `Info`, or nothing).
     fn bad_term(term: BadTerm) -> Option<Self::Info>;
 
-    /// The answer to a call whose request does not decode into
-    /// [`RemoteServer::RemoteCall`], as an Erlang server's catch-all `handle_call`
-    /// clause gives one (`{reply, {error, bad_request}, State}`). `Err` (the default)
-    /// sends none: the request goes to [`RemoteServer::bad_term`], and the caller waits
-    /// out its timeout (an OTP server with no such clause would crash instead, and its
-    /// caller exit).
-    fn bad_call(request: BadTerm) -> Result<Self::RemoteReply, BadTerm> {
-        Err(request)
+    /// What to do with a call whose request does not decode into
+    /// [`RemoteServer::RemoteCall`]. By default ([`BadCall::Refuse`]) the caller gets
+    /// `{error, {bad_call, Request}}` at once, as from an Erlang server whose
+    /// catch-all clause is `handle_call(Request, _, S) -> {reply, {error, {bad_call,
+    /// Request}}, S}`. Override it to answer otherwise ([`BadCall::Reply`]) or not
+    /// at all ([`BadCall::Ignore`]).
+    fn bad_call(request: BadTerm) -> BadCall<Self::RemoteReply> {
+        BadCall::Refuse(request)
     }
+}
+
+/// What [`RemoteServer::bad_call`] does with a call whose request does not decode.
+///
+/// The request is the [`BadTerm`] as received: its term, or in place of one too
+/// large or too deeply nested to keep whole the atom `'$otter_term_too_large'` or
+/// `'$otter_term_too_deep'`.
+#[derive(Debug)]
+pub enum BadCall<R> {
+    /// Reply `{error, {bad_call, Request}}` (the default), `Request` being the
+    /// request's term.
+    Refuse(BadTerm),
+    /// Reply with this value.
+    Reply(R),
+    /// Send no reply: the request goes to [`RemoteServer::bad_term`], and the caller
+    /// waits out its timeout (for ever with `infinity`).
+    Ignore(BadTerm),
 }
 
 impl Node {
@@ -124,13 +146,8 @@ impl Node {
     ///
     /// If `name` is longer than 255 characters (Erlang's limit for an atom).
     pub fn register_server<S: RemoteServer>(&self, name: &str, server: ServerRef<S>) {
-        let e = Exported {
-            pid: server.pid().raw,
-            type_id: TypeId::of::<ServerMsg<S>>(),
-            deliver: deliver::<S>,
-            by_local_name: false,
-        };
-        self.shared.export_name(name, e);
+        self.shared
+            .export_name(name, server_exported::<S>(server.pid().raw));
     }
 
     /// Registers `name` for other nodes as the name of whichever server of type `S`
@@ -156,6 +173,36 @@ impl Node {
             by_local_name: true,
         };
         self.shared.export_name(name, e);
+    }
+}
+
+// ===== A server's pid in terms =====
+
+/// A server's pid: a pid in terms (and from Erlang, a pid that `gen_server:call/2,3`,
+/// `gen_server:cast/2`, `erlang:monitor/2`, `link/1` and `exit/2` take). Encoding it
+/// makes the server reachable from the peer as [`Node::register_server`] makes it by
+/// name: requests decode as [`RemoteServer`] says. Decoding one back is not
+/// supported (a `ServerMsg` is no term).
+impl<S: RemoteServer> Serialize for ServerRef<S> {
+    fn serialize<Ser: serde::Serializer>(&self, s: Ser) -> Result<Ser::Ok, Ser::Error> {
+        self.pid().serialize(s)
+    }
+}
+
+/// A server's pid, as its [`ServerRef`]'s.
+impl<S: RemoteServer> Serialize for Pid<ServerMsg<S>> {
+    fn serialize<Ser: serde::Serializer>(&self, s: Ser) -> Result<Ser::Ok, Ser::Error> {
+        crate::dist::pid_serde::serialize_pid(self.raw, server_exported::<S>, s)
+    }
+}
+
+/// The decoder record of a server's process (`node.rs`'s `Exported`).
+fn server_exported<S: RemoteServer>(pid: RawPid) -> Exported {
+    Exported {
+        pid,
+        type_id: TypeId::of::<ServerMsg<S>>(),
+        deliver: deliver::<S>,
+        by_local_name: false,
     }
 }
 
@@ -199,7 +246,13 @@ impl Raw {
         if self.0.len() > MAX_BAD_TERM {
             return Term::atom("$otter_term_too_large");
         }
-        Term::decode(&self.0).unwrap_or_else(|_| Term::atom("$otter_bad_term"))
+        match Term::decode(&self.0) {
+            Ok(t) => t,
+            // The connection's reader took it for a term: it is one nested deeper than
+            // a `Term` may be (`etf::MAX_DEPTH`).
+            Err(etf::DecodeError::TooDeep { .. }) => Term::atom("$otter_term_too_deep"),
+            Err(_) => Term::atom("$otter_bad_term"),
+        }
     }
 }
 
@@ -229,8 +282,13 @@ fn deliver<S: RemoteServer>(node: &Arc<NodeShared>, to: RawPid, payload: &[u8]) 
                     };
                     // (User code, as `deliver` is: its caller catches a panic.)
                     return match S::bad_call(refused) {
-                        Ok(reply) => reply_to(node, &from, &reply),
-                        Err(b) => bad(b.term, b.error),
+                        BadCall::Refuse(b) => {
+                            let bad_call = Term::tuple(vec![Term::atom("bad_call"), b.term]);
+                            let reply = Term::tuple(vec![Term::atom("error"), bad_call]);
+                            reply_to(node, &from, &reply);
+                        }
+                        BadCall::Reply(reply) => reply_to(node, &from, &reply),
+                        BadCall::Ignore(b) => bad(b.term, b.error),
                     };
                 }
             };

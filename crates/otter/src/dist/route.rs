@@ -80,7 +80,8 @@ pub(crate) fn send<M: Send + 'static>(to: RawPid, message: M) -> Result<(), M> {
     };
     let frame = crate::dist::with_node(&node, || {
         let mut payload = Vec::with_capacity(64);
-        encode(&message, &mut payload).map(|()| connection::frame_raw(&control, &payload))
+        encode(&message, &mut payload)?;
+        connection::frame_raw(&control, &payload)
     });
     match frame {
         Ok(f) => {
@@ -89,7 +90,7 @@ pub(crate) fn send<M: Send + 'static>(to: RawPid, message: M) -> Result<(), M> {
         }
         Err(e) => {
             // A message that cannot be a term (nested deeper than `etf::MAX_DEPTH`, a
-            // `Serialize` error): `try_send` hands it back; a plain `send` would lose
+            // `Serialize` error) or a frame (over `MAX_FRAME`): `try_send` hands it back; a plain `send` would lose
             // it without a word.
             eprintln!("otter: a message to {to:?} on {peer} was not sent: {e}");
             Err(message)

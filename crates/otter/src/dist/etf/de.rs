@@ -11,8 +11,10 @@ use super::tags::*;
 use super::term::mag_to_u128;
 
 mod access;
+mod lists;
 
 use access::{BytesSeq, Elements, Enum, Pairs, RawNewtype, TaggedTuple};
+use lists::Properness;
 
 type Result<T> = std::result::Result<T, DecodeError>;
 
@@ -21,11 +23,17 @@ type Result<T> = std::result::Result<T, DecodeError>;
 pub(crate) struct Deserializer<'de> {
     pub(crate) r: Reader<'de>,
     depth: usize,
+    /// What `deserialize_any`'s look-ahead learnt of the lists ahead (`lists.rs`).
+    lists: Properness,
 }
 
 impl<'de> Deserializer<'de> {
     pub(crate) fn new(r: Reader<'de>) -> Self {
-        Deserializer { r, depth: 0 }
+        Deserializer {
+            r,
+            depth: 0,
+            lists: Properness::default(),
+        }
     }
 
     fn enter(&mut self) -> Result<()> {
@@ -148,13 +156,16 @@ impl<'de> Deserializer<'de> {
         Ok(s)
     }
 
-    /// Whether the list at the reader (header read, `n` elements) is proper; reader unmoved.
-    fn list_is_proper(&self, n: usize) -> Result<bool> {
-        let mut r = self.r;
-        for _ in 0..n {
-            r.skip(self.depth + 1)?;
+    /// Whether the list whose header is at `at` is proper (header read, `n` elements,
+    /// reader unmoved): from the record of an earlier look-ahead, or by walking it
+    /// (`lists.rs`: each byte is walked once).
+    fn list_is_proper(&mut self, at: usize, n: usize) -> Result<bool> {
+        // The deserializer could not enter it: refused before any walk.
+        self.r.depth(self.depth + 1)?;
+        match self.lists.known(at) {
+            Some(proper) => Ok(proper),
+            None => self.lists.walk(self.r, at, n, self.depth),
         }
-        Ok(r.peek()? == NIL_EXT)
     }
 
     /// Hands the next term's encoding over wrapped twice in a newtype (see the
@@ -602,7 +613,7 @@ impl<'de> Deserializer<'de> {
             _ => {
                 let n = self.r.len32()?;
                 let n = self.count(n, 1)?;
-                if self.list_is_proper(n)? {
+                if self.list_is_proper(at, n)? {
                     let v = self.visit_elements(n, visitor)?;
                     self.nil_tail()?;
                     Ok(v)

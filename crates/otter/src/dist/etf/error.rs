@@ -209,6 +209,14 @@ pub enum EncodeError {
     RawTermNotBytes,
     /// The bytes under the [`RAW_TERM`](super::RAW_TERM) hook are not exactly one term.
     InvalidRawTerm(DecodeError),
+    /// A message whose distribution frame would be larger than a node takes (an otter
+    /// peer drops the connection of a frame over 64 MiB): refused before it is sent.
+    FrameTooLarge {
+        /// The frame's length.
+        size: usize,
+        /// The largest frame a node takes.
+        max: usize,
+    },
 }
 
 impl fmt::Display for EncodeError {
@@ -228,6 +236,10 @@ impl fmt::Display for EncodeError {
                 write!(f, "the raw-term hook's value did not serialize as bytes")
             }
             EncodeError::InvalidRawTerm(e) => write!(f, "invalid raw term: {e}"),
+            EncodeError::FrameTooLarge { size, max } => write!(
+                f,
+                "a distribution frame of {size} bytes is over the limit of {max} bytes"
+            ),
         }
     }
 }

@@ -328,6 +328,7 @@ impl<'de> Reader<'de> {
         let mut pending: usize = 1;
         while pending > 0 {
             pending -= 1;
+            step();
             let tag = self.peek()?;
             match tag {
                 SMALL_TUPLE_EXT | LARGE_TUPLE_EXT | LIST_EXT | MAP_EXT => {
@@ -437,6 +438,20 @@ impl<'de> Reader<'de> {
         self.skip(depth)?;
         self.buf.get(start..self.pos).ok_or_else(|| self.eof())
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Terms stepped over by [`Reader::skip`] and the list walk (`de/lists.rs`) on
+    /// this thread: what the tests count to show look-ahead is linear in the input.
+    pub(crate) static STEPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts one step of a walk over terms (tests only; nothing otherwise).
+#[inline(always)]
+pub(crate) fn step() {
+    #[cfg(test)]
+    STEPS.with(|s| s.set(s.get() + 1));
 }
 
 /// Latin-1 bytes as text, borrowed when they are ASCII.
