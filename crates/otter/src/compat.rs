@@ -16,7 +16,9 @@
 //! runtime's injector (a wake-up from outside the workers), instead of from a worker's
 //! own poll of the OS as otter's sockets are. otter's own `net` is the fast path; this
 //! is the door to libraries written for tokio. The otter process stays the owner: what
-//! the wrapped future holds is dropped when the process exits. What it spawns with
+//! the wrapped future holds is dropped when the process exits, inside the tokio
+//! runtime's context (so a `Drop` that spawns, as hyper-util's pooled connections do
+//! when a request is abandoned, works). What it spawns with
 //! `tokio::spawn` is not: those tasks run on the shared tokio runtime until they end,
 //! whatever becomes of the process (abort them through their `JoinHandle`s, or keep
 //! their work inside the wrapped future). That runtime is the program's, not the otter
@@ -60,13 +62,24 @@ use std::task::{Context, Poll};
 /// Runs `future` in the context of otter's tokio runtime (see the module docs).
 pub fn tokio<F: Future>(future: F) -> Tokio<F> {
     Tokio {
-        inner: Box::pin(future),
+        inner: Some(Box::pin(future)),
     }
 }
 
-/// A future polled inside a tokio runtime's context ([`tokio()`]).
+/// A future polled inside a tokio runtime's context ([`tokio()`]), and dropped inside it
+/// too: a process's exit drops what it awaits, and tokio-based code (hyper-util's
+/// connection pool, `async-compat`'s own guard) may spawn or register a timer in its
+/// `Drop`, which panics outside a runtime's context.
 pub struct Tokio<F> {
-    inner: Pin<Box<F>>,
+    /// `None` only once dropped.
+    inner: Option<Pin<Box<F>>>,
+}
+
+impl<F> Drop for Tokio<F> {
+    fn drop(&mut self) {
+        let _context = handle().enter();
+        drop(self.inner.take());
+    }
 }
 
 impl<F> fmt::Debug for Tokio<F> {
@@ -80,7 +93,10 @@ impl<F: Future> Future for Tokio<F> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let _context = handle().enter();
-        self.inner.as_mut().poll(cx)
+        match self.inner.as_mut() {
+            Some(inner) => inner.as_mut().poll(cx),
+            None => unreachable!("a Tokio future is only emptied by its drop"),
+        }
     }
 }
 

@@ -118,3 +118,168 @@ rt_test!(
         );
     }
 );
+
+/// Spawns a tokio task when dropped: what hyper-util's pooled connections and
+/// `async-compat`'s guards do in their `Drop`, which panics outside a tokio context.
+struct SpawnOnDrop(otter::Pid<Msg>);
+
+impl Drop for SpawnOnDrop {
+    fn drop(&mut self) {
+        tokio::spawn(async {});
+        self.0.send(Msg::DroppedInContext);
+    }
+}
+
+#[derive(Debug)]
+enum Msg {
+    Ready,
+    DroppedInContext,
+    Down(otter::Down),
+}
+
+impl From<otter::Down> for Msg {
+    fn from(d: otter::Down) -> Msg {
+        Msg::Down(d)
+    }
+}
+
+rt_test!(
+    a_wrapped_future_dropped_by_its_processs_exit_is_dropped_inside_tokios_context,
+    |rt: &Runtime| {
+        let r = rt.block_on(|mut cx: Context<Msg>| async move {
+            let me = cx.pid();
+            let (pid, _) = cx.spawn_monitor(move |_: Context<()>| {
+                in_tokio(async move {
+                    let _guard = SpawnOnDrop(me);
+                    me.send(Msg::Ready);
+                    std::future::pending::<()>().await
+                })
+            });
+            let ready = cx.recv().await;
+            cx.exit(pid, otter::ExitReason::Kill);
+            let mut dropped = false;
+            let mut down = None;
+            while down.is_none() || !dropped {
+                match cx.recv_timeout(std::time::Duration::from_secs(10)).await {
+                    Some(Msg::DroppedInContext) => dropped = true,
+                    Some(Msg::Down(d)) => down = Some(d.reason),
+                    other => return Err(format!("unexpected {other:?} (dropped: {dropped})")),
+                }
+            }
+            Ok((matches!(ready, Msg::Ready), down))
+        });
+        assert_eq!(r.unwrap(), Ok((true, Some(otter::ExitReason::Killed))));
+    }
+);
+
+/// The slow handler: the request is in flight for a while, so a kill lands mid-request.
+async fn slow(
+    req: Request<Incoming>,
+    arrived: otter::Pid<Arrival>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    arrived.send(Arrival);
+    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    Ok(Response::new(Full::new(Bytes::from(
+        req.uri().path().to_string(),
+    ))))
+}
+
+#[derive(Debug)]
+struct Arrival;
+
+#[derive(Debug)]
+enum Load {
+    Arrived,
+    Down,
+}
+
+impl From<Arrival> for Load {
+    fn from(_: Arrival) -> Load {
+        Load::Arrived
+    }
+}
+
+impl From<otter::Down> for Load {
+    fn from(_: otter::Down) -> Load {
+        Load::Down
+    }
+}
+
+rt_test!(
+    a_pooled_client_whose_processes_are_killed_mid_request_keeps_serving,
+    |rt: &Runtime| {
+        use hyper_util::client::legacy::Client;
+        use hyper_util::rt::TokioExecutor;
+        const KILLS: usize = 1000;
+        let r = rt.block_on(|mut cx: Context<Load>| async move {
+            // The service: otter's listener, a process per connection, hyper inside.
+            let listener = otter::net::TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+            let addr = listener.local_addr().unwrap();
+            let me = cx.pid();
+            let arrivals: otter::Pid<Arrival> =
+                cx.spawn(move |mut acx: Context<Arrival>| async move {
+                    loop {
+                        acx.recv().await;
+                        me.send(Load::Arrived);
+                    }
+                });
+            cx.spawn(move |cx: Context<()>| async move {
+                loop {
+                    let (stream, _) = listener.accept().await.unwrap();
+                    cx.spawn(move |_: Context<()>| {
+                        in_tokio(async move {
+                            let service = hyper::service::service_fn(move |r| slow(r, arrivals));
+                            let _ = hyper::server::conn::http1::Builder::new()
+                                .serve_connection(TokioIo::new(stream), service)
+                                .await;
+                        })
+                    });
+                }
+            });
+            // The client: one pool shared by every requesting process.
+            // With a pool timer, the pool spawns its idle reaper when a connection first
+            // goes back to it: a spawn that may come from a dropped request's `Drop`.
+            let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new())
+                .pool_timer(hyper_util::rt::TokioTimer::new())
+                .build_http();
+            let uri: hyper::Uri = format!("http://{addr}/job").parse().unwrap();
+            let mut served = 0;
+            for i in 0..KILLS {
+                let (pool, to) = (client.clone(), uri.clone());
+                let (pid, _) = cx.spawn_monitor(move |_: Context<()>| {
+                    in_tokio(async move {
+                        let _ = pool.get(to).await;
+                    })
+                });
+                // Killed once its request has reached the service, mid-request.
+                let mut arrived = false;
+                while !arrived {
+                    match cx.recv().await {
+                        Load::Arrived => arrived = true,
+                        Load::Down => return Err(format!("request {i} ended before its kill")),
+                    }
+                }
+                cx.exit(pid, otter::ExitReason::Kill);
+                match cx.recv().await {
+                    Load::Down => {}
+                    Load::Arrived => return Err("an arrival without a request".into()),
+                }
+                if i % 100 == 99 {
+                    // The pool still works and the service still serves.
+                    let (pool, to) = (client.clone(), uri.clone());
+                    let status =
+                        in_tokio(async move { pool.get(to).await.map(|r| r.status()) }).await;
+                    match cx.recv().await {
+                        Load::Arrived => {}
+                        Load::Down => return Err("a Down without a kill".into()),
+                    }
+                    if status.map_err(|e| e.to_string())? == hyper::StatusCode::OK {
+                        served += 1;
+                    }
+                }
+            }
+            Ok(served)
+        });
+        assert_eq!(r.unwrap(), Ok(KILLS / 100));
+    }
+);
