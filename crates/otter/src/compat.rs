@@ -24,6 +24,16 @@
 //! their work inside the wrapped future). That runtime is the program's, not the otter
 //! runtime's: its thread stays after an otter `Runtime` is dropped.
 //!
+//! # tokio code as written: `Builder::tokio_context`
+//!
+//! A runtime built with [`Builder::tokio_context(true)`](crate::Builder::tokio_context)
+//! runs every process inside this runtime's context: `tokio::spawn`,
+//! `tokio::time::timeout` and `tokio::net` work in any process without [`tokio()`].
+//! Each thread that runs processes enters the context once, when it starts: nothing is
+//! added to a poll. Without it, such code panics with tokio's "there is no reactor
+//! running", and the process's exit reason ([`ExitReason::Panic`](crate::ExitReason))
+//! names both fixes.
+//!
 //! Build the tokio future inside the wrapped block: `tokio(async { timeout(d,
 //! listener.accept()).await })`, not `tokio(timeout(d, listener.accept()))`, whose
 //! `tokio::time::timeout` registers its timer when it is called, outside the context,

@@ -97,9 +97,18 @@ impl ExitReason {
         } else {
             "<non-string panic payload>".into()
         };
+        // tokio's "no reactor running" names tokio's fix, not otter's: add it.
+        if msg.contains("no reactor running") || msg.contains("context of a Tokio") {
+            return ExitReason::Panic(format!("{msg} {TOKIO_HINT}").into());
+        }
         ExitReason::Panic(msg)
     }
 }
+
+/// What a process that panicked in tokio code without tokio's context is told to do.
+const TOKIO_HINT: &str = "(otter: tokio's IO, timers and spawn need a tokio runtime's context: \
+     wrap the code in `otter::compat::tokio(..)`, or build the runtime with \
+     `Builder::tokio_context(true)`; both need otter's feature `tokio`)";
 
 impl fmt::Display for ExitReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -166,6 +166,10 @@ pub(crate) struct Shared {
     /// How long a worker that runs out of work searches before it may park, whatever
     /// else runs ([`Builder::busy_wait`]).
     pub(crate) busy_wait: Duration,
+    /// Whether the threads that run processes enter tokio's context
+    /// ([`Builder::tokio_context`]).
+    #[cfg(feature = "tokio")]
+    pub(crate) tokio_context: bool,
 }
 
 impl Shared {
@@ -337,6 +341,8 @@ pub struct Builder {
     threads: Option<usize>,
     name: String,
     busy_wait: Duration,
+    #[cfg(feature = "tokio")]
+    tokio_context: bool,
 }
 
 impl Default for Builder {
@@ -345,6 +351,8 @@ impl Default for Builder {
             threads: None,
             name: "otter-worker".into(),
             busy_wait: Duration::ZERO,
+            #[cfg(feature = "tokio")]
+            tokio_context: false,
         }
     }
 }
@@ -404,6 +412,29 @@ impl Builder {
         self
     }
 
+    /// Runs every process inside the context of otter's tokio runtime
+    /// ([`compat::handle`](crate::compat::handle)), so that tokio code works in a process
+    /// as written: `tokio::spawn`, `tokio::time::timeout`, `tokio::net` (feature `tokio`;
+    /// default off). Each thread that runs processes enters the context once, when it
+    /// starts, so a poll costs nothing more; what it changes is where tokio's own
+    /// events come from (the tokio runtime's thread, as with
+    /// [`compat::tokio`](crate::compat::tokio)). Off, such code panics with tokio's
+    /// "no reactor running", and the process's exit reason names both fixes.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::builder().tokio_context(true).build().unwrap();
+    /// let r = rt.block_on(|_: otter::Context<()>| async {
+    ///     let t = std::time::Duration::from_millis(1);
+    ///     tokio::time::timeout(t, std::future::pending::<()>()).await.is_err()
+    /// });
+    /// assert!(r.unwrap());
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub fn tokio_context(mut self, on: bool) -> Self {
+        self.tokio_context = on;
+        self
+    }
+
     /// Starts the runtime's worker threads.
     ///
     /// ```
@@ -451,6 +482,8 @@ impl Builder {
                 self.name
             ))),
             busy_wait: self.busy_wait,
+            #[cfg(feature = "tokio")]
+            tokio_context: self.tokio_context,
         });
         let mut threads = Vec::with_capacity(n);
         for i in 0..n {

@@ -8,7 +8,7 @@
 //! `start_link_named`), and talk to it through its [`StatemRef`], which is the
 //! [`ServerRef`] of a [`Machine`]: calls typed per request, casts, calls by
 //! [`Name`], `stop`, supervisor children ([`ChildSpec::server`] with `Machine<S>`) all
-//! work as for servers (see [`server`](crate::server)).
+//! work as for servers (see [`server`]).
 //!
 //! ```
 //! use std::time::Duration;
@@ -100,7 +100,7 @@
 //!   events and before the mailbox; a zero event timeout fires only if no event is
 //!   queued. A cancelled timeout never fires, even one whose message had already been
 //!   sent (its late message is dropped).
-//! * **Replies.** A call's [`ReplyTo`](crate::server::ReplyTo) is answered now
+//! * **Replies.** A call's [`ReplyTo`] is answered now
 //!   ([`Transition::reply`], or `from.reply(v)` in the handler) or kept and answered
 //!   from a later state (a deferred reply, `gen_statem:reply/2`).
 //! * **Start, stop, crash, parent exit** are the server's (see [`server`]): the start

@@ -283,3 +283,67 @@ rt_test!(
         assert_eq!(r.unwrap(), Ok(KILLS / 100));
     }
 );
+
+/// tokio code as written, in a runtime built with `tokio_context(true)`, on `threads`.
+fn tokio_as_written(threads: usize) {
+    let rt = Runtime::builder()
+        .threads(threads)
+        .tokio_context(true)
+        .build()
+        .unwrap();
+    let r = rt.block_on(|mut cx: Context<Msg>| async move {
+        let timed_out = tokio::time::timeout(
+            std::time::Duration::from_millis(1),
+            std::future::pending::<()>(),
+        )
+        .await
+        .is_err();
+        let spawned = tokio::spawn(async { 7 }).await.unwrap();
+        // A child process, whichever thread runs it, has the context too.
+        let (child, _) = cx.spawn_monitor(|_: Context<()>| async {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = l.local_addr().unwrap();
+            let (a, b) = tokio::join!(l.accept(), tokio::net::TcpStream::connect(addr));
+            assert!(a.is_ok() && b.is_ok());
+        });
+        let _ = child;
+        let child_exit = match cx.recv().await {
+            Msg::Down(d) => d.reason,
+            other => panic!("unexpected {other:?}"),
+        };
+        (timed_out, spawned, child_exit)
+    });
+    assert_eq!(r.unwrap(), (true, 7, otter::ExitReason::Normal));
+}
+
+#[test]
+fn tokio_code_runs_as_written_with_tokio_context_on_one_worker() {
+    tokio_as_written(1);
+}
+
+#[test]
+fn tokio_code_runs_as_written_with_tokio_context_on_many_workers() {
+    tokio_as_written(support::MANY);
+}
+
+rt_test!(
+    without_tokio_context_a_tokio_call_exits_with_a_reason_that_names_the_fix,
+    |rt: &Runtime| {
+        let r = rt.block_on(|mut cx: Context<Msg>| async move {
+            let (_, _) = cx.spawn_monitor(|_: Context<()>| async {
+                tokio::spawn(async {});
+            });
+            match cx.recv().await {
+                Msg::Down(d) => d.reason,
+                other => panic!("unexpected {other:?}"),
+            }
+        });
+        match r.unwrap() {
+            otter::ExitReason::Panic(m) => {
+                assert!(m.contains("otter::compat::tokio"), "{m}");
+                assert!(m.contains("tokio_context(true)"), "{m}");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+);

@@ -102,6 +102,11 @@ fn begin_turn(me: &Remote, budget: u32) {
 /// The worker loop. Returns when the runtime shuts down.
 pub(crate) fn run(shared: Arc<Shared>, index: usize) {
     context::enter_worker(&shared, index, shared.timer.clone());
+    // Entered once for the thread's life: no cost per poll (`Builder::tokio_context`).
+    #[cfg(feature = "tokio")]
+    let _tokio = shared
+        .tokio_context
+        .then(|| crate::compat::handle().enter());
     let now = Instant::now();
     let standing_in = match shared.workers[index].standing_in.load(Ordering::Acquire) {
         DORMANT => None,
