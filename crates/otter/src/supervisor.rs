@@ -52,8 +52,27 @@
 //! no `terminate`, no `shutdown` exit signal for children that trap exits to clean up
 //! (tokio's runtime drop cancels its tasks the same way). OTP's `init:stop` stops the
 //! applications' trees in order first; do the same by stopping the top supervisor
-//! before the root returns: `top.server().stop(ExitReason::Shutdown, None).await`
-//! stops its children in reverse start order, each by its shutdown spec, then returns.
+//! before the root returns: [`SupervisorRef::stop`] (OTP's `supervisor:stop/1`) stops
+//! its children in reverse start order, each by its shutdown spec, exits `Normal`, and
+//! returns to its caller. `Normal` matters: the process that started the tree with
+//! [`start_link`] is linked to it, and the exit signal of any other reason (stopping
+//! it as a server with `Shutdown`, say) would end that process, unless it traps exits,
+//! before the code after the stop runs, as in OTP.
+//!
+//! ```
+//! use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
+//! use otter::{Context, Runtime};
+//! let rt = Runtime::new();
+//! let r = rt.block_on(|cx: Context<()>| async move {
+//!     let spec = SupervisorSpec::new(Strategy::OneForOne)
+//!         .child(ChildSpec::process("worker", || |mut c: Context<()>| async move { c.recv().await }));
+//!     let top = supervisor::start_link(&cx, spec).await.unwrap();
+//!     // ... the application runs ...
+//!     top.stop().await.unwrap();
+//!     "after the stop"
+//! });
+//! assert_eq!(r.unwrap(), "after the stop");
+//! ```
 //!
 //! # Differences from OTP
 //!
@@ -596,7 +615,7 @@ impl Supervisor {
         let status = std::mem::replace(&mut self.children[i].status, Status::Stopped);
         if let Status::Running(pid) = status {
             self.by_pid.remove(&pid);
-            stop(pid, self.children[i].spec.shutdown, cx).await;
+            stop(pid, self.children[i].spec.shutdown_of(), cx).await;
         }
     }
 
@@ -608,7 +627,7 @@ impl Supervisor {
                 .children
                 .iter_mut()
                 .filter_map(|c| {
-                    let pid = c.pid().map(|p| (p, c.spec.shutdown));
+                    let pid = c.pid().map(|p| (p, c.spec.shutdown_of()));
                     c.status = Status::Stopped;
                     pid
                 })
