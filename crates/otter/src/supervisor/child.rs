@@ -286,13 +286,11 @@ impl ChildSpec {
         id: impl Into<Arc<str>>,
         spec: impl Fn() -> SupervisorSpec + Send + Sync + 'static,
     ) -> ChildSpec {
-        let mut c = ChildSpec::new(id, move |sup| {
+        ChildSpec::new(id, move |sup| {
             let started = crate::supervisor::start_link(sup, spec());
             async move { started.await.map(|s| s.id()) }
-        });
-        c.kind = ChildKind::Supervisor;
-        c.message = Some(TypeId::of::<ServerMsg<crate::supervisor::Supervisor>>());
-        c
+        })
+        .starts_supervisor()
     }
 
     /// A supervisor child registered under `name` (`supervisor:start_link({local, Name},
@@ -319,13 +317,19 @@ impl ChildSpec {
         spec: impl Fn() -> SupervisorSpec + Send + Sync + 'static,
     ) -> ChildSpec {
         let name: Arc<str> = name.into();
-        let mut c = ChildSpec::new(id, move |sup| {
+        ChildSpec::new(id, move |sup| {
             let started = crate::supervisor::start_link_named(sup, name.clone(), spec());
             async move { started.await.map(|s| s.id()) }
-        });
-        c.kind = ChildKind::Supervisor;
-        c.message = Some(TypeId::of::<ServerMsg<crate::supervisor::Supervisor>>());
-        c
+        })
+        .starts_supervisor()
+    }
+
+    /// Marks a spec whose start function starts a supervisor (and nothing else): its
+    /// kind, and the type tag that lets `which_children` give it as a `SupervisorRef`.
+    pub(crate) fn starts_supervisor(mut self) -> ChildSpec {
+        self.kind = ChildKind::Supervisor;
+        self.message = Some(TypeId::of::<ServerMsg<crate::supervisor::Supervisor>>());
+        self
     }
 
     /// Sets the restart type.
