@@ -43,8 +43,18 @@
 //!   `terminate_child` is forgotten. A panic in a start function is a failed start.
 //! * A supervisor started with `start_link` by its parent stops its children and exits
 //!   when the parent sends it an exit signal (it is a server that traps exits).
-//! * A restarted child registers its name again ([`ChildSpec::named_server`]): the name
-//!   is released at the old child's exit before the supervisor hears of it.
+//! * A restarted child registers its name again ([`ChildSpec::named_server`],
+//!   [`ChildSpec::named_supervisor`]): the name is released at the old child's exit
+//!   before the supervisor hears of it. A name another process holds fails the start.
+//! * **Child kinds** ([`ChildKind`], OTP's `type`): [`ChildSpec::supervisor`] and
+//!   [`ChildSpec::named_supervisor`] make a supervisor child, the others a worker, and
+//!   [`ChildSpec::kind`] sets it for a start function of one's own. The kind is what
+//!   [`SupervisorRef::which_children`] and [`SupervisorRef::count_children`] report, and
+//!   it chooses the default shutdown when the spec sets none: 5 s for a worker,
+//!   `infinity` for a supervisor.
+//! * An acceptor pool runs under an application's supervisor as a supervisor child
+//!   ([`net::AcceptorPool::child_spec`](crate::net::AcceptorPool::child_spec), ranch's
+//!   `child_spec/5`); a restarted pool listens again on the same address.
 //!
 //! # Stopping a tree before the runtime goes
 //!
@@ -91,7 +101,10 @@
 //! * Requests and their answers are typed per request (each [`Request`] carries the
 //!   reply handle of its own answer). [`SupervisorRef::child`] gives a running server
 //!   child as a typed `ServerRef` (checked against its spec), where OTP's
-//!   `which_children` gives a pid.
+//!   `which_children` gives a pid; [`SupervisorRef::start_server_child`] likewise gives
+//!   the server it started, where `start_child` gives a pid. Both check the type the
+//!   spec's own constructor recorded ([`ChildSpec::server`]), at run time: one
+//!   [`ChildSpec`] type serves static lists, dynamic children and every kind of child.
 
 mod child;
 mod client;

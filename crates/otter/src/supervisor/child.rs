@@ -44,8 +44,8 @@ impl Restart {
     }
 }
 
-/// How a child is stopped (OTP's `shutdown` key): the supervisor unlinks and monitors
-/// it, then...
+/// How a child is stopped (OTP's `shutdown` key; a spec that sets none has its
+/// [`ChildKind`]'s default). The supervisor monitors the child, then...
 ///
 /// ```
 /// use otter::supervisor::Shutdown;
