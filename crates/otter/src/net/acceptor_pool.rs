@@ -57,7 +57,9 @@ impl AcceptorPool {
     /// [`start_acceptor_pool`] does; the child is of kind supervisor (shutdown
     /// `Infinity`), so the parent's `which_children` gives it as a [`SupervisorRef`]. A
     /// listener that cannot be opened fails the start with the `io::Error` as reason
-    /// ([`ExitReason::Error`]).
+    /// ([`ExitReason::Error`]). The spec and its clones are for one pool: started again
+    /// while a pool of theirs still holds the listener (under simple_one_for_one, say),
+    /// they share that listener.
     ///
     /// ```
     /// use otter::net::{AcceptorPool, TcpStream};
