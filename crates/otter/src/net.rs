@@ -88,7 +88,7 @@ pub(crate) mod tcp_listener;
 mod tcp_stream;
 mod udp_socket;
 
-pub use acceptor_pool::{AcceptorPool, start_acceptor_pool};
+pub use acceptor_pool::{AcceptorPool, ListenAddr, start_acceptor_pool};
 pub use active::{Active, ActiveTcpStream, SocketId, Tcp};
 pub use tcp_listener::TcpListener;
 pub use tcp_stream::TcpStream;

@@ -43,8 +43,18 @@
 //!   `terminate_child` is forgotten. A panic in a start function is a failed start.
 //! * A supervisor started with `start_link` by its parent stops its children and exits
 //!   when the parent sends it an exit signal (it is a server that traps exits).
-//! * A restarted child registers its name again ([`ChildSpec::named_server`]): the name
-//!   is released at the old child's exit before the supervisor hears of it.
+//! * A restarted child registers its name again ([`ChildSpec::named_server`],
+//!   [`ChildSpec::named_supervisor`]): the name is released at the old child's exit
+//!   before the supervisor hears of it. A name another process holds fails the start.
+//! * **Child kinds** ([`ChildKind`], OTP's `type`): [`ChildSpec::supervisor`] and
+//!   [`ChildSpec::named_supervisor`] make a supervisor child, the others a worker, and
+//!   [`ChildSpec::kind`] sets it for a start function of one's own. The kind is what
+//!   [`SupervisorRef::which_children`] and [`SupervisorRef::count_children`] report, and
+//!   it chooses the default shutdown when the spec sets none: 5 s for a worker,
+//!   `infinity` for a supervisor.
+//! * An acceptor pool runs under an application's supervisor as a supervisor child
+//!   ([`net::AcceptorPool::child_spec`](crate::net::AcceptorPool::child_spec), ranch's
+//!   `child_spec/5`); a restarted pool listens again on the same address.
 //!
 //! # Stopping a tree before the runtime goes
 //!
@@ -52,8 +62,27 @@
 //! no `terminate`, no `shutdown` exit signal for children that trap exits to clean up
 //! (tokio's runtime drop cancels its tasks the same way). OTP's `init:stop` stops the
 //! applications' trees in order first; do the same by stopping the top supervisor
-//! before the root returns: `top.server().stop(ExitReason::Shutdown, None).await`
-//! stops its children in reverse start order, each by its shutdown spec, then returns.
+//! before the root returns: [`SupervisorRef::stop`] (OTP's `supervisor:stop/1`) stops
+//! its children in reverse start order, each by its shutdown spec, exits `Normal`, and
+//! returns to its caller. `Normal` matters: the process that started the tree with
+//! [`start_link`] is linked to it, and the exit signal of any other reason (stopping
+//! it as a server with `Shutdown`, say) would end that process, unless it traps exits,
+//! before the code after the stop runs, as in OTP.
+//!
+//! ```
+//! use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
+//! use otter::{Context, Runtime};
+//! let rt = Runtime::new();
+//! let r = rt.block_on(|cx: Context<()>| async move {
+//!     let spec = SupervisorSpec::new(Strategy::OneForOne)
+//!         .child(ChildSpec::process("worker", || |mut c: Context<()>| async move { c.recv().await }));
+//!     let top = supervisor::start_link(&cx, spec).await.unwrap();
+//!     // ... the application runs ...
+//!     top.stop().await.unwrap();
+//!     "after the stop"
+//! });
+//! assert_eq!(r.unwrap(), "after the stop");
+//! ```
 //!
 //! # Differences from OTP
 //!
@@ -72,7 +101,10 @@
 //! * Requests and their answers are typed per request (each [`Request`] carries the
 //!   reply handle of its own answer). [`SupervisorRef::child`] gives a running server
 //!   child as a typed `ServerRef` (checked against its spec), where OTP's
-//!   `which_children` gives a pid.
+//!   `which_children` gives a pid; [`SupervisorRef::start_server_child`] likewise gives
+//!   the server it started, where `start_child` gives a pid. Both check the type the
+//!   spec's own constructor recorded ([`ChildSpec::server`]), at run time: one
+//!   [`ChildSpec`] type serves static lists, dynamic children and every kind of child.
 
 mod child;
 mod client;
@@ -596,7 +628,7 @@ impl Supervisor {
         let status = std::mem::replace(&mut self.children[i].status, Status::Stopped);
         if let Status::Running(pid) = status {
             self.by_pid.remove(&pid);
-            stop(pid, self.children[i].spec.shutdown, cx).await;
+            stop(pid, self.children[i].spec.shutdown_of(), cx).await;
         }
     }
 
@@ -608,7 +640,7 @@ impl Supervisor {
                 .children
                 .iter_mut()
                 .filter_map(|c| {
-                    let pid = c.pid().map(|p| (p, c.spec.shutdown));
+                    let pid = c.pid().map(|p| (p, c.spec.shutdown_of()));
                     c.status = Status::Stopped;
                     pid
                 })

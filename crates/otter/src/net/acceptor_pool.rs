@@ -11,6 +11,12 @@
 //!   every connection they accepted.
 //! * An acceptor that fails is restarted by the supervisor (one_for_one, up to 10
 //!   restarts in 10 s) on the same listener.
+//! * A pool under an application's supervisor ([`AcceptorPool::child_spec`], ranch's
+//!   `child_spec/5`) is a supervisor child that opens its listener at each start: a
+//!   restarted pool listens again, on the address its first start bound (the port
+//!   chosen for port 0 is kept, so clients find it where it was). A restart that finds
+//!   the previous listener still open (its acceptors, killed with their supervisor, not
+//!   all gone yet) takes it over rather than fail to bind the address it holds.
 //! * Running out of descriptors (`EMFILE`, `ENFILE`) does not stop an acceptor: it waits
 //!   100 ms, as ranch does, and accepts again once connections have closed.
 
@@ -18,7 +24,7 @@ use std::collections::HashSet;
 use std::future::{Future, poll_fn};
 use std::io;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::task::Poll;
 use std::time::Duration;
 
@@ -43,6 +49,125 @@ impl AcceptorPool {
     pub fn supervisor(&self) -> &SupervisorRef {
         &self.supervisor
     }
+
+    /// A child spec that runs the pool under a supervisor of the caller's (ranch's
+    /// `child_spec/5`), and the handle that tells where it listens. Each start, in the
+    /// parent supervisor's process, listens on `addr` (on the address the first start
+    /// bound, after that) and starts the pool's supervisor of `acceptors` acceptors, as
+    /// [`start_acceptor_pool`] does; the child is of kind supervisor (shutdown
+    /// `Infinity`), so the parent's `which_children` gives it as a [`SupervisorRef`]. A
+    /// listener that cannot be opened fails the start with the `io::Error` as reason
+    /// ([`ExitReason::Error`]). The spec and its clones are for one pool: started again
+    /// while a pool of theirs still holds the listener (under simple_one_for_one, say),
+    /// they share that listener.
+    ///
+    /// ```
+    /// use otter::net::{AcceptorPool, TcpStream};
+    /// use otter::supervisor::{self, Strategy, SupervisorSpec};
+    /// use otter::{Context, Runtime};
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|cx: Context<()>| async move {
+    ///     let (pool, listening) = AcceptorPool::child_spec("echo", "127.0.0.1:0".parse().unwrap(), 4, |_: Context<()>, mut s: TcpStream| async move {
+    ///         let mut buf = [0u8; 16];
+    ///         while let Ok(n @ 1..) = s.read(&mut buf).await {
+    ///             if s.write_all(&buf[..n]).await.is_err() { break; }
+    ///         }
+    ///     });
+    ///     let app = supervisor::start_link(&cx, SupervisorSpec::new(Strategy::OneForOne).child(pool)).await.unwrap();
+    ///     let mut c = TcpStream::connect(listening.get().unwrap()).await.unwrap();
+    ///     c.write_all(b"hi").await.unwrap();
+    ///     let mut back = [0u8; 2];
+    ///     c.read_exact(&mut back).await.unwrap();
+    ///     app.stop().await.unwrap();
+    ///     back
+    /// });
+    /// assert_eq!(&r.unwrap(), b"hi");
+    /// ```
+    pub fn child_spec<N, H, Fut>(
+        id: impl Into<Arc<str>>,
+        addr: SocketAddr,
+        acceptors: usize,
+        handler: H,
+    ) -> (ChildSpec, ListenAddr)
+    where
+        N: Send + 'static,
+        H: Fn(Context<N>, TcpStream) -> Fut + Send + Sync + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoExitReason,
+    {
+        let listening = ListenAddr::default();
+        let bound = listening.clone();
+        let handler = Arc::new(handler);
+        let last: Mutex<Weak<TcpListener>> = Mutex::new(Weak::new());
+        let spec = ChildSpec::new(id, move |sup| {
+            let started = open(&bound, &last, addr).map(|listener| {
+                supervisor::start_link(sup, pool_spec(listener, handler.clone(), acceptors))
+            });
+            async move {
+                let pool = started.map_err(ExitReason::error)?.await?;
+                Ok(pool.id())
+            }
+        })
+        .starts_supervisor();
+        (spec, listening)
+    }
+}
+
+/// Where a pool started by [`AcceptorPool::child_spec`] listens: `None` until its
+/// first start has bound its address, then that address, which every restart binds
+/// again.
+#[derive(Clone, Debug, Default)]
+pub struct ListenAddr(Arc<OnceLock<SocketAddr>>);
+
+impl ListenAddr {
+    /// The address the pool listens on (the port chosen for port 0), once it has
+    /// started.
+    ///
+    /// See [`AcceptorPool::child_spec`] for an example.
+    pub fn get(&self) -> Option<SocketAddr> {
+        self.0.get().copied()
+    }
+}
+
+/// The listener for a (re)start of a supervised pool: the previous one if its
+/// acceptors still hold it, else a new one on the address the first start bound.
+fn open(
+    bound: &ListenAddr,
+    last: &Mutex<Weak<TcpListener>>,
+    addr: SocketAddr,
+) -> io::Result<Arc<TcpListener>> {
+    let mut last = last.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(listener) = last.upgrade() {
+        return Ok(listener);
+    }
+    let listener = Arc::new(TcpListener::bind(bound.get().unwrap_or(addr))?);
+    let _ = bound.0.set(listener.local_addr()?);
+    *last = Arc::downgrade(&listener);
+    Ok(listener)
+}
+
+/// The pool's supervisor: `acceptors` acceptors (at least one) on `listener`,
+/// restarted one for one, up to 10 times in 10 s.
+fn pool_spec<N, H, Fut>(
+    listener: Arc<TcpListener>,
+    handler: Arc<H>,
+    acceptors: usize,
+) -> SupervisorSpec
+where
+    N: Send + 'static,
+    H: Fn(Context<N>, TcpStream) -> Fut + Send + Sync + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: IntoExitReason,
+{
+    let mut spec = SupervisorSpec::new(Strategy::OneForOne).intensity(10, Duration::from_secs(10));
+    for i in 0..acceptors.max(1) {
+        let (listener, handler) = (listener.clone(), handler.clone());
+        spec = spec.child(ChildSpec::process(format!("acceptor-{i}"), move || {
+            let (listener, handler) = (listener.clone(), handler.clone());
+            move |cx: Context<Linked>| accept_loop(cx, listener, handler)
+        }));
+    }
+    spec
 }
 
 /// What an acceptor receives: the exits of the connections it linked, and the exit
@@ -101,16 +226,7 @@ where
     // Bound now, in the caller: the listener needs the caller's runtime.
     let started = TcpListener::bind(addr).and_then(|listener| {
         let local_addr = listener.local_addr()?;
-        let (listener, handler) = (Arc::new(listener), Arc::new(handler));
-        let mut spec =
-            SupervisorSpec::new(Strategy::OneForOne).intensity(10, Duration::from_secs(10));
-        for i in 0..acceptors.max(1) {
-            let (listener, handler) = (listener.clone(), handler.clone());
-            spec = spec.child(ChildSpec::process(format!("acceptor-{i}"), move || {
-                let (listener, handler) = (listener.clone(), handler.clone());
-                move |cx: Context<Linked>| accept_loop(cx, listener, handler)
-            }));
-        }
+        let spec = pool_spec(Arc::new(listener), Arc::new(handler), acceptors);
         Ok((supervisor::start_link(cx, spec), local_addr))
     });
     async move {

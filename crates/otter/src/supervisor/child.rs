@@ -44,8 +44,8 @@ impl Restart {
     }
 }
 
-/// How a child is stopped (OTP's `shutdown` key): the supervisor unlinks and monitors
-/// it, then...
+/// How a child is stopped (OTP's `shutdown` key; a spec that sets none has its
+/// [`ChildKind`]'s default). The supervisor monitors the child, then...
 ///
 /// ```
 /// use otter::supervisor::Shutdown;
@@ -69,11 +69,19 @@ impl Default for Shutdown {
     }
 }
 
-/// Whether a child is a worker or a supervisor (OTP's `type` key).
+/// Whether a child is a worker or a supervisor (OTP's `type` key). It is what
+/// [`ChildInfo::kind`](crate::supervisor::ChildInfo::kind) and
+/// [`count_children`](crate::supervisor::SupervisorRef::count_children) report, and it
+/// chooses the child's default [`Shutdown`] (used unless [`ChildSpec::shutdown`] sets
+/// one): a 5 s timeout for a worker, `Infinity` for a supervisor, as OTP's defaults.
+/// It changes nothing else: a child is reachable as a
+/// [`SupervisorRef`](crate::supervisor::SupervisorRef) only when its spec started a
+/// supervisor itself ([`ChildSpec::supervisor`], [`ChildSpec::named_supervisor`]).
 ///
 /// ```
-/// use otter::supervisor::ChildKind;
+/// use otter::supervisor::{ChildKind, Shutdown};
 /// assert_ne!(ChildKind::Worker, ChildKind::Supervisor);
+/// assert_eq!(ChildKind::Supervisor.default_shutdown(), Shutdown::Infinity);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChildKind {
@@ -81,6 +89,19 @@ pub enum ChildKind {
     Worker,
     /// A supervisor: its default shutdown is `Infinity`.
     Supervisor,
+}
+
+impl ChildKind {
+    /// The shutdown of a child of this kind whose spec sets none (OTP's defaults:
+    /// `5000` for a worker, `infinity` for a supervisor).
+    ///
+    /// See [`ChildKind`] for an example.
+    pub fn default_shutdown(self) -> Shutdown {
+        match self {
+            ChildKind::Worker => Shutdown::default(),
+            ChildKind::Supervisor => Shutdown::Infinity,
+        }
+    }
 }
 
 /// The future a start function returns: the child's id once it runs, linked to the
@@ -111,7 +132,8 @@ pub struct ChildSpec {
     pub(crate) id: Arc<str>,
     pub(crate) start: StartFn,
     pub(crate) restart: Restart,
-    pub(crate) shutdown: Shutdown,
+    /// Set by [`ChildSpec::shutdown`]; `None`: the kind's default.
+    shutdown: Option<Shutdown>,
     pub(crate) kind: ChildKind,
     /// The message type of the child's mailbox, set by the constructors that start it
     /// themselves ([`ChildSpec::server`], [`ChildSpec::supervisor`], ...), so that
@@ -126,7 +148,7 @@ impl fmt::Debug for ChildSpec {
         f.debug_struct("ChildSpec")
             .field("id", &self.id)
             .field("restart", &self.restart)
-            .field("shutdown", &self.shutdown)
+            .field("shutdown", &self.shutdown_of())
             .field("kind", &self.kind)
             .finish_non_exhaustive()
     }
@@ -154,7 +176,7 @@ impl ChildSpec {
             id: id.into(),
             start: Arc::new(move |cx| Box::pin(start(cx))),
             restart: Restart::Permanent,
-            shutdown: Shutdown::default(),
+            shutdown: None,
             kind: ChildKind::Worker,
             message: None,
         }
@@ -264,14 +286,50 @@ impl ChildSpec {
         id: impl Into<Arc<str>>,
         spec: impl Fn() -> SupervisorSpec + Send + Sync + 'static,
     ) -> ChildSpec {
-        let mut c = ChildSpec::new(id, move |sup| {
+        ChildSpec::new(id, move |sup| {
             let started = crate::supervisor::start_link(sup, spec());
             async move { started.await.map(|s| s.id()) }
-        });
-        c.kind = ChildKind::Supervisor;
-        c.message = Some(TypeId::of::<ServerMsg<crate::supervisor::Supervisor>>());
-        c.shutdown = Shutdown::Infinity;
-        c
+        })
+        .starts_supervisor()
+    }
+
+    /// A supervisor child registered under `name` (`supervisor:start_link({local, Name},
+    /// ...)` as a child's start function): registered again at each restart, so
+    /// [`supervisor::whereis`](crate::supervisor::whereis) finds the new instance. As
+    /// [`ChildSpec::supervisor`] otherwise. A name that another process holds fails the
+    /// start ([`AlreadyStarted`](crate::server::AlreadyStarted), see
+    /// [`Server::start_link_named`]).
+    ///
+    /// ```
+    /// use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
+    /// use otter::{Context, Runtime};
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|cx: Context<()>| async move {
+    ///     let sub = ChildSpec::named_supervisor("sub", "conns", || SupervisorSpec::new(Strategy::SimpleOneForOne));
+    ///     let top = supervisor::start_link(&cx, SupervisorSpec::new(Strategy::OneForOne).child(sub)).await.unwrap();
+    ///     top.which_children().await.unwrap()[0].supervisor == supervisor::whereis(&cx, "conns")
+    /// });
+    /// assert!(r.unwrap());
+    /// ```
+    pub fn named_supervisor(
+        id: impl Into<Arc<str>>,
+        name: impl Into<Arc<str>>,
+        spec: impl Fn() -> SupervisorSpec + Send + Sync + 'static,
+    ) -> ChildSpec {
+        let name: Arc<str> = name.into();
+        ChildSpec::new(id, move |sup| {
+            let started = crate::supervisor::start_link_named(sup, name.clone(), spec());
+            async move { started.await.map(|s| s.id()) }
+        })
+        .starts_supervisor()
+    }
+
+    /// Marks a spec whose start function starts a supervisor (and nothing else): its
+    /// kind, and the type tag that lets `which_children` give it as a `SupervisorRef`.
+    pub(crate) fn starts_supervisor(mut self) -> ChildSpec {
+        self.kind = ChildKind::Supervisor;
+        self.message = Some(TypeId::of::<ServerMsg<crate::supervisor::Supervisor>>());
+        self
     }
 
     /// Sets the restart type.
@@ -282,12 +340,44 @@ impl ChildSpec {
         self
     }
 
-    /// Sets the shutdown.
+    /// Sets the shutdown (by default, the kind's: [`ChildKind::default_shutdown`]).
     ///
     /// See [`ChildSpec`] for an example.
     pub fn shutdown(mut self, shutdown: Shutdown) -> ChildSpec {
-        self.shutdown = shutdown;
+        self.shutdown = Some(shutdown);
         self
+    }
+
+    /// Sets the child's kind (OTP's `type`): for a child that is a supervisor started
+    /// by a start function of its own ([`ChildSpec::new`]), or a worker that supervises
+    /// nothing. A shutdown not set with [`ChildSpec::shutdown`] becomes the kind's
+    /// default, whichever is called first.
+    ///
+    /// ```
+    /// use otter::supervisor::{self, ChildCounts, ChildKind, ChildSpec, Strategy, SupervisorSpec};
+    /// use otter::{Context, Runtime};
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|cx: Context<()>| async move {
+    ///     // A subtree started by hand: the parent counts it as a supervisor.
+    ///     let sub = ChildSpec::new("sub", |sup| {
+    ///         let started = supervisor::start_link(sup, SupervisorSpec::new(Strategy::OneForOne));
+    ///         async move { started.await.map(|s| s.id()) }
+    ///     })
+    ///     .kind(ChildKind::Supervisor);
+    ///     let top = supervisor::start_link(&cx, SupervisorSpec::new(Strategy::OneForOne).child(sub)).await.unwrap();
+    ///     top.count_children().await.unwrap()
+    /// });
+    /// assert_eq!(r.unwrap(), ChildCounts { specs: 1, active: 1, supervisors: 1, workers: 0 });
+    /// ```
+    pub fn kind(mut self, kind: ChildKind) -> ChildSpec {
+        self.kind = kind;
+        self
+    }
+
+    /// How the child is stopped: as set by [`ChildSpec::shutdown`], else its kind's
+    /// default.
+    pub(crate) fn shutdown_of(&self) -> Shutdown {
+        self.shutdown.unwrap_or(self.kind.default_shutdown())
     }
 
     /// The child's id, unique among its supervisor's static children.

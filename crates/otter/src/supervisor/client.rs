@@ -72,6 +72,9 @@ pub enum ChildError {
     SimpleOneForOne,
     /// The start function failed with this reason.
     StartFailed(ExitReason),
+    /// [`SupervisorRef::start_server_child`] was given a spec that does not start a
+    /// server of the type asked for (see there); nothing was started.
+    WrongType,
     /// The call to the supervisor failed.
     Call(CallError),
 }
@@ -87,6 +90,7 @@ impl std::fmt::Display for ChildError {
                 f.write_str("simple_one_for_one children are found by pid, not id")
             }
             ChildError::StartFailed(r) => write!(f, "the child failed to start: {r}"),
+            ChildError::WrongType => f.write_str("the spec does not start a server of this type"),
             ChildError::Call(e) => write!(f, "supervisor call failed: {e}"),
         }
     }
@@ -159,11 +163,44 @@ impl SupervisorRef {
         self.server.id()
     }
 
-    /// The supervisor as a server (to `stop` it).
+    /// The supervisor as a server.
     ///
     /// See [`SupervisorRef`] for an example.
     pub fn server(&self) -> ServerRef<Supervisor> {
         self.server
+    }
+
+    /// Stops the supervisor and waits for it to exit (OTP's `supervisor:stop/1`, that
+    /// is `gen_server:stop(Sup, normal, infinity)`): it stops its children in reverse
+    /// start order, each by its [`Shutdown`](crate::supervisor::Shutdown) (so subtrees
+    /// stop theirs first), then exits with reason `Normal`. A `Normal` exit signal does
+    /// not end a linked process that does not trap exits, so the process that started
+    /// the tree with [`start_link`] goes on after this returns (one that traps exits
+    /// finds an `Exit` with reason `Normal` in its mailbox). Returns `Err(Noproc)` if the
+    /// supervisor was not running, `Err(Exit(reason))` if it exited with another reason
+    /// meanwhile.
+    ///
+    /// To stop it with another reason, stop it as a server
+    /// (`sup.server().stop(reason, timeout)`, OTP's `supervisor:stop/3`): as in OTP, the
+    /// exit signal of a reason other than `Normal` ends a linked caller that does not trap
+    /// exits, so unlink first ([`Context::unlink`](crate::Context::unlink)) or trap exits.
+    ///
+    /// ```
+    /// use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
+    /// use otter::{Context, ExitReason, Runtime};
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|cx: Context<()>| async move {
+    ///     let spec = SupervisorSpec::new(Strategy::OneForOne)
+    ///         .child(ChildSpec::process("a", || |mut c: Context<()>| async move { c.recv().await }));
+    ///     let top = supervisor::start_link(&cx, spec).await.unwrap();
+    ///     let child = top.which_children().await.unwrap()[0].pid.unwrap();
+    ///     top.stop().await.unwrap();
+    ///     child.is_alive() // the caller is still here to look
+    /// });
+    /// assert_eq!(r, Ok(false));
+    /// ```
+    pub async fn stop(self) -> Result<(), CallError> {
+        self.server.stop(ExitReason::Normal, None).await
     }
 
     /// A call with no timeout (a supervisor's requests take as long as its children's
@@ -183,6 +220,46 @@ impl SupervisorRef {
     /// See [`SupervisorRef`] for an example.
     pub async fn start_child(self, spec: ChildSpec) -> Result<ProcessId, ChildError> {
         self.request(|r| Request::StartChild(spec, r)).await?
+    }
+
+    /// Adds and starts a server child, and gives it back typed: Elixir's
+    /// `DynamicSupervisor.start_child/2` with the pid as a [`ServerRef<S>`]. `spec` must
+    /// start an `S` ([`ChildSpec::server`] or [`ChildSpec::named_server`] of type `S`),
+    /// else `Err(WrongType)` and nothing is started; otherwise as
+    /// [`SupervisorRef::start_child`] (on a simple_one_for_one supervisor, or a static
+    /// one). The handle is that instance's: after a restart the child runs under a new
+    /// pid, found with [`SupervisorRef::child`] (static children) or a
+    /// [`named_server`](ChildSpec::named_server)'s name.
+    ///
+    /// ```
+    /// # use otter::server::{Flow, ReplyTo, Server, ServerContext, ServerRef};
+    /// # use otter::ExitReason;
+    /// # struct Echo;
+    /// # impl Server for Echo {
+    /// #     type Args = (); type Call = (u8, ReplyTo<u8>); type Cast = (); type Info = ();
+    /// #     async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> { Ok(Echo) }
+    /// #     async fn handle_call(&mut self, (r, f): (u8, ReplyTo<u8>), _: &mut ServerContext<Self>) -> Flow { f.reply(r); Flow::Continue }
+    /// # }
+    /// use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
+    /// use otter::{Context, Runtime};
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|cx: Context<()>| async move {
+    ///     let sup = supervisor::start_link(&cx, SupervisorSpec::new(Strategy::SimpleOneForOne)).await.unwrap();
+    ///     let echo: ServerRef<Echo> = sup.start_server_child(ChildSpec::server::<Echo>("echo", || ())).await.unwrap();
+    ///     echo.call(|f| (5, f)).await
+    /// });
+    /// assert_eq!(r.unwrap(), Ok(5));
+    /// ```
+    pub async fn start_server_child<S: Server>(
+        self,
+        spec: ChildSpec,
+    ) -> Result<ServerRef<S>, ChildError> {
+        if spec.message != Some(TypeId::of::<ServerMsg<S>>()) {
+            return Err(ChildError::WrongType);
+        }
+        let pid = self.start_child(spec).await?;
+        // Started by the spec's own start function, which started an `S`.
+        Ok(ServerRef::from(Pid::from_raw(pid.0)))
     }
 
     /// Stops a child by id and keeps its spec (`terminate_child/2`); a temporary
