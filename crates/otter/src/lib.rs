@@ -138,6 +138,10 @@
 //! | `gen_server:call(counter, {add, 5})` (by name) | `COUNTER.call(&cx, \|r\| Req::Add(5, r))` |
 //! | `gen_server:cast(Pid, {bump, 1})` | `counter.cast(1)` |
 //! | `{counter, {counter, start_link, [10]}, permanent, 5000, worker, [counter]}` | `ChildSpec::named_server("counter", COUNTER, \|\| 10)` |
+//! | `supervisor:stop(Sup)` | `sup.stop().await` |
+//! | `DynamicSupervisor.start_child(Sup, Spec)` (typed) | `sup.start_server_child::<S>(ChildSpec::server::<S>(..))` |
+//! | `supervisor:start_link({local, N}, ..)` as a child | `ChildSpec::named_supervisor(id, N, spec)` |
+//! | `ranch:child_spec(Ref, ..)` | `AcceptorPool::child_spec(id, addr, n, handler)` |
 //!
 //! ```
 //! use otter::server::{CallError, Flow, Name, ReplyTo, Server, ServerContext};
