@@ -651,7 +651,7 @@ impl Server for Watcher {
             WatchReq::MonitorExitDemonitor(flush, from) => {
                 let child = cx.spawn(|_: Context<()>| async {});
                 let m = cx.monitor(child);
-                while child.is_alive() {
+                while !child.has_exited() {
                     cx.yield_now().await;
                 }
                 let active = if flush {
