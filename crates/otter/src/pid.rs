@@ -22,7 +22,7 @@ impl RawPid {
     /// the remote bit clear, so it never resolves, on this node or another.
     pub(crate) const OUTSIDE: RawPid = RawPid {
         index: u32::MAX >> 1,
-        generation: u32::MAX,
+        generation: 0,
     };
 
     /// Whether this names a process of another node (`dist/remote.rs`).
