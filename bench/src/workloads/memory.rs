@@ -89,10 +89,10 @@ fn run(rt: &Runtime, params: &Params) -> Result<Outcome, RunError> {
         }
         // `Ended` is sent just before the child returns: give the exits a moment.
         let deadline = Instant::now() + Duration::from_secs(10);
-        let mut alive = pids.iter().filter(|pid| pid.is_alive()).count();
+        let mut alive = pids.iter().filter(|pid| !pid.has_exited()).count();
         while alive > 0 && Instant::now() < deadline {
             cx.sleep(Duration::from_millis(1)).await;
-            alive = pids.iter().filter(|pid| pid.is_alive()).count();
+            alive = pids.iter().filter(|pid| !pid.has_exited()).count();
         }
 
         let mut out = Outcome::new(elapsed, p, Ok(()));

@@ -110,27 +110,25 @@ async fn answer(cx: &mut Context<()>, line: &str) -> Option<String> {
     let reply = match (words.next().unwrap_or(""), words.next(), words.next()) {
         ("PUT", Some(k), Some(v)) => {
             let (k, v) = (k.to_string(), v.to_string());
-            KV.call(&*cx, |r| Request::Put(k, v, r))
+            KV.call(cx, |r| Request::Put(k, v, r))
                 .await
                 .map(|()| "OK".to_string())
         }
         ("GET", Some(k), None) => {
             let k = k.to_string();
-            KV.call(&*cx, |r| Request::Get(k, r))
-                .await
-                .map(|v| match v {
-                    Some(v) => format!("VALUE {v}"),
-                    None => "NOT_FOUND".into(),
-                })
+            KV.call(cx, |r| Request::Get(k, r)).await.map(|v| match v {
+                Some(v) => format!("VALUE {v}"),
+                None => "NOT_FOUND".into(),
+            })
         }
         ("DEL", Some(k), None) => {
             let k = k.to_string();
-            KV.call(&*cx, |r| Request::Del(k, r))
+            KV.call(cx, |r| Request::Del(k, r))
                 .await
                 .map(|found| if found { "OK" } else { "NOT_FOUND" }.into())
         }
         ("KEYS", None, None) => KV
-            .call(&*cx, Request::Keys)
+            .call(cx, Request::Keys)
             .await
             .map(|keys| format!("KEYS {}", keys.join(" "))),
         ("QUIT", None, None) => return None,

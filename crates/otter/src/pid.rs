@@ -17,6 +17,14 @@ pub(crate) struct RawPid {
 }
 
 impl RawPid {
+    /// The sender of an exit signal sent from outside any process
+    /// ([`ProcessId::OUTSIDE`]). Its index is past the end of the process table and has
+    /// the remote bit clear, so it never resolves, on this node or another.
+    pub(crate) const OUTSIDE: RawPid = RawPid {
+        index: u32::MAX >> 1,
+        generation: 0,
+    };
+
     /// Whether this names a process of another node (`dist/remote.rs`).
     #[cfg(feature = "dist")]
     pub(crate) fn is_remote(self) -> bool {
@@ -39,6 +47,9 @@ impl RawPid {
 
 impl fmt::Debug for RawPid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == RawPid::OUTSIDE {
+            return f.write_str("<outside>");
+        }
         #[cfg(feature = "dist")]
         if self.is_remote() {
             return match crate::dist::remote::resolve(*self) {
@@ -119,6 +130,20 @@ impl<M> Pid<M> {
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ProcessId(pub(crate) RawPid);
+
+impl ProcessId {
+    /// The `from` of an exit signal sent from outside any process
+    /// ([`Handle::exit`](crate::Handle::exit)): it names no process, on this node or
+    /// another, so it is never alive, a monitor of it gets `Noproc` at once, and a link
+    /// to it fails as a link to an exited process does. It prints as `<outside>`.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// assert!(!otter::ProcessId::OUTSIDE.is_alive());
+    /// assert_eq!(otter::ProcessId::OUTSIDE.to_string(), "<outside>");
+    /// ```
+    pub const OUTSIDE: ProcessId = ProcessId(RawPid::OUTSIDE);
+}
 
 impl<M> From<Pid<M>> for ProcessId {
     fn from(pid: Pid<M>) -> ProcessId {

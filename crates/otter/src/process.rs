@@ -625,7 +625,7 @@ impl<M: Send + 'static> Context<M> {
     /// let r = rt.block_on(|mut cx: Context<Msg>| async move {
     ///     let child = cx.spawn(|_: Context<()>| async {});
     ///     let m = cx.monitor(child);
-    ///     while child.is_alive() { cx.yield_now().await; }
+    ///     while !child.has_exited() { cx.yield_now().await; }
     ///     let active = cx.demonitor_flush(m);
     ///     cx.pid().send(Msg::Tick);
     ///     (active, matches!(cx.recv().await, Msg::Tick))

@@ -117,7 +117,7 @@ use crate::process::{Context, waker};
 use crate::registry::RegisterError;
 use crate::signal::Exit;
 
-pub use name::Name;
+pub use name::{Lookup, Name};
 use reply::Pending;
 pub use reply::{CallError, ReplyTo};
 

@@ -59,6 +59,8 @@ async fn victim(mut c: Context<V>, trap: bool, test: Pid<T>) {
 enum Via {
     /// `exit(victim, reason)`.
     ExitCall,
+    /// `exit(victim, reason)` from outside any process (`Handle::exit`).
+    Handle,
     /// A linked process exits with `reason`.
     Link,
 }
@@ -80,7 +82,7 @@ fn expected(via: Via, trap: bool, reason: &ExitReason) -> Outcome {
     match (via, trap, reason) {
         // "If Reason is the atom kill ... an untrappable exit signal is sent to Pid,
         // which unconditionally exits with exit reason killed."
-        (Via::ExitCall, _, Kill) => Dies(Killed),
+        (Via::ExitCall | Via::Handle, _, Kill) => Dies(Killed),
         // A trapping receiver turns every other signal into {'EXIT', From, Reason}.
         (_, true, r) => Message(r.clone()),
         // "If Reason is the atom normal, Pid does not exit" (not trapping).
@@ -104,11 +106,12 @@ fn reasons() -> Vec<ExitReason> {
 rt_test!(
     exit_signal_matrix_of_kind_trap_and_reason,
     |rt: &Runtime| {
-        for via in [Via::ExitCall, Via::Link] {
+        for via in [Via::ExitCall, Via::Handle, Via::Link] {
             for trap in [false, true] {
                 for reason in reasons() {
                     let want = expected(via, trap, &reason);
                     let r2 = reason.clone();
+                    let h = rt.handle();
                     let got = rt.block_on(move |mut cx: Context<T>| async move {
                         let me = cx.pid();
                         let (v, _) = cx.spawn_monitor(move |c| victim(c, trap, me));
@@ -117,6 +120,10 @@ rt_test!(
                             Via::ExitCall => {
                                 cx.exit(v, r2.clone());
                                 cx.pid().id()
+                            }
+                            Via::Handle => {
+                                h.exit(v, r2.clone());
+                                ProcessId::OUTSIDE
                             }
                             Via::Link => {
                                 let r3 = r2.clone();
@@ -176,6 +183,55 @@ rt_test!(
             }
         });
         assert_eq!(r.unwrap(), (true, ExitReason::Killed));
+    }
+);
+
+rt_test!(
+    an_exit_signal_from_a_handle_comes_from_outside_any_process,
+    |rt: &Runtime| {
+        let h = rt.handle();
+        let r = rt.block_on(move |mut cx: Context<T>| async move {
+            let me = cx.pid();
+            let (trapping, _) = cx.spawn_monitor(move |c| victim(c, true, me));
+            assert!(matches!(cx.recv().await, T::Ready));
+            let (plain, _) = cx.spawn_monitor(move |c| victim(c, false, me));
+            assert!(matches!(cx.recv().await, T::Ready));
+            // From a thread that is no process: a shutdown reaches the trapping process
+            // as a message from `OUTSIDE`; normal is ignored by the other; kill ends both.
+            let h2 = h.clone();
+            std::thread::spawn(move || {
+                h2.exit(trapping, ExitReason::Shutdown);
+                h2.exit(plain, ExitReason::Normal);
+            })
+            .join()
+            .unwrap();
+            let trapped = match cx.recv().await {
+                T::Trapped(e) => (e.from, e.reason),
+                other => panic!("unexpected {other:?}"),
+            };
+            plain.send(V::Probe);
+            let plain_lives = matches!(cx.recv().await, T::Alive);
+            h.exit(trapping, ExitReason::Kill);
+            h.exit(plain, ExitReason::Kill);
+            let dead_at_once = !trapping.is_alive() && !plain.is_alive();
+            let mut downs = Vec::new();
+            for _ in 0..2 {
+                match cx.recv().await {
+                    T::Down(d) => downs.push(d.reason),
+                    other => panic!("unexpected {other:?}"),
+                }
+            }
+            (trapped, plain_lives, dead_at_once, downs)
+        });
+        assert_eq!(
+            r.unwrap(),
+            (
+                (ProcessId::OUTSIDE, ExitReason::Shutdown),
+                true,
+                true,
+                vec![ExitReason::Killed, ExitReason::Killed]
+            )
+        );
     }
 );
 

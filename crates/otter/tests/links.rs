@@ -156,7 +156,7 @@ rt_test!(unlink_stops_the_signals_of_the_link, |rt: &Runtime| {
 rt_test!(link_to_a_dead_process_gives_noproc, |rt: &Runtime| {
     let r = rt.block_on(|mut cx: Context<M>| async move {
         let dead = cx.spawn(|_: Context<()>| async {});
-        while dead.is_alive() {
+        while !dead.has_exited() {
             cx.yield_now().await;
         }
         // Trapping: the signal is a message.

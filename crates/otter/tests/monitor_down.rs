@@ -80,7 +80,7 @@ rt_test!(
     |rt: &Runtime| {
         let r = rt.block_on(|mut cx: Context<Msg>| async move {
             let child = cx.spawn(|_: Context<()>| async {});
-            while child.is_alive() {
+            while !child.has_exited() {
                 cx.yield_now().await;
             }
             let m = cx.monitor(child);
@@ -119,7 +119,7 @@ rt_test!(demonitor_flush_removes_a_delivered_down, |rt: &Runtime| {
     let r = rt.block_on(|mut cx: Context<Msg>| async move {
         let child = cx.spawn(|_: Context<()>| async {});
         let m = cx.monitor(child);
-        while child.is_alive() {
+        while !child.has_exited() {
             cx.yield_now().await;
         }
         let active = cx.demonitor_flush(m);

@@ -34,9 +34,12 @@ rt_test!(
                 echo.send(i);
                 assert_eq!(cx.recv().await, i);
             }
+            while !echo.has_exited() {
+                cx.yield_now().await;
+            }
             echo.is_alive()
         });
-        assert_eq!(r, Ok(false), "echo finished normally after 100 round trips");
+        assert_eq!(r, Ok(false), "echo finished after 100 round trips");
         // The runtime is still usable.
         assert_eq!(rt.block_on(|_cx: Context<()>| async { 1 }), Ok(1));
     }
@@ -49,7 +52,7 @@ rt_test!(sending_to_a_dead_process_is_not_an_error, |rt: &Runtime| {
                 panic!("gone");
             }
         });
-        while p.is_alive() {
+        while !p.has_exited() {
             cx.yield_now().await;
         }
         p.send(1);

@@ -18,7 +18,7 @@ rt_test!(a_name_is_released_when_its_process_exits, |rt: &Runtime| {
         assert_eq!(cx.whereis::<u8>("worker"), Some(child));
         child.send(0);
         cx.recv().await;
-        while child.is_alive() {
+        while !child.has_exited() {
             cx.yield_now().await;
         }
         let gone = cx.whereis::<u8>("worker");
@@ -38,7 +38,7 @@ rt_test!(
     |rt: &Runtime| {
         let r = rt.block_on(|cx: Context<()>| async move {
             let dead = cx.spawn(|_: Context<u8>| async {});
-            while dead.is_alive() {
+            while !dead.has_exited() {
                 cx.yield_now().await;
             }
             let a = cx.register("d", dead);
@@ -82,7 +82,7 @@ rt_test!(
                 cx.recv().await;
             }
             for p in &pids {
-                while p.is_alive() {
+                while !p.has_exited() {
                     cx.yield_now().await;
                 }
             }

@@ -55,7 +55,7 @@ where
     // The runtime is gone (or going): a send to its pid is dropped, nothing is read
     // from freed memory (valgrind saw an invalid read here before the fix).
     waiter.send(());
-    assert!(!waiter.is_alive());
+    assert!(waiter.has_exited());
     pid
 }
 
@@ -83,7 +83,7 @@ on_1_and_n_workers!(
             // A process that has already exited: the timer thread drops the message,
             // and with it the runtime.
             let gone: Pid<Runtime> = cx.spawn(|_: Context<Runtime>| async {});
-            while gone.is_alive() {
+            while !gone.has_exited() {
                 cx.yield_now().await;
             }
             cx.send_after(gone, rt, Duration::from_millis(1));
@@ -100,7 +100,7 @@ on_1_and_n_workers!(
             // latest when the shutdown thread ends every process still alive.
             cx.recv().await;
         });
-        assert!(!carrier.is_alive());
+        assert!(carrier.has_exited());
     }
 );
 

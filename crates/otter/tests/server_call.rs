@@ -543,6 +543,64 @@ rt_test!(
     }
 );
 
+/// A helper that also receives, so it holds its context by `&mut`: it passes it to a
+/// call by name as it is.
+async fn push_then_wait(cx: &mut Context<u32>, n: u32) -> u32 {
+    STORE.call(cx, |r| Req::Push(n, r)).await.unwrap();
+    STORE.cast(cx, n + 1);
+    let got = cx.recv().await;
+    let found = STORE.whereis(cx).is_some();
+    let timed = STORE.call_timeout(cx, |r| Req::Push(got, r), None).await;
+    assert!(found && timed.is_ok());
+    got
+}
+
+rt_test!(
+    a_call_by_name_takes_a_mut_context_or_a_handle,
+    |rt: &Runtime| {
+        let h = rt.handle();
+        let r = rt.block_on(move |mut cx: Context<u32>| async move {
+            Store::start_link_named(&cx, STORE, Init::Ok(None))
+                .await
+                .unwrap();
+            cx.pid().send(9);
+            let got = push_then_wait(&mut cx, 1).await;
+            // From a thread that is no process, through the runtime's handle; it tells
+            // this process when it is done, so no worker waits on a join.
+            let me = cx.pid();
+            let t = std::thread::spawn(move || {
+                let found = STORE.whereis(&h).is_some();
+                STORE.cast(&h, 10);
+                let all = block_on(STORE.call(&h, Req::All));
+                me.send(0);
+                (found, all)
+            });
+            assert_eq!(cx.recv().await, 0);
+            (got, t.join().unwrap())
+        });
+        assert_eq!(r.unwrap(), (9, (true, Ok(vec![1, 2, 9, 10]))));
+    }
+);
+
+/// Runs `f` on this thread, parked between polls: a caller with no runtime.
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    use std::task::{Poll, Wake, Waker};
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+    let mut f = std::pin::pin!(f);
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut std::task::Context::from_waker(&waker)) {
+            return v;
+        }
+        std::thread::park();
+    }
+}
+
 rt_test!(a_call_by_an_unregistered_name_is_noproc, |rt: &Runtime| {
     let r = rt.block_on(|cx: Context<()>| async move {
         let never = STORE.call(&cx, Req::All).await;
@@ -651,7 +709,7 @@ impl Server for Watcher {
             WatchReq::MonitorExitDemonitor(flush, from) => {
                 let child = cx.spawn(|_: Context<()>| async {});
                 let m = cx.monitor(child);
-                while child.is_alive() {
+                while !child.has_exited() {
                     cx.yield_now().await;
                 }
                 let active = if flush {

@@ -159,7 +159,7 @@ rt_test!(
                 });
                 while s.call(|f| Req::Echo(0, f)).await != Ok(0) {}
                 cx.exit(c, ExitReason::Kill);
-                while c.is_alive() {
+                while !c.has_exited() {
                     cx.yield_now().await;
                 }
             }

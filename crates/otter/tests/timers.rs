@@ -85,7 +85,7 @@ rt_test!(an_interval_ends_when_its_receiver_exits, |rt: &Runtime| {
             c.recv().await;
         });
         let t = cx.send_interval(child, 1, Duration::from_millis(1));
-        while child.is_alive() {
+        while !child.has_exited() {
             cx.yield_now().await;
         }
         // The receiver's exit stopped it (before its pid stopped resolving): no tick
@@ -203,7 +203,7 @@ rt_test!(
                 me.send(1);
             });
             let first = cx.recv().await;
-            while child.is_alive() {
+            while !child.has_exited() {
                 cx.yield_now().await;
             }
             (first, cx.recv().await)

@@ -210,7 +210,7 @@ rt_test!(
         let r = rt
             .block_on(|mut cx: Context<u8>| async move {
                 let gone: otter::Pid<Bomb> = cx.spawn(|_: Context<Bomb>| async {});
-                while gone.is_alive() {
+                while !gone.has_exited() {
                     cx.yield_now().await;
                 }
                 cx.send_after(gone, Bomb, Duration::from_millis(1));

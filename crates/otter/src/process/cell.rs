@@ -508,6 +508,18 @@ pub(crate) fn is_running(pid: RawPid) -> bool {
     ProcessRef::new(pid).is_some_and(|p| p.header().gate.is_open())
 }
 
+/// Whether `pid` resolves to a process that is alive in Erlang's sense
+/// (`is_process_alive/1`): its exit has not begun (the gate is open) and no exit signal
+/// that will end it is pending (`signalled`, set under its bonds lock by the signal's
+/// sender, so the sender itself sees it at once). The exit closes the gate before it
+/// signals any link or monitor, so whoever has seen one of those signals sees false.
+pub(crate) fn is_alive(pid: RawPid) -> bool {
+    ProcessRef::new(pid).is_some_and(|p| {
+        let h = p.header();
+        h.gate.is_open() && !h.signalled.load(Ordering::Acquire)
+    })
+}
+
 /// [`is_running`] for any pid: a process of another node counts as running while its
 /// node is connected ([`ProcessId::is_alive`](crate::ProcessId::is_alive)).
 pub(crate) fn is_running_id(pid: crate::ProcessId) -> bool {

@@ -110,14 +110,16 @@ impl Task {
     }
 
     /// The exit sequence, in this order:
-    /// 1. mark the process `exiting`: no new name, monitor or link attaches to it;
+    /// 1. mark the process `exiting`: no new name, monitor or link attaches to it, and
+    ///    `Pid::is_alive` is false from here on (so for whoever sees a signal of step 3);
     /// 2. release its registered name;
     /// 3. send the exit signal to every linked process (outside our bonds lock: the
     ///    receiver's lock is taken, and no thread ever holds two bonds locks), then the
     ///    `Down` of every monitor (under our lock: `monitor.rs`); so a `Down` seen means
     ///    the link signals have been applied;
     /// 4. retire the slot: the pid stops resolving, so no new message or wake-up can
-    ///    reach the process (we keep a count for ourselves);
+    ///    reach the process (we keep a count for ourselves); `Pid::has_exited` is true
+    ///    from here on;
     /// 5. mark the state `DONE`, so in-flight wake-ups do nothing;
     /// 6. drop the future (its locals, its `Context`: the owner reference);
     /// 7. release our count; the last reference frees the cell and its mailbox.

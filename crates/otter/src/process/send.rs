@@ -53,7 +53,7 @@ impl<M> Pid<M> {
     /// let pid = rt.handle().spawn(|_cx: otter::Context<u8>| async {});
     /// # let watcher = pid;
     /// // Once the process has exited, `try_send` tells us.
-    /// while watcher.is_alive() { std::thread::yield_now(); }
+    /// while !watcher.has_exited() { std::thread::yield_now(); }
     /// assert_eq!(pid.try_send(1), Err(otter::SendError(1)));
     /// ```
     #[inline]
@@ -64,24 +64,67 @@ impl<M> Pid<M> {
         send(*self, message).map_err(crate::SendError)
     }
 
-    /// Whether the process is still running (Erlang's `is_process_alive/1`). The answer
-    /// can be stale as soon as it is returned. It turns false at the end of the
-    /// process's exit, a moment after its `Down`s and exit signals are sent (Erlang's
-    /// is false from the exit's start): a watcher woken by the `Down` on another worker
-    /// may, rarely, still see it true.
+    /// Whether the process is alive and not exiting (Erlang's `is_process_alive/1`).
+    /// The answer can be stale as soon as it is returned. It is false:
+    ///
+    /// * from the moment the process's exit begins, before its links and monitors are
+    ///   signalled: whoever has received its `Down` or its exit signal sees false;
+    /// * once an exit signal that will end it has been sent (a `Kill`, or a reason it
+    ///   does not trap): the sender sees false right after
+    ///   [`Context::exit`](crate::Context::exit), as with Erlang's `exit(P, kill)`
+    ///   followed by `is_process_alive(P)`.
+    ///
+    /// A process whose `is_alive` is false may still be running its exit; to wait for
+    /// the exit's end (its pid no longer resolves), use [`Pid::has_exited`].
     ///
     /// ```
-    /// let rt = otter::Runtime::new();
-    /// let alive = rt.block_on(|cx: otter::Context<()>| async move { cx.pid().is_alive() });
-    /// assert!(alive.unwrap());
+    /// use otter::{Context, Down, ExitReason, Runtime};
+    /// struct Msg(Down);
+    /// impl From<Down> for Msg { fn from(d: Down) -> Msg { Msg(d) } }
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|mut cx: Context<Msg>| async move {
+    ///     let (child, _) = cx.spawn_monitor(|mut c: Context<()>| async move { c.recv().await });
+    ///     let before = child.is_alive();
+    ///     cx.exit(child, ExitReason::Kill);
+    ///     let after_kill = child.is_alive();
+    ///     let Msg(_down) = cx.recv().await;
+    ///     (before, after_kill, child.is_alive())
+    /// });
+    /// assert_eq!(r.unwrap(), (true, false, false));
     /// ```
     pub fn is_alive(&self) -> bool {
         self.id().is_alive()
     }
+
+    /// Whether the process's exit is over: its name is released, its links and
+    /// monitors are signalled and its pid no longer resolves, so a message to it is
+    /// dropped ([`Pid::try_send`] hands it back), and a monitor or link set now gets
+    /// `Noproc` at once. Once true, it stays true. The future's own locals are dropped
+    /// right after, on the worker that ran the exit: a destructor's side effect may
+    /// still be under way.
+    ///
+    /// Between [`Pid::is_alive`] turning false and this turning true the process is
+    /// exiting; a loop that waits for a process to be gone waits on this one.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let r = rt.block_on(|cx: otter::Context<()>| async move {
+    ///     let child = cx.spawn(|_: otter::Context<u8>| async {});
+    ///     while !child.has_exited() {
+    ///         cx.yield_now().await;
+    ///     }
+    ///     child.try_send(1)
+    /// });
+    /// assert_eq!(r.unwrap(), Err(otter::SendError(1)));
+    /// ```
+    pub fn has_exited(&self) -> bool {
+        self.id().has_exited()
+    }
 }
 
 impl ProcessId {
-    /// Whether the process is alive (see [`Pid::is_alive`]).
+    /// Whether the process is alive and not exiting (see [`Pid::is_alive`]). A process
+    /// of another node counts as alive while its node is connected.
     ///
     /// ```
     /// let rt = otter::Runtime::new();
@@ -93,7 +136,23 @@ impl ProcessId {
         if self.0.is_remote() {
             return crate::dist::route::is_connected(self.0);
         }
-        table::slot(self.0.index).is_some_and(|s| s.word.is_alive(self.0.generation))
+        crate::process::cell::is_alive(self.0)
+    }
+
+    /// Whether the process's exit is over (see [`Pid::has_exited`]). A process of
+    /// another node counts as exited once its node is disconnected.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let gone = rt.block_on(|cx: otter::Context<()>| async move { cx.pid().id().has_exited() });
+    /// assert!(!gone.unwrap());
+    /// ```
+    pub fn has_exited(&self) -> bool {
+        #[cfg(feature = "dist")]
+        if self.0.is_remote() {
+            return !crate::dist::route::is_connected(self.0);
+        }
+        !table::slot(self.0.index).is_some_and(|s| s.word.is_alive(self.0.generation))
     }
 }
 

@@ -1,4 +1,5 @@
-//! [`Handle`]: a runtime seen from any thread: spawn a process there, look a name up.
+//! [`Handle`]: a runtime seen from any thread: spawn a process there, look a name up,
+//! send an exit signal.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -6,9 +7,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::Shared;
 use crate::Context;
-use crate::exit::IntoExitReason;
-use crate::pid::Pid;
+use crate::exit::{ExitReason, IntoExitReason};
+use crate::pid::{Pid, ProcessId, RawPid};
 use crate::process::cell;
+use crate::signal::Kind;
+use crate::signal::bonds;
 
 /// A handle to a runtime, to spawn processes from any thread. Cheap to clone.
 ///
@@ -64,6 +67,37 @@ impl Handle {
         message: N,
     ) -> Result<(), crate::SendError<N>> {
         self.shared.registry.send_named(name, message)
+    }
+
+    /// Sends the exit signal `reason` to `pid` from outside any process: Erlang's
+    /// `exit(Pid, Reason)` called by a process that is not linked to `pid`, with the same
+    /// rules as [`Context::exit`]. `Kill` ends the process with `Killed` even if it traps
+    /// exits; otherwise a process that traps exits gets an [`Exit`](crate::Exit) message,
+    /// and one that does not exits with `reason`, except that `Normal` is ignored. The
+    /// signal acts at the process's next suspension point; right after this call, its
+    /// [`Pid::is_alive`] is already false if the signal will end it.
+    ///
+    /// The `from` of the [`Exit`](crate::Exit) a trapping process receives is
+    /// [`ProcessId::OUTSIDE`](crate::ProcessId::OUTSIDE), which names no process. The
+    /// target may run on any runtime of this OS process, or on another node.
+    ///
+    /// ```
+    /// use otter::{Context, Down, ExitReason, Runtime};
+    /// struct Msg(Down);
+    /// impl From<Down> for Msg { fn from(d: Down) -> Msg { Msg(d) } }
+    /// let rt = Runtime::new();
+    /// let h = rt.handle();
+    /// let r = rt.block_on(move |mut cx: Context<Msg>| async move {
+    ///     let (child, _) = cx.spawn_monitor(|mut c: Context<()>| async move { c.recv().await });
+    ///     // From another thread, say a signal handler's.
+    ///     std::thread::spawn(move || h.exit(child, ExitReason::Kill)).join().unwrap();
+    ///     let Msg(down) = cx.recv().await;
+    ///     down.reason
+    /// });
+    /// assert_eq!(r.unwrap(), ExitReason::Killed);
+    /// ```
+    pub fn exit(&self, pid: impl Into<ProcessId>, reason: ExitReason) {
+        bonds::signal(pid.into().0, RawPid::OUTSIDE, reason, Kind::Exit);
     }
 
     /// Marks the runtime as having a node; false if it had one.

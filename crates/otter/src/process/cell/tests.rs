@@ -41,7 +41,7 @@ fn spawn_send_exit_and_shutdown() {
             panic!("miri panic")
         }
         let p = cx.spawn(|_c: Context<()>| async { boom() });
-        while p.is_alive() {
+        while !p.has_exited() {
             cx.yield_now().await;
         }
         assert!(p.try_send(()).is_err());
@@ -129,7 +129,7 @@ fn a_stream_to_a_process_that_exits_loses_nothing() {
                     accepted += 1;
                 }
             }
-            while child.is_alive() {
+            while !child.has_exited() {
                 cx.yield_now().await;
             }
             for _ in 0..6 {
