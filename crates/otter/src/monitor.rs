@@ -94,7 +94,7 @@ impl MonitorRef {
 /// let rt = Runtime::new();
 /// let r = rt.block_on(|mut cx: Context<Msg>| async move {
 ///     let gone = cx.spawn(|_: Context<()>| async {});
-///     while gone.is_alive() { cx.yield_now().await; }
+///     while !gone.has_exited() { cx.yield_now().await; }
 ///     cx.monitor(gone);
 ///     let Msg::Down(d) = cx.recv().await;
 ///     d.reason

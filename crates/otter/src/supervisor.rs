@@ -467,10 +467,9 @@ impl Supervisor {
                 self.forget(i);
                 Ok(())
             }
-            // Alive and not exiting (`is_process_alive/1`): a child whose exit has begun
-            // is terminated already. `is_alive` stays true until the exit's end, a
-            // moment after its `Down` is sent, which its caller may have seen.
-            None if crate::process::cell::is_running_id(pid) => Err(ChildError::NotFound),
+            // Alive and not exiting (`is_process_alive/1`, `is_alive`): a child whose
+            // exit has begun is terminated already.
+            None if pid.is_alive() => Err(ChildError::NotFound),
             None => Ok(()),
         }
     }

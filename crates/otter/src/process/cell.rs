@@ -520,15 +520,5 @@ pub(crate) fn is_alive(pid: RawPid) -> bool {
     })
 }
 
-/// [`is_running`] for any pid: a process of another node counts as running while its
-/// node is connected ([`ProcessId::is_alive`](crate::ProcessId::is_alive)).
-pub(crate) fn is_running_id(pid: crate::ProcessId) -> bool {
-    #[cfg(feature = "dist")]
-    if pid.0.is_remote() {
-        return pid.is_alive();
-    }
-    is_running(pid.0)
-}
-
 #[cfg(test)]
 mod tests;

@@ -119,7 +119,7 @@ impl Bonds {
             // A call's watcher and a remote process's (no owner) are taken off by the
             // call and by the connection; an owner is always a local process.
             self.watchers
-                .retain(|w| w.owner.is_none_or(|o| crate::pid::ProcessId(o).is_alive()));
+                .retain(|w| w.owner.is_none_or(|o| !crate::pid::ProcessId(o).has_exited()));
             self.watchers_kept = self.watchers.len();
         }
     }
@@ -516,7 +516,7 @@ mod tests {
                     let child = cx.spawn(move |c: Context<Msg>| async move {
                         let _ = c.monitor(target);
                     });
-                    while child.is_alive() {
+                    while !child.has_exited() {
                         cx.yield_now().await;
                     }
                 }
