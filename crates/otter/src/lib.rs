@@ -17,7 +17,8 @@
 //! | `link(Pid)`, `spawn_link/1` | `cx.link(pid)`, `cx.spawn_link(..)` |
 //! | `monitor(process, Pid)`, `{'DOWN', ..}` | `cx.monitor(pid)`, a [`Down`] message |
 //! | `process_flag(trap_exit, true)`, `{'EXIT', ..}` | `cx.trap_exit(true)`, an [`Exit`] message |
-//! | `exit(Pid, kill)` | `cx.exit(pid, ExitReason::Kill)` |
+//! | `exit(Pid, kill)` | `cx.exit(pid, ExitReason::Kill)`; from outside any process, `handle.exit(pid, ..)` |
+//! | `is_process_alive(Pid)` | `pid.is_alive()`: false from the start of its exit, or once an exit signal that ends it was sent; `pid.has_exited()`: its exit is over |
 //! | `register(Name, Pid)`, `whereis(Name)` | `cx.register(name, pid)`, `cx.whereis::<Msg>(name)` |
 //! | `erlang:send_after(T, Pid, Msg)`, `timer:sleep(T)` | `cx.send_after(pid, msg, t)`, `cx.sleep(t).await` |
 //! | `gen_server`, `gen_statem`, `supervisor` | [`server`], [`statem`], [`supervisor`] (below) |
