@@ -424,6 +424,14 @@
 //!   medium`): a worker spins only while another one runs, no longer than it was busy;
 //!   [`Builder::busy_wait`] is the `+sbwt` setting.
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
+// docs.rs builds with `--cfg docsrs` on nightly: feature-gated items get their badge.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+/// The README's Rust example, run as a doctest (only when doctests are collected: the
+/// published package's build never reads the file).
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
 
 #[cfg(target_pointer_width = "32")]
 compile_error!("otter packs a pid into a waker's data pointer and needs 64-bit pointers");
@@ -433,8 +441,10 @@ pub(crate) mod loom;
 #[cfg(not(loom))]
 pub mod blocking;
 #[cfg(all(feature = "tokio", not(loom)))]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod compat;
 #[cfg(all(feature = "dist", not(loom)))]
+#[cfg_attr(docsrs, doc(cfg(feature = "dist")))]
 pub mod dist;
 #[cfg(not(loom))]
 mod error;

@@ -430,6 +430,7 @@ impl Builder {
     /// assert!(r.unwrap());
     /// ```
     #[cfg(feature = "tokio")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
     pub fn tokio_context(mut self, on: bool) -> Self {
         self.tokio_context = on;
         self

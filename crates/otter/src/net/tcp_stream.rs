@@ -377,6 +377,7 @@ fn libc_einprogress() -> i32 {
 /// (hyper through `hyper_util::rt::TokioIo`, a tokio codec). otter's own reactor drives
 /// it: no tokio runtime or [`compat::tokio`](crate::compat::tokio) context is needed.
 #[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 impl tokio::io::AsyncRead for TcpStream {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -392,6 +393,7 @@ impl tokio::io::AsyncRead for TcpStream {
 /// tokio's write trait (feature `tokio`); see the `AsyncRead` impl. `poll_shutdown`
 /// closes the writing half, as `gen_tcp:shutdown(S, write)` does.
 #[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 impl tokio::io::AsyncWrite for TcpStream {
     fn poll_write(
         self: Pin<&mut Self>,
