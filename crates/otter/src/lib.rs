@@ -120,6 +120,10 @@
 //! assert_eq!(r.unwrap(), ExitReason::Shutdown);
 //! ```
 //!
+//! `#[derive(otter::Message)]` ([`Message`]) writes these `From<Exit>`, `From<Down>`
+//! and `DownMessage` impls (and `From<Tcp>`, `From<BadTerm>`, `From<NodeEvent>`) for the
+//! variants that hold them.
+//!
 //! ## Servers and supervisors
 //!
 //! [`server`] is `gen_server`, typed per request: a server's requests are one enum, and
@@ -496,6 +500,8 @@ pub use exit::{ErrorReason, ExitReason, IntoExitReason};
 pub use mailbox::{Keyed, Recv, RecvKey};
 #[cfg(not(loom))]
 pub use monitor::{Down, DownMessage, MonitorRef};
+#[cfg(not(loom))]
+pub use otter_macros::Message;
 #[cfg(not(loom))]
 pub use pid::{Pid, ProcessId};
 #[cfg(not(loom))]
