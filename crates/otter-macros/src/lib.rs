@@ -1,5 +1,6 @@
 //! Macros for [otter](https://docs.rs/otter), re-exported by it: use them as
-//! `#[derive(otter::Message)]`, not from this crate.
+//! `#[derive(otter::Message)]`, `#[otter::test]` and `#[otter::main]`, not from this
+//! crate.
 //!
 //! The generated code names `::otter`: the `otter` crate must be a dependency under
 //! that name.
@@ -7,6 +8,7 @@
 use proc_macro::TokenStream;
 use syn::parse_macro_input;
 
+mod entry;
 mod message;
 
 /// Writes the conversions a process's message enum needs to receive the runtime's
@@ -98,6 +100,90 @@ mod message;
 pub fn derive_message(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as syn::DeriveInput);
     message::derive(input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Runs an `async fn` test as the root process of a runtime built for it:
+/// `async fn name(cx: Context<M>)` (or with no argument) becomes a `#[test] fn name()`
+/// that builds a [`Runtime`] and [`block_on`]s the body. The test's other attributes
+/// (`#[should_panic]`, `#[ignore]`) carry over; do not add `#[test]` too.
+///
+/// * `#[otter::test]` runs on **one worker**;
+/// * `#[otter::test(workers = 4)]` on four;
+/// * `#[otter::test(workers = [1, 4])]` once per count: a module `name` with the
+///   tests `name::workers_1` and `name::workers_4` (each rule checked on 1 and on N
+///   workers).
+///
+/// The test fails if the body panics or its process exits otherwise (killed by a
+/// linked process, ...): the panic names the exit reason. The body may return a value
+/// (`Result<(), E>`, as `#[test]` allows), which the test returns.
+///
+/// ```
+/// use otter::{Context, Down};
+///
+/// #[derive(otter::Message)]
+/// enum Msg { Down(Down) }
+///
+/// #[otter::test(workers = [1, 4])]
+/// async fn a_monitor_of_a_finished_child_fires(mut cx: Context<Msg>) {
+///     let child = cx.spawn(|_: Context<()>| async {});
+///     cx.monitor(child);
+///     let Msg::Down(d) = cx.recv().await;
+///     assert_eq!(d.pid, child.id());
+/// }
+/// ```
+///
+/// Misuse is a compile error: a function that is not `async`, a worker count of 0,
+/// an argument that is not the one context:
+///
+/// ```compile_fail
+/// #[otter::test(workers = 0)]
+/// async fn t() {}
+/// ```
+///
+/// [`Runtime`]: https://docs.rs/otter/latest/otter/struct.Runtime.html
+/// [`block_on`]: https://docs.rs/otter/latest/otter/struct.Runtime.html#method.block_on
+#[proc_macro_attribute]
+pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
+    entry::expand(entry::Kind::Test, args.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Runs `async fn main` as the root process of a runtime: `#[otter::main]` on all
+/// cores (`Runtime::new()`), `#[otter::main(workers = N)]` on `N` workers. `main` may
+/// take the root process's `cx: Context<M>` and return what `fn main` may (`()`,
+/// `Result<(), E>`). If the main process exits otherwise than by returning (a panic,
+/// a link), the program prints the reason and exits with status 1.
+///
+/// ```
+/// use otter::Context;
+///
+/// #[otter::main(workers = 2)]
+/// async fn main(mut cx: Context<u32>) {
+///     let me = cx.pid();
+///     cx.spawn(move |_: Context<()>| async move { me.send(42) });
+///     assert_eq!(cx.recv().await, 42);
+/// }
+/// ```
+///
+/// A main process that panics ends the program with status 1:
+///
+/// ```should_panic
+/// #[otter::main]
+/// async fn main() {
+///     panic!("boom");
+/// }
+/// ```
+///
+/// ```compile_fail
+/// #[otter::main]
+/// fn main() {} // not async
+/// ```
+#[proc_macro_attribute]
+pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
+    entry::expand(entry::Kind::Main, args.into(), item.into())
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

@@ -24,21 +24,9 @@
 //! for a server: a slow server delays its own callers, not the other traffic from that
 //! node.
 //!
-//! # One request type for both sides: [`ErlangServer`]
-//!
-//! A server whose `Call` and `Cast` derive `Deserialize` implements [`ErlangServer`]
-//! (no items required) instead of [`RemoteServer`]: a request from another node decodes
-//! straight into the server's own `Call`, the same enum its Rust callers build with
-//! [`ServerRef::call`], and the runtime builds the [`ReplyTo`] that answers the remote
-//! caller. The rule that makes one enum fit both: **each `Call` variant ends with its
-//! `ReplyTo`**, which the Erlang request does not carry. `gen_server:call(S, {put, K,
-//! V})` decodes as `Put(K, V, ReplyTo<R>)`, and a bare atom `gen_server:call(S, stats)`
-//! as `Stats(ReplyTo<R>)`: the runtime appends the reply handle to the request tuple
-//! (or makes the atom `{Atom, Handle}`) before decoding. Only tuple and newtype variants
-//! (serde's `{Tag, ...}`) take a `ReplyTo`; the reply `R` is encoded with the
-//! [`etf`] mapping when the server replies (the [`shapes`](crate::dist::shapes) give
-//! Erlang's `{ok, T}` / `{error, E}`). A `ReplyTo` decodes nowhere else: in any
-//! other message it is a decoding error (a [`BadTerm`]).
+//! An [`ErlangServer`] is a `RemoteServer` (blanket impl) whose requests decode
+//! straight into the server's own `Call`, its `ReplyTo` made here: see its docs for the
+//! rule, and `ErlangRequest`'s `Deserialize` below for the mechanism.
 
 use std::any::TypeId;
 use std::cell::RefCell;
@@ -161,13 +149,27 @@ pub enum BadCall<R> {
 // ===== ErlangServer: the server's own Call, decoded =====
 
 /// A server whose own `Call` and `Cast` types are its requests from other nodes: no
-/// second request enum, no forwarding by hand (see "One request type for both sides"
-/// in the [module docs](crate::dist::RemoteServer)). Every `ErlangServer` is a
+/// second request enum, no forwarding by hand. Every `ErlangServer` is a
 /// [`RemoteServer`] (a blanket impl), so [`Node::register_server`],
 /// [`Node::register_server_name`] and a [`ServerRef`] in a term work as for any.
 ///
-/// `Call` and `Cast` must implement `DeserializeOwned`; each `Call` variant ends with
-/// its [`ReplyTo`], whose reply type implements `Serialize`.
+/// `Call` and `Cast` implement `DeserializeOwned`. A call from another node
+/// (`gen_server:call/2,3`) decodes into the server's `Call`, the same enum its Rust
+/// callers build with [`ServerRef::call`], and the runtime makes the [`ReplyTo`] that
+/// answers the remote caller. The rule that makes one enum fit both: **each `Call`
+/// variant ends with its `ReplyTo`**, which the Erlang request does not carry.
+/// `gen_server:call(S, {put, K, V})` decodes as `Put(K, V, ReplyTo<R>)`, and a bare
+/// atom `gen_server:call(S, stats)` as `Stats(ReplyTo<R>)`: the runtime appends the
+/// reply handle to the request tuple (or makes the atom `{Atom, Handle}`) before
+/// decoding. Only tuple and newtype variants (serde's `{Tag, ...}`) take a `ReplyTo`;
+/// the reply `R: Serialize` is encoded with the [`etf`] mapping when the server
+/// replies ([`shapes`](crate::dist::shapes) has Erlang's `{ok, T}` / `{error, E}`).
+/// A `ReplyTo` decodes nowhere else: in any other message it is a decoding error (a
+/// [`BadTerm`]). A cast (`gen_server:cast/2`) decodes into the server's `Cast`.
+///
+/// If the server exits before it replies, no reply is sent and the remote caller's
+/// monitor reports the exit; a reply that does not come within
+/// [`ErlangServer::REMOTE_CALL_TIMEOUT`] is given up on.
 ///
 /// ```no_run
 /// use otter::dist::etf::Term;
@@ -367,9 +369,8 @@ where
 }
 
 /// A reply handle decodes only inside a call from another node to an
-/// [`ErlangServer`], where the runtime makes it (see the
-/// [module docs](crate::dist::RemoteServer)): the reply goes to the remote caller.
-/// Anywhere else decoding one is an error.
+/// [`ErlangServer`], where the runtime makes it (see [`ErlangServer`]): the reply
+/// goes to the remote caller. Anywhere else decoding one is an error.
 impl<'de, R: Serialize + Send + 'static> Deserialize<'de> for ReplyTo<R> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ReplyTo<R>, D::Error> {
         let mark = Atom::deserialize(d)?;
