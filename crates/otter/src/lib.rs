@@ -174,6 +174,12 @@
 //! assert_eq!(r.unwrap(), ExitReason::Shutdown);
 //! ```
 //!
+//! `#[derive(otter::Message)]` ([`Message`]) writes these `From<Exit>`, `From<Down>`
+//! and `DownMessage` impls (and `From<Tcp>`, `From<BadTerm>`, `From<NodeEvent>`) for the
+//! variants that hold them. [`macro@test`] and [`macro@main`] run an `async fn` as a
+//! runtime's root process: `#[otter::test(workers = [1, 4])]` checks a test body on 1
+//! and on 4 workers.
+//!
 //! ## Servers and supervisors
 //!
 //! [`server`] is `gen_server`, typed per request: a server's requests are one enum, and
@@ -564,6 +570,8 @@ pub use exit::{ErrorReason, ExitReason, IntoExitReason};
 pub use mailbox::{Keyed, Recv, RecvKey};
 #[cfg(not(loom))]
 pub use monitor::{Down, DownMessage, MonitorRef};
+#[cfg(not(loom))]
+pub use otter_macros::{Message, main, test};
 #[cfg(not(loom))]
 pub use pid::{Pid, ProcessId};
 #[cfg(not(loom))]

@@ -118,7 +118,7 @@ use crate::registry::RegisterError;
 use crate::signal::Exit;
 
 pub use name::{Lookup, Name};
-use reply::Pending;
+pub(crate) use reply::Pending;
 pub use reply::{CallError, ReplyTo};
 
 /// The timeout of [`ServerRef::call`]: OTP's default for `gen_server:call/2`.
