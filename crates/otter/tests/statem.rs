@@ -138,6 +138,23 @@ fn setup(
     }
 }
 
+impl Setup {
+    /// Starts with `first` (its state and initial actions) instead.
+    fn starting(mut self, first: Transition<Probe>) -> Setup {
+        self.first = first;
+        self
+    }
+
+    /// With enter calls, each logged, answered by `on_enter`.
+    fn entering(
+        mut self,
+        on_enter: impl FnMut(St, St) -> Transition<Probe> + Send + 'static,
+    ) -> Setup {
+        self.on_enter = Some(Box::new(on_enter));
+        self
+    }
+}
+
 /// A probe that also sends each line of its log to `watcher`.
 fn watched(
     watcher: Pid<String>,
@@ -285,17 +302,9 @@ rt_test!(
     stop_runs_terminate_in_the_current_state_and_a_second_stop_is_noproc,
     |rt: &Runtime| {
         let got = rt.block_on(|cx: Context<()>| async move {
-            let m = Probe::start(
-                &cx,
-                Setup {
-                    watcher: None,
-                    first: Transition::next("idle"),
-                    on_enter: None,
-                    on_event: Box::new(|_, _| Transition::next("other")),
-                },
-            )
-            .await
-            .unwrap();
+            let m = Probe::start(&cx, setup("idle", |_, _| Transition::next("other")))
+                .await
+                .unwrap();
             m.cast("move");
             let before = log_of(m).await;
             let first = m.stop(ExitReason::error(std::fmt::Error), None).await;
@@ -411,7 +420,7 @@ rt_test!(
             .unwrap();
             let first = m.call_timeout(|r| Req::Ask("echo", r), None);
             let second = m.call(|r| Req::Ask("stop", r));
-            let (a, b) = futures_join(first, second).await;
+            let (a, b) = support::join(first, second).await;
             let after = m.call(|r| Req::Ask("hej", r)).await;
             (a, b, after)
         });
@@ -421,35 +430,6 @@ rt_test!(
         );
     }
 );
-
-/// Polls two futures to completion, concurrently.
-async fn futures_join<A: std::future::Future, B: std::future::Future>(
-    a: A,
-    b: B,
-) -> (A::Output, B::Output) {
-    let mut a = std::pin::pin!(a);
-    let mut b = std::pin::pin!(b);
-    let (mut ra, mut rb) = (None, None);
-    std::future::poll_fn(|cx| {
-        if ra.is_none()
-            && let std::task::Poll::Ready(v) = a.as_mut().poll(cx)
-        {
-            ra = Some(v);
-        }
-        if rb.is_none()
-            && let std::task::Poll::Ready(v) = b.as_mut().poll(cx)
-        {
-            rb = Some(v);
-        }
-        if ra.is_some() && rb.is_some() {
-            std::task::Poll::Ready(())
-        } else {
-            std::task::Poll::Pending
-        }
-    })
-    .await;
-    (ra.unwrap(), rb.unwrap())
-}
 
 // OTP: event_order.
 rt_test!(
@@ -566,17 +546,14 @@ rt_test!(
         let got = rt.block_on(|cx: Context<()>| async move {
             let m = Probe::start_link(
                 &cx,
-                Setup {
-                    watcher: None,
-                    first: Transition::next("a").next_event(Event::Internal("first")),
-                    on_enter: Some(Box::new(|_, _| Transition::keep())),
-                    on_event: Box::new(|_, e| match e {
-                        Event::Cast("b") => Transition::next("b"),
-                        Event::Cast("same") => Transition::next("b"),
-                        Event::Cast("repeat") => Transition::repeat(),
-                        _ => Transition::keep(),
-                    }),
-                },
+                setup("a", |_, e| match e {
+                    Event::Cast("b") => Transition::next("b"),
+                    Event::Cast("same") => Transition::next("b"),
+                    Event::Cast("repeat") => Transition::repeat(),
+                    _ => Transition::keep(),
+                })
+                .starting(Transition::next("a").next_event(Event::Internal("first")))
+                .entering(|_, _| Transition::keep()),
             )
             .await
             .unwrap();
@@ -608,15 +585,10 @@ rt_test!(
         let got = rt.block_on(|cx: Context<()>| async move {
             let m = Probe::start(
                 &cx,
-                Setup {
-                    watcher: None,
-                    first: Transition::next("a"),
-                    on_enter: Some(Box::new(|_, state| match state {
-                        "b" => Transition::next("c"),
-                        _ => Transition::keep(),
-                    })),
-                    on_event: Box::new(|_, _| Transition::next("b")),
-                },
+                setup("a", |_, _| Transition::next("b")).entering(|_, state| match state {
+                    "b" => Transition::next("c"),
+                    _ => Transition::keep(),
+                }),
             )
             .await
             .unwrap();
@@ -891,15 +863,11 @@ rt_test!(
                 .next_event(Event::Internal("go"));
             let m = Probe::start_link(
                 &cx,
-                Setup {
-                    watcher: None,
-                    first,
-                    on_enter: None,
-                    on_event: Box::new(|_, e| match e {
-                        Event::Internal("go") => Transition::next("b"),
-                        _ => Transition::keep(),
-                    }),
-                },
+                setup("a", |_, e| match e {
+                    Event::Internal("go") => Transition::next("b"),
+                    _ => Transition::keep(),
+                })
+                .starting(first),
             )
             .await
             .unwrap();
@@ -951,19 +919,15 @@ rt_test!(
         let got = rt.block_on(|cx: Context<()>| async move {
             let m = Probe::start_link(
                 &cx,
-                Setup {
-                    watcher: None,
-                    first: Transition::next("a"),
-                    on_enter: Some(Box::new(|_, state| match state {
-                        "b" => Transition::keep().state_timeout(Duration::ZERO, "work"),
-                        _ => Transition::keep(),
-                    })),
-                    on_event: Box::new(|state, e| match (state, e) {
-                        ("a", e @ Event::Cast("x")) => Transition::keep().postpone(e),
-                        ("a", Event::Cast("go")) => Transition::next("b"),
-                        _ => Transition::keep(),
-                    }),
-                },
+                setup("a", |state, e| match (state, e) {
+                    ("a", e @ Event::Cast("x")) => Transition::keep().postpone(e),
+                    ("a", Event::Cast("go")) => Transition::next("b"),
+                    _ => Transition::keep(),
+                })
+                .entering(|_, state| match state {
+                    "b" => Transition::keep().state_timeout(Duration::ZERO, "work"),
+                    _ => Transition::keep(),
+                }),
             )
             .await
             .unwrap();
