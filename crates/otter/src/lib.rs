@@ -546,6 +546,8 @@ mod server {
     }
 }
 #[cfg(not(loom))]
+pub mod report;
+#[cfg(not(loom))]
 mod signal;
 #[cfg(not(loom))]
 pub mod statem;
