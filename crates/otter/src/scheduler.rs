@@ -23,15 +23,15 @@
 //! * Woken by a message (or any waker) on one of its own runtime's workers: that
 //!   worker's LIFO slot; a process displaced from the slot goes to the local queue.
 //! * Spawned on a worker: that worker's LIFO slot if it is empty (Go puts a new
-//!   goroutine in its `runnext` the same way), else the top of its spawn stack. A
-//!   chain of spawns (each process spawns the next and ends) then stays on one worker:
+//!   goroutine in its `runnext` the same way); else, for the turn's first spawn that
+//!   finds the slot taken, the top of its spawn stack; else the back of the local queue.
+//!   A chain of spawns (each process spawns the next and ends) then stays on one worker:
 //!   a push onto the queue woke an idle worker, which stole the child, and the chain
 //!   crossed cores at every link (docs/design/0022). The stack runs newest first, after
-//!   the local queue: a process that spawns children and waits for their replies is
+//!   the local queue: a process that spawns two children and waits for their replies is
 //!   walked depth-first, where the back of the local queue walked it breadth-first and
-//!   kept most of a fork-join tree alive at once (docs/design/0034). A process spawned
-//!   while processes are queued therefore runs after them, and after its younger
-//!   siblings, where the BEAM runs spawns first in, first out with everything else.
+//!   kept most of a fork-join tree alive at once (docs/design/0034). The BEAM runs every
+//!   spawn first in, first out with everything else, and walks such a tree breadth-first.
 //! * Yielding: the back of that worker's local queue.
 //! * From any other thread: the injector, and a spinning or parked worker is woken.
 //!
@@ -255,8 +255,16 @@ impl Shared {
                 self.watch_lifo();
             }
             Some(i) => {
-                self.workers[i].spawned.push(task);
-                self.wake_one();
+                let w = &self.workers[i];
+                let now = w.ticks.load(Ordering::Relaxed) & !STREAMING;
+                if w.spawned.newest_stamp() == Some(now) {
+                    // This turn has pushed one already: a loop of spawns queues the
+                    // rest in spawn order (`spawn_stack.rs`, rule 1).
+                    self.push_local(i, task);
+                } else {
+                    w.spawned.push(task, now);
+                    self.wake_one();
+                }
             }
             None => self.inject(task),
         }

@@ -16,9 +16,11 @@
 //!    stood there, and each steal moves the chain, and every process it touches, to a
 //!    cold core (docs/design/0023).
 //! 3. The local queue (FIFO).
-//! 4. The spawn stack, newest first: the processes this worker spawned while its LIFO
-//!    slot was taken. A fork-join tree is then walked depth-first, a path's worth of
-//!    its processes alive at once, not a level's (`spawn_stack.rs`, docs/design/0034).
+//! 4. The spawn stack, newest first: the second process of a turn's spawns (the first
+//!    took the LIFO slot). A fork-join tree is then walked depth-first, a path's worth
+//!    of its processes alive at once, not a level's (`spawn_stack.rs`, docs/design/0034).
+//!    Before step 2, a newest that has waited [`SPAWN_WAIT_TICKS`] polls moves to the
+//!    back of the local queue (`spawn_stack.rs`, rule 3).
 //! 5. The injector, taking a batch into the local queue.
 //! 6. Stealing half of another worker's local queue, from a random victim onwards, or
 //!    else the oldest half of its spawn stack.
@@ -45,8 +47,8 @@ use crate::process::harness::{RunOutcome, Task};
 use crate::scheduler::stand_in::DORMANT;
 use crate::scheduler::tuning::{
     BUDGET, GLOBAL_INTERVAL, IO_POLLS_SKIPPED, LIFO_RECHECK, LIFO_WATCH, LOCAL_CAP, MAX_LIFO_POLLS,
-    SPAWN_AGE, SPILL_AFTER_SENDS, SPILL_INTERVAL, SPIN_BEFORE_PARK, SPIN_HINTS, STEAL_LIFO_AFTER,
-    YIELD_EVERY_ROUNDS,
+    SPAWN_AGE, SPAWN_WAIT_TICKS, SPILL_AFTER_SENDS, SPILL_INTERVAL, SPIN_BEFORE_PARK, SPIN_HINTS,
+    STEAL_LIFO_AFTER, YIELD_EVERY_ROUNDS,
 };
 use crate::scheduler::{Remote, STREAMING, Shared, context};
 
@@ -462,6 +464,16 @@ impl Worker {
                 return Some(t);
             }
         }
+        // A spawn that has waited `SPAWN_WAIT_TICKS` polls joins the back of the local
+        // queue (`spawn_stack.rs`, rule 3): a chain that spawns nothing does not keep it
+        // waiting.
+        if let Some(stamp) = me.spawned.newest_stamp()
+            && (me.ticks.load(Ordering::Relaxed) & !STREAMING).wrapping_sub(stamp)
+                >= SPAWN_WAIT_TICKS
+            && let Some(t) = me.spawned.pop_newest()
+        {
+            shared.push_local(self.index, t);
+        }
         if let Some(t) = me.lifo.take() {
             if me.local.len() == 0 {
                 // Nothing waits behind it here (rule 2): a new chain, not a push.
@@ -532,7 +544,9 @@ impl Worker {
         for i in 0..n {
             let v = (start + i) % n;
             if v != self.index
-                && let Some(t) = shared.workers[v].spawned.steal_into(&me.spawned)
+                && let Some(t) = shared.workers[v]
+                    .spawned
+                    .steal_into(&me.spawned, me.ticks.load(Ordering::Relaxed) & !STREAMING)
             {
                 return Some(t);
             }
