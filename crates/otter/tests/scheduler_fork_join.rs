@@ -143,3 +143,40 @@ rt_test!(every_process_of_a_flat_spawn_loop_runs, |rt: &Runtime| {
         .unwrap();
     assert!(got, "every spawned process sent its number");
 });
+
+/// One worker: a process spawned onto the spawn stack beside a ping-pong pair, which
+/// spawns nothing and keeps the local queue empty, runs within a few hundred round trips
+/// (it ages into the local queue), not when a timer-based turn comes.
+#[test]
+fn a_spawn_beside_a_chain_that_spawns_nothing_runs_within_a_few_polls() {
+    let rt = Runtime::builder().threads(1).build().unwrap();
+    let round_trips = rt
+        .block_on(move |mut cx: Context<u64>| async move {
+            let ran = Arc::new(AtomicUsize::new(0));
+            let r2 = ran.clone();
+            // The pair's other half takes the empty LIFO slot; the next spawn of this
+            // turn goes on the spawn stack.
+            let ponger = cx.spawn(move |mut c: Context<Pid<u64>>| async move {
+                loop {
+                    let from = c.recv().await;
+                    from.send(0);
+                }
+            });
+            cx.spawn(move |_: Context<()>| async move {
+                r2.store(1, Ordering::SeqCst);
+            });
+            let me = cx.pid();
+            let mut n = 0u64;
+            while ran.load(Ordering::SeqCst) == 0 && n < 1_000_000 {
+                ponger.send(me);
+                cx.recv().await;
+                n += 1;
+            }
+            n
+        })
+        .unwrap();
+    assert!(
+        round_trips < 1000,
+        "the spawned process ran after {round_trips} round trips"
+    );
+}
