@@ -1,4 +1,4 @@
-//! A worker's spawn stack: the processes it spawned that found its LIFO slot taken.
+//! A worker's spawn stack: the second process of a turn's spawns, run newest first.
 //!
 //! # Why a stack
 //!
@@ -6,8 +6,8 @@
 //! parallel map) is walked in the order its new processes are taken. Taken first in,
 //! first out, as the local queue takes them, the walk is breadth-first: every process of
 //! a level is spawned, and alive, waiting for its children, before any of the next level
-//! replies; fib(27) as processes kept most of its 392,835 processes alive at once (87
-//! MB, five times slower: docs/design/0034). Taken newest first, the walk is depth-first:
+//! replies, and most of the tree is alive at once (`forkjoin` in the bench crate;
+//! docs/design/0034). Taken newest first, the walk is depth-first:
 //! a subtree is finished, and its processes gone, before its older sibling starts, and a
 //! path's worth of processes is alive at once. Work-stealing runtimes built for such
 //! trees (Cilk, rayon, Go's `runnext` for the newest goroutine) run the newest spawn
@@ -47,8 +47,8 @@
 //!    a worker to steal from it: poured into the first-in, first-out injector, it would
 //!    turn the walk breadth-first.
 //!
-//! A mutex-guarded deque: a push and a pop are an uncontended lock each, at most one of
-//! each a turn, next to a spawn's allocation; the owner is the only frequent user.
+//! A mutex-guarded deque: a push and a pop are an uncontended lock each, and a turn
+//! pushes at most once, next to a spawn's allocation; the owner is the only frequent user.
 //!
 //! [`SPAWN_WAIT_TICKS`]: crate::scheduler::tuning::SPAWN_WAIT_TICKS
 //! [`SPAWN_AGE`]: crate::scheduler::tuning::SPAWN_AGE

@@ -100,8 +100,9 @@ pub(crate) const SPIN_BEFORE_PARK: Duration = Duration::from_micros(200);
 /// many newer spawns it runs first (`spawn_stack.rs`, rule 3): the bound on how long a
 /// newest-first order keeps an old spawn waiting, per spawn below it. Each such take
 /// starts a fork-join's largest unstarted subtree beside the one being walked, so it
-/// must be rare next to a tree's polls (a fib(27) tree is 392,835 of them in 60 ms on
-/// one worker). Measure with `forkjoin` (time and `peak_rss_bytes`).
+/// must be rare next to a tree's polls, which come every few hundred nanoseconds.
+/// Measure with `forkjoin` (time and `peak_rss_bytes`).
+/// See docs/design/0034-fork-join-walked-depth-first.md.
 pub(crate) const SPAWN_AGE: Duration = Duration::from_millis(5);
 
 /// Polls of other processes on its worker after which the newest process of a spawn
