@@ -1,7 +1,8 @@
-//! The seven seed workloads of `shared/WORKLOADS.md`, and `latency` (round trips under
-//! load), `echo` (a TCP echo server and its load: `echo-server`, `echo-load`) and `dist`
-//! (round trips between nodes over Erlang distribution: `dist-pingpong`, `dist-echo`), from
-//! its "Beyond the seeds" part, on otter.
+//! The seven seed workloads of `shared/WORKLOADS.md`, and `forkjoin` (a process tree
+//! that sums its leaves), `latency` (round trips under load), `echo` (a TCP echo server
+//! and its load: `echo-server`, `echo-load`) and `dist` (round trips between nodes over
+//! Erlang distribution: `dist-pingpong`, `dist-echo`), from its "Beyond the seeds" part,
+//! on otter.
 //!
 //! Each workload is a [`Workload`]: its parameters (with defaults), a cross-parameter
 //! validation, and a `run` that executes one measurement on a runtime and returns an
@@ -13,6 +14,7 @@ pub(crate) mod closure;
 pub(crate) mod counting;
 pub(crate) mod dist;
 pub(crate) mod echo;
+pub(crate) mod forkjoin;
 pub(crate) mod latency;
 pub(crate) mod mailbox;
 pub(crate) mod memory;
@@ -55,6 +57,7 @@ pub(crate) const ALL: &[&Workload] = &[
     &closure::WORKLOAD,
     &memory::WORKLOAD,
     &pingpong::WORKLOAD,
+    &forkjoin::WORKLOAD,
     &latency::WORKLOAD,
     &echo::SERVER,
     &echo::LOAD,
