@@ -414,6 +414,17 @@ enum Stopper {
     Signal(Signal),
     Down(Down),
     Stopped(Result<(), CallError>),
+    /// The caller dropped the future.
+    Cancel,
+}
+
+/// Tells the stopper that its caller no longer waits, when the future is dropped.
+struct CancelOnDrop(Pid<Stopper>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.send(Stopper::Cancel);
+    }
 }
 
 impl From<OsSignal> for Stopper {
@@ -431,8 +442,10 @@ impl From<Down> for Stopper {
 /// Waits until one of `signals` comes, then stops `top` in order and returns (see the
 /// [module docs](self), "Stopping a tree on SIGTERM"). The signals are subscribed to by
 /// a process of its own, started now and linked to nothing: it ends when the stop is
-/// over, when `top` exits, or when the caller exits. A `deadline` of `None` waits for
-/// the stop however long it takes (`init:stop/0`'s default).
+/// over, when `top` exits, when the caller exits, or when the future is dropped (a
+/// future dropped before any signal came leaves the tree alone; one dropped during the
+/// stop leaves the stop to go on). A `deadline` of `None` waits for the stop however
+/// long it takes (`init:stop/0`'s default).
 ///
 /// See the [module docs](self) for an example.
 pub fn stop_on_signal<M: Send + 'static>(
@@ -452,7 +465,11 @@ pub fn stop_on_signal<M: Send + 'static>(
     if subscribed.is_err() {
         cx.exit(stopper, ExitReason::Kill);
     }
+    // Made here, not in the block: a future dropped before its first poll drops what
+    // it captured, but never ran the block's first line.
+    let cancel = CancelOnDrop(stopper);
     async move {
+        let _cancel = cancel;
         subscribed?;
         rx.await
             .ok_or_else(|| io::Error::other("the signal stopper was killed"))
@@ -472,7 +489,7 @@ async fn run_stopper(
         match s.recv().await {
             Stopper::Signal(signal) => break signal,
             Stopper::Down(d) if d.reference == top_ref => return Some(Stopped::Exited(d.reason)),
-            Stopper::Down(_) => return None,
+            Stopper::Down(_) | Stopper::Cancel => return None,
             Stopper::Stopped(_) => {}
         }
     };
@@ -500,7 +517,7 @@ async fn run_stopper(
             Some(Stopper::Stopped(Err(_))) => return Some(Stopped::Exited(ExitReason::Noproc)),
             // The top's `Down` comes with the stop; the answer of the stop tells how.
             Some(Stopper::Down(d)) if d.reference == top_ref => {}
-            Some(Stopper::Down(_)) => return None,
+            Some(Stopper::Down(_) | Stopper::Cancel) => return None,
         }
     }
 }

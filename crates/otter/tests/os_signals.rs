@@ -277,3 +277,97 @@ rt_test!(
         );
     }
 );
+
+rt_test!(
+    a_dropped_stop_on_signal_leaves_the_tree_alone,
+    |rt: &Runtime| {
+        let _serial = serial();
+        let r = rt.block_on(|cx: Context<()>| async move {
+            let top = supervisor::start_link(&cx, SupervisorSpec::new(Strategy::OneForOne))
+                .await
+                .unwrap();
+            let stopping = os_signal::stop_on_signal(&cx, top, &[Signal::Term], None);
+            assert_eq!(os_signal::subscriptions(), 1);
+            drop(stopping);
+            eventually(
+                "the stopper's subscription is gone",
+                Duration::from_secs(5),
+                || os_signal::subscriptions() == 0,
+            );
+            top.id().is_alive()
+        });
+        assert_eq!(r, Ok(true));
+    }
+);
+
+/// What the test of a tree with an acceptor pool hears.
+#[derive(Debug)]
+enum Web {
+    /// A connection's process has read its request and waits to be told to answer.
+    MidRequest(Pid<()>),
+}
+
+rt_test!(
+    sigterm_drains_an_acceptor_pool_in_the_tree_before_the_workers_started_before_it,
+    |rt: &Runtime| {
+        use otter::net::{AcceptorPool, TcpStream};
+        use std::io::ErrorKind;
+        use std::time::Instant;
+        let _serial = serial();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let l = log.clone();
+        let r = rt.block_on(|mut cx: Context<Web>| async move {
+            let me = cx.pid();
+            let (pool, listening) = AcceptorPool::child_spec_with_drain(
+                "web",
+                "127.0.0.1:0".parse().unwrap(),
+                2,
+                Duration::from_secs(30),
+                move |mut c: Context<()>, mut s: TcpStream| async move {
+                    let mut req = [0u8; 4];
+                    if s.read_exact(&mut req).await.is_ok() {
+                        me.send(Web::MidRequest(c.pid()));
+                        c.recv().await;
+                        let _ = s.write_all(b"pong").await;
+                    }
+                },
+            );
+            let spec = SupervisorSpec::new(Strategy::OneForOne)
+                .child(logged("db", l.clone(), false))
+                .child(pool);
+            let top = supervisor::start_link(&cx, spec).await.unwrap();
+            let addr = listening.get().unwrap();
+            let mut c = TcpStream::connect(addr).await.unwrap();
+            c.write_all(b"ping").await.unwrap();
+            let Web::MidRequest(conn) = cx.recv().await;
+            let stopping = os_signal::stop_on_signal(&cx, top, &[Signal::Term], None);
+            raise(Signal::Term);
+            // Nothing tells when the stop reaches the pool but the refusal: a bounded
+            // poll, paced by 1 ms.
+            let give_up = Instant::now() + Duration::from_secs(10);
+            loop {
+                match TcpStream::connect(addr).await {
+                    Err(e) if e.kind() == ErrorKind::ConnectionRefused => break,
+                    _ => assert!(Instant::now() < give_up, "the listener was never closed"),
+                }
+                cx.sleep(Duration::from_millis(1)).await;
+            }
+            // The pool is draining: "db", started before it, is still up.
+            let db_before = l.lock().unwrap().is_empty();
+            conn.send(());
+            // Connections accepted before the listener closed are drained too.
+            while let Some(Web::MidRequest(p)) = cx.try_recv() {
+                p.send(());
+            }
+            let mut answer = [0u8; 4];
+            c.read_exact(&mut answer).await.unwrap();
+            let how = stopping.await.unwrap();
+            (db_before, answer, how)
+        });
+        let (db_still_up_while_draining, answer, how) = r.unwrap();
+        assert!(db_still_up_while_draining);
+        assert_eq!(&answer, b"pong");
+        assert_eq!(how, Stopped::InOrder(Signal::Term));
+        assert_eq!(*log.lock().unwrap(), ["db"]);
+    }
+);

@@ -8,7 +8,7 @@
 //! * A connection's process is linked to the acceptor that accepted it, which traps
 //!   exits: a connection that crashes closes its own socket (its values are dropped)
 //!   and nothing else. When the pool stops, its acceptors stop, and their links end
-//!   every connection they accepted.
+//!   every connection they accepted (at once, unless the pool drains: "Graceful stop").
 //! * An acceptor that fails is restarted by the supervisor (one_for_one, up to 10
 //!   restarts in 10 s) on the same listener.
 //! * A pool under an application's supervisor ([`AcceptorPool::child_spec`], ranch's
