@@ -139,20 +139,23 @@ impl AcceptorPool {
     /// let r = rt.block_on(|cx: Context<()>| async move {
     ///     let pool = start_acceptor_pool(&cx, "127.0.0.1:0".parse().unwrap(), 2, |_: Context<()>, mut s: TcpStream| async move {
     ///         let mut buf = [0u8; 4];
-    ///         if s.read_exact(&mut buf).await.is_ok() {
-    ///             let _ = s.write_all(b"pong").await;
+    ///         while s.read_exact(&mut buf).await.is_ok() {
+    ///             if s.write_all(b"pong").await.is_err() { break; }
     ///         }
     ///     })
     ///     .await
     ///     .unwrap();
     ///     let addr = pool.local_addr();
     ///     let mut c = TcpStream::connect(addr).await.unwrap();
+    ///     let mut back = [0u8; 4];
+    ///     c.write_all(b"ping").await.unwrap();
+    ///     c.read_exact(&mut back).await.unwrap(); // accepted: it has answered
     ///     let stopping = pool.graceful_stop(Duration::from_secs(5));
-    ///     // Refused from now on; the connection already accepted finishes.
+    ///     // Refused from now on; the connection already accepted goes on.
     ///     assert!(TcpStream::connect(addr).await.is_err());
     ///     c.write_all(b"ping").await.unwrap();
-    ///     let mut back = [0u8; 4];
     ///     c.read_exact(&mut back).await.unwrap();
+    ///     drop(c); // its process ends, and the stop with it
     ///     stopping.await.unwrap();
     ///     back
     /// });
@@ -231,14 +234,16 @@ impl AcceptorPool {
     /// let r = rt.block_on(|cx: Context<()>| async move {
     ///     let (pool, listening) = AcceptorPool::child_spec_with_drain("web", "127.0.0.1:0".parse().unwrap(), 2, Duration::from_secs(5), |_: Context<()>, mut s: TcpStream| async move {
     ///         let mut buf = [0u8; 4];
-    ///         if s.read_exact(&mut buf).await.is_ok() {
+    ///         if s.write_all(b"hi").await.is_ok() && s.read_exact(&mut buf).await.is_ok() {
     ///             let _ = s.write_all(b"pong").await;
     ///         }
     ///     });
     ///     let app = supervisor::start_link(&cx, SupervisorSpec::new(Strategy::OneForOne).child(pool)).await.unwrap();
     ///     let mut c = TcpStream::connect(listening.get().unwrap()).await.unwrap();
+    ///     let mut hi = [0u8; 2];
+    ///     c.read_exact(&mut hi).await.unwrap(); // accepted: it has spoken
     ///     c.write_all(b"ping").await.unwrap();
-    ///     // The stop waits for the connection (up to 5 s) before it returns.
+    ///     // The stop lets the connection finish (for up to 5 s) before it returns.
     ///     app.stop().await.unwrap();
     ///     let mut back = [0u8; 4];
     ///     c.read_exact(&mut back).await.unwrap();
