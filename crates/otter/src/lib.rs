@@ -25,7 +25,10 @@
 //! | `gen_tcp:listen/accept/recv/send`, `{active, once}` | [`net::TcpListener`], [`net::TcpStream`], [`net::Active`] (below) |
 //! | `gen_tcp:recv(S, 0, T)`, `gen_tcp:controlling_process/2` | [`timeout`]`(t, s.read(&mut buf))`, send the stream (an active one: [`net::ActiveTcpStream::controlling_process`] first) |
 //! | a `ranch` listener | [`net::start_acceptor_pool`] |
+//! | `ranch:suspend_listener/1`, then waiting for the connections | [`net::AcceptorPool::graceful_stop`]`(drain)` |
 //! | dirty schedulers | [`blocking::spawn_blocking`] |
+//! | `os:set_signal(sigterm, handle)`, `{notify, sigterm}` | [`os_signal::notify`]`(&cx, &[Signal::Term], pid)`, an [`OsSignal`] message |
+//! | `init:stop/0` on `SIGTERM` | [`os_signal::stop_on_signal`]`(&cx, top, &[Signal::Term], deadline)` |
 //!
 //! ## Processes
 //!
@@ -422,6 +425,18 @@
 //! and the OS shares the cores among the threads (Go's runtime does the same for a
 //! thread blocked in a system call).
 //!
+//! ## OS signals and stopping in order
+//!
+//! [`os_signal::notify`] delivers the OS signals a process subscribes to (`SIGTERM`,
+//! `SIGINT`, `SIGHUP`, ...) as [`OsSignal`] messages, as Erlang's `os:set_signal/2`
+//! does; a signal nobody is subscribed to takes its default action.
+//! [`os_signal::stop_on_signal`] is `init:stop/0` for one tree: on `SIGTERM` (or the
+//! signals given) it stops the top supervisor in order, children in reverse start
+//! order, each by its shutdown, within a deadline, and returns to the caller. An
+//! acceptor pool stops gracefully ([`net::AcceptorPool::graceful_stop`],
+//! [`net::AcceptorPool::child_spec_with_drain`]): it stops accepting at once and lets
+//! its connections finish until a deadline, as axum's `with_graceful_shutdown` does.
+//!
 //! ## Memory and the allocator
 //!
 //! Each process is one allocation (its control block, mailbox head and future); a
@@ -532,6 +547,8 @@ mod process {
 }
 #[cfg(not(loom))]
 pub mod net;
+#[cfg(all(unix, not(loom)))]
+pub mod os_signal;
 #[cfg(not(loom))]
 mod registry;
 #[cfg(not(loom))]
@@ -572,6 +589,8 @@ pub use exit::{ErrorReason, ExitReason, IntoExitReason};
 pub use mailbox::{Keyed, Recv, RecvKey};
 #[cfg(not(loom))]
 pub use monitor::{Down, DownMessage, MonitorRef};
+#[cfg(all(unix, not(loom)))]
+pub use os_signal::OsSignal;
 #[cfg(not(loom))]
 pub use otter_macros::{Message, main, test};
 #[cfg(not(loom))]
