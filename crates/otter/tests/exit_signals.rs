@@ -111,6 +111,7 @@ rt_test!(
                 for reason in reasons() {
                     let want = expected(via, trap, &reason);
                     let r2 = reason.clone();
+                    let dies = matches!(want, Outcome::Dies(_));
                     let h = rt.handle();
                     let got = rt.block_on(move |mut cx: Context<T>| async move {
                         let me = cx.pid();
@@ -153,6 +154,14 @@ rt_test!(
                                 cx.exit(v, ExitReason::Kill);
                                 Outcome::Message(e.reason)
                             }
+                            // A victim still running its poll when the signal came
+                            // may answer first: the exit takes effect at its next
+                            // suspension point (`signal.rs`, "When an exit takes
+                            // effect"). Its `Down` follows.
+                            T::Alive if dies => match cx.recv().await {
+                                T::Down(d) => Outcome::Dies(d.reason),
+                                other => panic!("unexpected {other:?}"),
+                            },
                             T::Alive => {
                                 cx.exit(v, ExitReason::Kill);
                                 Outcome::Ignored
