@@ -11,7 +11,8 @@
 //! layer's targets, under it), then one per seed in report order (`ring.rs`, `spawn.rs`,
 //! `counting.rs`, `mailbox.rs`, `closure.rs`, `memory.rs`, `pingpong.rs`, then `latency.rs`,
 //! round trips under load, with `latency.svg`; `echo.rs`, a TCP echo server under load,
-//! with `echo.svg`; `dist.rs`, round trips between nodes over Erlang distribution);
+//! with `echo.svg`; `dist.rs`, round trips between nodes over Erlang distribution;
+//! `http.rs`, a JSON API on otter and on plain tokio);
 //! `cell.rs` holds
 //! what they share (medians, ratios), `format.rs` how figures are written, `plot.rs` the
 //! charts (drawn with `plotters`), `results.rs` the raw data (`results.jsonl`, `meta.json`).
@@ -23,6 +24,7 @@ mod dist;
 mod echo;
 pub(crate) mod format;
 mod headline;
+mod http;
 mod latency;
 mod mailbox;
 mod memory;
@@ -209,6 +211,8 @@ pub(crate) fn write(
     latency::section(&mut md, &res, sizes, o)?;
     echo::section(&mut md, &res, sizes, o)?;
     dist::section(&mut md, &res, sizes);
+
+    http::section(&mut md, &res, sizes);
 
     if !skip_reasons.is_empty() {
         let _ = writeln!(md, "\n## Skipped runs\n");
