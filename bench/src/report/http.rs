@@ -12,7 +12,7 @@ use crate::suite::{HTTP_CONNS, HTTP_WORK_US, Impl, Sizes, http_id};
 /// The measures of the table: (name, field, formatting, higher is better).
 type Measure = (&'static str, &'static str, fn(f64) -> String, bool);
 
-const MEASURES: [Measure; 6] = [
+const MEASURES: [Measure; 7] = [
     ("requests/s", "ops_per_s", rate, true),
     ("p50 of a request", "p50_us", micros, false),
     ("p99 of a request", "p99_us", micros, false),
@@ -29,7 +29,17 @@ const MEASURES: [Measure; 6] = [
         kib,
         false,
     ),
+    (
+        "server OS threads at the end",
+        "server_threads",
+        count,
+        false,
+    ),
 ];
+
+fn count(x: f64) -> String {
+    format!("{x:.0}")
+}
 
 fn cpu(x: f64) -> String {
     format!("{x:.1}")
@@ -74,7 +84,9 @@ pub(super) fn section(md: &mut String, res: &Results<'_>, s: &Sizes) {
          options and one worker, on core 0; the same load generator (`otter-bench \
          http-load`, one thread on `mio`, neither otter nor tokio) on core 1. {HTTP_CONNS} \
          keep-alive connections, each looping POST → GET → DELETE, one request in flight; \
-         a job computes for {HTTP_WORK_US} µs on its runtime's blocking pool. 1 s of \
+         a job computes for about {HTTP_WORK_US} µs (a fixed number of rounds) on its \
+         runtime's blocking pool; `DELETE` stops the job's server on otter \
+         (`gen_server:stop`), removes the task and aborts it on tokio. 1 s of \
          warm-up, then {} s measured. Medians over the repetitions, the runs' range in \
          parentheses; the implementation that goes first alternates between repetitions.\n",
         s.http_seconds

@@ -24,10 +24,11 @@
 //! | `GET /health` | `{"status":"ok"}` | the same |
 //! | `POST /jobs` `{"work_us":W}` | starts a job server (temporary child of a simple_one_for_one supervisor, registered as `job/ID`); 201 `{"id":ID,"status":"running"}` | spawns a task, enters it in the map; the same answer |
 //! | `GET /jobs/{id}` | a call to the job's server; 200 `{"id":ID,"status":"running"\|"done"}`, 404 if there is none | a look-up in the map |
-//! | `DELETE /jobs/{id}` | `terminate_pid` on the supervisor; 204, 404 if there is none | removes it from the map and aborts its task |
+//! | `DELETE /jobs/{id}` | stops the job's server (`ServerRef::stop`, `gen_server:stop`) and waits for its exit; 204, 404 if there is none | removes it from the map and aborts its task |
 //!
-//! A job computes for W µs on its runtime's blocking pool (`otter::blocking::spawn_blocking`,
-//! `tokio::task::spawn_blocking`), then its status is `done`.
+//! A job computes for about W µs on its runtime's blocking pool
+//! (`otter::blocking::spawn_blocking`, `tokio::task::spawn_blocking`): a fixed number of
+//! rounds, the same on both (`server.rs`), then its status is `done`.
 //!
 //! Neither program is one measurement on an otter runtime, so `main.rs` hands both to
 //! [`program`] once their command line has passed the same checks as every workload's.

@@ -23,9 +23,9 @@
 //! window), `load_cpu_s` (this process's CPU time in the window: near `threads` ×
 //! `seconds` means the generator was the limit); with `server_pid`: `server_cpu_s` and
 //! `server_cpu_s_per_million` (utime + stime of `/proc/PID/stat` over the window, per
-//! million requests), `server_vmhwm_kb` and `server_vmrss_kb` (`/proc/PID/status` at the
-//! window's end: the peak and current resident set, kB). check: no error, at least one
-//! request.
+//! million requests), `server_vmhwm_kb`, `server_vmrss_kb` and `server_threads`
+//! (`/proc/PID/status` at the window's end: the peak and current resident set, kB, and its
+//! OS threads, blocking pools included). check: no error, at least one request.
 
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr};
@@ -195,7 +195,11 @@ pub(super) fn main(p: &Params, threads: usize) -> ExitCode {
                     round_to(c * 1e6 / total.requests as f64, 3).into()
                 }),
         ));
-        for (key, field) in [("server_vmhwm_kb", "VmHWM:"), ("server_vmrss_kb", "VmRSS:")] {
+        for (key, field) in [
+            ("server_vmhwm_kb", "VmHWM:"),
+            ("server_vmrss_kb", "VmRSS:"),
+            ("server_threads", "Threads:"),
+        ] {
             let kb = memory.as_deref().and_then(|s| status_kb(s, field));
             out.extra
                 .push((key, kb.map_or(serde_json::Value::Null, Into::into)));
@@ -216,7 +220,7 @@ pub(super) fn main(p: &Params, threads: usize) -> ExitCode {
     }
 }
 
-/// The kB of `field` (`"VmHWM:"`) in a `/proc/PID/status`.
+/// The number of `field` (`"VmHWM:"`, kB; `"Threads:"`) in a `/proc/PID/status`.
 fn status_kb(status: &str, field: &str) -> Option<u64> {
     status
         .lines()

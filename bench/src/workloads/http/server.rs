@@ -10,10 +10,11 @@
 //!   (`start_acceptor_pool`, [`ACCEPTORS`] acceptors) on 127.0.0.1:port; each connection's
 //!   process serves hyper's `http1` connection over otter's own `TcpStream`
 //!   (`TokioIo`, `TowerToHyperService`), so a request's handler runs in its connection's
-//!   process. A job is a [`Job`] server registered as `job/ID`, temporary: `GET` calls it
-//!   by name, `DELETE` asks the supervisor to terminate it. Its work runs on otter's
-//!   blocking pool, awaited by a helper process that tells the job when it is done, so the
-//!   job answers calls meanwhile.
+//!   process. A job is a [`Job`] server registered as `job/ID`, a temporary child: `GET`
+//!   calls it by name, `DELETE` stops it (`ServerRef::stop`, OTP's `gen_server:stop`: the
+//!   connection's process waits for its exit; the supervisor forgets a temporary child
+//!   that exits). Its work is submitted to otter's blocking pool from `init` and sends the
+//!   server a message when done, so the job answers calls meanwhile.
 //! * `impl=tokio`: a multi-thread tokio runtime of `threads` workers (otherwise its
 //!   defaults) and `axum::serve`; a job is a task that awaits `spawn_blocking`, its status
 //!   in a `std::sync::Mutex<HashMap>` (axum's advice for state held briefly); `DELETE`
@@ -30,7 +31,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -49,6 +50,10 @@ use crate::args::Params;
 
 /// The otter server's acceptor processes.
 pub(super) const ACCEPTORS: usize = 4;
+
+/// How long `DELETE` waits for a job to stop (OTP's default for `gen_server:stop`
+/// is infinity; a job stops at its next message).
+const STOP_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The longest job a request may ask for (1 s): the load's bound too.
 pub(super) const MAX_WORK_US: u64 = 1_000_000;
@@ -186,12 +191,23 @@ async fn stop_job<J: Jobs>(
     }
 }
 
-/// A job's work: `work_us` µs of computing, as a blocking call would hold its thread.
-fn work(work_us: u64) {
-    let end = Instant::now() + Duration::from_micros(work_us);
-    while Instant::now() < end {
-        std::hint::spin_loop();
+/// Rounds of [`work`]'s loop per µs asked for: about 1 µs on the 2-core AMD EPYC the
+/// bench runs on (1.7 ns a round, uncontended).
+const ROUNDS_PER_US: u64 = 600;
+
+/// A job's work: `work_us` × [`ROUNDS_PER_US`] rounds of a xorshift, as a computation that
+/// holds its thread. A fixed amount of computing, not a spin until a deadline: a job whose
+/// thread is preempted does not do less, so both servers do the same work however the OS
+/// shares their core.
+fn work(work_us: u64) -> u64 {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..work_us * ROUNDS_PER_US {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x = std::hint::black_box(x);
     }
+    x
 }
 
 // ===== otter =====
@@ -293,13 +309,12 @@ impl Jobs for OtterJobs {
 
     fn stop(&self, id: u64) -> impl Future<Output = Result<bool, String>> + Send {
         let job = job_name(id).whereis(&self.handle);
-        let sup = self.sup;
         async move {
             let Some(job) = job else { return Ok(false) };
-            sup.terminate_pid(job.id())
-                .await
-                .map(|()| true)
-                .map_err(|e| format!("job {id} did not stop: {e:?}"))
+            match job.stop(ExitReason::Normal, Some(STOP_TIMEOUT)).await {
+                Ok(()) | Err(CallError::Noproc) => Ok(true),
+                Err(e) => Err(format!("job {id} did not stop: {e:?}")),
+            }
         }
     }
 }
@@ -329,12 +344,13 @@ impl Server for Job {
         cx: &mut ServerContext<Self>,
     ) -> Result<Self, ExitReason> {
         let me = ServerRef::<Job>::from(cx.pid());
-        // Not linked: a job stopped first leaves the helper to finish its wait and tell
-        // no one.
-        cx.spawn(move |_: Context<()>| async move {
-            otter::blocking::spawn_blocking(move || work(work_us)).await;
+        // Submitted now; the job tells the server when it is done (a send works from any
+        // thread). Not awaited: the server answers calls meanwhile, and a server stopped
+        // first leaves the work to finish and its message to be dropped.
+        drop(otter::blocking::spawn_blocking(move || {
+            std::hint::black_box(work(work_us));
             me.info(WorkDone);
-        });
+        }));
         Ok(Job { done: false })
     }
 
@@ -413,7 +429,7 @@ impl Jobs for TokioJobs {
         // Entered before the task can look for itself: it takes the lock held here.
         let mut jobs = self.inner.jobs();
         let task = tokio::spawn(async move {
-            if tokio::task::spawn_blocking(move || work(work_us))
+            if tokio::task::spawn_blocking(move || std::hint::black_box(work(work_us)))
                 .await
                 .is_ok()
                 && let Some(job) = inner.jobs().get_mut(&id)
