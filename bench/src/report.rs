@@ -9,12 +9,12 @@
 //!
 //! One file per section: `headline.rs` (the summary table), `targets.rs` (the server
 //! layer's targets, under it), then one per seed in report order (`ring.rs`, `spawn.rs`,
-//! `counting.rs`, `mailbox.rs`, `closure.rs`, `memory.rs`, `pingpong.rs`, then `latency.rs`,
-//! round trips under load, with `latency.svg`; `echo.rs`, a TCP echo server under load,
-//! with `echo.svg`; `dist.rs`, round trips between nodes over Erlang distribution;
-//! `http.rs`, a JSON API on otter and on plain tokio);
-//! `cell.rs` holds
-//! what they share (medians, ratios), `format.rs` how figures are written, `plot.rs` the
+//! `counting.rs`, `mailbox.rs`, `closure.rs`, `memory.rs`, `pingpong.rs`, then
+//! `forkjoin.rs`, a process tree's time and peak RSS; `latency.rs`, round trips under
+//! load, with `latency.svg`; `echo.rs`, a TCP echo server under load, with `echo.svg`;
+//! `dist.rs`, round trips between nodes over Erlang distribution; `http.rs`, a JSON API
+//! on otter and on plain tokio); `cell.rs` holds what
+//! they share (medians, ratios), `format.rs` how figures are written, `plot.rs` the
 //! charts (drawn with `plotters`), `results.rs` the raw data (`results.jsonl`, `meta.json`).
 
 mod cell;
@@ -22,6 +22,7 @@ mod closure;
 mod counting;
 mod dist;
 mod echo;
+mod forkjoin;
 pub(crate) mod format;
 mod headline;
 mod http;
@@ -208,6 +209,7 @@ pub(crate) fn write(
     closure::section(&mut md, &res, sizes, o)?;
     memory::section(&mut md, &res, sizes);
     pingpong::section(&mut md, &res, sizes);
+    forkjoin::section(&mut md, &res, sizes);
     latency::section(&mut md, &res, sizes, o)?;
     echo::section(&mut md, &res, sizes, o)?;
     dist::section(&mut md, &res, sizes);

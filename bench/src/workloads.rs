@@ -1,8 +1,9 @@
-//! The seven seed workloads of `shared/WORKLOADS.md`, and `latency` (round trips under
-//! load), `echo` (a TCP echo server and its load: `echo-server`, `echo-load`) and `dist`
-//! (round trips between nodes over Erlang distribution: `dist-pingpong`, `dist-echo`), from
-//! its "Beyond the seeds" part, on otter; and `http` (a JSON API on otter and on plain
-//! tokio, and its load: `http-server`, `http-load`).
+//! The seven seed workloads of `shared/WORKLOADS.md`, and `forkjoin` (a process tree
+//! that sums its leaves), `latency` (round trips under load), `echo` (a TCP echo server
+//! and its load: `echo-server`, `echo-load`) and `dist` (round trips between nodes over
+//! Erlang distribution: `dist-pingpong`, `dist-echo`), from its "Beyond the seeds" part,
+//! on otter; and `http` (a JSON API on otter and on plain tokio, and its load:
+//! `http-server`, `http-load`).
 //!
 //! Each workload is a [`Workload`]: its parameters (with defaults), a cross-parameter
 //! validation, and a `run` that executes one measurement on a runtime and returns an
@@ -14,6 +15,7 @@ pub(crate) mod closure;
 pub(crate) mod counting;
 pub(crate) mod dist;
 pub(crate) mod echo;
+pub(crate) mod forkjoin;
 pub(crate) mod http;
 pub(crate) mod latency;
 pub(crate) mod mailbox;
@@ -57,6 +59,7 @@ pub(crate) const ALL: &[&Workload] = &[
     &closure::WORKLOAD,
     &memory::WORKLOAD,
     &pingpong::WORKLOAD,
+    &forkjoin::WORKLOAD,
     &latency::WORKLOAD,
     &echo::SERVER,
     &echo::LOAD,

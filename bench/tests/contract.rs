@@ -194,6 +194,8 @@ fn cases() -> Vec<Case> {
             json!({"r": 100, "style": "server"}),
             100,
         ),
+        c(&["forkjoin", "n=10"], json!({"n": 10}), 109),
+        c(&["forkjoin", "n=1", "threads=1"], json!({"n": 1}), 1),
         c(
             &["latency", "r=200", "b=10", "w=5"],
             json!({"r": 200, "b": 10, "w": 5, "hog": 0}),
@@ -226,6 +228,8 @@ const BAD: &[&[&str]] = &[
     &["pingpong", "style=fast"],
     &["mailbox", "order=sideways"],
     &["spawn", "n=5", "c=10"],
+    &["forkjoin", "n=0"],
+    &["forkjoin", "n=41"],
     &["latency", "hog=2"],
     &["latency", "w=0"],
     &["latency", "w=1000001"],
@@ -287,6 +291,12 @@ fn check_line(program: &Path, imp: &str, case: &Case) -> Value {
     assert_eq!(threads, want_threads, "{what}: threads");
     if matches!(case.args[0], "closure" | "pingpong" | "latency") || imp == "otter" {
         assert!(o["ns_per_op"].as_f64().is_some(), "{what}: ns_per_op");
+    }
+    if case.args[0] == "forkjoin" {
+        let peak = o["peak_rss_bytes"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{what}: peak_rss_bytes"));
+        assert!(peak > 0, "{what}: peak_rss_bytes > 0");
     }
     if case.args[0] == "latency" {
         let us = |k: &str| {
@@ -472,8 +482,8 @@ fn suite_quick_writes_the_report() {
         }
     }
     for bench in [
-        "ring", "spawn", "counting", "mailbox", "closure", "memory", "pingpong", "latency", "echo",
-        "dist",
+        "ring", "spawn", "counting", "mailbox", "closure", "memory", "pingpong", "forkjoin",
+        "latency", "echo", "dist",
     ] {
         assert!(
             lines
@@ -499,6 +509,7 @@ fn suite_quick_writes_the_report() {
         "Seed #1",
         "Memory",
         "Ping-pong",
+        "Fork-join",
         "### Targets",
         "Latency",
         "latency.svg",
@@ -701,6 +712,7 @@ fn help_states_the_bound_of_every_parameter() {
         ("closure", &["n"]),
         ("memory", &["p"]),
         ("pingpong", &["r"]),
+        ("forkjoin", &["n"]),
         ("latency", &["r", "b", "w", "hog"]),
     ] {
         // The workload's block: its line and the indented lines after it.

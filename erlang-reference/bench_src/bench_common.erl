@@ -43,6 +43,7 @@ workloads() ->
      {"closure", closure},
      {"memory", memory},
      {"pingpong", pingpong},
+     {"forkjoin", forkjoin},
      {"latency", latency},
      {"echo-server", echo_server},
      {"dist-pingpong", dist_pingpong},

@@ -189,6 +189,22 @@ pub(super) fn headline(res: &Results<'_>, s: &Sizes) -> Vec<Headline> {
             "faster",
         );
     }
+    row2(
+        "forkjoin",
+        format!("seconds, fib({}) tree", s.forkjoin_n),
+        &id("forkjoin", &[("n", s.forkjoin_n.to_string())]),
+        seconds,
+        format::secs,
+        "faster",
+    );
+    row2(
+        "forkjoin",
+        format!("peak RSS, fib({}) tree", s.forkjoin_n),
+        &id("forkjoin", &[("n", s.forkjoin_n.to_string())]),
+        super::forkjoin::peak_rss,
+        super::forkjoin::mebibytes,
+        "smaller",
+    );
     fn p999_us(v: &Value) -> Option<f64> {
         v["p999_us"].as_f64()
     }

@@ -79,6 +79,8 @@ pub(crate) struct Sizes {
     pub(crate) closure_n: u64,
     pub(crate) memory_p: u64,
     pub(crate) pingpong_r: u64,
+    /// forkjoin: the tree's n (2·fib(n)−1 processes).
+    pub(crate) forkjoin_n: u64,
     /// latency: timed round trips (b = 1000, w = 5 µs, hog 0 and 1).
     pub(crate) latency_r: u64,
     /// echo: connections, bytes per round trip, measured seconds.
@@ -154,6 +156,7 @@ impl Sizes {
                 closure_n: 1_000_000,
                 memory_p: 10_000,
                 pingpong_r: 100_000,
+                forkjoin_n: 22,
                 latency_r: 500,
                 echo: EchoSizes::for_options(o),
                 dist: vec![(64, 2000)],
@@ -173,6 +176,8 @@ impl Sizes {
                 closure_n: 10_000_000,
                 memory_p: 100_000,
                 pingpong_r: 1_000_000,
+                // WORKLOADS.md's default, issue 39's tree: 392,835 processes.
+                forkjoin_n: 27,
                 // WORKLOADS.md's and issue 24's: a p99.9 of 100,000 round trips is the
                 // 100th longest, not the 3rd of 3,000. With spare threads (0026) otter's
                 // take about 0.3 s with or without the hog; the BEAM's 5-17 s.
@@ -261,6 +266,7 @@ pub(crate) fn cases(s: &Sizes) -> Vec<Case> {
             &[("style", style)],
         ));
     }
+    v.push(case("forkjoin", &[("n", s.forkjoin_n)], &[]));
     for hog in [0, 1] {
         v.push(case(
             "latency",
@@ -470,6 +476,19 @@ mod tests {
             dist_id(&s, 64, Impl::Erlang).as_deref(),
             Some("dist r=20000 size=64 echo=erlang")
         );
+    }
+
+    #[test]
+    fn forkjoin_case() {
+        for (args, n) in [(&[][..], 27), (&["--quick"][..], 22)] {
+            let cs = cases(&Sizes::for_options(&opts(args).unwrap()));
+            let c = cs
+                .iter()
+                .find(|c| c.bench == "forkjoin")
+                .expect("a forkjoin case");
+            assert_eq!(c.id, format!("forkjoin n={n}"));
+            assert_eq!(c.impls, [Impl::Otter, Impl::Erlang]);
+        }
     }
 
     #[test]

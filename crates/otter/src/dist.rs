@@ -32,6 +32,10 @@
 //!   `{local, Name}`: a supervised server keeps its callers across restarts) answers
 //!   `gen_server:call({Name, Node}, Request)` and `gen_server:cast`. `net_adm:ping/1` from Erlang
 //!   answers `pong`; `rpc:call/4` answers `{badrpc, _}` (otter runs no Erlang code).
+//!   An [`ErlangServer`] is a `RemoteServer` whose own `Call` and `Cast` are what
+//!   other nodes send: one request enum for Rust and Erlang callers, the reply handle
+//!   made by the runtime; [`shapes`] has Erlang's `{ok, T}` / `{error, E}` and
+//!   tagged tuples as types.
 //!
 //! # Terms
 //!
@@ -115,6 +119,7 @@ mod receive;
 pub(crate) mod remote;
 mod remote_server;
 pub(crate) mod route;
+pub mod shapes;
 #[cfg(test)]
 mod tests;
 
@@ -125,7 +130,7 @@ pub use bad_term::BadTerm;
 pub use call::RemoteCallError;
 pub use node::{ConnectError, Node, NodeBuilder, NodeEvent, StartError};
 pub use reason::RemoteReason;
-pub use remote_server::{BadCall, RemoteServer};
+pub use remote_server::{BadCall, ErlangRequest, ErlangServer, RemoteServer};
 
 use node::NodeShared;
 

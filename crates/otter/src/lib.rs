@@ -91,6 +91,59 @@
 //! A process is an ordinary future: any `Waker`-based future (another library's channel,
 //! a timer) can be awaited in it and wakes it. [`Context::sleep`] is otter's own timer.
 //!
+//! ## For tokio users
+//!
+//! A process is a future on otter's scheduler, so most async Rust runs in one as
+//! written: `tokio::select!` over [`Context::recv`] and a timer, channels, `Waker`-based
+//! libraries. What differs, and why:
+//!
+//! * **tokio's own IO, timers and `tokio::spawn` panic in a process** ("there is no
+//!   reactor running"): they need a tokio runtime's context, and otter's workers are not
+//!   tokio's. Wrap such code in [`compat::tokio`](crate::compat) (per future), or build
+//!   the runtime with `Builder::tokio_context(true)` (every process; entered once per
+//!   thread, nothing per poll); both need the feature `tokio`. A process that panics so
+//!   exits with a reason naming both. otter's own [`net`] sockets need neither, and
+//!   implement tokio's `AsyncRead`/`AsyncWrite` for hyper and axum.
+//! * **A process is the unit of failure, not a task.** A panic ends its process only;
+//!   whoever is linked to it gets an exit signal, whoever monitors it a [`Down`]. Killing
+//!   a process drops its future (and, inside `compat::tokio`, drops it in tokio's
+//!   context, so pooled clients survive).
+//! * **A server handles one message at a time.** A `handle_call` that awaits a slow
+//!   HTTP request holds every other caller of that server behind it (and their 5 s call
+//!   timeouts run). Do slow work in a linked worker process and answer later: keep the
+//!   [`ReplyTo`](server::ReplyTo), `spawn_link` the worker, and let it call
+//!   `from.reply(..)` (a deferred reply, `gen_server:reply/2`).
+//! * **Restarts lose state.** A supervisor restarts a crashed server from `init`: what
+//!   was only in its memory is gone, as in Erlang. Persist what must survive.
+//! * **Restart intensity.** A supervisor gives up after more restarts than its
+//!   intensity in its period, OTP's default being 1 in 5 s
+//!   ([`SupervisorSpec::intensity`](supervisor::SupervisorSpec::intensity)); it then
+//!   stops its children and exits `Shutdown`, and so does its parent, up the tree. A
+//!   `simple_one_for_one` pool of jobs that may fail should make its jobs
+//!   [`Restart::Temporary`](supervisor::Restart) (a failed job is not restarted) or set
+//!   an intensity sized for its load, e.g. `.intensity(100, Duration::from_secs(1))`.
+//!   Monitor a supervisor to learn that it gave up.
+//! * **Calls from outside a process.** [`ServerRef::call`](server::ServerRef::call)
+//!   works from any async code, a tokio task or an axum handler, with the same
+//!   timeout, `Noproc` and exit-reason errors; a call by name takes the runtime's
+//!   [`Handle`] where a process would pass its `Context`
+//!   (`NAME.call(&handle, Req::Get)`). [`Handle::spawn`] starts a process from any
+//!   thread.
+//!
+//! ```
+//! use std::time::Duration;
+//! use otter::{Context, Runtime};
+//!
+//! let rt = Runtime::new();
+//! let got = rt.block_on(|mut cx: Context<u32>| async move {
+//!     cx.send_after(cx.pid(), 7, Duration::from_millis(5));
+//!     // A receive raced against a timer, as `tokio::select!` would; `otter::timeout`
+//!     // is the one-line form.
+//!     otter::timeout(Duration::from_secs(1), cx.recv()).await
+//! });
+//! assert_eq!(got.unwrap(), Ok(7));
+//! ```
+//!
 //! ## Monitors
 //!
 //! [`Context::monitor`] watches another process: when it exits, a [`Down`] with the
@@ -120,6 +173,12 @@
 //! });
 //! assert_eq!(r.unwrap(), ExitReason::Shutdown);
 //! ```
+//!
+//! `#[derive(otter::Message)]` ([`Message`]) writes these `From<Exit>`, `From<Down>`
+//! and `DownMessage` impls (and `From<Tcp>`, `From<BadTerm>`, `From<NodeEvent>`) for the
+//! variants that hold them. [`macro@test`] and [`macro@main`] run an `async fn` as a
+//! runtime's root process: `#[otter::test(workers = [1, 4])]` checks a test body on 1
+//! and on 4 workers.
 //!
 //! ## Servers and supervisors
 //!
@@ -424,6 +483,14 @@
 //!   medium`): a worker spins only while another one runs, no longer than it was busy;
 //!   [`Builder::busy_wait`] is the `+sbwt` setting.
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
+// docs.rs builds with `--cfg docsrs` on nightly: feature-gated items get their badge.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+/// The README's Rust example, run as a doctest (only when doctests are collected: the
+/// published package's build never reads the file).
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
 
 #[cfg(target_pointer_width = "32")]
 compile_error!("otter packs a pid into a waker's data pointer and needs 64-bit pointers");
@@ -433,8 +500,10 @@ pub(crate) mod loom;
 #[cfg(not(loom))]
 pub mod blocking;
 #[cfg(all(feature = "tokio", not(loom)))]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod compat;
 #[cfg(all(feature = "dist", not(loom)))]
+#[cfg_attr(docsrs, doc(cfg(feature = "dist")))]
 pub mod dist;
 #[cfg(not(loom))]
 mod error;
@@ -477,6 +546,8 @@ mod server {
     }
 }
 #[cfg(not(loom))]
+pub mod report;
+#[cfg(not(loom))]
 mod signal;
 #[cfg(not(loom))]
 pub mod statem;
@@ -501,6 +572,8 @@ pub use exit::{ErrorReason, ExitReason, IntoExitReason};
 pub use mailbox::{Keyed, Recv, RecvKey};
 #[cfg(not(loom))]
 pub use monitor::{Down, DownMessage, MonitorRef};
+#[cfg(not(loom))]
+pub use otter_macros::{Message, main, test};
 #[cfg(not(loom))]
 pub use pid::{Pid, ProcessId};
 #[cfg(not(loom))]

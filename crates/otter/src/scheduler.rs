@@ -1,8 +1,8 @@
 //! The runtime: worker threads, run queues, and the ways in from outside.
 //!
 //! M:N scheduling on one worker thread per core (by default). Each worker has a local
-//! run queue and a LIFO slot (`scheduler/queue.rs`); a global injector takes work from
-//! outside the workers; idle workers steal half of a busy worker's queue and otherwise
+//! run queue and a LIFO slot (`scheduler/queue.rs`) and a spawn stack
+//! (`scheduler/spawn_stack.rs`); a global injector takes work from outside the workers; idle workers steal half of a busy worker's queue and otherwise
 //! spin for a while, then park (`scheduler/park.rs`). The order in which a worker picks
 //! its next process is in `scheduler/worker.rs`.
 //!
@@ -23,10 +23,15 @@
 //! * Woken by a message (or any waker) on one of its own runtime's workers: that
 //!   worker's LIFO slot; a process displaced from the slot goes to the local queue.
 //! * Spawned on a worker: that worker's LIFO slot if it is empty (Go puts a new
-//!   goroutine in its `runnext` the same way), else the back of the local queue. A
-//!   chain of spawns (each process spawns the next and ends) then stays on one worker:
+//!   goroutine in its `runnext` the same way); else, for the turn's first spawn that
+//!   finds the slot taken, the top of its spawn stack; else the back of the local queue.
+//!   A chain of spawns (each process spawns the next and ends) then stays on one worker:
 //!   a push onto the queue woke an idle worker, which stole the child, and the chain
-//!   crossed cores at every link (docs/design/0022).
+//!   crossed cores at every link (docs/design/0022). The stack runs newest first, after
+//!   the local queue: a process that spawns two children and waits for their replies is
+//!   walked depth-first, where the back of the local queue walked it breadth-first and
+//!   kept most of a fork-join tree alive at once (docs/design/0034). The BEAM runs every
+//!   spawn first in, first out with everything else, and walks such a tree breadth-first.
 //! * Yielding: the back of that worker's local queue.
 //! * From any other thread: the injector, and a spinning or parked worker is woken.
 //!
@@ -35,8 +40,8 @@
 //! they were queued, as a BEAM scheduler does, however many are runnable
 //! (`Shared::push_local`).
 //!
-//! A push onto a local queue wakes a parked worker if no worker is searching (tokio's
-//! rule): the woken worker steals it if this one is still busy. A placement in the LIFO
+//! A push onto a local queue or a spawn stack wakes a parked worker if no worker is
+//! searching (tokio's rule): the woken worker steals it if this one is still busy. A placement in the LIFO
 //! slot wakes nobody while an idle worker watches the slots (it searches, or sleeps
 //! short after seeing one occupied): a ring of messages stays on one warm worker
 //! instead of paying a thread wake-up per hop, and an idle worker takes a LIFO process
@@ -65,6 +70,7 @@ pub(crate) mod doze;
 mod handle;
 pub(crate) mod park;
 pub(crate) mod queue;
+pub(crate) mod spawn_stack;
 pub(crate) mod stand_in;
 pub(crate) mod tuning;
 pub(crate) mod watchdog;
@@ -96,6 +102,9 @@ use queue::{Injector, LifoSlot, Local};
 pub(crate) struct Remote {
     pub(crate) local: Local,
     pub(crate) lifo: LifoSlot,
+    /// Processes this worker spawned while its LIFO slot was taken, run newest first
+    /// (`spawn_stack.rs`).
+    pub(crate) spawned: spawn_stack::SpawnStack,
     /// Processes this worker has started polling, the watchdog's sign of progress; and
     /// [`STREAMING`] while the current poll streams (only this worker writes it).
     pub(crate) ticks: AtomicU64,
@@ -249,7 +258,18 @@ impl Shared {
                 let _ = self.workers[i].lifo.replace(task);
                 self.watch_lifo();
             }
-            Some(i) => self.push_local(i, task),
+            Some(i) => {
+                let w = &self.workers[i];
+                let now = w.ticks.load(Ordering::Relaxed) & !STREAMING;
+                if w.spawned.newest_stamp() == Some(now) {
+                    // This turn has pushed one already: a loop of spawns queues the
+                    // rest in spawn order (`spawn_stack.rs`, rule 1).
+                    self.push_local(i, task);
+                } else {
+                    w.spawned.push(task, now);
+                    self.wake_one();
+                }
+            }
             None => self.inject(task),
         }
     }
@@ -326,7 +346,11 @@ impl Shared {
     /// Whether any queue holds work (the parking protocol's last look; LIFO slots are
     /// the worker's to look at, `worker.rs`).
     pub(crate) fn has_work(&self) -> bool {
-        !self.injector.is_empty() || self.workers.iter().any(|w| w.local.len() > 0)
+        !self.injector.is_empty()
+            || self
+                .workers
+                .iter()
+                .any(|w| w.local.len() > 0 || !w.spawned.is_empty())
     }
 }
 
@@ -430,6 +454,7 @@ impl Builder {
     /// assert!(r.unwrap());
     /// ```
     #[cfg(feature = "tokio")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
     pub fn tokio_context(mut self, on: bool) -> Self {
         self.tokio_context = on;
         self
@@ -452,6 +477,7 @@ impl Builder {
                 .map(|_| Remote {
                     local: Local::new(),
                     lifo: LifoSlot::new(),
+                    spawned: Default::default(),
                     ticks: AtomicU64::new(0),
                     in_driver: AtomicBool::new(false),
                     overflowed: AtomicBool::new(false),

@@ -118,7 +118,7 @@ use crate::registry::RegisterError;
 use crate::signal::Exit;
 
 pub use name::{Lookup, Name};
-use reply::Pending;
+pub(crate) use reply::Pending;
 pub use reply::{CallError, ReplyTo};
 
 /// The timeout of [`ServerRef::call`]: OTP's default for `gen_server:call/2`.
@@ -714,14 +714,14 @@ async fn serve<S: Server>(
         *failure.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason);
         ExitReason::Normal
     };
-    if let Some(name) = name {
+    if let Some(name) = &name {
         // `gen.erl`'s `register_name`: the holder's pid, read after the refusal. A
         // holder that exited in between freed the name: try again.
         loop {
             match cx.register(name.clone(), cx.pid()) {
                 Ok(()) => break,
                 Err(RegisterError::NameTaken) => {
-                    if let Some(holder) = cx.name_holder(&name) {
+                    if let Some(holder) = cx.name_holder(name) {
                         return fail(ExitReason::error(AlreadyStarted(holder)));
                     }
                 }
@@ -747,10 +747,17 @@ async fn serve<S: Server>(
         }
     };
     // A panic in `terminate` becomes the exit reason (gen_server re-raises it).
-    match catch(state.terminate(&reason, &mut cx)).await {
+    let reason = match catch(state.terminate(&reason, &mut cx)).await {
         Ok(()) => reason,
         Err(panic) => panic,
-    }
+    };
+    crate::report::server_terminating(
+        cx.pid().id(),
+        name.as_deref(),
+        std::any::type_name::<S>(),
+        &reason,
+    );
+    reason
 }
 
 /// Hands one message to its callback.

@@ -96,10 +96,15 @@
 //!   `{timeout, Name}`) run until they fire or are cancelled. Setting a running one
 //!   restarts it; each can be updated (its content changed; with none running, its
 //!   event comes at once, OTP's `update`) or cancelled; the last action of each kind
-//!   in a transition wins. A zero time queues the event at once, after the queued
-//!   events and before the mailbox; a zero event timeout fires only if no event is
-//!   queued. A cancelled timeout never fires, even one whose message had already been
-//!   sent (its late message is dropped).
+//!   in a transition wins. A zero time makes a timeout due at once: it still runs (a
+//!   cancel, an update, a restart or, for the state timeout, a change of state acts on
+//!   it) and fires after the queued events and before the mailbox (OTP's `t0q`); a
+//!   zero event timeout so fires only if no event was queued. A cancelled timeout never
+//!   fires, even one whose message had already been sent (its late message is
+//!   dropped).
+//! * **Fairness.** Each event handled from the machine's own queue draws on its turn's
+//!   budget, as a receive does: a machine that keeps inserting events yields its
+//!   worker, and an exit signal reaches it.
 //! * **Replies.** A call's [`ReplyTo`] is answered now
 //!   ([`Transition::reply`], or `from.reply(v)` in the handler) or kept and answered
 //!   from a later state (a deferred reply, `gen_statem:reply/2`).
@@ -107,7 +112,8 @@
 //!   returns once `init` has finished, *before* the first state's enter call and the
 //!   initial actions run (they run before any message); `init` returning `Err` or
 //!   [`Transition::stop`] fails the start; `terminate` runs with the state on a stop,
-//!   a crash of a handler and the parent's exit.
+//!   a crash of a handler and the parent's exit. A postpone among the initial actions
+//!   is dropped (there is no event yet), as OTP's.
 //!
 //! # Differences from OTP
 //!
@@ -120,10 +126,19 @@
 //! * The enter call is a callback of its own ([`StateMachine::state_enter`]) rather
 //!   than an `enter` event; by default it does nothing, which is OTP without
 //!   `state_enter` in the callback mode.
-//! * No `hibernate`, no `code_change`, no absolute-time timeouts (`{abs, true}`), no
-//!   `{call, From}` as an inserted event (a reply handle cannot be made up); `sys`
-//!   messages are not answered yet.
-//! * The handlers are `async`, as a server's are.
+//! * No `hibernate`, no `code_change`, no absolute-time timeouts (`{abs, true}`);
+//!   `sys` messages are not answered yet. A call can be inserted again
+//!   (`next_event(Event::Call(request))`, handing back one the machine received), but
+//!   not made up: a reply handle comes only from a caller.
+//! * The handlers are `async`, as a server's are; the enter call is not (it decides
+//!   what to set up; waiting work goes in an event).
+//! * A failed start exits `Normal` whatever the reason `init` gave (as a server's:
+//!   OTP 26's `{error, Reason}`), where OTP's `{stop, Reason}` from `init` exits with
+//!   `Reason`; the start returns the reason either way.
+//! * A panic in an enter call runs `terminate` with the state entered, where OTP's
+//!   `terminate` gets the state left; a transition with two postpones keeps the last
+//!   (OTP has one postpone flag), dropping the other event (a call's caller then waits
+//!   out its timeout).
 //!
 //! [`ServerRef`]: crate::server::ServerRef
 //! [`ChildSpec::server`]: crate::supervisor::ChildSpec::server
@@ -165,7 +180,8 @@ pub trait StateMachine: Sized + Send + 'static {
     /// The state (of any type: an enum of state names, or one with data in it). Two
     /// states that are `==` are the same state: a transition between them is no
     /// change (no enter call, postponed events stay, the state timeout runs on).
-    type State: PartialEq + Send + 'static;
+    /// `Sync`, because the handlers' futures hold a reference to it across awaits.
+    type State: PartialEq + Send + Sync + 'static;
     /// The requests of calls, each carrying the [`ReplyTo`] of its own reply type, as
     /// a server's do.
     type Call: Send + 'static;
@@ -196,9 +212,10 @@ pub trait StateMachine: Sized + Send + 'static {
     /// Runs when `state` is entered from `old` (at the start, `old` is `state`), and
     /// again on [`Transition::repeat`]. May keep or repeat the state, or stop, with
     /// timeouts and replies; see the module docs. Not `async`: work that must wait
-    /// belongs in an event, e.g. one queued by a zero state timeout set here
-    /// (`Transition::keep().state_timeout(Duration::ZERO, ..)`), which comes before any
-    /// other event of the new state. The default does nothing.
+    /// belongs in an event, e.g. a zero state timeout set here
+    /// (`Transition::keep().state_timeout(Duration::ZERO, ..)`), which comes after the
+    /// events already due and before the mailbox, and not at all if the state changes
+    /// first. The default does nothing.
     fn state_enter(
         &mut self,
         old: &Self::State,
@@ -430,6 +447,19 @@ impl<S: StateMachine> Transition<S> {
         self.timeout_action(Kind::Event, Setting::After(after, content))
     }
 
+    /// `{timeout, update, Content}`: the event being handled has already cancelled the
+    /// event timeout, so, as in OTP, this makes it due at once with `content`: it fires
+    /// after the queued events unless one of them cancels it first.
+    pub fn update_event_timeout(self, content: S::Internal) -> Self {
+        self.timeout_action(Kind::Event, Setting::Update(content))
+    }
+
+    /// Cancels the event timeout (`{timeout, cancel}`): what a transition that does not
+    /// set it does anyway, written out.
+    pub fn cancel_event_timeout(self) -> Self {
+        self.timeout_action(Kind::Event, Setting::Cancel)
+    }
+
     /// (Re)starts the generic timeout `name`: [`Event::Timeout`] with `content` after
     /// `after`, whatever happens meanwhile (`{{timeout, Name}, Time, Content}`).
     pub fn timeout(
@@ -505,20 +535,34 @@ impl<S: StateMachine> fmt::Debug for Machine<S> {
 }
 
 impl<S: StateMachine> Machine<S> {
-    /// Handles `event`, then the queued events, until the queue is empty or a
-    /// transition stops the machine. (A mailbox event cancels the event timeout: the
-    /// transition it leads to does, before any timer could be seen.)
+    /// Handles `event`, then the queued events and the due zero-time timeouts, until
+    /// none is left or a transition stops the machine. (A mailbox event cancels the
+    /// event timeout: the transition it leads to does, before any timer could be seen.)
     async fn run(&mut self, mut event: Event<S>, cx: &mut StatemContext<S>) -> Flow {
         loop {
             let t = self.data.handle_event(&self.state, event, cx).await;
             if let Err(reason) = self.transition(t, cx) {
                 return Flow::Stop(reason);
             }
-            match self.queue.pop_front() {
-                Some(next) => event = next,
+            event = match self.next_internal() {
+                Some(next) => next,
                 None => return Flow::Continue,
+            };
+            // An internal event draws on the turn's budget as a receive does: a machine
+            // that keeps inserting events still yields its worker, and an exit signal
+            // (a supervisor's `kill`) still reaches it.
+            if !crate::scheduler::context::consume_io_budget() {
+                cx.yield_now().await;
             }
         }
+    }
+
+    /// The next event to handle before the mailbox: a queued one, else a zero-time
+    /// timeout that is still running (OTP's `t0q`).
+    fn next_internal(&mut self) -> Option<Event<S>> {
+        self.queue
+            .pop_front()
+            .or_else(|| self.timeouts.next_zero::<S>())
     }
 
     /// Carries out a transition: its actions, the enter calls, then the queues and the
@@ -598,7 +642,7 @@ impl<S: StateMachine> Machine<S> {
     }
 
     /// The second half: postponing, retrying on a change of state, inserting, and the
-    /// timeouts (zero-time ones queued last).
+    /// timeouts (zero-time ones due after every queued event).
     fn finish(&mut self, steps: Steps<S>, cx: &StatemContext<S>) {
         if let Some(event) = steps.postponed {
             self.postponed.push_back(event);
@@ -613,18 +657,8 @@ impl<S: StateMachine> Machine<S> {
         for event in steps.inserted.into_iter().rev() {
             self.queue.push_front(event);
         }
-        if steps.timeouts.is_empty() {
-            return;
-        }
-        for (kind, content) in self.timeouts.apply::<S>(steps.timeouts, cx) {
-            let event = match kind {
-                // A zero event timeout is cancelled by any event already queued.
-                Kind::Event if !self.queue.is_empty() => continue,
-                Kind::Event => Event::EventTimeout(content),
-                Kind::State => Event::StateTimeout(content),
-                Kind::Generic(name) => Event::Timeout(name, content),
-            };
-            self.queue.push_back(event);
+        if !steps.timeouts.is_empty() {
+            self.timeouts.apply::<S>(steps.timeouts, cx);
         }
     }
 }
@@ -668,7 +702,9 @@ impl<S: StateMachine> Server for Machine<S> {
     /// OTP's `enter`: the first state's enter call and the initial actions, then the
     /// events they queued, all before the first message.
     async fn after_init(&mut self, cx: &mut StatemContext<S>) -> Flow {
-        let actions = self.first.take().unwrap_or_default();
+        let mut actions = self.first.take().unwrap_or_default();
+        // There is no event to postpone yet (OTP appends `{postpone, false}`).
+        actions.retain(|a| !matches!(a, Action::Postpone(_)));
         let first = Transition {
             target: Target::Repeat,
             actions,
@@ -676,7 +712,7 @@ impl<S: StateMachine> Server for Machine<S> {
         if let Err(reason) = self.transition(first, cx) {
             return Flow::Stop(reason);
         }
-        match self.queue.pop_front() {
+        match self.next_internal() {
             Some(event) => self.run(event, cx).await,
             None => Flow::Continue,
         }

@@ -115,6 +115,7 @@ use std::time::{Duration, Instant};
 
 use crate::exit::ExitReason;
 use crate::pid::{Pid, ProcessId};
+use crate::report;
 use crate::server::{self, Flow, Info, Server, ServerContext, ServerMsg, ServerRef};
 
 pub use child::{ChildKind, ChildSpec, Restart, Shutdown, StartFuture};
@@ -408,6 +409,7 @@ impl Server for Supervisor {
         self.by_pid.remove(&exit.from);
         self.children[i].status = Status::Stopped;
         let spec = &self.children[i].spec;
+        report::child_terminated(cx.pid().id(), &spec.id, exit.from, &exit.reason);
         if !spec.restart.restarts_after(&exit.reason) {
             if spec.restart == Restart::Temporary || self.strategy == Strategy::SimpleOneForOne {
                 self.forget(i);
@@ -568,6 +570,7 @@ impl Supervisor {
         cx: &mut SupervisorContext,
     ) -> Flow {
         if !self.add_restart() {
+            report::intensity_reached(cx.pid().id(), &self.children[i].spec.id, self.intensity);
             return Flow::Stop(ExitReason::Shutdown);
         }
         // The children to restart, in start order.
@@ -655,9 +658,18 @@ impl Supervisor {
 
 /// Runs a child's start function; a panic in it is a failed start (OTP catches the
 /// start function's crash), not a crash of the supervisor.
+/// Reports the start (`otter::progress`) or its failure (`otter::supervisor`).
 async fn start(spec: &ChildSpec, cx: &mut SupervisorContext) -> Result<ProcessId, ExitReason> {
-    let started = crate::unwind::catch_panic(|| (spec.start)(cx))?;
-    server::catch(started).await?
+    let me = cx.pid().id();
+    let started = match crate::unwind::catch_panic(|| (spec.start)(cx)) {
+        Ok(started) => server::catch(started).await.and_then(|r| r),
+        Err(panic) => Err(panic),
+    };
+    match &started {
+        Ok(pid) => report::child_started(me, &spec.id, *pid),
+        Err(reason) => report::start_error(me, &spec.id, reason),
+    }
+    started
 }
 
 /// Stops one child; returns once it has exited.

@@ -286,7 +286,7 @@ rt_test!(call_to_a_dying_server_returns_its_reason, |rt: &Runtime| {
             let _ = b.call(Req::Hold).await;
         });
         let _ = waiting;
-        let (held, stopped) = futures_join(
+        let (held, stopped) = support::join(
             b.call(Req::Hold),
             b.stop(ExitReason::ShutdownWith("bye".into()), None),
         )
@@ -302,34 +302,6 @@ rt_test!(call_to_a_dying_server_returns_its_reason, |rt: &Runtime| {
         )
     );
 });
-
-/// Awaits two futures concurrently in one process (no extra dependency).
-async fn futures_join<A: std::future::Future, B: std::future::Future>(
-    a: A,
-    b: B,
-) -> (A::Output, B::Output) {
-    let mut a = std::pin::pin!(a);
-    let mut b = std::pin::pin!(b);
-    let (mut ra, mut rb) = (None, None);
-    std::future::poll_fn(move |cx| {
-        if ra.is_none()
-            && let std::task::Poll::Ready(v) = a.as_mut().poll(cx)
-        {
-            ra = Some(v);
-        }
-        if rb.is_none()
-            && let std::task::Poll::Ready(v) = b.as_mut().poll(cx)
-        {
-            rb = Some(v);
-        }
-        if ra.is_some() && rb.is_some() {
-            std::task::Poll::Ready((ra.take().unwrap(), rb.take().unwrap()))
-        } else {
-            std::task::Poll::Pending
-        }
-    })
-    .await
-}
 
 rt_test!(call_to_a_dead_server_is_noproc, |rt: &Runtime| {
     let r = rt.block_on(|cx: Context<()>| async move {

@@ -1071,3 +1071,71 @@ rt_test!(
         owner.send(Owner::Go);
     }
 );
+
+/// A connection accepted by otter whose peer (a plain socket, kept open) never reads.
+async fn accepted_from_a_peer_that_never_reads() -> (TcpStream, std::net::TcpStream) {
+    let listener = TcpListener::bind(any_port()).unwrap();
+    let peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (stream, _) = listener.accept().await.unwrap();
+    // Small buffers on both sides, so that writes block soon.
+    let _ = socket2::SockRef::from(&peer).set_recv_buffer_size(4096);
+    stream.set_send_buffer_size(4096).unwrap();
+    (stream, peer)
+}
+
+rt_test!(
+    a_write_that_outlasts_the_send_timeout_fails_and_shuts_the_stream_for_writing,
+    |rt: &Runtime| {
+        let r = rt.block_on(|_: Context<()>| async {
+            let (mut stream, _peer) = accepted_from_a_peer_that_never_reads().await;
+            assert_eq!(stream.send_timeout(), None);
+            stream.set_send_timeout(Some(Duration::from_millis(30)));
+            let big = vec![7u8; 32 << 20];
+            let first = stream.write_all(&big).await.map_err(|e| e.kind());
+            // Nothing more may follow data of which an unknown part went out.
+            let after = stream.write_all(b"more").await.map_err(|e| e.kind());
+            (first, after.is_err())
+        });
+        assert_eq!(r.unwrap(), (Err(ErrorKind::TimedOut), true));
+    }
+);
+
+rt_test!(
+    a_write_the_peer_takes_in_time_is_not_cut_by_the_send_timeout,
+    |rt: &Runtime| {
+        let listener = std::net::TcpListener::bind(any_port()).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let peer = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            conn.set_read_timeout(Some(GUARD)).unwrap();
+            let mut all = Vec::new();
+            conn.read_to_end(&mut all)
+                .map(|_| all.len())
+                .map_err(|e| e.kind())
+        });
+        let r = rt.block_on(move |_: Context<()>| async move {
+            let mut stream = TcpStream::connect(addr).await.unwrap();
+            stream.set_send_timeout(Some(GUARD));
+            stream
+                .write_all(&vec![1u8; 4 << 20])
+                .await
+                .map_err(|e| e.kind())
+        });
+        assert_eq!(r.unwrap(), Ok(()));
+        assert_eq!(peer.join().unwrap(), Ok(4 << 20));
+    }
+);
+
+rt_test!(
+    an_active_streams_writes_take_the_send_timeout_too,
+    |rt: &Runtime| {
+        let r = rt.block_on(|cx: Context<Tcp>| async move {
+            let (stream, _peer) = accepted_from_a_peer_that_never_reads().await;
+            let active = stream.into_active(&cx, Active::N(0));
+            active.set_send_timeout(Some(Duration::from_millis(30)));
+            let big = vec![7u8; 32 << 20];
+            active.write_all(&big).await.map_err(|e| e.kind())
+        });
+        assert_eq!(r.unwrap(), Err(ErrorKind::TimedOut));
+    }
+);

@@ -138,6 +138,23 @@ fn setup(
     }
 }
 
+impl Setup {
+    /// Starts with `first` (its state and initial actions) instead.
+    fn starting(mut self, first: Transition<Probe>) -> Setup {
+        self.first = first;
+        self
+    }
+
+    /// With enter calls, each logged, answered by `on_enter`.
+    fn entering(
+        mut self,
+        on_enter: impl FnMut(St, St) -> Transition<Probe> + Send + 'static,
+    ) -> Setup {
+        self.on_enter = Some(Box::new(on_enter));
+        self
+    }
+}
+
 /// A probe that also sends each line of its log to `watcher`.
 fn watched(
     watcher: Pid<String>,
@@ -285,17 +302,9 @@ rt_test!(
     stop_runs_terminate_in_the_current_state_and_a_second_stop_is_noproc,
     |rt: &Runtime| {
         let got = rt.block_on(|cx: Context<()>| async move {
-            let m = Probe::start(
-                &cx,
-                Setup {
-                    watcher: None,
-                    first: Transition::next("idle"),
-                    on_enter: None,
-                    on_event: Box::new(|_, _| Transition::next("other")),
-                },
-            )
-            .await
-            .unwrap();
+            let m = Probe::start(&cx, setup("idle", |_, _| Transition::next("other")))
+                .await
+                .unwrap();
             m.cast("move");
             let before = log_of(m).await;
             let first = m.stop(ExitReason::error(std::fmt::Error), None).await;
@@ -411,7 +420,7 @@ rt_test!(
             .unwrap();
             let first = m.call_timeout(|r| Req::Ask("echo", r), None);
             let second = m.call(|r| Req::Ask("stop", r));
-            let (a, b) = futures_join(first, second).await;
+            let (a, b) = support::join(first, second).await;
             let after = m.call(|r| Req::Ask("hej", r)).await;
             (a, b, after)
         });
@@ -421,35 +430,6 @@ rt_test!(
         );
     }
 );
-
-/// Polls two futures to completion, concurrently.
-async fn futures_join<A: std::future::Future, B: std::future::Future>(
-    a: A,
-    b: B,
-) -> (A::Output, B::Output) {
-    let mut a = std::pin::pin!(a);
-    let mut b = std::pin::pin!(b);
-    let (mut ra, mut rb) = (None, None);
-    std::future::poll_fn(|cx| {
-        if ra.is_none()
-            && let std::task::Poll::Ready(v) = a.as_mut().poll(cx)
-        {
-            ra = Some(v);
-        }
-        if rb.is_none()
-            && let std::task::Poll::Ready(v) = b.as_mut().poll(cx)
-        {
-            rb = Some(v);
-        }
-        if ra.is_some() && rb.is_some() {
-            std::task::Poll::Ready(())
-        } else {
-            std::task::Poll::Pending
-        }
-    })
-    .await;
-    (ra.unwrap(), rb.unwrap())
-}
 
 // OTP: event_order.
 rt_test!(
@@ -566,17 +546,14 @@ rt_test!(
         let got = rt.block_on(|cx: Context<()>| async move {
             let m = Probe::start_link(
                 &cx,
-                Setup {
-                    watcher: None,
-                    first: Transition::next("a").next_event(Event::Internal("first")),
-                    on_enter: Some(Box::new(|_, _| Transition::keep())),
-                    on_event: Box::new(|_, e| match e {
-                        Event::Cast("b") => Transition::next("b"),
-                        Event::Cast("same") => Transition::next("b"),
-                        Event::Cast("repeat") => Transition::repeat(),
-                        _ => Transition::keep(),
-                    }),
-                },
+                setup("a", |_, e| match e {
+                    Event::Cast("b") => Transition::next("b"),
+                    Event::Cast("same") => Transition::next("b"),
+                    Event::Cast("repeat") => Transition::repeat(),
+                    _ => Transition::keep(),
+                })
+                .starting(Transition::next("a").next_event(Event::Internal("first")))
+                .entering(|_, _| Transition::keep()),
             )
             .await
             .unwrap();
@@ -608,15 +585,10 @@ rt_test!(
         let got = rt.block_on(|cx: Context<()>| async move {
             let m = Probe::start(
                 &cx,
-                Setup {
-                    watcher: None,
-                    first: Transition::next("a"),
-                    on_enter: Some(Box::new(|_, state| match state {
-                        "b" => Transition::next("c"),
-                        _ => Transition::keep(),
-                    })),
-                    on_event: Box::new(|_, _| Transition::next("b")),
-                },
+                setup("a", |_, _| Transition::next("b")).entering(|_, state| match state {
+                    "b" => Transition::next("c"),
+                    _ => Transition::keep(),
+                }),
             )
             .await
             .unwrap();
@@ -875,5 +847,147 @@ rt_test!(
             (a, b, c)
         });
         assert_eq!(got.unwrap(), (Ok("fresh"), Ok("used"), Ok("fresh")));
+    }
+);
+
+// Zero-time timeouts run until they fire: cancelled, updated, restarted and (the state
+// timeout) cancelled by a change of state like any other. OTP: gen_statem_SUITE's
+// state_timeout ("state_timeout 0 can be restarted") and timeout_cancel_and_update.
+
+rt_test!(
+    a_zero_state_timeout_is_cancelled_by_a_change_of_state_before_it_fires,
+    |rt: &Runtime| {
+        let got = rt.block_on(|cx: Context<()>| async move {
+            let first = Transition::next("a")
+                .state_timeout(Duration::ZERO, "z")
+                .next_event(Event::Internal("go"));
+            let m = Probe::start_link(
+                &cx,
+                setup("a", |_, e| match e {
+                    Event::Internal("go") => Transition::next("b"),
+                    _ => Transition::keep(),
+                })
+                .starting(first),
+            )
+            .await
+            .unwrap();
+            m.cast("end");
+            log_of(m).await
+        });
+        assert_eq!(got.unwrap(), ["a:internal(go)", "b:cast(end)"]);
+    }
+);
+
+rt_test!(
+    a_zero_timeout_is_cancelled_updated_and_restarted_before_it_fires,
+    |rt: &Runtime| {
+        let got = rt.block_on(|mut cx: Context<String>| async move {
+            let first = Transition::next("a")
+                .timeout("cancelled", Duration::ZERO, "c")
+                .update_timeout("updated", "u1")
+                .timeout("restarted", Duration::ZERO, "zero")
+                .next_event(Event::Internal("change them"));
+            let m = Probe::start_link(
+                &cx,
+                watched(cx.pid(), first, |_, e| match e {
+                    Event::Internal("change them") => Transition::keep()
+                        .cancel_timeout("cancelled")
+                        .update_timeout("updated", "u2")
+                        .timeout("restarted", ms(20), "late"),
+                    _ => Transition::keep(),
+                }),
+            )
+            .await
+            .unwrap();
+            let _ = m;
+            until(&mut cx, is("a:timeout(restarted,late)")).await
+        });
+        assert_eq!(
+            got.unwrap(),
+            [
+                "a:internal(change them)",
+                "a:timeout(updated,u2)",
+                "a:timeout(restarted,late)"
+            ]
+        );
+    }
+);
+
+rt_test!(
+    a_zero_state_timeout_set_on_entering_comes_after_the_events_already_due,
+    |rt: &Runtime| {
+        let got = rt.block_on(|cx: Context<()>| async move {
+            let m = Probe::start_link(
+                &cx,
+                setup("a", |state, e| match (state, e) {
+                    ("a", e @ Event::Cast("x")) => Transition::keep().postpone(e),
+                    ("a", Event::Cast("go")) => Transition::next("b"),
+                    _ => Transition::keep(),
+                })
+                .entering(|_, state| match state {
+                    "b" => Transition::keep().state_timeout(Duration::ZERO, "work"),
+                    _ => Transition::keep(),
+                }),
+            )
+            .await
+            .unwrap();
+            m.cast("x");
+            m.cast("go");
+            m.cast("end");
+            log_of(m).await
+        });
+        assert_eq!(
+            got.unwrap(),
+            [
+                "a:enter(a)",
+                "a:cast(x)",
+                "a:cast(go)",
+                "b:enter(a)",
+                "b:cast(x)",
+                "b:state_timeout(work)",
+                "b:cast(end)"
+            ]
+        );
+    }
+);
+
+#[derive(Debug)]
+enum Watch {
+    Down(otter::Down),
+}
+
+impl From<otter::Down> for Watch {
+    fn from(d: otter::Down) -> Watch {
+        Watch::Down(d)
+    }
+}
+
+rt_test!(
+    a_machine_that_keeps_inserting_events_yields_and_can_be_killed,
+    |rt: &Runtime| {
+        let got = rt.block_on(|mut cx: Context<Watch>| async move {
+            let m = Probe::start(
+                &cx,
+                setup("a", |_, e| match e {
+                    Event::Cast("spin") | Event::Internal("spin") => {
+                        Transition::keep().next_event(Event::Internal("spin"))
+                    }
+                    _ => Transition::keep(),
+                }),
+            )
+            .await
+            .unwrap();
+            cx.monitor(m.id());
+            m.cast("spin");
+            // A call waits behind the spinning: it times out, but the machine yields its
+            // worker meanwhile, so this process runs on one worker too.
+            let call = m.call_timeout(Req::Log, Some(ms(20))).await;
+            cx.exit(m.id(), ExitReason::Kill);
+            let Some(Watch::Down(down)) = cx.recv_timeout(Duration::from_secs(10)).await else {
+                panic!("the spinning machine was not killed");
+            };
+            (call.unwrap_err(), down.reason)
+        });
+        assert_eq!(got.unwrap(), (CallError::Timeout, ExitReason::Killed));
     }
 );

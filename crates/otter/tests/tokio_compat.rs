@@ -347,3 +347,99 @@ rt_test!(
         }
     }
 );
+
+/// A server for calls from outside otter: answers, holds, or crashes.
+struct Jobs;
+
+enum JobReq {
+    Echo(u32, otter::server::ReplyTo<u32>),
+    Never(otter::server::ReplyTo<u32>),
+    Crash(otter::server::ReplyTo<u32>),
+}
+
+impl otter::server::Server for Jobs {
+    type Args = ();
+    type Call = JobReq;
+    type Cast = ();
+    type Info = ();
+    async fn init(
+        _: (),
+        _: &mut otter::server::ServerContext<Self>,
+    ) -> Result<Self, otter::ExitReason> {
+        Ok(Jobs)
+    }
+    async fn handle_call(
+        &mut self,
+        r: JobReq,
+        _: &mut otter::server::ServerContext<Self>,
+    ) -> otter::server::Flow {
+        match r {
+            JobReq::Echo(n, from) => from.reply(n),
+            JobReq::Never(from) => std::mem::forget(from),
+            JobReq::Crash(from) => panic!("job crashed, {from:?} waiting"),
+        }
+        otter::server::Flow::Continue
+    }
+}
+
+#[test]
+fn a_plain_tokio_task_calls_a_server_by_ref_and_by_name_with_the_same_errors() {
+    use otter::server::{CallError, Name, Server};
+    const JOBS: Name<Jobs> = Name::new("jobs");
+    let rt = Runtime::builder().threads(2).build().unwrap();
+    let handle = rt.handle();
+    // The server lives in otter; nothing of otter runs on the tokio side but the calls.
+    let server = rt
+        .block_on(|cx: Context<()>| async move {
+            let s = Jobs::start(&cx, ()).await.unwrap();
+            cx.register("jobs", s.pid()).unwrap();
+            s
+        })
+        .unwrap();
+    let tokio_rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let got = tokio_rt.block_on(async move {
+        let task = tokio::spawn(async move {
+            let by_ref = server.call(|r| JobReq::Echo(1, r)).await;
+            let by_name = JOBS.call(&handle, |r| JobReq::Echo(2, r)).await;
+            let timeout = server
+                .call_timeout(JobReq::Never, Some(std::time::Duration::from_millis(20)))
+                .await;
+            let crash = server.call(JobReq::Crash).await;
+            let noproc = server.call(|r| JobReq::Echo(3, r)).await;
+            let noproc_by_name = JOBS.call(&handle, |r| JobReq::Echo(4, r)).await;
+            (by_ref, by_name, timeout, crash, noproc, noproc_by_name)
+        });
+        task.await.unwrap()
+    });
+    let (by_ref, by_name, timeout, crash, noproc, noproc_by_name) = got;
+    assert_eq!((by_ref, by_name), (Ok(1), Ok(2)));
+    assert_eq!(timeout, Err(CallError::Timeout));
+    assert!(
+        matches!(&crash, Err(CallError::Exit(otter::ExitReason::Panic(m))) if m.contains("job crashed")),
+        "{crash:?}"
+    );
+    assert_eq!(noproc, Err(CallError::Noproc));
+    assert_eq!(noproc_by_name, Err(CallError::Noproc));
+}
+
+rt_test!(
+    tokio_select_races_a_receive_against_a_sleep_in_a_process,
+    |rt: &Runtime| {
+        let r = rt.block_on(|mut cx: Context<u32>| async move {
+            let me = cx.pid();
+            cx.send_after(me, 7, std::time::Duration::from_millis(5));
+            let mut got = Vec::new();
+            for _ in 0..2 {
+                tokio::select! {
+                    m = cx.recv() => got.push(Some(m)),
+                    _ = otter::timeout(std::time::Duration::from_millis(50), std::future::pending::<()>()) => got.push(None),
+                }
+            }
+            got
+        });
+        assert_eq!(r.unwrap(), [Some(7), None]);
+    }
+);

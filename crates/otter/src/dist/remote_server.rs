@@ -23,10 +23,17 @@
 //! Requests run through a process each so that the connection's reader never waits
 //! for a server: a slow server delays its own callers, not the other traffic from that
 //! node.
+//!
+//! An [`ErlangServer`] is a `RemoteServer` (blanket impl) whose requests decode
+//! straight into the server's own `Call`, its `ReplyTo` made here: see its docs for the
+//! rule, and `ErlangRequest`'s `Deserialize` below for the mechanism.
 
 use std::any::TypeId;
+use std::cell::RefCell;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use std::fmt;
 use std::sync::atomic::Ordering;
@@ -39,7 +46,9 @@ use crate::dist::etf::{self, Atom, Term};
 use crate::dist::node::{Exported, Node, NodeShared};
 use crate::pid::{Pid, RawPid};
 use crate::process::Context;
-use crate::server::{CallError, Server, ServerMsg, ServerRef};
+use crate::server::{
+    CallError, DEFAULT_CALL_TIMEOUT, Pending, ReplyTo, Server, ServerMsg, ServerRef,
+};
 
 /// A server that other nodes can call (see the module docs of [`crate::dist`]).
 ///
@@ -135,6 +144,269 @@ pub enum BadCall<R> {
     /// Send no reply: the request goes to [`RemoteServer::bad_term`], and the caller
     /// waits out its timeout (for ever with `infinity`).
     Ignore(BadTerm),
+}
+
+// ===== ErlangServer: the server's own Call, decoded =====
+
+/// A server whose own `Call` and `Cast` types are its requests from other nodes: no
+/// second request enum, no forwarding by hand. Every `ErlangServer` is a
+/// [`RemoteServer`] (a blanket impl), so [`Node::register_server`],
+/// [`Node::register_server_name`] and a [`ServerRef`] in a term work as for any.
+///
+/// `Call` and `Cast` implement `DeserializeOwned`. A call from another node
+/// (`gen_server:call/2,3`) decodes into the server's `Call`, the same enum its Rust
+/// callers build with [`ServerRef::call`], and the runtime makes the [`ReplyTo`] that
+/// answers the remote caller. The rule that makes one enum fit both: **each `Call`
+/// variant ends with its `ReplyTo`**, which the Erlang request does not carry.
+/// `gen_server:call(S, {put, K, V})` decodes as `Put(K, V, ReplyTo<R>)`, and a bare
+/// atom `gen_server:call(S, stats)` as `Stats(ReplyTo<R>)`: the runtime appends the
+/// reply handle to the request tuple (or makes the atom `{Atom, Handle}`) before
+/// decoding. Only tuple and newtype variants (serde's `{Tag, ...}`) take a `ReplyTo`;
+/// the reply `R: Serialize` is encoded with the [`etf`] mapping when the server
+/// replies ([`shapes`](crate::dist::shapes) has Erlang's `{ok, T}` / `{error, E}`).
+/// A `ReplyTo` decodes nowhere else: in any other message it is a decoding error (a
+/// [`BadTerm`]). A cast (`gen_server:cast/2`) decodes into the server's `Cast`.
+///
+/// If the server exits before it replies, no reply is sent and the remote caller's
+/// monitor reports the exit; a reply that does not come within
+/// [`ErlangServer::REMOTE_CALL_TIMEOUT`] is given up on.
+///
+/// ```no_run
+/// use otter::dist::etf::Term;
+/// use otter::dist::shapes::OkError;
+/// use otter::dist::{ErlangServer, Node};
+/// use otter::server::{Flow, ReplyTo, Server, ServerContext};
+/// use otter::ExitReason;
+/// use serde::Deserialize;
+///
+/// struct Counter(i64);
+/// #[derive(Deserialize)]
+/// #[serde(rename_all = "snake_case")]
+/// enum Call {
+///     Add(i64, ReplyTo<i64>),              // {add, N} -> N
+///     Sub(i64, ReplyTo<OkError<i64, Term>>) // {sub, N} -> {ok, N} | {error, negative}
+/// }
+///
+/// impl Server for Counter {
+///     type Args = (); type Call = Call; type Cast = (); type Info = ();
+///     async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> { Ok(Counter(0)) }
+///     async fn handle_call(&mut self, c: Call, _: &mut ServerContext<Self>) -> Flow {
+///         match c {
+///             Call::Add(n, from) => { self.0 += n; from.reply(self.0) }
+///             Call::Sub(n, from) if n > self.0 => from.reply(OkError(Err(Term::atom("negative")))),
+///             Call::Sub(n, from) => { self.0 -= n; from.reply(OkError(Ok(self.0))) }
+///         }
+///         Flow::Continue
+///     }
+/// }
+/// impl ErlangServer for Counter {}
+/// // Rust: counter.call(|r| Call::Add(5, r)).await
+/// // Erlang: gen_server:call({counter, 'otter@host'}, {add, 5})
+/// ```
+pub trait ErlangServer: Server {
+    /// How long the runtime waits for the server's reply to a remote call before it
+    /// gives up on it (no reply is sent; the caller's own timeout ends its call). The
+    /// Erlang caller's timeout does not travel with the request; default
+    /// [`DEFAULT_CALL_TIMEOUT`], `None` waits until the server replies or exits.
+    const REMOTE_CALL_TIMEOUT: Option<Duration> = Some(DEFAULT_CALL_TIMEOUT);
+
+    /// What the server sees of a message it cannot take, as
+    /// [`RemoteServer::bad_term`]. By default nothing (the message is dropped).
+    fn bad_term(term: BadTerm) -> Option<Self::Info> {
+        let _ = term;
+        None
+    }
+
+    /// What to do with a call whose request does not decode into `Call`, as
+    /// [`RemoteServer::bad_call`] (by default `{error, {bad_call, Request}}`).
+    fn bad_call(request: BadTerm) -> BadCall<Term> {
+        BadCall::Refuse(request)
+    }
+}
+
+impl<S> RemoteServer for S
+where
+    S: ErlangServer,
+    S::Call: DeserializeOwned,
+    S::Cast: DeserializeOwned,
+{
+    type RemoteCall = ErlangRequest<S>;
+    type RemoteReply = Term;
+    type RemoteCast = S::Cast;
+
+    async fn remote_call(
+        server: ServerRef<Self>,
+        request: ErlangRequest<S>,
+    ) -> Result<Term, CallError> {
+        let ErlangRequest { call, reply } = request;
+        // The watcher goes on the server before the call does: an exit in between
+        // ends the wait (`Noproc` if it is already gone).
+        let wait = reply(server.pid().raw, S::REMOTE_CALL_TIMEOUT);
+        let _ = server.pid().try_send(ServerMsg::Call(call));
+        wait.await
+    }
+
+    fn remote_cast(request: S::Cast) -> Option<S::Cast> {
+        Some(request)
+    }
+
+    fn bad_term(term: BadTerm) -> Option<S::Info> {
+        <S as ErlangServer>::bad_term(term)
+    }
+
+    fn bad_call(request: BadTerm) -> BadCall<Term> {
+        <S as ErlangServer>::bad_call(request)
+    }
+}
+
+/// The wait for a remote call's reply: given the server and the timeout, it watches
+/// the server and returns the future of the encoded reply.
+type Waiter = Box<
+    dyn FnOnce(
+            RawPid,
+            Option<Duration>,
+        ) -> Pin<Box<dyn Future<Output = Result<Term, CallError>> + Send>>
+        + Send,
+>;
+
+/// A request from another node to an [`ErlangServer`]: the server's own `Call`,
+/// decoded with the reply handle the runtime made for it (the
+/// [`RemoteServer::RemoteCall`] of every `ErlangServer`).
+pub struct ErlangRequest<S: Server> {
+    call: S::Call,
+    reply: Waiter,
+}
+
+impl<S: Server> fmt::Debug for ErlangRequest<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ErlangRequest").finish_non_exhaustive()
+    }
+}
+
+/// The atom that stands for the reply handle in a request being decoded.
+const REPLY_MARK: &str = "$otter_reply";
+
+thread_local! {
+    /// While a [`ErlangRequest`] decodes on this thread: the wait of the `ReplyTo` decoded
+    /// in it, if any yet (outside: `None`, and a `ReplyTo` does not decode).
+    static DECODING: RefCell<Option<Option<Waiter>>> = const { RefCell::new(None) };
+}
+
+/// `body` (one term's encoding, no version byte) with the reply mark appended: a
+/// tuple gets one more element, an atom `A` becomes `{A, Mark}`; anything else is
+/// left as it is (it decodes into no `Call` variant that takes a reply).
+fn with_reply_mark(body: &[u8]) -> Vec<u8> {
+    const SMALL_TUPLE: u8 = 104;
+    const LARGE_TUPLE: u8 = 105;
+    const SMALL_ATOM_UTF8: u8 = 119;
+    let mark = {
+        let mut m = vec![SMALL_ATOM_UTF8, REPLY_MARK.len() as u8];
+        m.extend_from_slice(REPLY_MARK.as_bytes());
+        m
+    };
+    let mut out = Vec::with_capacity(body.len() + mark.len() + 6);
+    out.push(131);
+    match body.first() {
+        Some(&SMALL_TUPLE) if body.len() >= 2 && body[1] < u8::MAX => {
+            out.extend_from_slice(&[SMALL_TUPLE, body[1] + 1]);
+            out.extend_from_slice(&body[2..]);
+        }
+        Some(&SMALL_TUPLE) if body.len() >= 2 => {
+            out.push(LARGE_TUPLE);
+            out.extend_from_slice(&256u32.to_be_bytes());
+            out.extend_from_slice(&body[2..]);
+        }
+        Some(&LARGE_TUPLE) if body.len() >= 5 => {
+            let arity = u32::from_be_bytes([body[1], body[2], body[3], body[4]]);
+            let Some(arity) = arity.checked_add(1) else {
+                out.extend_from_slice(body);
+                return out;
+            };
+            out.push(LARGE_TUPLE);
+            out.extend_from_slice(&arity.to_be_bytes());
+            out.extend_from_slice(&body[5..]);
+        }
+        // ATOM_EXT, SMALL_ATOM_EXT, ATOM_UTF8_EXT, SMALL_ATOM_UTF8_EXT
+        Some(100 | 115 | 118 | 119) => {
+            out.extend_from_slice(&[SMALL_TUPLE, 2]);
+            out.extend_from_slice(body);
+        }
+        _ => {
+            out.extend_from_slice(body);
+            return out;
+        }
+    }
+    out.extend_from_slice(&mark);
+    out
+}
+
+impl<'de, S> Deserialize<'de> for ErlangRequest<S>
+where
+    S: Server,
+    S::Call: DeserializeOwned,
+{
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ErlangRequest<S>, D::Error> {
+        let raw = Raw::deserialize(d)?;
+        let bytes = with_reply_mark(&raw.0[1..]);
+        struct Restore(Option<Option<Waiter>>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let old = self.0.take();
+                DECODING.with(|c| *c.borrow_mut() = old);
+            }
+        }
+        let restore = Restore(DECODING.with(|c| c.replace(Some(None))));
+        let call = etf::from_slice::<S::Call>(&bytes).map_err(de::Error::custom)?;
+        let reply = DECODING.with(|c| c.borrow_mut().as_mut().and_then(Option::take));
+        drop(restore);
+        match reply {
+            Some(reply) => Ok(ErlangRequest { call, reply }),
+            None => Err(de::Error::custom(
+                "the request decodes into a call that takes no ReplyTo",
+            )),
+        }
+    }
+}
+
+/// A reply handle decodes only inside a call from another node to an
+/// [`ErlangServer`], where the runtime makes it (see [`ErlangServer`]): the reply
+/// goes to the remote caller. Anywhere else decoding one is an error.
+impl<'de, R: Serialize + Send + 'static> Deserialize<'de> for ReplyTo<R> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ReplyTo<R>, D::Error> {
+        let mark = Atom::deserialize(d)?;
+        let (decoding, node) = (
+            DECODING.with(|c| c.borrow().is_some()),
+            crate::dist::current_node(),
+        );
+        let (true, Some(node), REPLY_MARK) = (decoding, node, mark.as_str()) else {
+            return Err(de::Error::custom(
+                "a ReplyTo decodes only as the last field of a call from another node",
+            ));
+        };
+        let (mut pending, reply_to) = Pending::<R>::new();
+        let waiter: Waiter = Box::new(move |server, timeout| {
+            pending.watch(server, |reason| Err(CallError::Exit(reason)));
+            Box::pin(async move {
+                let reply = pending.wait(timeout).await?;
+                match crate::dist::with_node(&node, || etf::to_vec(&reply)) {
+                    Ok(bytes) => Term::decode(&bytes).map_err(|_| CallError::Timeout),
+                    Err(e) => {
+                        // No reply can go: the caller's timeout ends its call.
+                        eprintln!(
+                            "otter: a reply to a call from another node does not encode: {e}"
+                        );
+                        Err(CallError::Timeout)
+                    }
+                }
+            })
+        });
+        DECODING.with(|c| {
+            if let Some(slot) = c.borrow_mut().as_mut() {
+                *slot = Some(waiter);
+            }
+        });
+        Ok(reply_to)
+    }
 }
 
 impl Node {

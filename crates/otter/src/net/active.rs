@@ -291,6 +291,17 @@ impl ActiveTcpStream {
         self.id
     }
 
+    /// Sets how long a write may wait for the peer to take its data: as
+    /// [`TcpStream::set_send_timeout`] (`gen_tcp`'s `send_timeout`).
+    pub fn set_send_timeout(&self, timeout: Option<std::time::Duration>) {
+        self.shared.inner.set_send_timeout(timeout);
+    }
+
+    /// The send timeout ([`ActiveTcpStream::set_send_timeout`]).
+    pub fn send_timeout(&self) -> Option<std::time::Duration> {
+        self.shared.inner.send_timeout()
+    }
+
     /// Writes all of `buf` (`gen_tcp:send/2`).
     pub async fn write_all(&self, buf: &[u8]) -> io::Result<()> {
         self.shared.inner.write_all(buf).await

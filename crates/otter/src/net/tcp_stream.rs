@@ -2,11 +2,13 @@
 //! readiness (`readable`, then `try_read`): `net.rs`'s module docs.
 
 use std::fmt;
-use std::future::poll_fn;
+use std::future::{Future, poll_fn};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use crate::io::reactor::Registration;
 use crate::io::readiness::Direction;
@@ -27,6 +29,9 @@ pub struct TcpStream {
 pub(crate) struct Inner {
     pub(super) io: mio::net::TcpStream,
     pub(super) reg: Registration,
+    /// `gen_tcp`'s `send_timeout`, in nanoseconds; zero: none. An atomic because an
+    /// active stream's owner and its reader share the socket.
+    send_timeout: AtomicU64,
 }
 
 impl Drop for Inner {
@@ -56,14 +61,55 @@ impl Inner {
             .poll_transfer(Direction::Write, cx, buf.len(), || (&self.io).write(buf))
     }
 
-    pub(crate) async fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
-        while !buf.is_empty() {
-            match poll_fn(|cx| self.poll_write_buf(cx, buf)).await? {
-                0 => return Err(io::ErrorKind::WriteZero.into()),
-                n => buf = &buf[n..],
+    /// Writes all of `buf`, within the send timeout if one is set.
+    pub(crate) async fn write_all(&self, buf: &[u8]) -> io::Result<()> {
+        self.within_send_timeout(async {
+            let mut buf = buf;
+            while !buf.is_empty() {
+                match poll_fn(|cx| self.poll_write_buf(cx, buf)).await? {
+                    0 => return Err(io::ErrorKind::WriteZero.into()),
+                    n => buf = &buf[n..],
+                }
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    pub(super) fn set_send_timeout(&self, timeout: Option<Duration>) {
+        let nanos = timeout.map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        self.send_timeout.store(nanos, Ordering::Relaxed);
+    }
+
+    pub(super) fn send_timeout(&self) -> Option<Duration> {
+        match self.send_timeout.load(Ordering::Relaxed) {
+            0 => None,
+            nanos => Some(Duration::from_nanos(nanos)),
+        }
+    }
+
+    /// Runs a write under the send timeout (`TcpStream::set_send_timeout`): past it, the
+    /// stream is shut down for writing and the write fails with `TimedOut`.
+    async fn within_send_timeout<T>(
+        &self,
+        write: impl Future<Output = io::Result<T>>,
+    ) -> io::Result<T> {
+        let nanos = self.send_timeout.load(Ordering::Relaxed);
+        if nanos == 0 {
+            return write.await;
+        }
+        match crate::timer::timeout(Duration::from_nanos(nanos), write).await {
+            Ok(written) => written,
+            Err(_) => {
+                // How much of the data went out is unknown: nothing more may follow it.
+                let _ = self.io.shutdown(Shutdown::Write);
+                Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "send_timeout: the peer took too long to take the data; \
+                     the stream is shut down for writing",
+                ))
             }
         }
-        Ok(())
     }
 }
 
@@ -147,7 +193,11 @@ impl TcpStream {
     pub(crate) fn new(mut io: mio::net::TcpStream) -> io::Result<TcpStream> {
         let reg = context::current_reactor()?.register(&mut io)?;
         Ok(TcpStream {
-            inner: Inner { io, reg },
+            inner: Inner {
+                io,
+                reg,
+                send_timeout: AtomicU64::new(0),
+            },
         })
     }
 
@@ -313,9 +363,49 @@ impl TcpStream {
             .try_transfer(Direction::Write, buf.len(), || (&inner.io).write(buf))
     }
 
-    /// Writes some of `buf`, waiting until the socket takes at least one byte.
+    /// Writes some of `buf`, waiting until the socket takes at least one byte (within
+    /// the send timeout, if one is set).
     pub async fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_write_buf(cx, buf)).await
+        let inner = &self.inner;
+        inner
+            .within_send_timeout(poll_fn(|cx| inner.poll_write_buf(cx, buf)))
+            .await
+    }
+
+    /// Sets how long a write may wait for the peer to take its data (`gen_tcp`'s
+    /// `{send_timeout, T}` with `{send_timeout_close, true}`): a [`write`](Self::write)
+    /// or [`write_all`](Self::write_all) that has not finished by then fails with
+    /// `TimedOut`, and the stream is shut down for writing, since how much of the data
+    /// went out is unknown. `None` (the default, as `gen_tcp`'s `infinity`): a write
+    /// waits as long as the peer does not read. Applies to this stream's writes and, once
+    /// it is active, to its [`ActiveTcpStream`](crate::net::ActiveTcpStream)'s; the
+    /// poll-based `AsyncWrite` traits are not timed (wrap them in [`crate::timeout`]).
+    /// A zero duration counts as `None`.
+    ///
+    /// Differs from `gen_tcp`: its default `send_timeout_close` is `false`, which
+    /// leaves a stream whose state is unknown open; here it is always closed.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = otter::Runtime::new();
+    /// let r = rt.block_on(|_: otter::Context<()>| async {
+    ///     let listener = otter::net::TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    ///     let addr = listener.local_addr().unwrap();
+    ///     let _peer = std::net::TcpStream::connect(addr).unwrap(); // never reads
+    ///     let (mut stream, _) = listener.accept().await.unwrap();
+    ///     stream.set_send_timeout(Some(Duration::from_millis(20)));
+    ///     let big = vec![0u8; 64 << 20];
+    ///     stream.write_all(&big).await.unwrap_err().kind()
+    /// });
+    /// assert_eq!(r.unwrap(), std::io::ErrorKind::TimedOut);
+    /// ```
+    pub fn set_send_timeout(&self, timeout: Option<Duration>) {
+        self.inner.set_send_timeout(timeout);
+    }
+
+    /// The send timeout ([`TcpStream::set_send_timeout`]).
+    pub fn send_timeout(&self) -> Option<Duration> {
+        self.inner.send_timeout()
     }
 
     /// Writes all of `buf` (`gen_tcp:send/2`).
@@ -377,6 +467,7 @@ fn libc_einprogress() -> i32 {
 /// (hyper through `hyper_util::rt::TokioIo`, a tokio codec). otter's own reactor drives
 /// it: no tokio runtime or [`compat::tokio`](crate::compat::tokio) context is needed.
 #[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 impl tokio::io::AsyncRead for TcpStream {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -392,6 +483,7 @@ impl tokio::io::AsyncRead for TcpStream {
 /// tokio's write trait (feature `tokio`); see the `AsyncRead` impl. `poll_shutdown`
 /// closes the writing half, as `gen_tcp:shutdown(S, write)` does.
 #[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 impl tokio::io::AsyncWrite for TcpStream {
     fn poll_write(
         self: Pin<&mut Self>,

@@ -3,12 +3,12 @@
 //!
 //! # The rule: a runnable process never waits for a timer tick while a worker is idle
 //!
-//! A process is made runnable in one of three places: a worker's local queue, its LIFO
-//! slot, or the injector. Whichever it is, a worker that is idle (searching or parked)
-//! takes it without waiting for the watchdog:
+//! A process is made runnable in one of four places: a worker's local queue, its spawn
+//! stack, its LIFO slot, or the injector. Whichever it is, a worker that is idle
+//! (searching or parked) takes it without waiting for the watchdog:
 //!
-//! * **Local queue and injector**: every push wakes an idle worker if none is searching
-//!   (the protocol below): the woken worker searches and steals it.
+//! * **Local queue, spawn stack and injector**: every push wakes an idle worker if none
+//!   is searching (the protocol below): the woken worker searches and steals it.
 //! * **LIFO slot**: its owner runs it after the current poll; if that poll runs long, an
 //!   idle worker takes it once it has stood [`STEAL_LIFO_AFTER`] while the owner's tick
 //!   did not move (Go's rule for its `runnext`). A poll that streams (it has spilled

@@ -96,6 +96,23 @@ pub(crate) const YIELD_EVERY_ROUNDS: u32 = 8;
 /// Tuning history: docs/design/0013-spin-before-park.md, 0025-idle-cpu-at-partial-load.md.
 pub(crate) const SPIN_BEFORE_PARK: Duration = Duration::from_micros(200);
 
+/// How often, at least, a worker takes the oldest process of its spawn stack, however
+/// many newer spawns it runs first (`spawn_stack.rs`, rule 3): the bound on how long a
+/// newest-first order keeps an old spawn waiting, per spawn below it. Each such take
+/// starts a fork-join's largest unstarted subtree beside the one being walked, so it
+/// must be rare next to a tree's polls, which come every few hundred nanoseconds.
+/// Measure with `forkjoin` (time and `peak_rss_bytes`).
+/// See docs/design/0034-fork-join-walked-depth-first.md.
+pub(crate) const SPAWN_AGE: Duration = Duration::from_millis(5);
+
+/// Polls of other processes on its worker after which the newest process of a spawn
+/// stack moves to the back of the local queue (`spawn_stack.rs`, rule 3). A fork-join's
+/// newest spawn is younger (its walk pushes one every turn or two) and stays; a spawn
+/// beside a chain that spawns nothing waits about this many polls, as it would behind
+/// a local queue of that length. Measure with `forkjoin` and `latency threads=1` (its
+/// background is spawned beside the pair).
+pub(crate) const SPAWN_WAIT_TICKS: u64 = 64;
+
 /// How often the watchdog thread looks for a worker held by one poll, and how long a
 /// worker must have been inside one poll to count as held (`watchdog.rs`). Trades the
 /// wait of processes queued behind a process that computes without yielding against

@@ -10,7 +10,9 @@
 //!    not streaming (`stand_in.rs`), so the runtime keeps as many workers running
 //!    processes as it has;
 //! 2. hands its LIFO process and its local queue to the injector and wakes a worker,
-//!    so that nothing queued behind the long poll waits for it to end;
+//!    so that nothing queued behind the long poll waits for it to end; its spawn stack
+//!    stays where it is, since any worker takes from it (oldest first:
+//!    `spawn_stack.rs`), and the look wakes a worker for it too;
 //! 3. wakes, once per poll, the calls whose deadlines it deferred (`deferred.rs`): its
 //!    flushes wait for the poll to end, and each call arms its own timer when another
 //!    thread polls it.
@@ -182,6 +184,10 @@ impl Watch {
                 }
                 handed = true;
             }
+            // The spawn stack stays: any worker, the spare included, takes its oldest
+            // (`Worker::steal`), and a stack poured into the first-in, first-out
+            // injector would turn a fork-join's walk breadth-first (`spawn_stack.rs`).
+            handed |= !w.spawned.is_empty();
         }
         if handed {
             shared.wake_one();

@@ -3,7 +3,8 @@
 //! # Which process runs next
 //!
 //! 1. Every [`GLOBAL_INTERVAL`] ticks, the injector first, so spawns and wake-ups from
-//!    outside cannot starve behind a busy local queue.
+//!    outside cannot starve behind a busy local queue; before it, at some of these
+//!    turns, the spawn stack's oldest (`stack_turn`: rule 3 of `spawn_stack.rs`).
 //! 2. The LIFO slot: the process most recently woken by a message from the process that
 //!    just ran. Running it next keeps the message hot in cache and makes a request/reply
 //!    pair cost two polls and no queue operation. Only while the local queue is empty:
@@ -15,9 +16,15 @@
 //!    stood there, and each steal moves the chain, and every process it touches, to a
 //!    cold core (docs/design/0023).
 //! 3. The local queue (FIFO).
-//! 4. The injector, taking a batch into the local queue.
-//! 5. Stealing half of another worker's local queue, from a random victim onwards.
-//! 6. Searching for a while (the steps above on the other workers, and their LIFO slots
+//! 4. The spawn stack, newest first: the second process of a turn's spawns (the first
+//!    took the LIFO slot). A fork-join tree is then walked depth-first, a path's worth
+//!    of its processes alive at once, not a level's (`spawn_stack.rs`, docs/design/0034).
+//!    Before step 2, a newest that has waited [`SPAWN_WAIT_TICKS`] polls moves to the
+//!    back of the local queue (`spawn_stack.rs`, rule 3).
+//! 5. The injector, taking a batch into the local queue.
+//! 6. Stealing half of another worker's local queue, from a random victim onwards, or
+//!    else the oldest half of its spawn stack.
+//! 7. Searching for a while (the steps above on the other workers, and their LIFO slots
 //!    if they stand too long), then parking (see `park.rs`).
 //!
 //! At step 1 a busy worker takes a batch from the injector, not one process: a local
@@ -26,8 +33,8 @@
 //!
 //! Each turn of a process has a budget of [`BUDGET`] messages; a receive that finds the
 //! budget spent yields: the process goes to the back of the local queue. If that queue,
-//! the LIFO slot and the injector are empty, the yield would only pop the process right
-//! back; the receive then starts a new turn in place instead ([`renew_turn`]), unless an
+//! the LIFO slot, the spawn stack and the injector are empty, the yield would only pop
+//! the process right back; the receive then starts a new turn in place instead ([`renew_turn`]), unless an
 //! exit signal waits for the process. So a turn is one poll, or one stretch of a poll
 //! between two budgets.
 
@@ -40,8 +47,8 @@ use crate::process::harness::{RunOutcome, Task};
 use crate::scheduler::stand_in::DORMANT;
 use crate::scheduler::tuning::{
     BUDGET, GLOBAL_INTERVAL, IO_POLLS_SKIPPED, LIFO_RECHECK, LIFO_WATCH, LOCAL_CAP, MAX_LIFO_POLLS,
-    SPILL_AFTER_SENDS, SPILL_INTERVAL, SPIN_BEFORE_PARK, SPIN_HINTS, STEAL_LIFO_AFTER,
-    YIELD_EVERY_ROUNDS,
+    SPAWN_AGE, SPAWN_WAIT_TICKS, SPILL_AFTER_SENDS, SPILL_INTERVAL, SPIN_BEFORE_PARK, SPIN_HINTS,
+    STEAL_LIFO_AFTER, YIELD_EVERY_ROUNDS,
 };
 use crate::scheduler::{Remote, STREAMING, Shared, context};
 
@@ -57,8 +64,8 @@ pub(crate) fn spills_at(sent: u32) -> bool {
 }
 
 /// A new turn in place for the running process, whose budget is spent, if this worker
-/// has nothing else to run: the shutdown has not begun, the LIFO slot and the local
-/// queue are empty and so is the injector, and no call waits with a deadline deferred
+/// has nothing else to run: the shutdown has not begun, the LIFO slot, the local queue
+/// and the spawn stack are empty and so is the injector, and no call waits with a deadline deferred
 /// on this worker (`deferred.rs`). A yield would then put the process at the
 /// back of an empty local queue and pop it right back (`next_task`); this skips the two
 /// state transitions and the queue round trip. What the worker does between two polls
@@ -75,6 +82,7 @@ pub(crate) fn renew_turn(shared: &Shared) -> bool {
     if shared.is_shutdown()
         || !me.lifo.is_empty()
         || me.local.len() != 0
+        || !me.spawned.is_empty()
         || !shared.injector.is_empty()
         // Calls waiting with deferred deadlines need the flushes of `next_task`.
         || !me.deferred.is_empty()
@@ -124,6 +132,7 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize) {
         lifo_polls: 0,
         io_skipped: 0,
         busy_since: now,
+        oldest_taken: now,
         spin_credit: Duration::ZERO,
         rng: 0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d),
     };
@@ -154,6 +163,9 @@ struct Worker {
     /// When this worker last came back from a search or a park: the time since is busy
     /// time, which earns spin credit (`search`).
     busy_since: Instant,
+    /// When this worker last took its spawn stack's oldest at an injector turn
+    /// (`stack_turn`).
+    oldest_taken: Instant,
     /// How long the next search may spin while another worker runs: busy time earns it,
     /// spinning spends it, and it never exceeds `SPIN_BEFORE_PARK`.
     spin_credit: Duration,
@@ -370,6 +382,9 @@ impl Worker {
         while let Some(t) = me.lifo.take().or_else(|| me.local.pop()) {
             shared.inject(t);
         }
+        while let Some(t) = me.spawned.pop_oldest() {
+            shared.inject(t);
+        }
         self.set_busy(false);
         let held = self.standing_in.take();
         shared.idle.deactivate();
@@ -444,9 +459,25 @@ impl Worker {
                     self.io_skipped += 1;
                 }
             }
+            if self.stack_turn(me)
+                && let Some(t) = me.spawned.pop_oldest()
+            {
+                self.oldest_taken = Instant::now();
+                return Some(t);
+            }
             if let Some(t) = shared.injector.pop_into(&me.local, INJECTOR_BATCH) {
                 return Some(t);
             }
+        }
+        // A spawn that has waited `SPAWN_WAIT_TICKS` polls joins the back of the local
+        // queue (`spawn_stack.rs`, rule 3): a chain that spawns nothing does not keep it
+        // waiting.
+        if let Some(stamp) = me.spawned.newest_stamp()
+            && (me.ticks.load(Ordering::Relaxed) & !STREAMING).wrapping_sub(stamp)
+                >= SPAWN_WAIT_TICKS
+            && let Some(t) = me.spawned.pop_newest()
+        {
+            shared.push_local(self.index, t);
         }
         if let Some(t) = me.lifo.take() {
             if me.local.len() == 0 {
@@ -464,10 +495,29 @@ impl Worker {
         if let Some(t) = me.local.pop() {
             return Some(t);
         }
+        if let Some(t) = me.spawned.pop_newest() {
+            return Some(t);
+        }
         if let Some(t) = shared.injector.pop_into(&me.local, INJECTOR_BATCH) {
             return Some(t);
         }
         self.steal()
+    }
+
+    /// Whether this injector turn takes the spawn stack's oldest first (rule 3 of
+    /// `spawn_stack.rs`): every other turn while the local queue holds processes (they
+    /// would otherwise keep the stack waiting), and once [`SPAWN_AGE`] has passed since
+    /// the oldest was last taken (newer spawns would otherwise keep it waiting). A
+    /// fork-join's oldest is its largest unstarted subtree: taken often, the walk would
+    /// turn breadth-first again.
+    fn stack_turn(&mut self, me: &Remote) -> bool {
+        if me.spawned.is_empty() {
+            return false;
+        }
+        if me.local.len() != 0 && (self.tick / GLOBAL_INTERVAL).is_multiple_of(2) {
+            return true;
+        }
+        self.oldest_taken.elapsed() >= SPAWN_AGE
     }
 
     fn next_rand(&mut self) -> usize {
@@ -478,7 +528,8 @@ impl Worker {
         (self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as usize
     }
 
-    /// Half of another worker's local queue, or else a batch of the injector.
+    /// Half of another worker's local queue, or else half of its spawn stack, or else a
+    /// batch of the injector.
     fn steal(&mut self) -> Option<Task> {
         let n = self.shared().workers.len();
         let start = self.next_rand() % n;
@@ -490,6 +541,18 @@ impl Worker {
                 continue;
             }
             if let Some(t) = shared.workers[v].local.steal_into(&me.local) {
+                return Some(t);
+            }
+        }
+        // The oldest half of another worker's spawn stack (its oldest: a fork-join's
+        // largest unstarted subtree).
+        for i in 0..n {
+            let v = (start + i) % n;
+            if v != self.index
+                && let Some(t) = shared.workers[v]
+                    .spawned
+                    .steal_into(&me.spawned, me.ticks.load(Ordering::Relaxed) & !STREAMING)
+            {
                 return Some(t);
             }
         }

@@ -118,8 +118,10 @@ impl Bonds {
         if self.watchers.len() >= PRUNE_WATCHERS_FROM.max(2 * self.watchers_kept) {
             // A call's watcher and a remote process's (no owner) are taken off by the
             // call and by the connection; an owner is always a local process.
-            self.watchers
-                .retain(|w| w.owner.is_none_or(|o| !crate::pid::ProcessId(o).has_exited()));
+            self.watchers.retain(|w| {
+                w.owner
+                    .is_none_or(|o| !crate::pid::ProcessId(o).has_exited())
+            });
             self.watchers_kept = self.watchers.len();
         }
     }

@@ -12,7 +12,12 @@
 //!   cancelled timeout never fires, whatever the race with its wheel.
 //! * The content of a running timer lives here, not in its message, so that an update
 //!   changes what the timeout delivers without touching the wheel.
+//! * A timeout of zero time runs too, with no wheel entry: it waits in the zero queue
+//!   (OTP's `t0q`), by sequence number, until the machine has no queued event left,
+//!   and until then it is cancelled, updated or restarted like any other: an entry of
+//!   the zero queue whose number no longer runs is skipped.
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use crate::process::TimerRef;
@@ -39,20 +44,29 @@ pub(crate) enum Kind {
 /// What an action does to a timeout of its kind.
 #[derive(Debug)]
 pub(crate) enum Setting<C> {
-    /// (Re)start it; zero queues its event at once (after the events already queued).
+    /// (Re)start it; zero makes it due at once (after the events already queued).
     After(Duration, C),
-    /// Change what a running one delivers; with none running, its event is queued at
-    /// once, as if it had just expired (OTP's `update`).
+    /// Change what a running one delivers; with none running, it is due at once, as if
+    /// it had just expired (OTP's `update`).
     Update(C),
     /// Stop it, if it runs (OTP's `cancel`, or a time of `infinity`).
     Cancel,
 }
 
-/// A timer on the wheel, with what it will deliver.
+/// A running timeout, with what it will deliver: on the wheel, or due at once (in the
+/// zero queue) when `timer` is `None`.
 struct Running<C> {
     seq: u64,
-    timer: TimerRef,
+    timer: Option<TimerRef>,
     content: C,
+}
+
+impl<C> Running<C> {
+    fn stop(self) {
+        if let Some(timer) = self.timer {
+            timer.cancel();
+        }
+    }
 }
 
 /// The running timeouts of one machine.
@@ -62,6 +76,8 @@ pub(crate) struct Timeouts<C> {
     state: Option<Running<C>>,
     /// Few in practice: looked up by a linear search.
     generic: Vec<(TimeoutName, Running<C>)>,
+    /// The sequence numbers of the zero-time timeouts, in the order they became due.
+    zero: VecDeque<u64>,
 }
 
 impl<C> Default for Timeouts<C> {
@@ -71,6 +87,7 @@ impl<C> Default for Timeouts<C> {
             event: None,
             state: None,
             generic: Vec::new(),
+            zero: VecDeque::new(),
         }
     }
 }
@@ -80,14 +97,14 @@ impl<C: Send + 'static> Timeouts<C> {
     #[inline]
     pub(crate) fn cancel_event(&mut self) {
         if let Some(running) = self.event.take() {
-            running.timer.cancel();
+            running.stop();
         }
     }
 
     /// Stops the timer of `kind`, if it runs; a message of it already sent is late.
     pub(crate) fn cancel(&mut self, kind: &Kind) {
         if let Some(running) = self.take(kind) {
-            running.timer.cancel();
+            running.stop();
         }
     }
 
@@ -115,17 +132,11 @@ impl<C: Send + 'static> Timeouts<C> {
     }
 
     /// Applies one transition's timeout actions, in order, the last of each kind
-    /// winning (OTP: "the last of each kind wins"); returns the zero-time events, in
-    /// the order of their actions, for the caller to queue.
-    pub(crate) fn apply<S>(
-        &mut self,
-        mut settings: Vec<(Kind, Setting<C>)>,
-        cx: &StatemContext<S>,
-    ) -> Vec<(Kind, C)>
+    /// winning (OTP: "the last of each kind wins").
+    pub(crate) fn apply<S>(&mut self, mut settings: Vec<(Kind, Setting<C>)>, cx: &StatemContext<S>)
     where
         S: StateMachine<Internal = C>,
     {
-        let mut zero = Vec::new();
         for i in 0..settings.len() {
             // A later action of the same kind overrides this one. Lists are short.
             if settings[i + 1..].iter().any(|(k, _)| *k == settings[i].0) {
@@ -136,21 +147,16 @@ impl<C: Send + 'static> Timeouts<C> {
             let setting = std::mem::replace(&mut settings[i].1, Setting::Cancel);
             match setting {
                 Setting::Cancel => self.cancel(&kind),
-                Setting::After(after, content) if after.is_zero() => {
-                    self.cancel(&kind);
-                    zero.push((kind, content));
-                }
                 Setting::After(after, content) => {
                     self.cancel(&kind);
                     self.start::<S>(kind, after, content, cx);
                 }
                 Setting::Update(content) => match self.slot(&kind) {
                     Some(running) => running.content = content,
-                    None => zero.push((kind, content)),
+                    None => self.start::<S>(kind, Duration::ZERO, content, cx),
                 },
             }
         }
-        zero
     }
 
     fn start<S>(&mut self, kind: Kind, after: Duration, content: C, cx: &StatemContext<S>)
@@ -159,7 +165,12 @@ impl<C: Send + 'static> Timeouts<C> {
     {
         self.next_seq += 1;
         let seq = self.next_seq;
-        let timer = cx.send_after(cx.pid(), ServerMsg::Timeout(TimeoutTag(seq)), after);
+        let timer = if after.is_zero() {
+            self.zero.push_back(seq);
+            None
+        } else {
+            Some(cx.send_after(cx.pid(), ServerMsg::Timeout(TimeoutTag(seq)), after))
+        };
         let running = Running {
             seq,
             timer,
@@ -178,14 +189,35 @@ impl<C: Send + 'static> Timeouts<C> {
     where
         S: StateMachine<Internal = C>,
     {
-        let is = |r: &Option<Running<C>>| r.as_ref().is_some_and(|r| r.seq == tag.0);
+        self.take_seq(tag.0)
+    }
+
+    /// The event of the first zero-time timeout still running, which stops running.
+    pub(crate) fn next_zero<S>(&mut self) -> Option<Event<S>>
+    where
+        S: StateMachine<Internal = C>,
+    {
+        while let Some(seq) = self.zero.pop_front() {
+            if let Some(event) = self.take_seq(seq) {
+                return Some(event);
+            }
+        }
+        None
+    }
+
+    /// The event of the running timeout numbered `seq`, taken out of the table.
+    fn take_seq<S>(&mut self, seq: u64) -> Option<Event<S>>
+    where
+        S: StateMachine<Internal = C>,
+    {
+        let is = |r: &Option<Running<C>>| r.as_ref().is_some_and(|r| r.seq == seq);
         if is(&self.event) {
             return self.event.take().map(|r| Event::EventTimeout(r.content));
         }
         if is(&self.state) {
             return self.state.take().map(|r| Event::StateTimeout(r.content));
         }
-        let i = self.generic.iter().position(|(_, r)| r.seq == tag.0)?;
+        let i = self.generic.iter().position(|(_, r)| r.seq == seq)?;
         let (name, r) = self.generic.swap_remove(i);
         Some(Event::Timeout(name, r.content))
     }

@@ -1,0 +1,153 @@
+//! A worker's spawn stack: the second process of a turn's spawns, run newest first.
+//!
+//! # Why a stack
+//!
+//! A process that spawns children and waits for their replies (a fork-join tree, a
+//! parallel map) is walked in the order its new processes are taken. Taken first in,
+//! first out, as the local queue takes them, the walk is breadth-first: every process of
+//! a level is spawned, and alive, waiting for its children, before any of the next level
+//! replies, and most of the tree is alive at once (`forkjoin` in the bench crate;
+//! docs/design/0034). Taken newest first, the walk is depth-first:
+//! a subtree is finished, and its processes gone, before its older sibling starts, and a
+//! path's worth of processes is alive at once. Work-stealing runtimes built for such
+//! trees (Cilk, rayon, Go's `runnext` for the newest goroutine) run the newest spawn
+//! first for the same reason, and let idle workers steal the oldest, the largest
+//! subtree, from the other end.
+//!
+//! # Rules
+//!
+//! 1. **What goes on it.** Only the owner pushes, and at most one process a turn: the
+//!    first process a turn spawns takes the worker's LIFO slot if it is empty
+//!    (`Shared::schedule_spawned`), the next one goes on the stack, stamped with the
+//!    worker's tick count, and any further one of the same turn to the back of the local
+//!    queue, in spawn order, as before this stack. A binary fork-join is two spawns a
+//!    turn, so its whole walk goes through the slot and the stack; a loop that spawns
+//!    many (a supervisor's children, `mailbox`, `latency`'s background) queues them as
+//!    the BEAM does, and a woken process queued behind them waits once per process
+//!    ahead of it (0019). A push wakes an idle worker as a push onto the local queue
+//!    does (`park.rs`'s protocol: the stack's `len` is one of the queues its last look
+//!    reads).
+//! 2. **The newest, after the queue.** The owner takes the newest
+//!    ([`SpawnStack::pop_newest`]) once its LIFO slot and local queue are empty
+//!    (`worker.rs`, "Which process runs next"): a process woken by a message waits for
+//!    no spawned one but the one running.
+//! 3. **Aging.** A newest that has waited [`SPAWN_WAIT_TICKS`] polls of other processes
+//!    moves to the back of the local queue at the owner's next pick: a LIFO chain that
+//!    spawns nothing (a ping-pong pair) with an empty local queue would otherwise keep it
+//!    waiting for ever. A fork-join's newest is younger (its walk pushes every turn or
+//!    two), and when it is not, after a long subtree, it is the next process of the
+//!    walk anyway. And once [`SPAWN_AGE`] has passed since the oldest was last taken,
+//!    an injector turn takes it (`Worker::stack_turn`, also every other injector turn
+//!    while the local queue holds processes), so that newer spawns cannot keep it
+//!    waiting without bound either.
+//! 4. **Thieves** (searching workers, spares, a worker whose own queues are empty) take
+//!    the oldest half ([`SpawnStack::steal_into`]): they run the oldest, a fork-join's
+//!    largest unstarted subtree, and keep the rest on their own stack, stamped with
+//!    their own tick count. The watchdog leaves a held worker's stack in place and wakes
+//!    a worker to steal from it: poured into the first-in, first-out injector, it would
+//!    turn the walk breadth-first.
+//!
+//! A mutex-guarded deque: a push and a pop are an uncontended lock each, and a turn
+//! pushes at most once, next to a spawn's allocation; the owner is the only frequent user.
+//!
+//! [`SPAWN_WAIT_TICKS`]: crate::scheduler::tuning::SPAWN_WAIT_TICKS
+//! [`SPAWN_AGE`]: crate::scheduler::tuning::SPAWN_AGE
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use crate::process::harness::Task;
+
+/// One worker's spawn stack. See the module docs.
+#[derive(Debug, Default)]
+pub(crate) struct SpawnStack {
+    /// Each process with its stamp: the owner's tick count when it was pushed (or
+    /// stolen onto this stack).
+    tasks: Mutex<VecDeque<(Task, u64)>>,
+    /// `tasks.len()`, stored under the lock after each change: what lookers without the
+    /// lock read (`Shared::has_work`, the empty checks before taking the lock).
+    len: AtomicUsize,
+    /// The newest's stamp, stored under the lock with `len` (meaningless when empty).
+    newest_stamp: AtomicU64,
+}
+
+impl SpawnStack {
+    /// Stores `len` and the newest's stamp after a change to `q`, under its lock.
+    fn publish(&self, q: &VecDeque<(Task, u64)>) {
+        if let Some((_, stamp)) = q.back() {
+            self.newest_stamp.store(*stamp, Ordering::Relaxed);
+        }
+        self.len.store(q.len(), Ordering::Release);
+    }
+
+    /// Pushes `task` as the newest, stamped with the owner's tick count `stamp` (owner
+    /// only).
+    pub(crate) fn push(&self, task: Task, stamp: u64) {
+        let mut q = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        q.push_back((task, stamp));
+        self.publish(&q);
+    }
+
+    /// The newest's stamp, if any (owner only: a thief may take it meanwhile).
+    #[inline]
+    pub(crate) fn newest_stamp(&self) -> Option<u64> {
+        (!self.is_empty()).then(|| self.newest_stamp.load(Ordering::Relaxed))
+    }
+
+    /// Takes the newest (owner only).
+    #[inline]
+    pub(crate) fn pop_newest(&self) -> Option<Task> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut q = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        let t = q.pop_back();
+        self.publish(&q);
+        t.map(|(t, _)| t)
+    }
+
+    /// Takes the oldest (the owner's bounded-wait turn, thieves, the watchdog).
+    #[inline]
+    pub(crate) fn pop_oldest(&self) -> Option<Task> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut q = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        let t = q.pop_front();
+        self.publish(&q);
+        t.map(|(t, _)| t)
+    }
+
+    /// Takes the oldest half (rounded up) for a thief whose own stack is `dst` and whose
+    /// tick count is `stamp`: returns
+    /// the oldest, to run, and pushes the others onto `dst` in their order, so that the
+    /// thief too runs the newest of them first. One lock at a time: two workers stealing
+    /// from each other cannot deadlock.
+    pub(crate) fn steal_into(&self, dst: &SpawnStack, stamp: u64) -> Option<Task> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut taken = {
+            let mut q = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+            let n = q.len().div_ceil(2);
+            let taken: VecDeque<(Task, u64)> = q.drain(..n).collect();
+            self.publish(&q);
+            taken
+        };
+        let first = taken.pop_front();
+        if !taken.is_empty() {
+            let mut d = dst.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+            // The thief's stamps: another worker's tick counts mean nothing here.
+            d.extend(taken.into_iter().map(|(t, _)| (t, stamp)));
+            dst.publish(&d);
+        }
+        first.map(|(t, _)| t)
+    }
+
+    /// Whether it holds nothing (a snapshot).
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len.load(Ordering::Acquire) == 0
+    }
+}
