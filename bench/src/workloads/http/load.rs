@@ -19,7 +19,8 @@
 //! `echo-load`'s histogram (1/128 relative resolution). Percentiles by nearest rank, µs.
 //!
 //! Output: `ops` = `requests`, `ops_per_s` (requests per second), `p50_us`, `p99_us`,
-//! `p999_us`, `max_us`, `errors`, `connections` (set up), `jobs` (POSTs answered in the
+//! `p999_us`, `max_us`, `p50_us_by_route` and `p99_us_by_route` (`{"post":..,"get":..,
+//! "delete":..}`), `errors`, `connections` (set up), `jobs` (POSTs answered in the
 //! window), `load_cpu_s` (this process's CPU time in the window: near `threads` ×
 //! `seconds` means the generator was the limit); with `server_pid`: `server_cpu_s` and
 //! `server_cpu_s_per_million` (utime + stime of `/proc/PID/stat` over the window, per
@@ -176,6 +177,14 @@ pub(super) fn main(p: &Params, threads: usize) -> ExitCode {
         out.extra.push((key, us(total.hist.percentile(per_mille))));
     }
     out.extra.push(("max_us", us(total.max_ns)));
+    for (key, per_mille) in [("p50_us_by_route", 500), ("p99_us_by_route", 990)] {
+        let m: serde_json::Map<String, serde_json::Value> = ROUTES
+            .iter()
+            .zip(&total.by_route)
+            .map(|(r, h)| (r.to_string(), us(h.percentile(per_mille))))
+            .collect();
+        out.extra.push((key, m.into()));
+    }
     out.extra.push(("errors", total.errors.into()));
     out.extra.push(("connections", total.connected.into()));
     out.extra.push(("jobs", total.jobs.into()));
@@ -237,6 +246,8 @@ struct Tally {
     requests: u64,
     jobs: u64,
     hist: Histogram,
+    /// The same, per route: POST, GET, DELETE (set-up's /health is not measured).
+    by_route: [Histogram; 3],
     max_ns: u64,
     errors: u64,
     first_error: Option<String>,
@@ -249,6 +260,7 @@ impl Default for Tally {
             requests: 0,
             jobs: 0,
             hist: Histogram::new(),
+            by_route: [Histogram::new(), Histogram::new(), Histogram::new()],
             max_ns: 0,
             errors: 0,
             first_error: None,
@@ -262,6 +274,9 @@ impl Tally {
         self.requests += t.requests;
         self.jobs += t.jobs;
         self.hist.merge(&t.hist);
+        for (a, b) in self.by_route.iter_mut().zip(&t.by_route) {
+            a.merge(b);
+        }
         self.max_ns = self.max_ns.max(t.max_ns);
         self.errors += t.errors;
         self.connected += t.connected;
@@ -278,6 +293,9 @@ impl Tally {
     }
 }
 
+/// The measured routes, as `p50_us_by_route` and `p99_us_by_route` name them.
+const ROUTES: [&str; 3] = ["post", "get", "delete"];
+
 /// The request a connection has in flight.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Step {
@@ -292,6 +310,16 @@ enum Step {
 }
 
 impl Step {
+    /// Its index in [`ROUTES`], `None` for set-up's `/health`.
+    fn route(self) -> Option<usize> {
+        match self {
+            Step::Health => None,
+            Step::Post => Some(0),
+            Step::Get(_) => Some(1),
+            Step::Delete(_) => Some(2),
+        }
+    }
+
     /// The request's bytes.
     fn request(self, work_us: u64) -> Vec<u8> {
         const HOST: &str = "Host: 127.0.0.1\r\n";
@@ -694,6 +722,9 @@ impl Worker {
             self.tally.requests += 1;
             self.tally.jobs += u64::from(step == Step::Post);
             self.tally.hist.record(ns);
+            if let Some(r) = step.route() {
+                self.tally.by_route[r].record(ns);
+            }
             self.tally.max_ns = self.tally.max_ns.max(ns);
         }
         self.start_request(poll, i, window);
