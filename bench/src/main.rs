@@ -197,6 +197,10 @@ fn run_one(bench: &str, kvs: &[String]) -> ExitCode {
     if let Some(program) = workloads::echo::program(bench) {
         return program(&params, threads);
     }
+    // So are the http workload's server (otter or tokio) and load (on neither).
+    if let Some(program) = workloads::http::program(bench) {
+        return program(&params, threads);
+    }
     // So is the dist workload's echo node (serves until stdin closes).
     if let Some(program) = workloads::dist::program(bench) {
         return program(&params, threads);

@@ -12,7 +12,8 @@
 //! `counting.rs`, `mailbox.rs`, `closure.rs`, `memory.rs`, `pingpong.rs`, then
 //! `forkjoin.rs`, a process tree's time and peak RSS; `latency.rs`, round trips under
 //! load, with `latency.svg`; `echo.rs`, a TCP echo server under load, with `echo.svg`;
-//! `dist.rs`, round trips between nodes over Erlang distribution); `cell.rs` holds what
+//! `dist.rs`, round trips between nodes over Erlang distribution; `http.rs`, a JSON API
+//! on otter and on plain tokio); `cell.rs` holds what
 //! they share (medians, ratios), `format.rs` how figures are written, `plot.rs` the
 //! charts (drawn with `plotters`), `results.rs` the raw data (`results.jsonl`, `meta.json`).
 
@@ -24,6 +25,7 @@ mod echo;
 mod forkjoin;
 pub(crate) mod format;
 mod headline;
+mod http;
 mod latency;
 mod mailbox;
 mod memory;
@@ -211,6 +213,8 @@ pub(crate) fn write(
     latency::section(&mut md, &res, sizes, o)?;
     echo::section(&mut md, &res, sizes, o)?;
     dist::section(&mut md, &res, sizes);
+
+    http::section(&mut md, &res, sizes);
 
     if !skip_reasons.is_empty() {
         let _ = writeln!(md, "\n## Skipped runs\n");

@@ -30,6 +30,10 @@
 //!   Erlang distribution, r = 20000 (2000 with `--quick`), for the four pairs
 //!   (client otter or Erlang, echo node otter or Erlang); the echo node on core 0, the client
 //!   on core 1 (`suite/dist.rs`).
+//! * http: the same axum JSON API on otter and on plain tokio (`impl=tokio`, this binary:
+//!   the third implementation, [`Impl::Tokio`]) under `http-load`'s 200 keep-alive
+//!   connections, 10 s measured (2 s with `--quick`); server on core 0, load on core 1
+//!   (`suite/http.rs`).
 //!
 //! `--only BENCH,..` runs the cases of those workloads alone (the report's other sections are
 //! then empty). `--quick` runs every case at a small size (the whole suite in well under a minute, for
@@ -47,6 +51,7 @@
 mod cases;
 mod dist;
 mod echo;
+mod http;
 mod invoke;
 mod peer;
 
@@ -65,6 +70,7 @@ pub(crate) use cases::{
     Case, DIST_ECHOES, FAN_OUT_RECEIVERS, Impl, LATENCY_B, LATENCY_W, Sizes, case_id, cases,
     dist_id, echo_id, fan_out_id, latency_id,
 };
+pub(crate) use cases::{HTTP_CONNS, HTTP_WORK_US, http_id};
 pub(crate) use dist::pair as dist_pair;
 use invoke::{erlang_bench, invoke};
 
@@ -338,7 +344,7 @@ fn run(o: &Options) -> Result<ExitCode, String> {
                 done += 1;
                 bar.set_message(format!("{} {} (rep {})", imp.name(), c.id, rep + 1));
                 let skip = match imp {
-                    Impl::Otter => None,
+                    Impl::Otter | Impl::Tokio => None,
                     Impl::Erlang => match &meta.erlang {
                         Err(why) => Some(why.clone()),
                         Ok(_) => c
@@ -354,7 +360,7 @@ fn run(o: &Options) -> Result<ExitCode, String> {
                     Some(why) => (Outcome::Skipped(why), None),
                     None => {
                         let (program, mut args) = match imp {
-                            Impl::Otter => (me.clone(), c.args.clone()),
+                            Impl::Otter | Impl::Tokio => (me.clone(), c.args.clone()),
                             Impl::Erlang => {
                                 (meta.erlang.clone().unwrap_or_default(), c.args.clone())
                             }
@@ -364,7 +370,9 @@ fn run(o: &Options) -> Result<ExitCode, String> {
                         }
                         let argv: Vec<String> =
                             args.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                        if c.bench == echo::BENCH {
+                        if c.bench == http::BENCH {
+                            http::run(&me, imp, &args, o.timeout)
+                        } else if c.bench == echo::BENCH {
                             echo::run(&program, &me, &args, o.timeout)
                         } else if c.bench == dist::BENCH {
                             let erlang = meta.erlang.as_deref().ok();

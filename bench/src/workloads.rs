@@ -2,7 +2,8 @@
 //! that sums its leaves), `latency` (round trips under load), `echo` (a TCP echo server
 //! and its load: `echo-server`, `echo-load`) and `dist` (round trips between nodes over
 //! Erlang distribution: `dist-pingpong`, `dist-echo`), from its "Beyond the seeds" part,
-//! on otter.
+//! on otter; and `http` (a JSON API on otter and on plain tokio, and its load:
+//! `http-server`, `http-load`).
 //!
 //! Each workload is a [`Workload`]: its parameters (with defaults), a cross-parameter
 //! validation, and a `run` that executes one measurement on a runtime and returns an
@@ -15,6 +16,7 @@ pub(crate) mod counting;
 pub(crate) mod dist;
 pub(crate) mod echo;
 pub(crate) mod forkjoin;
+pub(crate) mod http;
 pub(crate) mod latency;
 pub(crate) mod mailbox;
 pub(crate) mod memory;
@@ -63,6 +65,8 @@ pub(crate) const ALL: &[&Workload] = &[
     &echo::LOAD,
     &dist::PINGPONG,
     &dist::ECHO,
+    &http::SERVER,
+    &http::LOAD,
 ];
 
 /// The workload called `name`.
@@ -325,6 +329,10 @@ mod tests {
                     args.retain(|a| !a.starts_with("mode="));
                     args.push("port=1".into());
                     "echo-load"
+                } else if c.bench == "http" {
+                    // The load holds the connections; the server's impl is the suite's.
+                    args.push("port=1".into());
+                    "http-load"
                 } else if c.bench == "dist" {
                     // The client holds the binaries; the echo node's peer is the suite's.
                     args.retain(|a| !a.starts_with("echo="));
@@ -341,7 +349,7 @@ mod tests {
             // echo-load has no default port: the server's must be given; nor have the dist
             // programs a default node.
             let port: &[&str] = match w.name {
-                "echo-load" => &["port=1"],
+                "echo-load" | "http-load" => &["port=1"],
                 "dist-pingpong" => &["peer=echo@host"],
                 "dist-echo" => &["name=echo"],
                 _ => &[],

@@ -7,8 +7,9 @@
 //! the right `ops`, `check == "ok"`, and exit 0. Bad command lines must exit 2 with nothing
 //! on stdout and one line on stderr; for otter, that includes values beyond what the machine
 //! can hold and arguments with a newline (the `bad_input_is_one_line_on_stderr_and_exit_2_*`
-//! tests, run under an address-space cap). Finally `otter-bench suite --quick` must write
-//! its report.
+//! tests, run under an address-space cap). The two-program workloads (echo, dist, http)
+//! run their server and their client. Finally `otter-bench suite --quick` must write its
+//! report.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -949,6 +950,140 @@ fn echo_rejects_bad_arguments() {
     );
     assert_eq!(r.code, Some(3), "port in use: {}", r.stderr);
     assert!(r.stdout.is_empty() && r.stderr.contains("cannot listen"));
+}
+
+// ---------------------------------------------------------------------------------------
+// http (WORKLOADS.md "http"): the JSON API on otter and on plain tokio, and the load
+// generator that measures both.
+
+/// Starts `otter-bench http-server impl=IMP port=0 threads=1`, reads its line and checks it.
+fn start_http_server(imp: &str) -> EchoServer {
+    use std::io::BufRead;
+    let mut child = Command::new(OTTER)
+        .args(["http-server", &format!("impl={imp}"), "port=0", "threads=1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {OTTER}: {e}"));
+    let out = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = std::io::BufReader::new(out).lines();
+        let _ = tx.send(lines.next());
+        for _ in lines {}
+    });
+    let line = match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(Some(Ok(l))) => l,
+        other => {
+            let _ = child.kill();
+            panic!("http-server impl={imp}: no line: {other:?}");
+        }
+    };
+    let v: Value = serde_json::from_str(&line)
+        .unwrap_or_else(|e| panic!("http-server impl={imp}: not JSON ({e}): {line}"));
+    assert_eq!(v["bench"], json!("http-server"), "{line}");
+    assert_eq!(v["impl"], json!(imp), "{line}");
+    assert_eq!(v["threads"], json!(1), "{line}");
+    assert!(v["port"].as_u64().is_some_and(|p| p > 0), "{line}");
+    EchoServer { child, line: v }
+}
+
+#[test]
+fn http_server_and_load_keep_the_contract_on_otter_and_tokio() {
+    for imp in ["otter", "tokio"] {
+        let what = format!("http-server impl={imp}");
+        let server = start_http_server(imp);
+        let port = server.line["port"].as_u64().expect("port");
+        let pid = server.child.id();
+        let args = [
+            "http-load".to_string(),
+            format!("port={port}"),
+            "conns=8".into(),
+            "seconds=1".into(),
+            "work_us=50".into(),
+            format!("server_pid={pid}"),
+        ];
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = run(Path::new(OTTER), &args, Duration::from_secs(60));
+        assert_eq!(r.code, Some(0), "{what}: http-load exit; {}", r.stderr);
+        let lines: Vec<&str> = r.stdout.lines().collect();
+        assert_eq!(lines.len(), 1, "{what}: one line: {:?}", r.stdout);
+        let v: Value = serde_json::from_str(lines[0]).expect("JSON");
+        assert_eq!(v["bench"], json!("http-load"), "{what}");
+        assert_eq!(
+            v["params"],
+            json!({"port": port, "conns": 8, "seconds": 1, "work_us": 50, "server_pid": pid}),
+            "{what}"
+        );
+        assert_eq!(v["check"], json!("ok"), "{what}: {}", lines[0]);
+        assert_eq!(v["errors"], json!(0), "{what}");
+        assert_eq!(v["connections"], json!(8), "{what}");
+        let n = v["requests"].as_u64().expect("requests");
+        // Each connection loops POST, GET, DELETE: a third of the requests are POSTs.
+        let jobs = v["jobs"].as_u64().expect("jobs");
+        assert!(
+            n > 0 && jobs * 3 <= n + 16 && n <= jobs * 3 + 16,
+            "{what}: {n} requests, {jobs} jobs"
+        );
+        assert_eq!(v["ops"].as_u64(), Some(n), "{what}: ops = requests");
+        let us = |k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{what}: {k}"));
+        let (p50, p99, max) = (us("p50_us"), us("p99_us"), us("max_us"));
+        assert!(
+            0.0 < p50 && p50 <= p99 && p99 <= max * 1.01,
+            "{what}: percentiles"
+        );
+        for k in ["server_cpu_s", "server_vmhwm_kb", "server_vmrss_kb"] {
+            assert!(
+                v[k].as_f64().is_some_and(|x| x > 0.0),
+                "{what}: {k}: {}",
+                lines[0]
+            );
+        }
+        server.stop(&what);
+    }
+}
+
+#[test]
+fn http_rejects_bad_arguments() {
+    let bad: &[&[&str]] = &[
+        &["http-server", "impl=actix"],
+        &["http-server", "port=65536"],
+        &["http-server", "conns=4"],
+        &["http-load", "conns=4"], // no port
+        &["http-load", "port=1", "conns=0"],
+        &["http-load", "port=1", "seconds=0"],
+        &["http-load", "port=1", "work_us=1000001"],
+        &["http-load", "port=1", "conns=999999"], // beyond ulimit -n
+        &["http-load", "port=1", "server_pid=4194304"], // no such process
+    ];
+    for args in bad {
+        let r = run(Path::new(OTTER), args, REFUSAL_LIMIT);
+        let what = format!("otter-bench {args:?}");
+        assert_eq!(r.code, Some(2), "{what}: exit code; stderr: {}", r.stderr);
+        assert!(r.stdout.is_empty(), "{what}: stdout: {:?}", r.stdout);
+        assert_eq!(r.stderr.lines().count(), 1, "{what}: {:?}", r.stderr);
+    }
+    // A port in use: exit 3, nothing on stdout.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = taken.local_addr().expect("addr").port().to_string();
+    for imp in ["otter", "tokio"] {
+        let r = run(
+            Path::new(OTTER),
+            &[
+                "http-server",
+                &format!("impl={imp}"),
+                &format!("port={port}"),
+            ],
+            REFUSAL_LIMIT,
+        );
+        assert_eq!(r.code, Some(3), "{imp}: port in use: {}", r.stderr);
+        assert!(
+            r.stdout.is_empty() && r.stderr.contains("cannot listen"),
+            "{imp}: {}",
+            r.stderr
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------

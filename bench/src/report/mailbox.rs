@@ -92,7 +92,10 @@ pub(super) fn section(
         let (name, color) = match (imp, style) {
             (Impl::Otter, None) => (format!("otter key, {order} order"), OTTER),
             (Impl::Otter, Some(_)) => (format!("otter match, {order} order"), OTTER_MATCH),
-            (Impl::Erlang, _) => (format!("erlang, {order} order"), ERLANG),
+            // The mailbox cases run otter and Erlang only.
+            (imp @ (Impl::Erlang | Impl::Tokio), _) => {
+                (format!("{}, {order} order", imp.name()), ERLANG)
+            }
         };
         series.push(Series {
             name,

@@ -5,8 +5,9 @@
 //! p99 and p99.9 no worse than the BEAM's; with hog=1, otter's p99.9 at most 2× the BEAM's
 //! and its max at most 10 ms. Distribution (WORKLOADS.md "dist"), for each size: otter↔otter
 //! at least the round trips per second of Erlang↔Erlang, and otter's client against an
-//! Erlang echo node no slower than Erlang↔Erlang. A missed target is reported, not a failed
-//! run.
+//! Erlang echo node no slower than Erlang↔Erlang. http (issue 46): otter's requests/s at
+//! least plain tokio's, its p99 and its server's peak RSS no higher. A missed target is
+//! reported, not a failed run.
 
 use std::fmt::Write as _;
 
@@ -181,6 +182,39 @@ pub(super) fn targets(res: &Results<'_>, s: &Sizes) -> Vec<Target> {
             );
         }
     }
+
+    // http (issue 46): otter against plain tokio, the same routes, default options.
+    let http = crate::suite::http_id(s);
+    let median = |imp, key| res.cell(&http, imp).median(field(key));
+    for (what, key, higher_better, fmt) in [
+        ("requests/s", "ops_per_s", true, rate as fn(f64) -> String),
+        ("p99", "p99_us", false, micros),
+        (
+            "peak RSS (VmHWM)",
+            "server_vmhwm_kb",
+            false,
+            super::http::kib,
+        ),
+    ] {
+        push(
+            format!("http: otter's {what} vs tokio's"),
+            if higher_better {
+                "at least 1×"
+            } else {
+                "at most 1×"
+            }
+            .into(),
+            median(Impl::Otter, key)
+                .zip(median(Impl::Tokio, key))
+                .map(|(o, t)| {
+                    let met = if higher_better { o >= t } else { o <= t };
+                    (
+                        format!("{}× ({} vs {})", factor(o / t), fmt(o), fmt(t)),
+                        met,
+                    )
+                }),
+        );
+    }
     v
 }
 
@@ -192,8 +226,9 @@ pub(super) fn markdown(md: &mut String, targets: &[Target]) {
         "The server layer, `otter::server` (cast and call), against otter's own raw loop and \
          against Erlang's `gen_server`, from the medians in the counting and ping-pong tables \
          below; round trips under load (issue 24), from the latency table; and round trips \
-         between nodes (WORKLOADS.md \"dist\"), from the dist table. A missed target does \
-         not fail the suite.\n"
+         between nodes (WORKLOADS.md \"dist\"), from the dist table; a JSON API on otter \
+         against plain tokio (WORKLOADS.md \"http\"), from the http table. A missed target \
+         does not fail the suite.\n"
     );
     let _ = writeln!(md, "| target | goal | measured | |\n|---|---|---|---|");
     for t in targets {

@@ -9,6 +9,8 @@ use crate::sysinfo;
 pub(crate) enum Impl {
     Otter,
     Erlang,
+    /// Plain tokio, in this binary: the http workload's reference (`impl=tokio`).
+    Tokio,
 }
 
 impl Impl {
@@ -16,6 +18,7 @@ impl Impl {
         match self {
             Impl::Otter => "otter",
             Impl::Erlang => "erlang",
+            Impl::Tokio => "tokio",
         }
     }
 }
@@ -84,6 +87,9 @@ pub(crate) struct Sizes {
     pub(crate) echo: EchoSizes,
     /// dist: (binary size, round trips) of each case.
     pub(crate) dist: Vec<(u64, u64)>,
+
+    /// http: measured seconds of a run.
+    pub(crate) http_seconds: u64,
 }
 
 /// dist: whose echo node a case's client meets (`echo=`).
@@ -154,6 +160,8 @@ impl Sizes {
                 latency_r: 500,
                 echo: EchoSizes::for_options(o),
                 dist: vec![(64, 2000)],
+
+                http_seconds: 2,
             }
         } else {
             Sizes {
@@ -182,6 +190,9 @@ impl Sizes {
                 } else {
                     vec![(64, 20_000)]
                 },
+
+                // WORKLOADS.md "http": 10 s.
+                http_seconds: 10,
             }
         }
     }
@@ -280,6 +291,8 @@ pub(crate) fn cases(s: &Sizes) -> Vec<Case> {
             v.push(dist_case(size, r, echo));
         }
     }
+
+    v.push(http_case(s));
     v
 }
 
@@ -345,6 +358,31 @@ fn echo_case(s: &Sizes, conns: u64, size: u64, mode: &str) -> Case {
         &[("mode", mode)],
     )
 }
+
+/// The http case (WORKLOADS.md "http"): otter's server and plain tokio's, alternated,
+/// under http-load's 200 connections.
+fn http_case(s: &Sizes) -> Case {
+    let mut c = case(
+        "http",
+        &[
+            ("conns", HTTP_CONNS),
+            ("seconds", s.http_seconds),
+            ("work_us", HTTP_WORK_US),
+        ],
+        &[],
+    );
+    c.impls = vec![Impl::Otter, Impl::Tokio];
+    c
+}
+
+/// The id of the http case.
+pub(crate) fn http_id(s: &Sizes) -> String {
+    http_case(s).id
+}
+
+/// http: connections and µs of work per job, WORKLOADS.md's.
+pub(crate) const HTTP_CONNS: u64 = 200;
+pub(crate) const HTTP_WORK_US: u64 = 200;
 
 /// The id of the echo case.
 pub(crate) fn echo_id(s: &Sizes, conns: u64, size: u64, mode: &str) -> String {

@@ -23,7 +23,7 @@ use std::process::ExitCode;
 
 use super::{Footprint, Outcome, RunError, Workload, count, no_validation};
 use crate::args::{ParamSpec, Params};
-pub(crate) use load::open_files_limit;
+pub(crate) use load::{Histogram, open_files_limit, process_cpu, us};
 
 /// The server.
 pub(crate) const SERVER: Workload = Workload {

@@ -238,13 +238,13 @@ pub(super) fn main(p: &Params, threads: usize) -> ExitCode {
     }
 }
 
-/// µs with 2 decimals.
-fn us(ns: u64) -> serde_json::Value {
+/// µs with 2 decimals (the http load's too).
+pub(crate) fn us(ns: u64) -> serde_json::Value {
     round_to(ns as f64 / 1000.0, 2).into()
 }
 
 /// utime + stime of a `/proc/PID/stat`, in seconds.
-fn process_cpu(path: &str) -> Option<f64> {
+pub(crate) fn process_cpu(path: &str) -> Option<f64> {
     let s = std::fs::read_to_string(path).ok()?;
     // The fields after the command name (which may hold spaces and parentheses): state is
     // field 3, utime 14, stime 15.
@@ -267,9 +267,10 @@ fn pattern(len: usize) -> Vec<u8> {
         .collect()
 }
 
-/// Round-trip times: 128 buckets per power of two (exact below 256 ns).
+/// Round-trip times: 128 buckets per power of two (exact below 256 ns). The http load's
+/// request times too.
 #[derive(Debug, Clone)]
-struct Histogram {
+pub(crate) struct Histogram {
     counts: Vec<u64>,
     total: u64,
 }
@@ -279,7 +280,7 @@ const SUB_BITS: u32 = 7;
 const SUB: u64 = 1 << SUB_BITS;
 
 impl Histogram {
-    fn new() -> Histogram {
+    pub(crate) fn new() -> Histogram {
         Histogram {
             counts: vec![0; (64 - SUB_BITS as usize + 1) * SUB as usize],
             total: 0,
@@ -305,12 +306,12 @@ impl Histogram {
         ((SUB + sub) << shift) + ((1u64 << shift) >> 1)
     }
 
-    fn record(&mut self, ns: u64) {
+    pub(crate) fn record(&mut self, ns: u64) {
         self.counts[Self::index(ns)] += 1;
         self.total += 1;
     }
 
-    fn merge(&mut self, o: &Histogram) {
+    pub(crate) fn merge(&mut self, o: &Histogram) {
         for (a, b) in self.counts.iter_mut().zip(&o.counts) {
             *a += b;
         }
@@ -319,7 +320,7 @@ impl Histogram {
 
     /// The nearest-rank `per_mille`‰ percentile: the value of the bucket holding the sample
     /// of rank ⌈n·q/1000⌉ (at least 1); 0 with no sample.
-    fn percentile(&self, per_mille: u64) -> u64 {
+    pub(crate) fn percentile(&self, per_mille: u64) -> u64 {
         let rank = (self.total * per_mille).div_ceil(1000).max(1);
         let mut seen = 0;
         for (i, c) in self.counts.iter().enumerate() {
