@@ -165,20 +165,35 @@ fn a_signal_nobody_is_subscribed_to_takes_its_default_action() {
 // ===== stopping a tree on SIGTERM =====
 
 /// A child that traps exits and, at its supervisor's `Shutdown`, writes its id into
-/// `log`, then exits; `stubborn` children ignore it and run on.
+/// `log`, then exits; `stubborn` children ignore it and run on. Its start returns once
+/// it traps exits (a process child's start does not wait for it to run: a signal that
+/// came first would end it unlogged).
 fn logged(id: &'static str, log: Arc<Mutex<Vec<&'static str>>>, stubborn: bool) -> ChildSpec {
-    ChildSpec::process(id, move || {
+    ChildSpec::new(id, move |sup| {
         let log = log.clone();
-        move |mut c: Context<Exit>| async move {
-            c.trap_exit(true);
-            loop {
-                let _ = c.recv().await;
-                log.lock().unwrap().push(id);
-                if !stubborn {
-                    return;
+        let trapping = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ready = trapping.clone();
+        let pid = sup
+            .spawn_link(move |mut c: Context<Exit>| async move {
+                c.trap_exit(true);
+                ready.store(true, std::sync::atomic::Ordering::Release);
+                loop {
+                    let _ = c.recv().await;
+                    log.lock().unwrap().push(id);
+                    if !stubborn {
+                        return;
+                    }
                 }
+            })
+            .id();
+        std::future::poll_fn(move |cx| {
+            if trapping.load(std::sync::atomic::Ordering::Acquire) {
+                std::task::Poll::Ready(Ok(pid))
+            } else {
+                cx.waker().wake_by_ref();
+                std::task::Poll::Pending
             }
-        }
+        })
     })
     .shutdown(Shutdown::Infinity)
 }
