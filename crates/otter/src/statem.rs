@@ -559,10 +559,15 @@ impl<S: StateMachine> Machine<S> {
 
     /// The next event to handle before the mailbox: a queued one, else a zero-time
     /// timeout that is still running (OTP's `t0q`).
+    #[inline]
     fn next_internal(&mut self) -> Option<Event<S>> {
-        self.queue
-            .pop_front()
-            .or_else(|| self.timeouts.next_zero::<S>())
+        if let Some(event) = self.queue.pop_front() {
+            return Some(event);
+        }
+        if !self.timeouts.any_zero() {
+            return None;
+        }
+        self.timeouts.next_zero::<S>()
     }
 
     /// Carries out a transition: its actions, the enter calls, then the queues and the

@@ -96,7 +96,10 @@ impl<C: Send + 'static> Timeouts<C> {
     /// Stops the event timeout, if it runs (the hot path of every transition).
     #[inline]
     pub(crate) fn cancel_event(&mut self) {
-        if let Some(running) = self.event.take() {
+        // Looked at before it is taken: the common case writes nothing.
+        if self.event.is_some()
+            && let Some(running) = self.event.take()
+        {
             running.stop();
         }
     }
@@ -190,6 +193,12 @@ impl<C: Send + 'static> Timeouts<C> {
         S: StateMachine<Internal = C>,
     {
         self.take_seq(tag.0)
+    }
+
+    /// Whether a zero-time timeout may be due (one cancelled since is skipped later).
+    #[inline]
+    pub(crate) fn any_zero(&self) -> bool {
+        !self.zero.is_empty()
     }
 
     /// The event of the first zero-time timeout still running, which stops running.
