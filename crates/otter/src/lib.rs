@@ -23,11 +23,15 @@
 //! | `erlang:send_after(T, Pid, Msg)`, `timer:sleep(T)` | `cx.send_after(pid, msg, t)`, `cx.sleep(t).await` |
 //! | `gen_server`, `gen_statem`, `supervisor` | [`server`], [`statem`], [`supervisor`] (below) |
 //! | `gen_tcp:listen/accept/recv/send`, `{active, once}` | [`net::TcpListener`], [`net::TcpStream`], [`net::Active`] (below) |
+//! | `gen_statem:call(Pid, Req)`, `{next_state, S, D, [{state_timeout, T, C}]}` | `m.call(Req::Get)`, `Transition::next(s).state_timeout(t, c)` ([`statem`]) |
+//! | `{send_timeout, T}`, `{send_timeout_close, true}` | [`net::TcpStream::set_send_timeout`]`(Some(t))` |
 //! | `gen_tcp:recv(S, 0, T)`, `gen_tcp:controlling_process/2` | [`timeout`]`(t, s.read(&mut buf))`, send the stream (an active one: [`net::ActiveTcpStream::controlling_process`] first) |
 //! | a `ranch` listener | [`net::start_acceptor_pool`] |
 //! | `ranch:suspend_listener/1`, then waiting for the connections | [`net::AcceptorPool::graceful_stop`]`(drain)` |
 //! | dirty schedulers | [`blocking::spawn_blocking`] |
 //! | `os:set_signal(sigterm, handle)`, `{notify, sigterm}` | [`os_signal::notify`]`(&cx, &[Signal::Term], pid)`, an [`OsSignal`] message |
+//! | SASL's crash, supervisor and progress reports | `tracing` events ([`report`]): install a subscriber |
+//! | a `common_test` case, `-spec main` of an escript | `#[otter::test]` (`workers = [1, 4]`), `#[otter::main]` |
 //! | `init:stop/0` on `SIGTERM` | [`os_signal::stop_on_signal`]`(&cx, top, &[Signal::Term], deadline)` |
 //!
 //! ## Processes
