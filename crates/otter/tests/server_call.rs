@@ -13,7 +13,7 @@ use otter::server::{
     AlreadyStarted, CallError, Flow, Info, Name, ReplyTo, Server, ServerContext, ServerRef,
 };
 use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
-use otter::{Context, Exit, ExitReason, Pid, Runtime};
+use otter::{Context, Down, Exit, ExitReason, Pid, Runtime};
 
 /// A test server: a list of numbers, with ways to misbehave.
 struct Store {
@@ -302,6 +302,57 @@ rt_test!(call_to_a_dying_server_returns_its_reason, |rt: &Runtime| {
         )
     );
 });
+
+/// What a linked caller's parent hears: the call returned, or the caller's `Down`.
+#[derive(Debug)]
+enum CallerSeen {
+    Returned(Result<(), CallError>),
+    Down(Down),
+}
+
+impl From<Down> for CallerSeen {
+    fn from(d: Down) -> CallerSeen {
+        CallerSeen::Down(d)
+    }
+}
+
+rt_test!(
+    a_server_crash_ends_its_linked_caller_before_the_call_returns,
+    |rt: &Runtime| {
+        // Erlang: the crashing server's `'EXIT'` to its linked caller, which does not
+        // trap exits, comes before the `'DOWN'` that would end the call. The caller
+        // dies with the server's reason; its call never returns. Many rounds, for the
+        // caller polled on one worker while the server exits on another.
+        let r = rt.block_on(|mut cx: Context<CallerSeen>| async move {
+            let me = cx.pid();
+            for _ in 0..200 {
+                let caller = cx.spawn(move |cx: Context<u32>| async move {
+                    // Messages that wake the caller while it waits, so that it is
+                    // polled while the server exits.
+                    let to = cx.pid();
+                    cx.spawn_link(move |noise: Context<()>| async move {
+                        loop {
+                            to.send(0);
+                            noise.yield_now().await;
+                        }
+                    });
+                    let s = Store::start_link(&cx, Init::Ok(None)).await.unwrap();
+                    let r = s.call(Req::Crash).await;
+                    me.send(CallerSeen::Returned(r));
+                });
+                cx.monitor(caller);
+                match cx.recv().await {
+                    CallerSeen::Down(d) => {
+                        assert_eq!(d.reason, ExitReason::Panic("handler crash".into()))
+                    }
+                    CallerSeen::Returned(r) => return Err(r),
+                }
+            }
+            Ok(())
+        });
+        assert_eq!(r.unwrap(), Ok(()));
+    }
+);
 
 rt_test!(call_to_a_dead_server_is_noproc, |rt: &Runtime| {
     let r = rt.block_on(|cx: Context<()>| async move {

@@ -520,5 +520,12 @@ pub(crate) fn is_alive(pid: RawPid) -> bool {
     })
 }
 
+/// Whether an exit signal that will end `pid` is pending (its worker applies it before
+/// the next poll, `process/harness.rs`). A call that learns of its server's exit asks
+/// this before it returns (`server/reply.rs`, rule 7).
+pub(crate) fn exit_pending(pid: RawPid) -> bool {
+    ProcessRef::new(pid).is_some_and(|p| p.header().signalled.load(Ordering::Acquire))
+}
+
 #[cfg(test)]
 mod tests;

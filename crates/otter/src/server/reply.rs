@@ -49,6 +49,13 @@
 //!    forgetting `From` does in Erlang): the caller gets the timeout, or the server's
 //!    exit. `start` and `stop` use a slot of their own with a watcher that maps the exit
 //!    reason (removed when they end, never kept).
+//! 7. **Signal order from an exiting server.** A server's exit sends its exit signals to
+//!    linked processes before it ends the calls that watch it (`signal/bonds.rs`'s
+//!    `notify_exit`), as Erlang's `'EXIT'` to a linked caller comes before the
+//!    `'DOWN'` that ends its `gen_server:call` or `stop`. A call ended by the exit
+//!    does not return past a pending exit signal that will end its caller: it yields
+//!    and the signal is applied first (a caller linked to a server that does not trap
+//!    exits never sees `stop(Shutdown)` return).
 //!
 //! # Cost
 //!
@@ -435,6 +442,25 @@ impl<R: Send + 'static> Pending<R> {
         .await
     }
 
+    /// Rule 7: the outcome is in and the server's exit ended the slot's watch, and an
+    /// exit signal that will end the caller is pending (the exit sent it through a link
+    /// before it filled the slot): the caller yields, and its worker applies the signal
+    /// before the next poll. The signal's flag is stored before the slot's fill, which
+    /// the caller's read of the outcome acquires. Off the common path: a slot still
+    /// watched skips the look at the caller.
+    fn exit_signal_first(&self, waker: &Waker) -> bool {
+        if self.slot().watched.load(Ordering::Relaxed) {
+            return false;
+        }
+        match crate::process::waker::pid_of(waker) {
+            Some(me) if crate::process::cell::exit_pending(me) => {
+                waker.wake_by_ref();
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Takes the outcome (the call is over): the reply or the server's exit, or, if
     /// none came, `Timeout` (the timer fired, or the caller's `Sleep` elapsed).
     fn finish(&mut self) -> Result<R, CallError> {
@@ -500,10 +526,12 @@ impl<R: Send + 'static> Future for Wait<R> {
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let p = &mut this.pending;
-        if !p.slot().waiting(p.tag) {
-            return Poll::Ready(p.finish());
-        }
-        if !std::mem::take(&mut p.waker_set) && !p.slot().outcome.register(p.tag, cx.waker()) {
+        if !p.slot().waiting(p.tag)
+            || (!std::mem::take(&mut p.waker_set) && !p.slot().outcome.register(p.tag, cx.waker()))
+        {
+            if p.exit_signal_first(cx.waker()) {
+                return Poll::Pending;
+            }
             return Poll::Ready(p.finish());
         }
         if let Some(timeout) = this.timeout {
@@ -528,6 +556,9 @@ impl<R: Send + 'static> Future for Wait<R> {
             && sleep.poll_elapsed(cx)
         {
             // A reply may have raced with the deadline: it wins.
+            if !p.slot().waiting(p.tag) && p.exit_signal_first(cx.waker()) {
+                return Poll::Pending;
+            }
             return Poll::Ready(p.finish());
         }
         Poll::Pending
