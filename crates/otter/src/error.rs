@@ -41,11 +41,16 @@ impl<M> std::error::Error for SendError<M> {}
 ///
 /// ```
 /// assert!(otter::Runtime::builder().threads(0).build().is_err());
+/// assert!(otter::Runtime::builder().threads(1 << 20).build().is_err());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BuildError {
     /// `threads` must be at least 1.
     ZeroThreads,
+    /// `threads` may be at most this many (the count of idle workers packs into one
+    /// word: `scheduler/park.rs`).
+    TooManyThreads(usize),
     /// The operating system refused to start a worker thread.
     Spawn(String),
 }
@@ -54,6 +59,9 @@ impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BuildError::ZeroThreads => f.write_str("a runtime needs at least one thread"),
+            BuildError::TooManyThreads(max) => {
+                write!(f, "a runtime has at most {max} worker threads")
+            }
             BuildError::Spawn(e) => write!(f, "could not start a worker thread: {e}"),
         }
     }

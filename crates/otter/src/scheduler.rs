@@ -94,6 +94,7 @@ use crate::process::harness::{self, Task};
 use crate::timer::Timer;
 use park::Idle;
 use queue::{Injector, LifoSlot, Local};
+use tuning::MAX_THREADS;
 
 /// The part of a worker other threads may touch. Aligned to two cache lines so that
 /// workers do not false-share their queue counters.
@@ -382,8 +383,9 @@ impl Default for Builder {
 }
 
 impl Builder {
-    /// Worker threads (default: the number of cores, `available_parallelism`). While a
-    /// poll holds a worker (a process that computes without awaiting, or blocks in a
+    /// Worker threads (default: the number of cores, `available_parallelism`; at most
+    /// 2,047, else [`build`](Builder::build) says [`BuildError::TooManyThreads`]). While
+    /// a poll holds a worker (a process that computes without awaiting, or blocks in a
     /// system call), a spare thread stands in for that worker, so up to `2n` threads
     /// may run processes (the crate docs' "Differences from Erlang").
     ///
@@ -469,8 +471,9 @@ impl Builder {
     pub fn build(self) -> Result<Runtime, BuildError> {
         let n = match self.threads {
             Some(0) => return Err(BuildError::ZeroThreads),
+            Some(n) if n > MAX_THREADS => return Err(BuildError::TooManyThreads(MAX_THREADS)),
             Some(n) => n,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            None => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
         };
         let shared = Arc::new(Shared {
             workers: (0..2 * n)

@@ -396,3 +396,40 @@ fn a_deep_park_is_uncounted_once_by_a_placement_or_by_the_worker() {
         );
     });
 }
+
+// ===== the idle word (`park.rs`, "The idle word") =====
+//
+// The counts are one word, so a reader sees one snapshot of them. The rule this model
+// checks: a worker that goes from parked to searching is never counted as both, so a
+// searching worker that asks whether another runs (`Idle::others_running`, which decides
+// whether it searches on) hears yes while one does. With the counts in separate atomics,
+// a reader that loaded the sleeping count before the worker unregistered and the
+// searching count after it began to search counted it twice, and answered that nobody
+// ran.
+
+#[test]
+fn a_snapshot_counts_a_worker_once() {
+    loom::model(|| {
+        // Worker 0 runs processes throughout; worker 1 is parked and wakes to search;
+        // worker 2 searches and asks.
+        let idle = Arc::new(Idle::new(3));
+        idle.register(1);
+        idle.begin_spin(); // worker 2
+        let waking = {
+            let idle = idle.clone();
+            thread::spawn(move || {
+                idle.unregister(1);
+                idle.begin_spin();
+                idle.end_spin();
+                idle.register(1);
+            })
+        };
+        for _ in 0..2 {
+            assert!(idle.others_running(), "worker 0 runs, and is seen to");
+            thread::yield_now();
+        }
+        waking.join().unwrap();
+        assert!(idle.others_running());
+        assert!(idle.someone_busy());
+    });
+}

@@ -90,71 +90,118 @@
 //! model races two placements and the waking worker for one park: it is uncounted
 //! exactly once.
 //!
+//! # The idle word
+//!
+//! The counts of idle workers live in one 64-bit word ([`Idle`]), five fields of
+//! [`FIELD_BITS`] bits each, as tokio's `idle.rs` packs its searching and unparked
+//! counts: workers searching (step 0), registered as sleeping (steps 1–3), in a short
+//! sleep, parked until woken and unclaimed (a subset of the sleeping), and active
+//! (the runtime's workers plus the spares standing in). Rules:
+//!
+//! 1. Each field counts workers in its state: a worker increments a field when it
+//!    enters the state and the same worker decrements it when it leaves, but for the
+//!    deep count, which is decremented exactly once per [`Idle::begin_deep`], by the
+//!    worker or by a placement that claims it (the flag's swap decides who). So no
+//!    field goes below zero, and no borrow reaches the field above it.
+//! 2. No field overflows: active is at most twice [`MAX_THREADS`] (one spare per held
+//!    worker, `stand_in.rs` rule 1), below `2^FIELD_BITS`; every other field is at
+//!    most active.
+//! 3. A read of the word is one snapshot of all five counts. With separate counters a
+//!    worker going from sleeping to searching could be counted in both by a reader
+//!    between the two loads, and `others_running` then answered "nobody runs" while
+//!    one did (the loom model `a_snapshot_counts_a_worker_once`).
+//!
+//! The sleepers' list itself stays under a lock: it is touched only on the way to a
+//! park and by a pusher that found a sleeper to wake.
+//!
 //! [`SPIN_BEFORE_PARK`]: crate::scheduler::tuning::SPIN_BEFORE_PARK
 //! [`Builder::busy_wait`]: crate::Builder::busy_wait
 //! [`WATCHDOG`]: crate::scheduler::tuning::WATCHDOG
 //! [`STEAL_LIFO_AFTER`]: crate::scheduler::tuning::STEAL_LIFO_AFTER
 //! [`LIFO_RECHECK`]: crate::scheduler::tuning::LIFO_RECHECK
 //! [`LIFO_WATCH`]: crate::scheduler::tuning::LIFO_WATCH
+//! [`MAX_THREADS`]: crate::scheduler::tuning::MAX_THREADS
 
 #![allow(unreachable_pub)] // `pub` items are for the loom model; the module is private.
 
 use std::sync::PoisonError;
 
-use crate::loom::{AtomicBool, AtomicUsize, Mutex, Ordering, fence};
+use crate::loom::{AtomicBool, AtomicU64, Mutex, Ordering, fence};
+
+/// The width of each count in the idle word (module docs, "The idle word").
+pub const FIELD_BITS: u32 = 12;
+
+/// One count of the idle word: its shift.
+#[derive(Clone, Copy)]
+struct Field(u32);
+
+const SPINNING: Field = Field(0);
+const SLEEPING: Field = Field(FIELD_BITS);
+const SHORT: Field = Field(2 * FIELD_BITS);
+const DEEP: Field = Field(3 * FIELD_BITS);
+const ACTIVE: Field = Field(4 * FIELD_BITS);
+
+impl Field {
+    /// This field's count of one.
+    const fn one(self) -> u64 {
+        1 << self.0
+    }
+
+    /// This field's count in the word `w`.
+    const fn get(self, w: u64) -> u64 {
+        (w >> self.0) & ((1 << FIELD_BITS) - 1)
+    }
+}
 
 /// The set of spinning and parked workers.
 #[derive(Debug)]
 pub struct Idle {
     sleepers: Mutex<Vec<usize>>,
-    num_sleeping: AtomicUsize,
-    /// Workers in step (0).
-    num_spinning: AtomicUsize,
-    /// Workers in a short sleep beside another's occupied LIFO slot: each looks at the
-    /// slots again within `LIFO_RECHECK`.
-    num_short: AtomicUsize,
-    /// Workers parked until woken whom no LIFO placement has woken yet (each has its
-    /// flag set, [`Idle::begin_deep`]).
-    num_deep: AtomicUsize,
-    /// Workers running, searching or parked: the runtime's own, and the spare threads
-    /// standing in for workers held by a poll (`scheduler/stand_in.rs`); a dormant
-    /// spare is not counted.
-    active: AtomicUsize,
+    /// The counts (module docs, "The idle word"): searching (step 0); registered as
+    /// sleeping; in a short sleep beside another's occupied LIFO slot (each looks at
+    /// the slots again within `LIFO_RECHECK`); parked until woken and not yet woken by
+    /// a LIFO placement (each has its flag set, [`Idle::begin_deep`]); and active:
+    /// running, searching or parked, the runtime's own workers and the spare threads
+    /// standing in for workers held by a poll (`scheduler/stand_in.rs`), a dormant
+    /// spare not counted.
+    word: AtomicU64,
 }
 
 impl Idle {
-    /// No worker parked yet, out of `workers`.
+    /// No worker parked yet, out of `workers` (at most `MAX_THREADS`, which
+    /// `Builder::build` checks).
     pub fn new(workers: usize) -> Idle {
+        debug_assert!(workers <= crate::scheduler::tuning::MAX_THREADS);
         Idle {
             sleepers: Mutex::new(Vec::with_capacity(workers)),
-            num_sleeping: AtomicUsize::new(0),
-            num_spinning: AtomicUsize::new(0),
-            num_short: AtomicUsize::new(0),
-            num_deep: AtomicUsize::new(0),
-            active: AtomicUsize::new(workers),
+            word: AtomicU64::new(workers as u64 * ACTIVE.one()),
         }
+    }
+
+    fn add(&self, f: Field) {
+        self.word.fetch_add(f.one(), Ordering::SeqCst);
+    }
+
+    fn sub(&self, f: Field) {
+        self.word.fetch_sub(f.one(), Ordering::SeqCst);
     }
 
     /// A spare thread begins to stand in for a held worker: one more active worker
     /// (called by the watchdog thread while the held worker is awake).
     pub fn activate(&self) {
-        self.active.fetch_add(1, Ordering::SeqCst);
+        self.add(ACTIVE);
     }
 
     /// A spare thread goes dormant (it is not registered as sleeping).
     pub fn deactivate(&self) {
-        self.active.fetch_sub(1, Ordering::SeqCst);
-    }
-
-    fn workers(&self) -> usize {
-        self.active.load(Ordering::SeqCst)
+        self.sub(ACTIVE);
     }
 
     /// Step (1).
     pub fn register(&self, me: usize) {
         let mut s = self.sleepers.lock().unwrap_or_else(PoisonError::into_inner);
         s.push(me);
-        self.num_sleeping.fetch_add(1, Ordering::SeqCst);
+        self.add(SLEEPING);
         drop(s);
         fence(Ordering::SeqCst);
     }
@@ -164,19 +211,19 @@ impl Idle {
         let mut s = self.sleepers.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(i) = s.iter().position(|&w| w == me) {
             s.swap_remove(i);
-            self.num_sleeping.fetch_sub(1, Ordering::SeqCst);
+            self.sub(SLEEPING);
         }
     }
 
     /// Step (0) begins: the caller searches until it finds work or the search runs
     /// out, then calls [`Idle::end_spin`].
     pub fn begin_spin(&self) {
-        self.num_spinning.fetch_add(1, Ordering::SeqCst);
+        self.add(SPINNING);
     }
 
     /// Step (0) ends, before any step (1).
     pub fn end_spin(&self) {
-        self.num_spinning.fetch_sub(1, Ordering::SeqCst);
+        self.sub(SPINNING);
     }
 
     /// The pusher's side, after its push: `None` if a worker searches (it will find the
@@ -184,10 +231,8 @@ impl Idle {
     #[inline]
     pub fn pop_sleeper(&self) -> Option<usize> {
         fence(Ordering::SeqCst);
-        if self.num_spinning.load(Ordering::SeqCst) > 0 {
-            return None;
-        }
-        if self.num_sleeping.load(Ordering::SeqCst) == 0 {
+        let w = self.word.load(Ordering::SeqCst);
+        if SPINNING.get(w) > 0 || SLEEPING.get(w) == 0 {
             return None;
         }
         self.pop_sleeper_slow()
@@ -197,18 +242,18 @@ impl Idle {
     fn pop_sleeper_slow(&self) -> Option<usize> {
         let mut s = self.sleepers.lock().unwrap_or_else(PoisonError::into_inner);
         let w = s.pop()?;
-        self.num_sleeping.fetch_sub(1, Ordering::SeqCst);
+        self.sub(SLEEPING);
         Some(w)
     }
 
     /// A short sleep beside an occupied LIFO slot begins (the worker is registered).
     pub fn begin_short(&self) {
-        self.num_short.fetch_add(1, Ordering::SeqCst);
+        self.add(SHORT);
     }
 
     /// The short sleep ends.
     pub fn end_short(&self) {
-        self.num_short.fetch_sub(1, Ordering::SeqCst);
+        self.sub(SHORT);
     }
 
     /// The worker whose flag is `deep` is about to park until woken (registered, its
@@ -216,7 +261,7 @@ impl Idle {
     /// worker's look at the LIFO slots that follows it.
     pub fn begin_deep(&self, deep: &AtomicBool) {
         deep.store(true, Ordering::Relaxed);
-        self.num_deep.fetch_add(1, Ordering::SeqCst);
+        self.add(DEEP);
     }
 
     /// The worker whose flag is `deep` is awake again, or did not park after all:
@@ -225,7 +270,7 @@ impl Idle {
     pub fn end_deep(&self, deep: &AtomicBool) -> bool {
         let mine = deep.swap(false, Ordering::AcqRel);
         if mine {
-            self.num_deep.fetch_sub(1, Ordering::SeqCst);
+            self.sub(DEEP);
         }
         mine
     }
@@ -236,16 +281,15 @@ impl Idle {
     /// may be missed, and the watchdog finds the process then (the module docs).
     #[inline]
     pub fn lifo_unwatched(&self) -> bool {
-        self.num_deep.load(Ordering::Relaxed) != 0
-            && self.num_spinning.load(Ordering::Relaxed) == 0
-            && self.num_short.load(Ordering::Relaxed) == 0
+        let w = self.word.load(Ordering::Relaxed);
+        DEEP.get(w) != 0 && SPINNING.get(w) == 0 && SHORT.get(w) == 0
     }
 
     /// Takes the deep park of the worker whose flag is `deep` for the caller to wake:
     /// true once per park, for the caller or for the worker's own [`Idle::end_deep`].
     pub fn claim_deep(&self, deep: &AtomicBool) -> bool {
         if deep.load(Ordering::Relaxed) && deep.swap(false, Ordering::AcqRel) {
-            self.num_deep.fetch_sub(1, Ordering::SeqCst);
+            self.sub(DEEP);
             true
         } else {
             false
@@ -255,13 +299,14 @@ impl Idle {
     /// Whether some worker other than the caller (a searching one) is running processes:
     /// neither parked nor searching.
     pub fn others_running(&self) -> bool {
-        self.num_sleeping.load(Ordering::Relaxed) + self.num_spinning.load(Ordering::Relaxed)
-            < self.active.load(Ordering::Relaxed)
+        let w = self.word.load(Ordering::Relaxed);
+        SLEEPING.get(w) + SPINNING.get(w) < ACTIVE.get(w)
     }
 
     /// Whether some worker is awake (running processes or searching): the watchdog
     /// thread's look (`watchdog.rs`).
     pub fn someone_busy(&self) -> bool {
-        self.num_sleeping.load(Ordering::SeqCst) < self.workers()
+        let w = self.word.load(Ordering::SeqCst);
+        SLEEPING.get(w) < ACTIVE.get(w)
     }
 }
