@@ -48,6 +48,7 @@
 //! and sizes), `suite/invoke.rs` runs one measurement as a subprocess.
 //! Exit code 0, or 1 if any run failed its check or crashed.
 
+mod ab;
 mod cases;
 mod dist;
 mod echo;
@@ -67,8 +68,8 @@ use serde_json::Value;
 
 use crate::{report, sysinfo};
 pub(crate) use cases::{
-    Case, DIST_ECHOES, FAN_OUT_RECEIVERS, Impl, LATENCY_B, LATENCY_W, Sizes, case_id, cases,
-    dist_id, echo_id, fan_out_id, latency_id,
+    Case, FAN_OUT_RECEIVERS, Impl, LATENCY_B, LATENCY_W, Sizes, case_id, cases, dist_id, echo_id,
+    fan_out_id, latency_id,
 };
 pub(crate) use cases::{HTTP_CONNS, HTTP_WORK_US, http_id};
 pub(crate) use dist::pair as dist_pair;
@@ -79,7 +80,7 @@ const ERLANG_CUTOFF_SECS: f64 = 60.0;
 /// How to get Erlang, for the message when `erl` is missing.
 pub(crate) const INSTALL_ERLANG: &str = "apt-get install -y erlang-nox";
 
-const SUITE_USAGE: &str = "usage: otter-bench suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang] [--only BENCH,..]";
+const SUITE_USAGE: &str = "usage: otter-bench suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang] [--only BENCH,..] [--ab BIN_A,BIN_B[,..] [--case \"BENCH k=v ..\"].. [--fields F,..]]";
 /// The most repetitions `--reps` takes: a default run takes about 15 minutes a repetition,
 /// so 1000 is ten days; the bound catches typos and keeps the run count in range.
 pub(crate) const MAX_REPS: u64 = 1000;
@@ -220,7 +221,14 @@ pub(crate) fn mode(o: &Options) -> &'static str {
 
 /// Entry point of `otter-bench suite ...` (and of `otter-bench` alone).
 pub(crate) fn main(args: &[String]) -> ExitCode {
-    let o = match parse_options(args) {
+    let (ab, args) = match ab::Ab::split(args) {
+        Ok(split) => split,
+        Err(e) => {
+            eprintln!("otter-bench suite: {e}; {SUITE_USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let o = match parse_options(&args) {
         Ok(o) => o,
         Err(e) if e.is_empty() => {
             eprintln!("{SUITE_USAGE}");
@@ -231,7 +239,16 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match run(&o) {
+    let result = match ab {
+        Some(mut ab) => {
+            if !args.iter().any(|a| a == "--reps") {
+                ab.rounds = ab::ROUNDS;
+            }
+            ab::run(&o, &ab)
+        }
+        None => run(&o),
+    };
+    match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("otter-bench suite: {e}");
@@ -359,27 +376,12 @@ fn run(o: &Options) -> Result<ExitCode, String> {
                 let (outcome, code) = match skip {
                     Some(why) => (Outcome::Skipped(why), None),
                     None => {
-                        let (program, mut args) = match imp {
-                            Impl::Otter | Impl::Tokio => (me.clone(), c.args.clone()),
-                            Impl::Erlang => {
-                                (meta.erlang.clone().unwrap_or_default(), c.args.clone())
-                            }
+                        let program = match imp {
+                            Impl::Otter | Impl::Tokio => me.clone(),
+                            Impl::Erlang => meta.erlang.clone().unwrap_or_default(),
                         };
-                        if imp == Impl::Otter {
-                            args.extend(c.otter_extra.iter().cloned());
-                        }
-                        let argv: Vec<String> =
-                            args.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                        if c.bench == http::BENCH {
-                            http::run(&me, imp, &args, o.timeout)
-                        } else if c.bench == echo::BENCH {
-                            echo::run(&program, &me, &args, o.timeout)
-                        } else if c.bench == dist::BENCH {
-                            let erlang = meta.erlang.as_deref().ok();
-                            dist::run(&program, imp, &me, erlang, &args, o.timeout)
-                        } else {
-                            invoke(&program, c.bench, &argv, o.timeout)
-                        }
+                        let erlang = meta.erlang.as_deref().ok();
+                        measure(c, imp, &program, &me, erlang, o.timeout)
                     }
                 };
                 if imp == Impl::Erlang
@@ -459,6 +461,33 @@ fn run(o: &Options) -> Result<ExitCode, String> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// One run of `c` on `imp`: `program` is the binary that runs it (this one or the Erlang
+/// twin); `me` is otter's binary for the other roles (an echo case's load, a dist case's
+/// otter echo node, an http case's server and load); `erlang`, the Erlang twin if any.
+fn measure(
+    c: &Case,
+    imp: Impl,
+    program: &std::path::Path,
+    me: &std::path::Path,
+    erlang: Option<&std::path::Path>,
+    timeout: Duration,
+) -> (Outcome, Option<i32>) {
+    let mut args = c.args.clone();
+    if imp == Impl::Otter {
+        args.extend(c.otter_extra.iter().cloned());
+    }
+    let argv: Vec<String> = args.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    if c.bench == http::BENCH {
+        http::run(me, imp, &args, timeout)
+    } else if c.bench == echo::BENCH {
+        echo::run(program, me, &args, timeout)
+    } else if c.bench == dist::BENCH {
+        dist::run(program, imp, me, erlang, &args, timeout)
+    } else {
+        invoke(program, c.bench, &argv, timeout)
+    }
 }
 
 /// One progress line's verdict.
