@@ -1,7 +1,8 @@
 //! The report's SVG charts, built with `plotters`' own chart builder: `ChartBuilder` for
 //! the frame, `configure_mesh` for axes, ticks, grid and labels (its log scale puts them on
 //! the decades), `LineSeries`/`DashedLineSeries` and its marker elements for lines, its
-//! rectangles for bars, `configure_series_labels` for the legend (placed right of the plot).
+//! rectangles for bars, `configure_series_labels` for the legend (inside the plot, where
+//! `plotters` draws it).
 //! What is ours: the data ranges (whole decades on a log axis, from zero on a linear one) and
 //! the value written over each bar. No font is loaded: `plotters` is built without its font
 //! features, so text is written as SVG `<text>` and the viewer picks the font.
@@ -17,8 +18,6 @@ use plotters::prelude::*;
 
 const W: u32 = 820;
 const H: u32 = 480;
-/// The room right of the plot for the legend.
-const LEGEND: u32 = 230;
 const FAMILY: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
 const GREY: RGBColor = RGBColor(0x55, 0x55, 0x55);
 const GUIDE: RGBColor = RGBColor(0x88, 0x88, 0x88);
@@ -61,6 +60,41 @@ pub(crate) struct Axis {
     pub(crate) fmt: fn(f64) -> String,
 }
 
+impl Axis {
+    pub(crate) const fn log(label: &'static str, fmt: fn(f64) -> String) -> Axis {
+        Axis {
+            label,
+            log: true,
+            fmt,
+        }
+    }
+    pub(crate) const fn linear(label: &'static str, fmt: fn(f64) -> String) -> Axis {
+        Axis {
+            label,
+            log: false,
+            fmt,
+        }
+    }
+}
+
+impl Series {
+    pub(crate) fn new(
+        name: String,
+        color: RGBColor,
+        dashed: bool,
+        marker: Marker,
+        points: Vec<(f64, f64)>,
+    ) -> Series {
+        Series {
+            name,
+            color,
+            dashed,
+            marker,
+            points,
+        }
+    }
+}
+
 /// A log-log line chart.
 #[derive(Debug, Clone)]
 pub(crate) struct LineChart {
@@ -70,6 +104,26 @@ pub(crate) struct LineChart {
     pub(crate) y: Axis,
     pub(crate) series: Vec<Series>,
     pub(crate) guides: Vec<Guide>,
+}
+
+impl LineChart {
+    pub(crate) fn new(
+        title: &str,
+        subtitle: &str,
+        x: Axis,
+        y: Axis,
+        series: Vec<Series>,
+    ) -> LineChart {
+        let (title, subtitle, guides) = (title.into(), subtitle.into(), Vec::new());
+        LineChart {
+            title,
+            subtitle,
+            x,
+            y,
+            series,
+            guides,
+        }
+    }
 }
 
 /// A grouped bar chart: one group per category, one bar per series in each group.
@@ -168,27 +222,27 @@ fn marks<'c, 'a>(
 
 type LogChart<'a> = ChartContext<'a, SVGBackend<'a>, Cartesian2d<LogCoord<f64>, LogCoord<f64>>>;
 
-/// A builder on `area` with the plot left of the legend's room.
+/// A builder on `area`: margins and label areas.
 fn builder<'b, 'a>(area: &'b Area<'a>) -> ChartBuilder<'b, 'a, SVGBackend<'a>> {
     let mut b = ChartBuilder::on(area);
     b.margin(12)
-        .margin_right(LEGEND)
+        .margin_right(24)
         .x_label_area_size(44)
         .y_label_area_size(76);
     b
 }
 
-/// The chart's legend, right of its plot.
+/// The chart's legend, in the upper left corner of its plot (`plotters` draws series labels
+/// inside the plot area, clipped to it), over a light veil.
 fn legend<'a, X: Ranged, Y: Ranged>(
     ch: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
 ) -> Result<(), String> {
-    let w = ch.plotting_area().dim_in_pixel().0 as i32;
-    let pos = SeriesLabelPosition::Coordinate(w + 8, 0);
     ch.configure_series_labels()
-        .position(pos)
+        .position(SeriesLabelPosition::UpperLeft)
         .legend_area_size(40)
         .label_font(font(12))
-        .border_style(WHITE)
+        .background_style(WHITE.mix(0.85))
+        .border_style(GRID)
         .draw()
         .map_err(err)
 }

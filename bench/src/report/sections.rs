@@ -2,46 +2,43 @@
 //! workload is (its prose), its tables as data (`table.rs`), and its chart (`plot.rs`).
 //!
 //! The metrics are the constants below; a table names the ones it shows. A new field of a
-//! workload's JSON line is a new `Metric` (one line) and a column (`fig`, `trio`) or a row
-//! naming it.
+//! workload's JSON line is one `Metric` line here and one column (`fig`, `trio`) or row
+//! (`row`) in its workload's table.
 
 use super::format::{nanos, secs, si};
 use super::plot::{Axis, BarChart, Guide, LineChart, Marker, Series};
-use super::table::{
-    Better, Col, Field, Metric, Results, Row, Spread, Table, Vs, compare, factor, fig, row, trio,
-    vs,
-};
-use super::{Ctx, ERLANG, OTTER, OTTER_MATCH, id};
-use crate::suite::{self, FAN_OUT_RECEIVERS, Impl, LATENCY_B, LATENCY_W};
+use super::table::{Better, Col, Field, Metric, Results, Row, Spread, Table, Vs};
+use super::table::{compare, factor, fig, row, table, trio, vs};
+use super::{Ctx, ERLANG, OTTER, OTTER_MATCH};
+use crate::suite::{self, FAN_OUT_RECEIVERS, Impl, LATENCY_B, LATENCY_W, Sizes};
 
 use Better::{Higher, Lower, Neither};
+use Impl::{Erlang, Otter};
 
-pub(super) const TIME: Metric = Metric::new(Field::Key("seconds"), secs, Lower);
+pub(super) const TIME: Metric = Metric::key("seconds", secs, Lower);
 pub(super) const RATE: Metric = Metric::new(Field::Rate, rate, Higher);
 pub(super) const NS: Metric = Metric::new(Field::NsPerOp, nanos, Lower);
-pub(super) const BPP: Metric =
-    Metric::new(Field::Key("bytes_per_process"), bytes, Lower).words("smaller", "larger");
-const BEAM_BPP: Metric =
-    Metric::new(Field::Key("beam_bytes_per_process"), bytes, Neither).only(Impl::Erlang);
-pub(super) const PEAK_RSS: Metric =
-    Metric::new(Field::Key("peak_rss_bytes"), mebibytes, Lower).words("smaller", "larger");
-pub(super) const P50: Metric = Metric::new(Field::Key("p50_us"), micros, Lower);
-pub(super) const P99: Metric = Metric::new(Field::Key("p99_us"), micros, Lower);
-pub(super) const P999: Metric = Metric::new(Field::Key("p999_us"), micros, Lower);
-pub(super) const MAX: Metric = Metric::new(Field::Key("max_us"), micros, Lower);
+const BPP: Metric = Metric::key("bytes_per_process", bytes, Lower).words("smaller", "larger");
+const BEAM_BPP: Metric = Metric::key("beam_bytes_per_process", bytes, Neither).only(Erlang);
+const PEAK_RSS: Metric = Metric::key("peak_rss_bytes", mib, Lower).words("smaller", "larger");
+const P50: Metric = Metric::key("p50_us", micros, Lower);
+pub(super) const P99: Metric = Metric::key("p99_us", micros, Lower);
+pub(super) const P999: Metric = Metric::key("p999_us", micros, Lower);
+pub(super) const MAX: Metric = Metric::key("max_us", micros, Lower);
+const BACKGROUND: Metric = Metric::key("background_msgs_per_s", rate, Neither);
+const HOG_YIELDS: Metric = Metric::key("hog_yields", count, Neither);
 /// Round trips or requests per second, as the load generators count them.
-pub(super) const OPS_PER_S: Metric = Metric::new(Field::Key("ops_per_s"), rate, Higher);
-const SERVER_CPU: Metric = Metric::new(
-    Field::Key("server_cpu_s_per_million"),
-    |x| format!("{x:.2}"),
-    Lower,
-);
+pub(super) const OPS_PER_S: Metric = Metric::key("ops_per_s", rate, Higher);
+const SERVER_CPU: Metric = Metric::key("server_cpu_s_per_million", |x| format!("{x:.2}"), Lower);
 pub(super) const VMHWM: Metric =
-    Metric::new(Field::Key("server_vmhwm_kb"), kib, Lower).words("lower", "higher");
+    Metric::key("server_vmhwm_kb", kib, Lower).words("lower", "higher");
 
 /// A rate: "1.5M/s".
 pub(super) fn rate(x: f64) -> String {
     format!("{}/s", si(x))
+}
+fn count(x: f64) -> String {
+    format!("{x:.0}")
 }
 /// Bytes: "312 B", "1.50 KiB".
 fn bytes(x: f64) -> String {
@@ -51,8 +48,7 @@ fn bytes(x: f64) -> String {
         format!("{x:.0} B")
     }
 }
-/// Bytes as MiB.
-fn mebibytes(x: f64) -> String {
+fn mib(x: f64) -> String {
     format!("{:.1} MiB", x / f64::from(1u32 << 20))
 }
 /// kB of `/proc/PID/status` as "13.1 MiB".
@@ -75,22 +71,18 @@ fn size_name(size: u64) -> String {
         format!("{size} B")
     }
 }
-/// A metric that is shown, never compared.
-const fn shown(field: Field, fmt: fn(f64) -> String) -> Metric {
-    Metric::new(field, fmt, Neither)
+fn si_u(x: u64) -> String {
+    si(x as f64)
 }
 
-/// The standard three columns of a row-per-measure table: otter, `other`, and the comparison.
+/// The three columns of a table of one measure a row: otter, `other`, and the comparison.
 fn measures(other: &str) -> Vec<Col> {
-    vec![
-        fig("otter", 0, None),
-        fig(other, 1, None),
-        vs(format!("otter vs {other}"), 0, 1, None, Vs::Bold),
-    ]
+    let cmp = vs(format!("otter vs {other}"), 0, 1, None, Vs::Bold);
+    vec![fig("otter", 0, None), fig(other, 1, None), cmp]
 }
 
 /// A row of literal cells.
-pub(super) fn text_row(cells: Vec<String>) -> Row {
+fn text_row(cells: Vec<String>) -> Row {
     Row {
         keys: cells,
         slots: Vec::new(),
@@ -98,24 +90,42 @@ pub(super) fn text_row(cells: Vec<String>) -> Row {
     }
 }
 
-/// message / closure of seed #1 per implementation, and the gap's comparison.
-pub(super) fn closure_gap(res: &Results<'_>, n: u64) -> Vec<String> {
-    let cid = |style: &str| id("closure", &[("n", n.to_string()), ("style", style.into())]);
+/// A bar chart of otter and erlang, `bars` giving an implementation's bar in each group.
+fn bar_chart(
+    title: &str,
+    sub: String,
+    y: Axis,
+    groups: Vec<String>,
+    bars: impl Fn(Impl) -> Vec<Option<f64>>,
+) -> BarChart {
+    let series = vec![
+        ("otter".into(), OTTER, bars(Otter)),
+        ("erlang".into(), ERLANG, bars(Erlang)),
+    ];
+    BarChart {
+        title: title.into(),
+        subtitle: sub,
+        y,
+        groups,
+        series,
+    }
+}
+
+/// message / closure of seed #1 on otter and on erlang, and the gap's comparison.
+fn closure_gap(res: &Results<'_>, n: u64) -> Vec<String> {
+    let ns = |style, imp| res.median(&format!("closure n={n} style={style}"), imp, &NS);
     let mc = |imp| {
-        res.median(&cid("message"), imp, &NS)
-            .zip(res.median(&cid("closure"), imp, &NS))
+        ns("message", imp)
+            .zip(ns("closure", imp))
+            .map(|(m, c)| m / c)
     };
-    let (o, e) = (
-        mc(Impl::Otter).map(|(m, c)| m / c),
-        mc(Impl::Erlang).map(|(m, c)| m / c),
-    );
     let x = |r: Option<f64>| r.map_or("—".into(), |x| format!("{}×", factor(x)));
-    let gap = match (o, e) {
+    let gap = match (mc(Otter), mc(Erlang)) {
         (Some(a), Some(b)) if a <= b => format!("**{}× smaller gap**", factor(b / a)),
         (Some(a), Some(b)) => format!("{}× larger gap", factor(a / b)),
         _ => "—".into(),
     };
-    vec![x(o), x(e), gap]
+    vec![x(mc(Otter)), x(mc(Erlang)), gap]
 }
 
 /// Seed #4, the ring: the N × M grid, the table of every cell, and `ring.svg`.
@@ -126,97 +136,71 @@ fn ring(c: &mut Ctx<'_>) -> Result<(), String> {
         each in 100, 1,000, 10,000; Erlang took 20.5 s for 10,000 × 10,000 (≈ 4.9 M sends/s). \
         Timed: building the ring, M rounds, and one `stop` round. Sends per second \
         (N·M / time); the cell gives otter, erlang, and otter vs erlang.\n\n";
-    let cid = |n: u64, m: u64| id("ring", &[("n", n.to_string()), ("m", m.to_string())]);
-    let run = |n, m| {
-        [Impl::Otter, Impl::Erlang]
-            .iter()
-            .any(|&i| !matches!(res.cell(&cid(n, m), i), super::table::Cell::NotRun))
-    };
-    let mut grid = Table {
-        keys: vec!["N \\ M"],
-        cols: Vec::new(),
-        rows: Vec::new(),
-    };
-    let mut list = Table {
-        keys: vec!["N", "M", "sends"],
-        cols: vec![
-            fig("otter time", 0, Some(TIME)),
-            fig("erlang time", 1, Some(TIME)),
-        ],
-        rows: Vec::new(),
-    };
+    let cid = |n: u64, m: u64| format!("ring n={n} m={m}");
+    let ran = |n, m| [Otter, Erlang].iter().any(|&i| res.runs(&cid(n, m), i));
+    let mut grid = table(&["N \\ M"], Vec::new(), Vec::new());
+    let mut list = table(
+        &["N", "M", "sends"],
+        vec![fig("otter time", 0, TIME), fig("erlang time", 1, TIME)],
+        Vec::new(),
+    );
     list.cols.extend(trio(RATE, "sends/s"));
-    for &m in &s.ring {
-        grid.cols
-            .push(fig(format!("M = {}", si(m as f64)), 0, None));
-    }
+    grid.cols = s
+        .ring
+        .iter()
+        .map(|&m| fig(format!("M = {}", si_u(m)), 0, None))
+        .collect();
     for &n in &s.ring {
-        let cells = s.ring.iter().map(|&m| {
-            if !run(n, m) {
-                return format!("not run ({} sends: `--full`)", si((n * m) as f64));
+        let mut cells = vec![format!("**N = {}**", si_u(n))];
+        for &m in &s.ring {
+            if !ran(n, m) {
+                cells.push(format!("not run ({} sends: `--full`)", si_u(n * m)));
+                continue;
             }
-            let (o, e) = (
-                res.cell(&cid(n, m), Impl::Otter),
-                res.cell(&cid(n, m), Impl::Erlang),
-            );
+            let (o, e) = (res.cell(&cid(n, m), Otter), res.cell(&cid(n, m), Erlang));
             let (o_s, e_s) = (o.show(&RATE, Spread::None), e.show(&RATE, Spread::None));
-            format!(
-                "otter {o_s}<br>erlang {e_s}<br>{}",
-                compare(o.median(&RATE), e.median(&RATE), &RATE, Vs::Bold)
-            )
-        });
-        grid.rows.push(text_row(
-            std::iter::once(format!("**N = {}**", si(n as f64)))
-                .chain(cells)
-                .collect(),
-        ));
-        for &m in s.ring.iter().filter(|&&m| run(n, m)) {
+            let cmp = compare(o.median(&RATE), e.median(&RATE), &RATE, Vs::Bold);
+            cells.push(format!("otter {o_s}<br>erlang {e_s}<br>{cmp}"));
             list.rows
-                .push(row(&[&n, &m, &si((n * m) as f64)], &cid(n, m), None));
+                .push(row(&[&n, &m, &si_u(n * m)], &cid(n, m), None));
         }
+        grid.rows.push(text_row(cells));
     }
-    c.md += &grid.markdown(res);
-    c.md += "\n";
-    c.md += &list.markdown(res);
+    c.md += &format!("{}\n{}", grid.markdown(res), list.markdown(res));
     let mut series = Vec::new();
-    for (imp, color) in [(Impl::Otter, OTTER), (Impl::Erlang, ERLANG)] {
+    for (imp, color) in [(Otter, OTTER), (Erlang, ERLANG)] {
         for (i, &n) in s.ring.iter().enumerate() {
-            let points = s.ring.iter().filter_map(|&m| {
+            let at = |&m: &u64| {
                 res.median(&cid(n, m), imp, &RATE)
                     .map(|y| ((n * m) as f64, y))
-            });
+            };
             let marker = [
                 Marker::Circle,
                 Marker::Square,
                 Marker::Triangle,
                 Marker::Diamond,
             ][i % 4];
-            let name = format!("{} N={}", imp.name(), si(n as f64));
-            series.push(Series {
+            let name = format!("{} N={}", imp.name(), si_u(n));
+            series.push(Series::new(
                 name,
                 color,
-                dashed: imp == Impl::Erlang,
+                imp == Erlang,
                 marker,
-                points: points.collect(),
-            });
+                s.ring.iter().filter_map(at).collect(),
+            ));
         }
     }
-    let chart = LineChart {
-        title: "Ring: sends per second over N·M".into(),
-        subtitle: "seed #4; median of repetitions; higher is better".into(),
-        x: Axis {
-            label: "N·M sends (log)",
-            log: true,
-            fmt: si,
-        },
-        y: Axis {
-            label: "sends per second (log)",
-            log: true,
-            fmt: si,
-        },
+    let (x, y) = (
+        Axis::log("N·M sends (log)", si),
+        Axis::log("sends per second (log)", si),
+    );
+    let chart = LineChart::new(
+        "Ring: sends per second over N·M",
+        "seed #4; median of repetitions; higher is better",
+        x,
+        y,
         series,
-        guides: Vec::new(),
-    };
+    );
     c.svg("ring.svg", &[chart], "ring: sends/s over N·M")
 }
 
@@ -227,78 +211,53 @@ fn spawn(c: &mut Ctx<'_>) -> Result<(), String> {
         "\n## Seed #3 — serial spawn (n processes in c chains)\n\n\"How fast can Erlang create \
          processes?\" (2006): 1,000,000 processes in c chains, each spawning the next and \
          exiting; ≈ 350,000 spawn+exit/s then, slower with more chains. Here n = {}.\n\n",
-        si(s.spawn_n as f64)
+        si_u(s.spawn_n)
     );
-    let cid = |ch: u64| {
-        id(
-            "spawn",
-            &[("n", s.spawn_n.to_string()), ("c", ch.to_string())],
-        )
-    };
-    let mut cols = vec![
-        fig("otter time", 0, Some(TIME)),
-        fig("erlang time", 1, Some(TIME)),
-    ];
+    let cid = |ch: u64| format!("spawn n={} c={ch}", s.spawn_n);
+    let mut cols = vec![fig("otter time", 0, TIME), fig("erlang time", 1, TIME)];
     cols.extend(trio(RATE, "spawn+exit/s"));
-    let rows = s
-        .spawn_c
-        .iter()
-        .map(|&ch| row(&[&ch], &cid(ch), None))
-        .collect();
-    c.md += &Table {
-        keys: vec!["chains c"],
-        cols,
-        rows,
-    }
-    .markdown(res);
+    let rows = s.spawn_c.iter().map(|&ch| row(&[&ch], &cid(ch), None));
+    c.md += &table(&["chains c"], cols, rows.collect()).markdown(res);
+    let sub = format!("seed #3; n = {}; higher is better", si_u(s.spawn_n));
+    let groups = s.spawn_c.iter().map(|ch| format!("c = {ch}")).collect();
     let bars = |imp| {
         s.spawn_c
             .iter()
             .map(|&ch| res.median(&cid(ch), imp, &RATE))
             .collect()
     };
-    let chart = BarChart {
-        title: "Serial spawn: spawn+exit per second by number of chains".into(),
-        subtitle: format!("seed #3; n = {}; higher is better", si(s.spawn_n as f64)),
-        y: Axis {
-            label: "spawn+exit per second",
-            log: false,
-            fmt: si,
-        },
-        groups: s.spawn_c.iter().map(|ch| format!("c = {ch}")).collect(),
-        series: vec![
-            ("otter".into(), OTTER, bars(Impl::Otter)),
-            ("erlang".into(), ERLANG, bars(Impl::Erlang)),
-        ],
-    };
+    let y = Axis::linear("spawn+exit per second", si);
+    let chart = bar_chart(
+        "Serial spawn: spawn+exit per second by number of chains",
+        sub,
+        y,
+        groups,
+        bars,
+    );
     c.bars("spawn.svg", &chart, "spawn rate by chains")
 }
 
 /// A raw/server table (counting, pingpong): otter, erlang, and each server row against the
-/// raw row of the same `keys` (slots 2 and 3).
+/// raw row of the same keys (slots 2 and 3). `rows`: (keys, case, its raw case).
 fn raw_server(
     m: Metric,
     head: &str,
-    keys: Vec<&'static str>,
+    keys: &[&'static str],
     rows: Vec<(Vec<String>, String, String)>,
 ) -> Table {
     let mut cols = trio(m, head);
-    cols.push(vs("server vs raw, otter", 0, 2, Some(m), Vs::Plain));
-    cols.push(vs("server vs raw, erlang", 1, 3, Some(m), Vs::Plain));
+    cols.push(vs("server vs raw, otter", 0, 2, m, Vs::Plain));
+    cols.push(vs("server vs raw, erlang", 1, 3, m, Vs::Plain));
     let rows = rows.into_iter().map(|(keys, id, raw)| {
         let mut r = row(&[], &id, None);
         r.keys = keys;
         if id != raw {
             r.slots
-                .extend([Some((raw.clone(), Impl::Otter)), Some((raw, Impl::Erlang))]);
+                .extend([Some((raw.clone(), Otter)), Some((raw, Erlang))]);
         }
         r
     });
-    Table {
-        keys,
-        cols,
-        rows: rows.collect(),
-    }
+    table(keys, cols, rows.collect())
 }
 
 /// Seed #5, the CountingActor: messages per second by style and senders.
@@ -312,33 +271,25 @@ fn counting(c: &mut Ctx<'_>) {
          `style=server` is `otter::server` (Count a cast, GetAndReset a call) against Erlang's \
          `gen_server`; \"server vs raw\" is each runtime's server layer against its own raw \
          receive loop, same senders.\n\n",
-        si(s.counting_msgs as f64)
+        si_u(s.counting_msgs)
     );
-    let cid = |senders: u64, style: &str| {
-        let msgs = s.counting_msgs.to_string();
-        id(
-            "counting",
-            &[
-                ("msgs", msgs),
-                ("senders", senders.to_string()),
-                ("style", style.into()),
-            ],
+    let cid = |n: u64, style: &str| {
+        format!(
+            "counting msgs={} senders={n} style={style}",
+            s.counting_msgs
         )
     };
-    let rows = ["raw", "server"].iter().flat_map(|st| {
-        s.senders.iter().map(move |&n| {
-            (
-                vec![st.to_string(), n.to_string()],
-                cid(n, st),
-                cid(n, "raw"),
-            )
-        })
-    });
-    c.md += &raw_server(RATE, "msgs/s", vec!["style", "senders"], rows.collect()).markdown(res);
-    let fan = suite::fan_out_id(s);
-    let cell = |id: &str, imp| res.cell(id, imp);
-    let one = cid(1, "raw");
-    let plain = |imp| {
+    let mut rows = Vec::new();
+    for st in ["raw", "server"] {
+        rows.extend(
+            s.senders
+                .iter()
+                .map(|&n| (vec![st.into(), n.to_string()], cid(n, st), cid(n, "raw"))),
+        );
+    }
+    c.md += &raw_server(RATE, "msgs/s", &["style", "senders"], rows).markdown(res);
+    let (fan, one) = (suite::fan_out_id(s), cid(1, "raw"));
+    let vs_one = |imp| {
         compare(
             res.median(&fan, imp, &RATE),
             res.median(&one, imp, &RATE),
@@ -346,7 +297,7 @@ fn counting(c: &mut Ctx<'_>) {
             Vs::Plain,
         )
     };
-    let (fo, fe) = (cell(&fan, Impl::Otter), cell(&fan, Impl::Erlang));
+    let (fo, fe) = (res.cell(&fan, Otter), res.cell(&fan, Erlang));
     c.md += &format!(
         "\nFan-out: 1 sender, raw, round-robin to {FAN_OUT_RECEIVERS} counters (each send \
          to another process than the one before): otter {}, erlang {} ({}); against 1 \
@@ -354,22 +305,23 @@ fn counting(c: &mut Ctx<'_>) {
         fo.show(&RATE, Spread::None),
         fe.show(&RATE, Spread::None),
         compare(fo.median(&RATE), fe.median(&RATE), &RATE, Vs::Bold),
-        plain(Impl::Otter),
-        plain(Impl::Erlang),
+        vs_one(Otter),
+        vs_one(Erlang),
     );
-    let floor = cell(&cid(1, "channel"), Impl::Otter);
+    let floor = res.cell(&cid(1, "channel"), Otter);
     if let Some(f) = floor.median(&RATE) {
+        let share = res
+            .median(&one, Otter, &RATE)
+            .map_or("—".into(), |r| format!("{:.0}%", 100.0 * r / f));
         c.md += &format!(
             "\nThe floor: the same messages between two OS threads over `std::sync::mpsc` \
              (crossbeam's unbounded channel, no otter; `counting style=channel`): {}. \
-             otter's raw loop, 1 sender, runs at {} of it. A message that crosses cores costs \
+             otter's raw loop, 1 sender, runs at {share} of it. A message that crosses cores costs \
              cache-line transfers, and the channel pays them too. A stream's send in otter has \
              one locked instruction, the mailbox tail's CAS (the pid table's count is kept \
              across a poll); what the rest of its time is goes in ARCHITECTURE.md \"Where \
              the time goes\".\n",
             floor.show(&RATE, Spread::None),
-            res.median(&one, Impl::Otter, &RATE)
-                .map_or("—".into(), |r| format!("{:.0}%", 100.0 * r / f)),
         );
     }
 }
@@ -385,146 +337,111 @@ fn mailbox(c: &mut Ctx<'_>) -> Result<(), String> {
          (O(1) keyed receive, the default); otter **match** = `recv_match` with a predicate on \
          the pid (Erlang's selective receive, for reference, k ≤ {}). Time from the first spawn \
          to the last message taken; lower is better.\n\n",
-        si(s.mailbox_match_max_k as f64)
+        si_u(s.mailbox_match_max_k)
     );
-    let slots: [(&str, Impl, Option<&str>); 6] = [
-        ("spawn", Impl::Otter, None),
-        ("reverse", Impl::Otter, None),
-        ("spawn", Impl::Otter, Some("match")),
-        ("reverse", Impl::Otter, Some("match")),
-        ("spawn", Impl::Erlang, None),
-        ("reverse", Impl::Erlang, None),
+    // The slots: (order, implementation, style), with the column's head and the chart's series.
+    let slots = [
+        ("spawn", Otter, "", "otter key, spawn", OTTER),
+        ("reverse", Otter, "", "otter key, reverse", OTTER),
+        (
+            "spawn",
+            Otter,
+            " style=match",
+            "otter match, spawn",
+            OTTER_MATCH,
+        ),
+        (
+            "reverse",
+            Otter,
+            " style=match",
+            "otter match, reverse",
+            OTTER_MATCH,
+        ),
+        ("spawn", Erlang, "", "erlang spawn", ERLANG),
+        ("reverse", Erlang, "", "erlang reverse", ERLANG),
     ];
-    let mid = |k: u64, (order, imp, style): (&str, Impl, Option<&str>)| {
-        let mut a = vec![("k", k.to_string()), ("order", order.to_string())];
-        a.extend(style.map(|st| ("style", st.to_string())));
-        Some((id("mailbox", &a), imp))
+    let mid = |k: u64, (order, imp, style, ..): (&str, Impl, &str, &str, _)| {
+        Some((format!("mailbox k={k} order={order}{style}"), imp))
     };
-    let heads = [
-        "otter key, spawn",
-        "otter key, reverse",
-        "otter match, spawn",
-        "otter match, reverse",
-        "erlang spawn",
-        "erlang reverse",
-    ];
-    let mut cols: Vec<Col> = heads
+    let mut cols: Vec<Col> = slots
         .iter()
         .enumerate()
-        .map(|(i, h)| fig(*h, i, Some(TIME)))
+        .map(|(i, sl)| fig(sl.3, i, TIME))
         .collect();
-    cols.push(vs(
-        "otter(key) vs erlang, spawn",
-        0,
-        4,
-        Some(TIME),
-        Vs::Bold,
-    ));
-    cols.push(vs(
-        "otter(key) vs erlang, reverse",
-        1,
-        5,
-        Some(TIME),
-        Vs::Bold,
-    ));
-    let mut rows: Vec<Row> = s
-        .mailbox_k
-        .iter()
-        .map(|&k| Row {
-            keys: vec![si(k as f64)],
-            slots: slots.iter().map(|&sl| mid(k, sl)).collect(),
-            metric: None,
-        })
-        .collect();
+    cols.push(vs("otter(key) vs erlang, spawn", 0, 4, TIME, Vs::Bold));
+    cols.push(vs("otter(key) vs erlang, reverse", 1, 5, TIME, Vs::Bold));
+    let row_of = |k: u64| Row {
+        keys: vec![si_u(k)],
+        slots: slots.iter().map(|&sl| mid(k, sl)).collect(),
+        metric: None,
+    };
+    let mut rows: Vec<Row> = s.mailbox_k.iter().map(|&k| row_of(k)).collect();
     // Growth exponent: the log-log slope of time over k between the smallest and largest k.
     let mut growth = vec!["**growth exponent**".to_string()];
     let mut series = Vec::new();
-    for sl @ (order, imp, style) in slots {
-        let pts: Vec<(f64, f64)> = s
-            .mailbox_k
-            .iter()
-            .filter_map(|&k| {
-                let (id, imp) = mid(k, sl)?;
-                res.median(&id, imp, &TIME).map(|t| (k as f64, t))
-            })
-            .collect();
+    for sl @ (order, imp, _, head, color) in slots {
+        let at = |&k: &u64| {
+            mid(k, sl)
+                .and_then(|(id, imp)| res.median(&id, imp, &TIME))
+                .map(|t| (k as f64, t))
+        };
+        let pts: Vec<(f64, f64)> = s.mailbox_k.iter().filter_map(at).collect();
         growth.push(match (pts.first(), pts.last()) {
             (Some(a), Some(b)) if b.0 > a.0 => {
                 format!("{:.2}", (b.1 / a.1).ln() / (b.0 / a.0).ln())
             }
             _ => "—".into(),
         });
-        let (name, color) = match (imp, style) {
-            (Impl::Otter, None) => (format!("otter key, {order} order"), OTTER),
-            (Impl::Otter, Some(_)) => (format!("otter match, {order} order"), OTTER_MATCH),
-            (imp, _) => (format!("{}, {order} order", imp.name()), ERLANG),
+        let name = if imp == Erlang {
+            format!("erlang, {order} order")
+        } else {
+            format!("{head} order")
         };
         let rev = order == "reverse";
         let marker = if rev { Marker::Square } else { Marker::Circle };
-        series.push(Series {
-            name,
-            color,
-            dashed: rev,
-            marker,
-            points: pts,
-        });
+        series.push(Series::new(name, color, rev, marker, pts));
     }
     growth.extend([String::new(), String::new()]);
     rows.push(text_row(growth));
-    c.md += &Table {
-        keys: vec!["k"],
-        cols,
-        rows,
-    }
-    .markdown(res);
+    c.md += &table(&["k"], cols, rows).markdown(res);
     c.md += "\nThe growth exponent is the log-log slope of time over k between the smallest and \
              largest k measured: about 1 is linear, about 2 quadratic.\n";
+    let (x, y) = (
+        Axis::log("k children (log)", si),
+        Axis::log("time (log)", secs),
+    );
+    let sub = "seed #2; log-log; solid = spawn order, dashed = reverse order; lower is better";
+    let mut chart = LineChart::new(
+        "Mailbox: time to take k messages by sender pid",
+        sub,
+        x,
+        y,
+        series,
+    );
     // Reference slopes, anchored at the fastest series' smallest k.
-    let all: Vec<(f64, f64)> = series
+    let all: Vec<(f64, f64)> = chart
+        .series
         .iter()
         .flat_map(|s| s.points.iter().copied())
         .collect();
-    let kmin = all.iter().map(|p| p.0).reduce(f64::min);
-    let kmax = all.iter().map(|p| p.0).reduce(f64::max);
-    let mut guides = Vec::new();
-    if let (Some(kmin), Some(kmax)) = (kmin, kmax)
-        && kmax > kmin
-    {
+    let (kmin, kmax) = all
+        .iter()
+        .fold((f64::INFINITY, 0f64), |(a, b), p| (a.min(p.0), b.max(p.0)));
+    if kmax > kmin {
         let t0 = all
             .iter()
             .filter(|p| p.0 == kmin)
             .map(|p| p.1)
-            .reduce(f64::min)
-            .unwrap_or(1e-3);
+            .fold(f64::INFINITY, f64::min);
         let r = kmax / kmin;
-        guides.push(Guide {
-            label: "∝ k".into(),
-            from: (kmin, t0),
-            to: (kmax, t0 * r),
-        });
-        guides.push(Guide {
-            label: "∝ k²".into(),
-            from: (kmin, t0),
-            to: (kmax, t0 * r * r),
-        });
+        for (label, to) in [("∝ k", t0 * r), ("∝ k²", t0 * r * r)] {
+            chart.guides.push(Guide {
+                label: label.into(),
+                from: (kmin, t0),
+                to: (kmax, to),
+            });
+        }
     }
-    let chart = LineChart {
-        title: "Mailbox: time to take k messages by sender pid".into(),
-        subtitle: "seed #2; log-log; solid = spawn order, dashed = reverse order; lower is better"
-            .into(),
-        x: Axis {
-            label: "k children (log)",
-            log: true,
-            fmt: si,
-        },
-        y: Axis {
-            label: "time (log)",
-            log: true,
-            fmt: secs,
-        },
-        series,
-        guides,
-    };
     c.svg(
         "mailbox.svg",
         &[chart],
@@ -541,53 +458,32 @@ fn closure(c: &mut Ctx<'_>) -> Result<(), String> {
          \"My shocking Erlang discovery\" (R14B01): 10,000,000 increments; process 39.7 s, \
          closures 2.4 s, \"sixteen times faster\". Here n = {}. Nanoseconds per increment; the \
          figure of merit is message / closure (how much a message costs over a call).\n\n",
-        si(s.closure_n as f64)
+        si_u(s.closure_n)
     );
-    let cid = |style: &str| {
-        id(
-            "closure",
-            &[("n", s.closure_n.to_string()), ("style", style.into())],
-        )
-    };
+    let cid = |style: &str| format!("closure n={} style={style}", s.closure_n);
     let gap = closure_gap(res, s.closure_n);
-    let mut rows = vec![
-        row(&[&"message, ns/increment"], &cid("message"), Some(NS)),
-        row(&[&"closure, ns/increment"], &cid("closure"), Some(NS)),
-    ];
+    let mut rows = vec![row(&[&"message, ns/increment"], &cid("message"), NS)];
+    rows.push(row(&[&"closure, ns/increment"], &cid("closure"), NS));
     rows.push(text_row(
-        [vec!["**message / closure**".to_string()], gap.clone()].concat(),
+        [vec!["**message / closure**".into()], gap.clone()].concat(),
     ));
-    c.md += &Table {
-        keys: vec![""],
-        cols: measures("erlang"),
-        rows,
-    }
-    .markdown(res);
+    c.md += &table(&[""], measures("erlang"), rows).markdown(res);
+    let (n, o, e) = (si_u(s.closure_n), &gap[0], &gap[1]);
+    let sub = format!("seed #1; n = {n}; message/closure: otter {o}, erlang {e}; lower is better");
+    let groups = vec!["message (process)".into(), "closure chain".into()];
     let bars = |imp| {
-        vec![
-            res.median(&cid("message"), imp, &NS),
-            res.median(&cid("closure"), imp, &NS),
-        ]
+        ["message", "closure"]
+            .map(|st| res.median(&cid(st), imp, &NS))
+            .into()
     };
-    let chart = BarChart {
-        title: "Message vs closure: nanoseconds per increment".into(),
-        subtitle: format!(
-            "seed #1; n = {}; message/closure: otter {}, erlang {}; lower is better",
-            si(s.closure_n as f64),
-            gap[0],
-            gap[1]
-        ),
-        y: Axis {
-            label: "ns per increment",
-            log: false,
-            fmt: nanos,
-        },
-        groups: vec!["message (process)".into(), "closure chain".into()],
-        series: vec![
-            ("otter".into(), OTTER, bars(Impl::Otter)),
-            ("erlang".into(), ERLANG, bars(Impl::Erlang)),
-        ],
-    };
+    let y = Axis::linear("ns per increment", nanos);
+    let chart = bar_chart(
+        "Message vs closure: nanoseconds per increment",
+        sub,
+        y,
+        groups,
+        bars,
+    );
     c.bars("closure.svg", &chart, "per-message vs per-call cost")
 }
 
@@ -598,24 +494,15 @@ fn memory(c: &mut Ctx<'_>) {
         "\n## Memory — an idle process\n\nWORKLOADS.md \"memory\" (the cost-of-a-process \
          question of seed #3): p = {} processes blocked in receive; VmRSS delta / p. Erlang \
          also reports its own accounting (`erlang:memory(processes)`); lower is better.\n\n",
-        si(s.memory_p as f64)
+        si_u(s.memory_p)
     );
-    let cid = id("memory", &[("p", s.memory_p.to_string())]);
+    let cid = format!("memory p={}", s.memory_p);
     let rows = vec![
-        row(&[&"RSS bytes per process"], &cid, Some(BPP)),
-        row(&[&"runtime's own account"], &cid, Some(BEAM_BPP)),
-        row(
-            &[&"spawn time for p (until all are blocked)"],
-            &cid,
-            Some(TIME),
-        ),
+        row(&[&"RSS bytes per process"], &cid, BPP),
+        row(&[&"runtime's own account"], &cid, BEAM_BPP),
+        row(&[&"spawn time for p (until all are blocked)"], &cid, TIME),
     ];
-    c.md += &Table {
-        keys: vec![""],
-        cols: measures("erlang"),
-        rows,
-    }
-    .markdown(res);
+    c.md += &table(&[""], measures("erlang"), rows).markdown(res);
 }
 
 /// Ping-pong: nanoseconds per round trip by style.
@@ -628,25 +515,16 @@ fn pingpong(c: &mut Ctx<'_>) {
          `style=raw`: plain messages; `style=server`: B is an `otter::server` and each round \
          trip is one `call` (Erlang: a `gen_server` and `gen_server:call`). \"server vs raw\" is \
          each runtime's call against its own raw round trip.\n\n",
-        si(s.pingpong_r as f64)
+        si_u(s.pingpong_r)
     );
-    let cid = |style: &str| {
-        id(
-            "pingpong",
-            &[("r", s.pingpong_r.to_string()), ("style", style.into())],
-        )
-    };
+    let cid = |style: &str| format!("pingpong r={} style={style}", s.pingpong_r);
     let rows = ["raw", "server"].map(|st| (vec![st.to_string()], cid(st), cid("raw")));
-    c.md += &raw_server(NS, "ns/round trip", vec!["style"], rows.into()).markdown(res);
+    c.md += &raw_server(NS, "ns/round trip", &["style"], rows.into()).markdown(res);
 }
 
 /// fib(n), with fib(1) = fib(2) = 1.
 fn fib(n: u64) -> u64 {
-    let (mut a, mut b) = (1u64, 1u64);
-    for _ in 2..n {
-        (a, b) = (b, a + b);
-    }
-    if n <= 2 { 1 } else { b }
+    (2..n).fold((1u64, 1u64), |(a, b), _| (b, a + b)).1
 }
 
 /// Fork-join: a process tree that sums its leaves, its time and its peak RSS.
@@ -659,20 +537,19 @@ fn forkjoin(c: &mut Ctx<'_>) {
          large part of the tree: the peak RSS (`VmHWM`, the whole OS process) tells which. \
          Lower is better for time and memory.\n\n",
         s.forkjoin_n,
-        si((2 * fib(s.forkjoin_n) - 1) as f64)
+        si_u(2 * fib(s.forkjoin_n) - 1)
     );
-    let cid = id("forkjoin", &[("n", s.forkjoin_n.to_string())]);
+    let cid = format!("forkjoin n={}", s.forkjoin_n);
     let rows = vec![
-        row(&[&"time"], &cid, Some(TIME)),
-        row(&[&"processes/s"], &cid, Some(shown(Field::Rate, rate))),
-        row(&[&"peak RSS"], &cid, Some(PEAK_RSS)),
+        row(&[&"time"], &cid, TIME),
+        row(
+            &[&"processes/s"],
+            &cid,
+            Metric::new(Field::Rate, rate, Neither),
+        ),
+        row(&[&"peak RSS"], &cid, PEAK_RSS),
     ];
-    c.md += &Table {
-        keys: vec![""],
-        cols: measures("erlang"),
-        rows,
-    }
-    .markdown(res);
+    c.md += &table(&[""], measures("erlang"), rows).markdown(res);
 }
 
 /// Latency under load: the percentiles with hog=0 and hog=1, and `latency.svg`.
@@ -693,28 +570,20 @@ fn latency(c: &mut Ctx<'_>) -> Result<(), String> {
          once when no round trip has completed for 70 ms (50 ms + 4·b·w), so that a run \
          ends even if nothing stood in for its worker; \"hog yields\" counts those in the \
          timed part (the BEAM preempts its hog and never gets there).\n\n",
-        si(s.latency_r as f64),
+        si_u(s.latency_r),
         LATENCY_B / 2
     );
     let pct = [(P50, "p50"), (P99, "p99"), (P999, "p99.9"), (MAX, "max")];
     let mut rows = Vec::new();
     for hog in [0u64, 1] {
         let cid = suite::latency_id(s, hog);
-        rows.extend(
-            pct.iter()
-                .map(|(m, name)| row(&[&hog, name], &cid, Some(*m))),
-        );
-        rows.push(row(
-            &[&hog, &"background msgs/s"],
-            &cid,
-            Some(shown(Field::Key("background_msgs_per_s"), rate)),
-        ));
+        rows.extend(pct.iter().map(|(m, name)| row(&[&hog, name], &cid, *m)));
+        rows.push(row(&[&hog, &"background msgs/s"], &cid, BACKGROUND));
         if hog == 1 {
-            let yields = shown(Field::Key("hog_yields"), |x| format!("{x:.0}"));
             rows.push(row(
                 &[&hog, &"hog yields (stalls of 70 ms)"],
                 &cid,
-                Some(yields),
+                HOG_YIELDS,
             ));
         }
     }
@@ -723,42 +592,25 @@ fn latency(c: &mut Ctx<'_>) -> Result<(), String> {
         fig("erlang", 1, None),
         vs("otter / erlang", 0, 1, None, Vs::Over),
     ];
-    c.md += &Table {
-        keys: vec!["hog", "measure"],
-        cols,
-        rows,
-    }
-    .markdown(res);
-    let bars = |imp| {
-        [0, 1]
-            .iter()
-            .flat_map(|&hog| {
-                pct.iter()
-                    .map(move |(m, _)| res.median(&suite::latency_id(s, hog), imp, m))
-            })
-            .collect()
-    };
-    let chart = BarChart {
-        title: "Round-trip latency under load".into(),
-        subtitle: format!(
-            "r = {}, b = {LATENCY_B}, w = {LATENCY_W} µs; hog=1: one process never yields; \
-             log scale, lower is better",
-            si(s.latency_r as f64)
-        ),
-        y: Axis {
-            label: "round trip",
-            log: true,
-            fmt: micros,
-        },
-        groups: [0, 1]
-            .iter()
-            .flat_map(|hog| pct.iter().map(move |(_, n)| format!("{n} h{hog}")))
-            .collect(),
-        series: vec![
-            ("otter".into(), OTTER, bars(Impl::Otter)),
-            ("erlang".into(), ERLANG, bars(Impl::Erlang)),
-        ],
-    };
+    c.md += &table(&["hog", "measure"], cols, rows).markdown(res);
+    let sub = format!(
+        "r = {}, b = {LATENCY_B}, w = {LATENCY_W} µs; hog=1: one process never yields; \
+         log scale, lower is better",
+        si_u(s.latency_r)
+    );
+    let groups = [0, 1]
+        .iter()
+        .flat_map(|hog| pct.iter().map(move |(_, n)| format!("{n} h{hog}")));
+    let of = |imp, hog| pct.map(|(m, _)| res.median(&suite::latency_id(s, hog), imp, &m));
+    let bars = |imp| [of(imp, 0), of(imp, 1)].concat();
+    let y = Axis::log("round trip", micros);
+    let chart = bar_chart(
+        "Round-trip latency under load",
+        sub,
+        y,
+        groups.collect(),
+        bars,
+    );
     c.bars(
         "latency.svg",
         &chart,
@@ -787,92 +639,74 @@ fn echo(c: &mut Ctx<'_>) -> Result<(), String> {
     const MODES: [&str; 2] = ["passive", "active"];
     for mode in MODES {
         let mut cols = trio(OPS_PER_S, "round trips/s");
+        cols.extend([fig("otter p99", 0, P99), fig("erlang p99", 1, P99)]);
         cols.extend([
-            fig("otter p99", 0, Some(P99)),
-            fig("erlang p99", 1, Some(P99)),
+            fig("otter CPU s / M", 0, SERVER_CPU),
+            fig("erlang CPU s / M", 1, SERVER_CPU),
         ]);
-        cols.extend([
-            fig("otter CPU s / M", 0, Some(SERVER_CPU)),
-            fig("erlang CPU s / M", 1, Some(SERVER_CPU)),
-        ]);
-        let rows = e.sizes.iter().flat_map(|&size| {
-            e.conns.iter().map(move |&n| {
+        let mut rows = Vec::new();
+        for &size in &e.sizes {
+            let keys = |n: u64| [size_name(size), si_u(n)];
+            rows.extend(e.conns.iter().map(|&n| {
                 row(
-                    &[&size_name(size), &si(n as f64)],
+                    &[&keys(n)[0], &keys(n)[1]],
                     &suite::echo_id(s, n, size, mode),
                     None,
                 )
-            })
-        });
+            }));
+        }
         c.md += &format!(
             "\n### {mode}\n\n{}",
-            Table {
-                keys: vec!["size", "conns"],
-                cols,
-                rows: rows.collect()
-            }
-            .markdown(res)
+            table(&["size", "conns"], cols, rows).markdown(res)
         );
     }
     // One series per (implementation, size, mode), in two panels.
     let series = |m: Metric| {
         let mut v = Vec::new();
-        for mode in MODES {
-            for (i, &size) in e.sizes.iter().enumerate() {
-                for (imp, color) in [(Impl::Otter, OTTER), (Impl::Erlang, ERLANG)] {
-                    let points = e.conns.iter().filter_map(|&n| {
-                        res.median(&suite::echo_id(s, n, size, mode), imp, &m)
-                            .map(|y| (n as f64, y))
-                    });
-                    let marker = if i == 0 {
-                        Marker::Circle
-                    } else {
-                        Marker::Square
-                    };
-                    let name = format!("{} {}, {mode}", imp.name(), size_name(size));
-                    v.push(Series {
-                        name,
-                        color,
-                        dashed: mode == "active",
-                        marker,
-                        points: points.collect(),
-                    });
-                }
+        for (mode, (i, &size)) in MODES
+            .iter()
+            .flat_map(|m| e.sizes.iter().enumerate().map(move |x| (m, x)))
+        {
+            for (imp, color) in [(Otter, OTTER), (Erlang, ERLANG)] {
+                let at = |&n: &u64| {
+                    res.median(&suite::echo_id(s, n, size, mode), imp, &m)
+                        .map(|y| (n as f64, y))
+                };
+                let marker = if i == 0 {
+                    Marker::Circle
+                } else {
+                    Marker::Square
+                };
+                let name = format!("{} {}, {mode}", imp.name(), size_name(size));
+                v.push(Series::new(
+                    name,
+                    color,
+                    *mode == "active",
+                    marker,
+                    e.conns.iter().filter_map(at).collect(),
+                ));
             }
         }
         v
     };
-    let conns = Axis {
-        label: "connections",
-        log: true,
-        fmt: si,
-    };
-    let top = LineChart {
-        title: "TCP echo: round trips per second".into(),
-        subtitle: "server on one core, closed-loop load on the other; log-log; solid = passive, \
-                   dashed = active; higher is better"
-            .into(),
-        x: conns,
-        y: Axis {
-            label: "round trips/s",
-            log: true,
-            fmt: si,
-        },
-        series: series(OPS_PER_S),
-        guides: Vec::new(),
-    };
-    let bottom = LineChart {
-        title: "TCP echo: p99 round trip".into(),
-        subtitle: "log-log; solid = passive, dashed = active; lower is better".into(),
-        x: conns,
-        y: Axis {
-            label: "p99",
-            log: true,
-            fmt: micros,
-        },
-        series: series(P99),
-        guides: Vec::new(),
-    };
+    let conns = Axis::log("connections", si);
+    let sub = "server on one core, closed-loop load on the other; log-log; solid = passive, \
+               dashed = active; higher is better";
+    let top = LineChart::new(
+        "TCP echo: round trips per second",
+        sub,
+        conns,
+        Axis::log("round trips/s", si),
+        series(OPS_PER_S),
+    );
+    let sub = "log-log; solid = passive, dashed = active; lower is better";
+    let bottom = LineChart::new(
+        "TCP echo: p99 round trip",
+        sub,
+        conns,
+        Axis::log("p99", micros),
+        series(P99),
+    );
     c.svg(
         "echo.svg",
         &[top, bottom],
@@ -893,15 +727,19 @@ fn dist(c: &mut Ctx<'_>) {
         `otter-erlang` is otter's client against an Erlang echo node. Round-trip time: the \
         median of the runs, and in brackets the fastest and the slowest run; lower is better. \
         \"vs erlang-erlang\" compares round trips per second with the BEAM's own pair.\n\n";
-    let (o, e) = (Impl::Otter, Impl::Erlang);
     let mut rows = Vec::new();
     for &(size, r) in &s.dist {
         let cid = |echo| suite::dist_id(s, size, echo).unwrap_or_default();
-        for (client, echo) in [(o, o), (o, e), (e, o), (e, e)] {
-            let base = ((client, echo) != (e, e)).then(|| (cid(e), e));
+        for (client, echo) in [
+            (Otter, Otter),
+            (Otter, Erlang),
+            (Erlang, Otter),
+            (Erlang, Erlang),
+        ] {
+            let base = ((client, echo) != (Erlang, Erlang)).then(|| (cid(Erlang), Erlang));
             let keys = vec![
                 size_name(size),
-                si(r as f64),
+                si_u(r),
                 suite::dist_pair(client, echo.name()),
             ];
             rows.push(Row {
@@ -911,17 +749,13 @@ fn dist(c: &mut Ctx<'_>) {
             });
         }
     }
+    let rt = Col::Fig("round trip".into(), 0, Some(NS), Spread::Range);
     let cols = vec![
-        Col::Fig("round trip".into(), 0, Some(NS), Spread::Range),
-        fig("round trips/s", 0, Some(RATE)),
-        vs("vs erlang-erlang", 0, 1, Some(RATE), Vs::Bold),
+        rt,
+        fig("round trips/s", 0, RATE),
+        vs("vs erlang-erlang", 0, 1, RATE, Vs::Bold),
     ];
-    c.md += &Table {
-        keys: vec!["size", "r", "pair"],
-        cols,
-        rows,
-    }
-    .markdown(res);
+    c.md += &table(&["size", "r", "pair"], cols, rows).markdown(res);
 }
 
 /// The http workload: the same JSON API on otter and on plain tokio.
@@ -946,7 +780,7 @@ fn http(c: &mut Ctx<'_>) {
         suite::HTTP_WORK_US,
         s.http_seconds
     );
-    let lower = |key, fmt| Metric::new(Field::Key(key), fmt, Lower).words("lower", "higher");
+    let lower = |key, fmt| Metric::key(key, fmt, Lower).words("lower", "higher");
     let measures: [(&str, Metric); 7] = [
         ("requests/s", OPS_PER_S.words("more", "fewer")),
         ("p50 of a request", lower("p50_us", micros)),
@@ -962,26 +796,24 @@ fn http(c: &mut Ctx<'_>) {
         ),
         (
             "server OS threads at the end",
-            lower("server_threads", |x| format!("{x:.0}")),
+            lower("server_threads", count),
         ),
     ];
     let cid = suite::http_id(s);
-    let rows = measures.iter().map(|(name, m)| {
-        let mut r = row(&[name], &cid, Some(*m));
+    let with_tokio = |mut r: Row| {
         r.slots[1] = Some((cid.clone(), Impl::Tokio));
         r
-    });
+    };
+    let rows = measures
+        .iter()
+        .map(|(name, m)| with_tokio(row(&[name], &cid, *m)));
+    let fig = |h: &str, slot| Col::Fig(h.into(), slot, None, Spread::Runs);
     let cols = vec![
-        Col::Fig("otter".into(), 0, None, Spread::Runs),
-        Col::Fig("tokio".into(), 1, None, Spread::Runs),
+        fig("otter", 0),
+        fig("tokio", 1),
         vs("otter vs tokio", 0, 1, None, Vs::Bold),
     ];
-    c.md += &Table {
-        keys: vec!["measure"],
-        cols,
-        rows: rows.collect(),
-    }
-    .markdown(res);
+    c.md += &table(&["measure"], cols, rows.collect()).markdown(res);
 }
 
 /// Every section, in report order.
@@ -1002,7 +834,7 @@ pub(super) fn all(c: &mut Ctx<'_>) -> Result<(), String> {
 }
 
 /// The summary table: one headline figure per seed.
-pub(super) fn headline(res: &Results<'_>, s: &suite::Sizes) -> Table {
+pub(super) fn headline(res: &Results<'_>, s: &Sizes) -> super::table::Table {
     let ring_n = if s.ring.contains(&1000) {
         1000
     } else {
@@ -1013,110 +845,76 @@ pub(super) fn headline(res: &Results<'_>, s: &suite::Sizes) -> Table {
     } else {
         *s.mailbox_k.last().unwrap_or(&1000)
     };
-    let n = |x: u64| x.to_string();
-    let ring = id("ring", &[("n", n(ring_n)), ("m", n(ring_n))]);
+    let (spawn_n, fj) = (si_u(s.spawn_n), s.forkjoin_n);
     let mut rows = vec![
         row(
             &[&"#4 ring", &format!("sends/s, {ring_n}×{ring_n}")],
-            &ring,
-            Some(RATE),
+            &format!("ring n={ring_n} m={ring_n}"),
+            RATE,
         ),
         row(
-            &[
-                &"#3 spawn",
-                &format!("spawn+exit/s, n={} c=1", si(s.spawn_n as f64)),
-            ],
-            &id("spawn", &[("n", n(s.spawn_n)), ("c", n(1))]),
-            Some(RATE),
+            &[&"#3 spawn", &format!("spawn+exit/s, n={spawn_n} c=1")],
+            &format!("spawn n={} c=1", s.spawn_n),
+            RATE,
         ),
     ];
-    for style in ["raw", "server"] {
-        let cid = id(
-            "counting",
-            &[
-                ("msgs", n(s.counting_msgs)),
-                ("senders", n(1)),
-                ("style", style.into()),
-            ],
-        );
+    for st in ["raw", "server"] {
+        let cid = format!("counting msgs={} senders=1 style={st}", s.counting_msgs);
         rows.push(row(
-            &[&"#5 counting", &format!("msgs/s, {style}, 1 sender")],
+            &[&"#5 counting", &format!("msgs/s, {st}, 1 sender")],
             &cid,
-            Some(RATE),
+            RATE,
         ));
     }
     for order in ["spawn", "reverse"] {
-        let cid = id("mailbox", &[("k", n(k)), ("order", order.into())]);
+        let cid = format!("mailbox k={k} order={order}");
         rows.push(row(
             &[&"#2 mailbox", &format!("time, k={k} {order} order")],
             &cid,
-            Some(TIME),
+            TIME,
         ));
     }
-    for style in ["message", "closure"] {
-        let cid = id("closure", &[("n", n(s.closure_n)), ("style", style.into())]);
+    for st in ["message", "closure"] {
+        let cid = format!("closure n={} style={st}", s.closure_n);
         rows.push(row(
-            &[&"#1 closure", &format!("ns per increment, {style}")],
+            &[&"#1 closure", &format!("ns per increment, {st}")],
             &cid,
-            Some(NS),
+            NS,
         ));
     }
-    let gap = closure_gap(res, s.closure_n);
-    rows.push(text_row(
-        [
-            vec![
-                "#1 closure".into(),
-                "message / closure (lower is better)".into(),
-            ],
-            gap,
-        ]
-        .concat(),
-    ));
-    let memory = id("memory", &[("p", n(s.memory_p))]);
+    let what = vec![
+        "#1 closure".into(),
+        "message / closure (lower is better)".into(),
+    ];
+    rows.push(text_row([what, closure_gap(res, s.closure_n)].concat()));
+    let p = format!("bytes per idle process, p={}", si_u(s.memory_p));
     rows.push(row(
-        &[
-            &"memory",
-            &format!("bytes per idle process, p={}", si(s.memory_p as f64)),
-        ],
-        &memory,
-        Some(BPP),
+        &[&"memory", &p],
+        &format!("memory p={}", s.memory_p),
+        BPP,
     ));
-    for style in ["raw", "server"] {
-        let cid = id(
-            "pingpong",
-            &[("r", n(s.pingpong_r)), ("style", style.into())],
-        );
+    for st in ["raw", "server"] {
+        let cid = format!("pingpong r={} style={st}", s.pingpong_r);
         rows.push(row(
-            &[&"pingpong", &format!("ns per round trip, {style}")],
+            &[&"pingpong", &format!("ns per round trip, {st}")],
             &cid,
-            Some(NS),
+            NS,
         ));
     }
-    let fj = id("forkjoin", &[("n", n(s.forkjoin_n))]);
+    let cid = format!("forkjoin n={fj}");
     rows.push(row(
-        &[&"forkjoin", &format!("seconds, fib({}) tree", s.forkjoin_n)],
-        &fj,
-        Some(TIME),
+        &[&"forkjoin", &format!("seconds, fib({fj}) tree")],
+        &cid,
+        TIME,
     ));
     rows.push(row(
-        &[
-            &"forkjoin",
-            &format!("peak RSS, fib({}) tree", s.forkjoin_n),
-        ],
-        &fj,
-        Some(PEAK_RSS),
+        &[&"forkjoin", &format!("peak RSS, fib({fj}) tree")],
+        &cid,
+        PEAK_RSS,
     ));
     for hog in [0, 1] {
         let what = format!("p99.9 round trip under load, hog={hog}");
-        rows.push(row(
-            &[&"latency", &what],
-            &suite::latency_id(s, hog),
-            Some(P999),
-        ));
+        rows.push(row(&[&"latency", &what], &suite::latency_id(s, hog), P999));
     }
-    Table {
-        keys: vec!["seed", "measure"],
-        cols: measures("erlang"),
-        rows,
-    }
+    table(&["seed", "measure"], measures("erlang"), rows)
 }

@@ -59,6 +59,11 @@ impl Metric {
         }
     }
 
+    /// The number `key` of the line, written with `fmt`.
+    pub(crate) const fn key(key: &'static str, fmt: fn(f64) -> String, better: Better) -> Metric {
+        Metric::new(Field::Key(key), fmt, better)
+    }
+
     /// The same metric compared in other words ("smaller", "larger").
     pub(crate) const fn words(self, better: &'static str, worse: &'static str) -> Metric {
         Metric {
@@ -196,14 +201,20 @@ pub(crate) enum Col {
     Vs(String, usize, usize, Option<Metric>, Vs),
 }
 
-/// A figure column.
-pub(crate) fn fig(head: impl Into<String>, slot: usize, m: Option<Metric>) -> Col {
-    Col::Fig(head.into(), slot, m, Spread::None)
+/// A figure column (`m`: a metric, or `None` for the row's).
+pub(crate) fn fig(head: impl Into<String>, slot: usize, m: impl Into<Option<Metric>>) -> Col {
+    Col::Fig(head.into(), slot, m.into(), Spread::None)
 }
 
-/// A comparison column.
-pub(crate) fn vs(head: impl Into<String>, a: usize, b: usize, m: Option<Metric>, how: Vs) -> Col {
-    Col::Vs(head.into(), a, b, m, how)
+/// A comparison column (`m`: a metric, or `None` for the row's).
+pub(crate) fn vs(
+    head: impl Into<String>,
+    a: usize,
+    b: usize,
+    m: impl Into<Option<Metric>>,
+    how: Vs,
+) -> Col {
+    Col::Vs(head.into(), a, b, m.into(), how)
 }
 
 /// "`who` `m`", "erlang `m`", "otter vs erlang" of slots 0 (otter) and 1 (erlang).
@@ -225,7 +236,7 @@ pub(crate) struct Row {
 }
 
 /// A row of `case` on otter (slot 0) and erlang (slot 1).
-pub(crate) fn row(keys: &[&dyn ToString], case: &str, metric: Option<Metric>) -> Row {
+pub(crate) fn row(keys: &[&dyn ToString], case: &str, metric: impl Into<Option<Metric>>) -> Row {
     let slots = vec![
         Some((case.to_string(), Impl::Otter)),
         Some((case.to_string(), Impl::Erlang)),
@@ -233,7 +244,7 @@ pub(crate) fn row(keys: &[&dyn ToString], case: &str, metric: Option<Metric>) ->
     Row {
         keys: keys.iter().map(|k| k.to_string()).collect(),
         slots,
-        metric,
+        metric: metric.into(),
     }
 }
 
@@ -243,6 +254,15 @@ pub(crate) struct Table {
     pub(crate) keys: Vec<&'static str>,
     pub(crate) cols: Vec<Col>,
     pub(crate) rows: Vec<Row>,
+}
+
+/// A table of `keys`, `cols` and `rows`.
+pub(crate) fn table(keys: &[&'static str], cols: Vec<Col>, rows: Vec<Row>) -> Table {
+    Table {
+        keys: keys.to_vec(),
+        cols,
+        rows,
+    }
 }
 
 impl Table {
@@ -382,6 +402,11 @@ impl<'a> Results<'a> {
         } else {
             Cell::Skipped(skipped.unwrap_or_default())
         }
+    }
+
+    /// Whether `id` was part of the run on `imp`.
+    pub(crate) fn runs(&self, id: &str, imp: Impl) -> bool {
+        self.by.contains_key(&(id, imp))
     }
 
     /// The median of `m` of `id` on `imp`.
