@@ -2,7 +2,10 @@
 //!
 //! ```text
 //! otter-bench suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang] [--only BENCH,..]
+//! otter-bench suite --ab BIN_A,BIN_B[,..] [--reps ROUNDS] [--case "BENCH k=v .."].. [--fields F,..] [..]
 //! ```
+//!
+//! With `--ab`, paired rounds of two or more builds instead (`suite/ab.rs`).
 //!
 //! Every measurement is one subprocess: this binary (`std::env::current_exe`) or the Erlang
 //! twin `erlang-reference/bench` (`OTTER_ERLANG_BENCH` overrides its path; the default is
@@ -42,7 +45,8 @@
 //!
 //! Output, in `--out` (default `bench-report/`): `results.jsonl` (every run's JSON line plus
 //! `case`, `rep`, `exit_code`; failed and skipped runs too), `meta.json` (machine and
-//! versions), `REPORT.md` with one table per seed and the SVG plots: all written by `report.rs`.
+//! versions), `REPORT.md` with one table per seed and the SVG plots: all written by `report.rs`
+//! (`otter-bench report DIR/results.jsonl` renders the last two again from the first two).
 //!
 //! Here: the options, the run loop and its progress; `suite/cases.rs` says what runs (cases
 //! and sizes), `suite/invoke.rs` runs one measurement as a subprocess.
