@@ -26,7 +26,7 @@ fn report_renders_the_key_rows_from_a_saved_results_jsonl() {
         String::from_utf8_lossy(&run.stderr)
     );
     assert!(
-        stdout.contains("19 runs: 17 passed, 1 failed, 1 skipped"),
+        stdout.contains("22 runs: 20 passed, 1 failed, 1 skipped"),
         "{stdout}"
     );
     let md = std::fs::read_to_string(out.join("REPORT.md")).expect("REPORT.md");
@@ -40,6 +40,9 @@ fn report_renders_the_key_rows_from_a_saved_results_jsonl() {
         "| counting: otter server vs otter raw, 1 sender | at most 1.5× slower | 1.20× slower | met |",
         "| pingpong: otter call vs Erlang gen_server:call, round trip | at most 1/5 of it | 1/5.00 (200 ns vs 1 µs) | met |",
         "| http: otter's p99 vs tokio's | at most 1× | 1.50× (1.5 ms vs 1 ms) | **missed** |",
+        "| counting: otter server vs otter raw, 2 senders | at most 1.5× slower | 1.60× slower | **missed** |",
+        "| counting: otter server vs Erlang gen_server, 2 senders | at least 10× faster | 5.00× faster | **missed** |",
+        "| latency hog=1: otter p99.9 vs the BEAM's | at most 2× | — | — |",
         // A table per workload: server vs raw, a ratio the other way, spreads.
         "| server | 1 | 10M/s | 1M/s | **10.0× faster** | 1.20× slower | 3.00× slower |",
         "| 0 | p99.9 | 200 µs | 800 µs | **1/4.00** |",
