@@ -25,7 +25,9 @@ use std::process::ExitCode;
 
 use plotters::style::RGBColor;
 
-use crate::suite::{Case, Impl, Meta, Options, Outcome, Record, STEAL_WARN, Sizes, case_id, mode};
+use serde_json::Value;
+
+use crate::suite::{Case, Impl, Outcome, Record, STEAL_WARN, Sizes};
 use table::{Results, md_escape};
 
 const OTTER: RGBColor = RGBColor(0xd9, 0x5f, 0x02);
@@ -37,10 +39,6 @@ const OTTER_MATCH: RGBColor = RGBColor(0xe7, 0x29, 0x8a);
 pub(crate) struct Summary {
     pub(crate) text: String,
     pub(crate) failed: usize,
-}
-
-fn id(bench: &str, args: &[(&str, String)]) -> String {
-    case_id(bench, args)
 }
 
 /// What a section writes to: the Markdown so far, the runs, the sizes, the output directory.
@@ -83,13 +81,8 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
         }
     };
     let out = out.unwrap_or_else(|| path.parent().map_or(PathBuf::from("."), Path::to_path_buf));
-    let run = || -> Result<Summary, String> {
-        std::fs::create_dir_all(&out)
-            .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-        let (o, meta, sizes, cases, records) = results::load(&path, &out)?;
-        write(&o, &meta, &sizes, &cases, &records)
-    };
-    match run() {
+    let made = std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {out:?}: {e}"));
+    match made.and_then(|()| render(&path, &out)) {
         Ok(summary) => {
             println!("{}", summary.text);
             ExitCode::SUCCESS
@@ -101,10 +94,17 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
     }
 }
 
-/// Writes REPORT.md and the SVGs into `o.out`; returns the summary for stdout.
-pub(crate) fn write(
-    o: &Options,
-    meta: &Meta,
+/// Renders REPORT.md and the SVGs into `out` from the `results.jsonl` at `results` and the
+/// `meta.json` beside it; returns the summary for stdout.
+pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
+    let (meta, sizes, cases, records) = results::load(results)?;
+    write(&meta, out, &sizes, &cases, &records)
+}
+
+/// Writes REPORT.md and the SVGs into `out`.
+fn write(
+    meta: &Value,
+    out: &Path,
     sizes: &Sizes,
     cases: &[Case],
     records: &[Record],
@@ -124,41 +124,47 @@ pub(crate) fn write(
          (`erlang-reference/bench`), one measurement per process, otter and Erlang \
          interleaved. Every figure is the **median of {} repetition(s)**; ratios read \"otter \
          vs erlang\".\n\n## Setup\n\n| | |\n|---|---|\n",
-        o.reps
+        meta["reps"]
     );
-    let erlang_line = match &meta.erlang {
-        Ok(p) => format!("`{}`", p.display()),
-        Err(e) => format!("**skipped**: {}", md_escape(e)),
+    let m = |k: &str| meta[k].as_str().map_or(meta[k].to_string(), str::to_string);
+    let erlang = m("erlang");
+    let erlang = match erlang.strip_prefix("skipped: ") {
+        Some(e) => format!("**skipped**: {}", md_escape(e)),
+        None => format!("`{erlang}`"),
     };
     for (k, v) in [
-        ("date", meta.date.clone()),
-        ("command", format!("`{}` ({} mode)", meta.command, mode(o))),
+        ("date", m("date")),
+        (
+            "command",
+            format!("`{}` ({} mode)", m("command"), m("mode")),
+        ),
         (
             "machine",
-            format!("{}, {} cores, {} RAM", meta.cpu, meta.cores, meta.memory),
+            format!("{}, {} cores, {} RAM", m("cpu"), m("cores"), m("memory")),
         ),
-        ("kernel", meta.kernel.clone()),
-        ("rustc", meta.rustc.clone()),
+        ("kernel", m("kernel")),
+        ("rustc", m("rustc")),
         (
             "otter-bench build",
-            format!("{}, global allocator {}", meta.build, crate::ALLOC),
+            format!("{}, global allocator {}", m("build"), crate::ALLOC),
         ),
-        ("Erlang/OTP", meta.otp.clone()),
-        ("Erlang reference", erlang_line),
+        ("Erlang/OTP", m("otp")),
+        ("Erlang reference", erlang),
         (
             "git commit (HEAD; uncommitted edits not shown)",
-            meta.commit.clone(),
+            m("commit"),
         ),
-        ("threads", format!("{} (all cores, both sides)", meta.cores)),
+        ("threads", format!("{} (all cores, both sides)", m("cores"))),
         ("steal time (/proc/stat, whole run)", steal_text(meta)),
     ] {
         let _ = writeln!(md, "| {k} | {v} |");
     }
-    if meta.build == "debug" {
+    if meta["build"] == "debug" {
         md += "\n<span style=\"color:red\"><b>Debug build</b>: otter's numbers here mean nothing; \
                run `cargo run --release -p otter-bench -- suite`.</span>\n";
     }
-    if let Some(st) = meta.steal.filter(|st| *st > STEAL_WARN) {
+    let steal = meta["steal_pct"].as_f64().map(|p| p / 100.0);
+    if let Some(st) = steal.filter(|st| *st > STEAL_WARN) {
         let _ = writeln!(
             md,
             "\n<span style=\"color:red\"><b>Steal time {:.1}%</b></span> (over {:.0}%): the \
@@ -217,7 +223,7 @@ pub(crate) fn write(
         md,
         res: &res,
         s: sizes,
-        out: &o.out,
+        out,
     };
     sections::all(&mut ctx)?;
     let mut md = ctx.md;
@@ -238,7 +244,7 @@ pub(crate) fn write(
     md += "\n---\nRaw data: [`results.jsonl`](results.jsonl) (one line per run, with `case`, \
            `rep`, `exit_code`), machine and versions: [`meta.json`](meta.json).\n";
 
-    let path = o.out.join("REPORT.md");
+    let path = out.join("REPORT.md");
     std::fs::write(&path, md).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
 
     let mut text = format!(
@@ -272,20 +278,18 @@ pub(crate) fn write(
 }
 
 /// The steal time of the run, its worst run, and a warning over [`STEAL_WARN`].
-fn steal_text(meta: &Meta) -> String {
-    let Some(st) = meta.steal else {
+fn steal_text(meta: &Value) -> String {
+    let Some(st) = meta["steal_pct"].as_f64() else {
         return "unknown (no /proc/stat)".into();
     };
-    let mut s = format!("{:.2}% of all CPU time", st * 100.0);
-    if let Some((w, what)) = &meta.steal_worst {
-        let _ = write!(
-            s,
-            "; most in one run: {:.1}% ({})",
-            w * 100.0,
-            md_escape(what)
-        );
+    let mut s = format!("{st:.2}% of all CPU time");
+    if let (Some(w), Some(what)) = (
+        meta["steal_pct_worst_run"].as_f64(),
+        meta["steal_worst_run"].as_str(),
+    ) {
+        let _ = write!(s, "; most in one run: {w:.1}% ({})", md_escape(what));
     }
-    if st > STEAL_WARN {
+    if st / 100.0 > STEAL_WARN {
         let _ = write!(s, " — **over {:.0}%**", STEAL_WARN * 100.0);
     }
     s

@@ -72,7 +72,7 @@ use serde_json::Value;
 
 use crate::{report, sysinfo};
 pub(crate) use cases::{
-    Case, FAN_OUT_RECEIVERS, Impl, LATENCY_B, LATENCY_W, Sizes, case_id, cases, dist_id, echo_id,
+    Case, FAN_OUT_RECEIVERS, Impl, LATENCY_B, LATENCY_W, Sizes, cases, dist_id, echo_id,
     fan_out_id, latency_id,
 };
 pub(crate) use cases::{HTTP_CONNS, HTTP_WORK_US, http_id};
@@ -458,7 +458,7 @@ fn run(o: &Options) -> Result<ExitCode, String> {
         );
     }
 
-    let summary = report::write(o, &meta, &sizes, &cases, &records)?;
+    let summary = report::render(&results_path, &o.out)?;
     println!("{}", summary.text);
     Ok(if summary.failed > 0 {
         ExitCode::from(1)

@@ -63,49 +63,23 @@ pub(crate) fn line(
     Value::Object(m)
 }
 
-/// A suite's runs again, from its `results.jsonl` at `path` and the `meta.json` beside it;
-/// `out`: where the report goes. A line's outcome is what the suite recorded: `check` "ok"
-/// with exit code 0 (or none) passed, "skipped" was skipped, a line with nothing but the
-/// suite's own keys is a run without a JSON line (`check` "FAILED: why"), any other a failed
-/// check.
-pub(crate) fn load(path: &Path, out: &Path) -> Result<Loaded, String> {
+/// A suite's runs again, from its `results.jsonl` at `path` and the `meta.json` beside it.
+/// A line's outcome is what the suite recorded: `check` "ok" with exit code 0 (or none)
+/// passed, "skipped" was skipped, a line with nothing but the suite's own keys is a run
+/// without a JSON line (`check` "FAILED: why"), any other a failed check. The sizes are
+/// those of the run's mode, its senders 1 and its machine's cores.
+pub(crate) fn load(path: &Path) -> Result<Loaded, String> {
     let read = |p: &Path| {
         std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
     };
     let meta_path = path.with_file_name("meta.json");
     let m: Value = serde_json::from_str(&read(&meta_path)?)
         .map_err(|e| format!("{}: {e}", meta_path.display()))?;
-    let text = |k: &str| m[k].as_str().unwrap_or("unknown").to_string();
-    let erlang = text("erlang");
-    let meta = Meta {
-        date: text("date"),
-        cpu: text("cpu"),
-        cores: m["cores"].as_u64().unwrap_or(1) as usize,
-        memory: text("memory"),
-        kernel: text("kernel"),
-        rustc: text("rustc"),
-        otp: text("otp"),
-        commit: text("commit"),
-        build: if m["build"] == "debug" {
-            "debug"
-        } else {
-            "release"
-        },
-        command: text("command"),
-        erlang: erlang
-            .strip_prefix("skipped: ")
-            .map_or_else(|| Ok(PathBuf::from(&erlang)), |e| Err(e.to_string())),
-        steal: m["steal_pct"].as_f64().map(|s| s / 100.0),
-        steal_worst: m["steal_pct_worst_run"]
-            .as_f64()
-            .zip(m["steal_worst_run"].as_str())
-            .map(|(s, w)| (s / 100.0, w.to_string())),
-    };
     let o = Options {
         quick: m["mode"] == "quick",
         full: m["mode"] == "full",
-        reps: m["reps"].as_u64().unwrap_or(1) as usize,
-        out: out.to_path_buf(),
+        reps: 1,
+        out: PathBuf::new(),
         timeout: Duration::ZERO,
         no_erlang: false,
         only: Vec::new(),
@@ -113,9 +87,7 @@ pub(crate) fn load(path: &Path, out: &Path) -> Result<Loaded, String> {
     let mut sizes = Sizes::for_options(&o);
     // The senders of the machine that ran it: 1 and its cores.
     sizes.senders = vec![1];
-    sizes
-        .senders
-        .extend(Some(meta.cores as u64).filter(|&c| c > 1));
+    sizes.senders.extend(m["cores"].as_u64().filter(|&c| c > 1));
     let mut cases = cases(&sizes);
     let mut records = Vec::new();
     for (i, l) in read(path)?
@@ -179,8 +151,8 @@ pub(crate) fn load(path: &Path, out: &Path) -> Result<Loaded, String> {
             outcome,
         });
     }
-    Ok((o, meta, sizes, cases, records))
+    Ok((m, sizes, cases, records))
 }
 
 /// The runs of a suite as [`load`] reads them back.
-pub(crate) type Loaded = (Options, Meta, Sizes, Vec<Case>, Vec<Record>);
+pub(crate) type Loaded = (Value, Sizes, Vec<Case>, Vec<Record>);

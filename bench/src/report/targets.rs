@@ -12,7 +12,6 @@
 use std::fmt::Write as _;
 
 use super::format::nanos;
-use super::id;
 use super::sections::{MAX, NS, OPS_PER_S, P99, P999, RATE, VMHWM, kib, micros, rate};
 use super::table::{Metric, Results, factor};
 use crate::suite::{Impl, Sizes, dist_id, http_id, latency_id};
@@ -77,17 +76,8 @@ pub(super) fn targets(res: &Results<'_>, s: &Sizes) -> Vec<Target> {
     let both = |id: &str, m: &Metric, a, b| res.median(id, a, m).zip(res.median(id, b, m));
     let (o, e) = (Impl::Otter, Impl::Erlang);
     for &senders in &s.senders {
-        let cid = |style: &str| {
-            let msgs = s.counting_msgs.to_string();
-            id(
-                "counting",
-                &[
-                    ("msgs", msgs),
-                    ("senders", senders.to_string()),
-                    ("style", style.into()),
-                ],
-            )
-        };
+        let msgs = s.counting_msgs;
+        let cid = |style: &str| format!("counting msgs={msgs} senders={senders} style={style}");
         let server = res.median(&cid("server"), o, &RATE);
         let who = if senders == 1 {
             "1 sender".to_string()
@@ -110,10 +100,7 @@ pub(super) fn targets(res: &Results<'_>, s: &Sizes) -> Vec<Target> {
                 .map(|(sv, beam)| (faster(sv / beam), sv / beam >= COUNTING_MIN_VS_GEN_SERVER)),
         );
     }
-    let ping = id(
-        "pingpong",
-        &[("r", s.pingpong_r.to_string()), ("style", "server".into())],
-    );
+    let ping = format!("pingpong r={} style=server", s.pingpong_r);
     push(
         "pingpong: otter call vs Erlang gen_server:call, round trip".into(),
         format!("at most 1/{CALL_MIN_VS_GEN_SERVER} of it"),
