@@ -73,6 +73,7 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         None => suite::main(&[]),
         Some("suite") => suite::main(&args[1..]),
+        Some("report") => report::main(&args[1..]),
         Some("-h" | "--help" | "help") => {
             eprintln!("{}", usage());
             ExitCode::SUCCESS
@@ -85,7 +86,8 @@ fn usage() -> String {
     let limits = Limits::of_this_machine();
     let mut s = String::from(
         "usage: otter-bench BENCH [key=value ...] [threads=N]\n       \
-         otter-bench [suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang] [--only BENCH,..]]\n\
+         otter-bench [suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang] [--only BENCH,..]]\n       \
+         otter-bench report RESULTS.jsonl [--out DIR]\n\
          workloads (defaults shown; max: the largest value of each key on this machine, the\n\
          other keys at their defaults):",
     );

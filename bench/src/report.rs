@@ -1,48 +1,34 @@
-//! The suite's report, from the runs `suite.rs` made: `REPORT.md` with one table per seed, laid out like the seed's own
-//! figures, and the SVG plots it links (`ring.svg`, `spawn.svg`, `mailbox.svg`,
-//! `closure.svg`).
+//! The suite's report. The product is the raw data, `results.jsonl` (one line per run) and
+//! `meta.json` (`results.rs`); `REPORT.md` and the SVG plots it links are rendered from them,
+//! right after a suite run or later by `otter-bench report DIR/results.jsonl [--out DIR]`.
 //!
 //! Every figure is the median over the repetitions that passed their check. A (case,
 //! implementation) with any failed run shows `FAILED` in red instead of a number, and is
 //! counted in the summary. Ratios are always "otter vs erlang", written as "N× faster"
 //! (or "smaller" for memory) when otter is better and "N× slower" when it is worse.
 //!
-//! One file per section: `headline.rs` (the summary table), `targets.rs` (the server
-//! layer's targets, under it), then one per seed in report order (`ring.rs`, `spawn.rs`,
-//! `counting.rs`, `mailbox.rs`, `closure.rs`, `memory.rs`, `pingpong.rs`, then
-//! `forkjoin.rs`, a process tree's time and peak RSS; `latency.rs`, round trips under
-//! load, with `latency.svg`; `echo.rs`, a TCP echo server under load, with `echo.svg`;
-//! `dist.rs`, round trips between nodes over Erlang distribution; `http.rs`, a JSON API
-//! on otter and on plain tokio); `cell.rs` holds what
-//! they share (medians, ratios), `format.rs` how figures are written, `plot.rs` the
-//! charts (drawn with `plotters`), `results.rs` the raw data (`results.jsonl`, `meta.json`).
+//! `table.rs` is what a table is made of (metrics, rows, columns) and its one renderer;
+//! `sections.rs` holds every section's tables as data, its prose and its charts, and the
+//! summary table; `targets.rs` the targets under it; `plot.rs` the charts (`plotters`);
+//! `format.rs` how figures are written.
 
-mod cell;
-mod closure;
-mod counting;
-mod dist;
-mod echo;
-mod forkjoin;
 pub(crate) mod format;
-mod headline;
-mod http;
-mod latency;
-mod mailbox;
-mod memory;
-mod pingpong;
 mod plot;
 pub(crate) mod results;
-mod ring;
-mod spawn;
+mod sections;
+pub(crate) mod table;
 mod targets;
 
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use plotters::style::RGBColor;
 
-use crate::suite::{Case, Impl, Meta, Options, Outcome, Record, STEAL_WARN, Sizes, case_id, mode};
-use cell::{Results, md_escape};
-use headline::headline;
+use serde_json::Value;
+
+use crate::suite::{Case, Impl, Outcome, Record, STEAL_WARN, Sizes};
+use table::{Results, md_escape};
 
 const OTTER: RGBColor = RGBColor(0xd9, 0x5f, 0x02);
 const ERLANG: RGBColor = RGBColor(0x75, 0x70, 0xb3);
@@ -55,79 +41,130 @@ pub(crate) struct Summary {
     pub(crate) failed: usize,
 }
 
-fn id(bench: &str, args: &[(&str, String)]) -> String {
-    case_id(bench, args)
+/// What a section writes to: the Markdown so far, the runs, the sizes, the output directory.
+pub(super) struct Ctx<'a> {
+    md: String,
+    res: &'a Results<'a>,
+    s: &'a Sizes,
+    out: &'a Path,
 }
 
-/// Writes REPORT.md and the SVGs into `o.out`; returns the summary for stdout.
-pub(crate) fn write(
-    o: &Options,
-    meta: &Meta,
+impl Ctx<'_> {
+    /// Writes line charts one above the other to `name` and links it.
+    fn svg(&mut self, name: &str, charts: &[plot::LineChart], alt: &str) -> Result<(), String> {
+        self.file(name, &plot::line_charts(charts)?, alt)
+    }
+
+    /// Writes a bar chart to `name` and links it.
+    fn bars(&mut self, name: &str, chart: &plot::BarChart, alt: &str) -> Result<(), String> {
+        self.file(name, &plot::bar_chart(chart)?, alt)
+    }
+
+    fn file(&mut self, name: &str, svg: &str, alt: &str) -> Result<(), String> {
+        let path = self.out.join(name);
+        std::fs::write(&path, svg).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        self.md += &format!("\n![{alt}]({name})\n");
+        Ok(())
+    }
+}
+
+/// `otter-bench report RESULTS.jsonl [--out DIR]`: REPORT.md and the plots again, from a
+/// suite's `results.jsonl` and the `meta.json` beside it, into DIR (default: beside them).
+pub(crate) fn main(args: &[String]) -> ExitCode {
+    const USAGE: &str = "usage: otter-bench report RESULTS.jsonl [--out DIR]";
+    let (path, out) = match args {
+        [p] => (PathBuf::from(p), None),
+        [p, o, d] if o == "--out" => (PathBuf::from(p), Some(PathBuf::from(d))),
+        _ => {
+            eprintln!("otter-bench report: {USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let out = out.unwrap_or_else(|| path.parent().map_or(PathBuf::from("."), Path::to_path_buf));
+    let made = std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {out:?}: {e}"));
+    match made.and_then(|()| render(&path, &out)) {
+        Ok(summary) => {
+            println!("{}", summary.text);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("otter-bench report: {e}");
+            ExitCode::from(3)
+        }
+    }
+}
+
+/// Renders REPORT.md and the SVGs into `out` from the `results.jsonl` at `results` and the
+/// `meta.json` beside it; returns the summary for stdout.
+pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
+    let (meta, sizes, cases, records) = results::load(results)?;
+    write(&meta, out, &sizes, &cases, &records)
+}
+
+/// Writes REPORT.md and the SVGs into `out`.
+fn write(
+    meta: &Value,
+    out: &Path,
     sizes: &Sizes,
     cases: &[Case],
     records: &[Record],
 ) -> Result<Summary, String> {
     let res = Results::new(cases, records);
-    let mut md = String::new();
     let count = |f: fn(&Outcome) -> bool| records.iter().filter(|r| f(&r.outcome)).count();
     let ok = count(|o| matches!(o, Outcome::Ok(_)));
     let failed = count(|o| matches!(o, Outcome::CheckFailed(..) | Outcome::Error(_)));
     let skipped = count(|o| matches!(o, Outcome::Skipped(_)));
     let ran = |imp: Impl| {
-        records
-            .iter()
-            .filter(|r| r.imp == imp && !matches!(r.outcome, Outcome::Skipped(_)))
-            .count()
+        let ran = |r: &&Record| r.imp == imp && !matches!(r.outcome, Outcome::Skipped(_));
+        records.iter().filter(ran).count()
     };
-
-    let _ = writeln!(md, "# otter benchmark report\n");
-    let _ = writeln!(
-        md,
-        "The seed experiments of `shared/SEEDS.md`, defined in `shared/WORKLOADS.md`, run on \
-         otter (`otter-bench`) and on the BEAM (`erlang-reference/bench`), one measurement per \
-         process, otter and Erlang interleaved. Every figure is the **median of {} \
-         repetition(s)**; ratios read \"otter vs erlang\".\n",
-        o.reps
+    let mut md = format!(
+        "# otter benchmark report\n\nThe seed experiments of `shared/SEEDS.md`, defined in \
+         `shared/WORKLOADS.md`, run on otter (`otter-bench`) and on the BEAM \
+         (`erlang-reference/bench`), one measurement per process, otter and Erlang \
+         interleaved. Every figure is the **median of {} repetition(s)**; ratios read \"otter \
+         vs erlang\".\n\n## Setup\n\n| | |\n|---|---|\n",
+        meta["reps"]
     );
-    let _ = writeln!(md, "## Setup\n");
-    let _ = writeln!(md, "| | |\n|---|---|");
-    let erlang_line = match &meta.erlang {
-        Ok(p) => format!("`{}`", p.display()),
-        Err(e) => format!("**skipped**: {}", md_escape(e)),
+    let m = |k: &str| meta[k].as_str().map_or(meta[k].to_string(), str::to_string);
+    let erlang = m("erlang");
+    let erlang = match erlang.strip_prefix("skipped: ") {
+        Some(e) => format!("**skipped**: {}", md_escape(e)),
+        None => format!("`{erlang}`"),
     };
     for (k, v) in [
-        ("date", meta.date.clone()),
-        ("command", format!("`{}` ({} mode)", meta.command, mode(o))),
+        ("date", m("date")),
+        (
+            "command",
+            format!("`{}` ({} mode)", m("command"), m("mode")),
+        ),
         (
             "machine",
-            format!("{}, {} cores, {} RAM", meta.cpu, meta.cores, meta.memory),
+            format!("{}, {} cores, {} RAM", m("cpu"), m("cores"), m("memory")),
         ),
-        ("kernel", meta.kernel.clone()),
-        ("rustc", meta.rustc.clone()),
+        ("kernel", m("kernel")),
+        ("rustc", m("rustc")),
         (
             "otter-bench build",
-            format!("{}, global allocator {}", meta.build, crate::ALLOC),
+            format!("{}, global allocator {}", m("build"), crate::ALLOC),
         ),
-        ("Erlang/OTP", meta.otp.clone()),
-        ("Erlang reference", erlang_line),
+        ("Erlang/OTP", m("otp")),
+        ("Erlang reference", erlang),
         (
             "git commit (HEAD; uncommitted edits not shown)",
-            meta.commit.clone(),
+            m("commit"),
         ),
-        ("threads", format!("{} (all cores, both sides)", meta.cores)),
+        ("threads", format!("{} (all cores, both sides)", m("cores"))),
         ("steal time (/proc/stat, whole run)", steal_text(meta)),
     ] {
         let _ = writeln!(md, "| {k} | {v} |");
     }
-    if meta.build == "debug" {
-        let _ = writeln!(
-            md,
-            "\n<span style=\"color:red\"><b>Debug build</b>: otter's numbers here mean nothing; \
-             run `cargo run --release -p otter-bench -- suite`.</span>"
-        );
+    if meta["build"] == "debug" {
+        md += "\n<span style=\"color:red\"><b>Debug build</b>: otter's numbers here mean nothing; \
+               run `cargo run --release -p otter-bench -- suite`.</span>\n";
     }
-
-    if let Some(st) = meta.steal.filter(|st| *st > STEAL_WARN) {
+    let steal = meta["steal_pct"].as_f64().map(|p| p / 100.0);
+    if let Some(st) = steal.filter(|st| *st > STEAL_WARN) {
         let _ = writeln!(
             md,
             "\n<span style=\"color:red\"><b>Steal time {:.1}%</b></span> (over {:.0}%): the \
@@ -138,144 +175,97 @@ pub(crate) fn write(
         );
     }
 
-    // ===== Summary =====
-    let _ = writeln!(md, "\n## Summary\n");
+    let failed_text = if failed > 0 {
+        format!("<span style=\"color:red\"><b>{failed} failed</b></span>")
+    } else {
+        "0 failed".to_string()
+    };
     let _ = writeln!(
         md,
-        "{} runs: {} passed, {}, {} skipped (otter ran {}, Erlang ran {}).\n",
+        "\n## Summary\n\n{} runs: {ok} passed, {failed_text}, {skipped} skipped (otter ran {}, \
+         Erlang ran {}).\n",
         records.len(),
-        ok,
-        if failed > 0 {
-            format!("<span style=\"color:red\"><b>{failed} failed</b></span>")
-        } else {
-            "0 failed".to_string()
-        },
-        skipped,
         ran(Impl::Otter),
         ran(Impl::Erlang),
     );
-    let headline = headline(&res, sizes);
-    let _ = writeln!(
-        md,
-        "| seed | measure | otter | erlang | otter vs erlang |\n|---|---|---|---|---|"
-    );
-    for h in &headline {
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} | {} |",
-            h.seed, h.measure, h.otter, h.erlang, h.ratio
-        );
-    }
+    let headline = sections::headline(&res, sizes);
+    md += &headline.markdown(&res);
     let targets = targets::targets(&res, sizes);
     targets::markdown(&mut md, &targets);
-    let failures: Vec<&Record> = records
-        .iter()
-        .filter(|r| matches!(r.outcome, Outcome::CheckFailed(..) | Outcome::Error(_)))
-        .collect();
-    if !failures.is_empty() {
-        let _ = writeln!(md, "\n### Failed runs\n");
-        for r in &failures {
-            let why = match &r.outcome {
-                Outcome::CheckFailed(_, w) | Outcome::Error(w) => w.as_str(),
-                _ => "",
-            };
-            let _ = writeln!(
-                md,
-                "- <span style=\"color:red\"><b>FAILED</b></span> `{}` on {} (rep {}): {}",
-                cases[r.case].id,
-                r.imp.name(),
-                r.rep + 1,
-                md_escape(why)
-            );
-        }
-    }
-    let mut skip_reasons: Vec<(String, String)> = Vec::new();
+    let mut failures = String::new();
+    let mut skips: Vec<(String, Vec<String>)> = Vec::new();
     for r in records {
-        if let Outcome::Skipped(why) = &r.outcome {
-            let e = (
-                format!("{} on {}", cases[r.case].id, r.imp.name()),
-                why.clone(),
-            );
-            if !skip_reasons.contains(&e) {
-                skip_reasons.push(e);
+        let what = format!("{} on {}", cases[r.case].id, r.imp.name());
+        match &r.outcome {
+            Outcome::CheckFailed(_, why) | Outcome::Error(why) => {
+                let _ = writeln!(
+                    failures,
+                    "- <span style=\"color:red\"><b>FAILED</b></span> `{}` on {} (rep {}): {}",
+                    cases[r.case].id,
+                    r.imp.name(),
+                    r.rep + 1,
+                    md_escape(why)
+                );
             }
+            Outcome::Skipped(why) => match skips.iter_mut().find(|(w, _)| w == why) {
+                Some((_, v)) if v.contains(&what) => {}
+                Some((_, v)) => v.push(what),
+                None => skips.push((why.clone(), vec![what])),
+            },
+            Outcome::Ok(_) => {}
         }
     }
+    if !failures.is_empty() {
+        md += &format!("\n### Failed runs\n\n{failures}");
+    }
 
-    ring::section(&mut md, &res, sizes, o)?;
-    spawn::section(&mut md, &res, sizes, o)?;
-    counting::section(&mut md, &res, sizes);
-    mailbox::section(&mut md, &res, sizes, o)?;
-    closure::section(&mut md, &res, sizes, o)?;
-    memory::section(&mut md, &res, sizes);
-    pingpong::section(&mut md, &res, sizes);
-    forkjoin::section(&mut md, &res, sizes);
-    latency::section(&mut md, &res, sizes, o)?;
-    echo::section(&mut md, &res, sizes, o)?;
-    dist::section(&mut md, &res, sizes);
+    let mut ctx = Ctx {
+        md,
+        res: &res,
+        s: sizes,
+        out,
+    };
+    sections::all(&mut ctx)?;
+    let mut md = ctx.md;
 
-    http::section(&mut md, &res, sizes);
-
-    if !skip_reasons.is_empty() {
-        let _ = writeln!(md, "\n## Skipped runs\n");
-        let mut by_reason: Vec<(String, Vec<String>)> = Vec::new();
-        for (what, why) in skip_reasons {
-            match by_reason.iter_mut().find(|(w, _)| *w == why) {
-                Some((_, v)) => v.push(what),
-                None => by_reason.push((why, vec![what])),
-            }
-        }
-        for (why, whats) in by_reason {
+    if !skips.is_empty() {
+        md += "\n## Skipped runs\n\n";
+        for (why, whats) in skips {
+            let whats: Vec<String> = whats.iter().map(|w| format!("`{w}`")).collect();
             let _ = writeln!(
                 md,
                 "- {} — {} case(s): {}",
                 md_escape(&why),
                 whats.len(),
-                whats
-                    .iter()
-                    .map(|w| format!("`{w}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                whats.join(", ")
             );
         }
     }
-    let _ = writeln!(
-        md,
-        "\n---\nRaw data: [`results.jsonl`](results.jsonl) (one line per run, with `case`, \
-         `rep`, `exit_code`), machine and versions: [`meta.json`](meta.json)."
-    );
+    md += "\n---\nRaw data: [`results.jsonl`](results.jsonl) (one line per run, with `case`, \
+           `rep`, `exit_code`), machine and versions: [`meta.json`](meta.json).\n";
 
-    let path = o.out.join("REPORT.md");
+    let path = out.join("REPORT.md");
     std::fs::write(&path, md).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
 
-    let mut text = String::new();
-    let _ = writeln!(
-        text,
-        "otter-bench suite: {} runs: {ok} passed, {failed} failed, {skipped} skipped",
-        records.len()
+    let mut text = format!(
+        "otter-bench suite: {} runs: {ok} passed, {failed} failed, {skipped} skipped\n\
+         {:<10} {:<34} {:>14} {:>14}  otter vs erlang\n",
+        records.len(),
+        "seed",
+        "measure",
+        "otter",
+        "erlang"
     );
-    let _ = writeln!(
-        text,
-        "{:<10} {:<34} {:>14} {:>14}  otter vs erlang",
-        "seed", "measure", "otter", "erlang"
-    );
-    for h in &headline {
-        let plain = |s: &str| {
-            if s.contains("FAILED") {
-                "FAILED".to_string()
-            } else {
-                strip_tags(&s.replace("**", ""))
-            }
-        };
-        let _ = writeln!(
-            text,
-            "{:<10} {:<34} {:>14} {:>14}  {}",
-            h.seed,
-            h.measure,
-            plain(&h.otter),
-            plain(&h.erlang),
-            plain(&h.ratio)
-        );
+    let plain = |s: &str| {
+        if s.contains("FAILED") {
+            "FAILED".to_string()
+        } else {
+            strip_tags(&s.replace("**", ""))
+        }
+    };
+    for h in headline.cells(&res) {
+        let (a, b, c) = (plain(&h[2]), plain(&h[3]), plain(&h[4]));
+        let _ = writeln!(text, "{:<10} {:<34} {a:>14} {b:>14}  {c}", h[0], h[1]);
     }
     targets::text(&mut text, &targets);
     let _ = writeln!(
@@ -288,20 +278,18 @@ pub(crate) fn write(
 }
 
 /// The steal time of the run, its worst run, and a warning over [`STEAL_WARN`].
-fn steal_text(meta: &Meta) -> String {
-    let Some(st) = meta.steal else {
+fn steal_text(meta: &Value) -> String {
+    let Some(st) = meta["steal_pct"].as_f64() else {
         return "unknown (no /proc/stat)".into();
     };
-    let mut s = format!("{:.2}% of all CPU time", st * 100.0);
-    if let Some((w, what)) = &meta.steal_worst {
-        let _ = write!(
-            s,
-            "; most in one run: {:.1}% ({})",
-            w * 100.0,
-            md_escape(what)
-        );
+    let mut s = format!("{st:.2}% of all CPU time");
+    if let (Some(w), Some(what)) = (
+        meta["steal_pct_worst_run"].as_f64(),
+        meta["steal_worst_run"].as_str(),
+    ) {
+        let _ = write!(s, "; most in one run: {w:.1}% ({})", md_escape(what));
     }
-    if st > STEAL_WARN {
+    if st / 100.0 > STEAL_WARN {
         let _ = write!(s, " — **over {:.0}%**", STEAL_WARN * 100.0);
     }
     s
@@ -320,9 +308,4 @@ fn strip_tags(s: &str) -> String {
         }
     }
     out
-}
-
-fn write_svg(o: &Options, name: &str, svg: &str) -> Result<(), String> {
-    let path = o.out.join(name);
-    std::fs::write(&path, svg).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

@@ -2,7 +2,10 @@
 //!
 //! ```text
 //! otter-bench suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang] [--only BENCH,..]
+//! otter-bench suite --ab BIN_A,BIN_B[,..] [--reps ROUNDS] [--case "BENCH k=v .."].. [--fields F,..] [..]
 //! ```
+//!
+//! With `--ab`, paired rounds of two or more builds instead (`suite/ab.rs`).
 //!
 //! Every measurement is one subprocess: this binary (`std::env::current_exe`) or the Erlang
 //! twin `erlang-reference/bench` (`OTTER_ERLANG_BENCH` overrides its path; the default is
@@ -42,12 +45,14 @@
 //!
 //! Output, in `--out` (default `bench-report/`): `results.jsonl` (every run's JSON line plus
 //! `case`, `rep`, `exit_code`; failed and skipped runs too), `meta.json` (machine and
-//! versions), `REPORT.md` with one table per seed and the SVG plots: all written by `report.rs`.
+//! versions), `REPORT.md` with one table per seed and the SVG plots: all written by `report.rs`
+//! (`otter-bench report DIR/results.jsonl` renders the last two again from the first two).
 //!
 //! Here: the options, the run loop and its progress; `suite/cases.rs` says what runs (cases
 //! and sizes), `suite/invoke.rs` runs one measurement as a subprocess.
 //! Exit code 0, or 1 if any run failed its check or crashed.
 
+mod ab;
 mod cases;
 mod dist;
 mod echo;
@@ -67,8 +72,8 @@ use serde_json::Value;
 
 use crate::{report, sysinfo};
 pub(crate) use cases::{
-    Case, DIST_ECHOES, FAN_OUT_RECEIVERS, Impl, LATENCY_B, LATENCY_W, Sizes, case_id, cases,
-    dist_id, echo_id, fan_out_id, latency_id,
+    Case, FAN_OUT_RECEIVERS, Impl, LATENCY_B, LATENCY_W, Sizes, cases, dist_id, echo_id,
+    fan_out_id, latency_id,
 };
 pub(crate) use cases::{HTTP_CONNS, HTTP_WORK_US, http_id};
 pub(crate) use dist::pair as dist_pair;
@@ -79,7 +84,7 @@ const ERLANG_CUTOFF_SECS: f64 = 60.0;
 /// How to get Erlang, for the message when `erl` is missing.
 pub(crate) const INSTALL_ERLANG: &str = "apt-get install -y erlang-nox";
 
-const SUITE_USAGE: &str = "usage: otter-bench suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang] [--only BENCH,..]";
+const SUITE_USAGE: &str = "usage: otter-bench suite [--quick] [--full] [--reps N] [--out DIR] [--timeout SECS] [--no-erlang] [--only BENCH,..] [--ab BIN_A,BIN_B[,..] [--case \"BENCH k=v ..\"].. [--fields F,..]]";
 /// The most repetitions `--reps` takes: a default run takes about 15 minutes a repetition,
 /// so 1000 is ten days; the bound catches typos and keeps the run count in range.
 pub(crate) const MAX_REPS: u64 = 1000;
@@ -220,7 +225,14 @@ pub(crate) fn mode(o: &Options) -> &'static str {
 
 /// Entry point of `otter-bench suite ...` (and of `otter-bench` alone).
 pub(crate) fn main(args: &[String]) -> ExitCode {
-    let o = match parse_options(args) {
+    let (ab, args) = match ab::Ab::split(args) {
+        Ok(split) => split,
+        Err(e) => {
+            eprintln!("otter-bench suite: {e}; {SUITE_USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let o = match parse_options(&args) {
         Ok(o) => o,
         Err(e) if e.is_empty() => {
             eprintln!("{SUITE_USAGE}");
@@ -231,7 +243,16 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match run(&o) {
+    let result = match ab {
+        Some(mut ab) => {
+            if !args.iter().any(|a| a == "--reps") {
+                ab.rounds = ab::ROUNDS;
+            }
+            ab::run(&o, &ab)
+        }
+        None => run(&o),
+    };
+    match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("otter-bench suite: {e}");
@@ -359,27 +380,12 @@ fn run(o: &Options) -> Result<ExitCode, String> {
                 let (outcome, code) = match skip {
                     Some(why) => (Outcome::Skipped(why), None),
                     None => {
-                        let (program, mut args) = match imp {
-                            Impl::Otter | Impl::Tokio => (me.clone(), c.args.clone()),
-                            Impl::Erlang => {
-                                (meta.erlang.clone().unwrap_or_default(), c.args.clone())
-                            }
+                        let program = match imp {
+                            Impl::Otter | Impl::Tokio => me.clone(),
+                            Impl::Erlang => meta.erlang.clone().unwrap_or_default(),
                         };
-                        if imp == Impl::Otter {
-                            args.extend(c.otter_extra.iter().cloned());
-                        }
-                        let argv: Vec<String> =
-                            args.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                        if c.bench == http::BENCH {
-                            http::run(&me, imp, &args, o.timeout)
-                        } else if c.bench == echo::BENCH {
-                            echo::run(&program, &me, &args, o.timeout)
-                        } else if c.bench == dist::BENCH {
-                            let erlang = meta.erlang.as_deref().ok();
-                            dist::run(&program, imp, &me, erlang, &args, o.timeout)
-                        } else {
-                            invoke(&program, c.bench, &argv, o.timeout)
-                        }
+                        let erlang = meta.erlang.as_deref().ok();
+                        measure(c, imp, &program, &me, erlang, o.timeout)
                     }
                 };
                 if imp == Impl::Erlang
@@ -452,13 +458,40 @@ fn run(o: &Options) -> Result<ExitCode, String> {
         );
     }
 
-    let summary = report::write(o, &meta, &sizes, &cases, &records)?;
+    let summary = report::render(&results_path, &o.out)?;
     println!("{}", summary.text);
     Ok(if summary.failed > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// One run of `c` on `imp`: `program` is the binary that runs it (this one or the Erlang
+/// twin); `me` is otter's binary for the other roles (an echo case's load, a dist case's
+/// otter echo node, an http case's server and load); `erlang`, the Erlang twin if any.
+fn measure(
+    c: &Case,
+    imp: Impl,
+    program: &std::path::Path,
+    me: &std::path::Path,
+    erlang: Option<&std::path::Path>,
+    timeout: Duration,
+) -> (Outcome, Option<i32>) {
+    let mut args = c.args.clone();
+    if imp == Impl::Otter {
+        args.extend(c.otter_extra.iter().cloned());
+    }
+    let argv: Vec<String> = args.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    if c.bench == http::BENCH {
+        http::run(me, imp, &args, timeout)
+    } else if c.bench == echo::BENCH {
+        echo::run(program, me, &args, timeout)
+    } else if c.bench == dist::BENCH {
+        dist::run(program, imp, me, erlang, &args, timeout)
+    } else {
+        invoke(program, c.bench, &argv, timeout)
+    }
 }
 
 /// One progress line's verdict.

@@ -3,10 +3,13 @@
 //! `meta.json` (machine and versions; at the end, the steal time over the whole run and the
 //! run with the most).
 
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
 use serde_json::{Map, Value, json};
 
 use crate::json_line::round_to;
-use crate::suite::{Case, Impl, Meta, Options, Outcome, mode};
+use crate::suite::{Case, Impl, Meta, Options, Outcome, Record, Sizes, cases, mode};
 
 /// `meta.json`.
 pub(crate) fn meta(m: &Meta, o: &Options) -> Value {
@@ -59,3 +62,97 @@ pub(crate) fn line(
     }
     Value::Object(m)
 }
+
+/// A suite's runs again, from its `results.jsonl` at `path` and the `meta.json` beside it.
+/// A line's outcome is what the suite recorded: `check` "ok" with exit code 0 (or none)
+/// passed, "skipped" was skipped, a line with nothing but the suite's own keys is a run
+/// without a JSON line (`check` "FAILED: why"), any other a failed check. The sizes are
+/// those of the run's mode, its senders 1 and its machine's cores.
+pub(crate) fn load(path: &Path) -> Result<Loaded, String> {
+    let read = |p: &Path| {
+        std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
+    };
+    let meta_path = path.with_file_name("meta.json");
+    let m: Value = serde_json::from_str(&read(&meta_path)?)
+        .map_err(|e| format!("{}: {e}", meta_path.display()))?;
+    let o = Options {
+        quick: m["mode"] == "quick",
+        full: m["mode"] == "full",
+        reps: 1,
+        out: PathBuf::new(),
+        timeout: Duration::ZERO,
+        no_erlang: false,
+        only: Vec::new(),
+    };
+    let mut sizes = Sizes::for_options(&o);
+    // The senders of the machine that ran it: 1 and its cores.
+    sizes.senders = vec![1];
+    sizes.senders.extend(m["cores"].as_u64().filter(|&c| c > 1));
+    let mut cases = cases(&sizes);
+    let mut records = Vec::new();
+    for (i, l) in read(path)?
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let v: Value =
+            serde_json::from_str(l).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
+        let case_id = v["case"].as_str().unwrap_or_default();
+        let case = match cases.iter().position(|c| c.id == case_id) {
+            Some(c) => c,
+            None => {
+                let impls = Vec::new();
+                cases.push(Case {
+                    bench: "",
+                    id: case_id.into(),
+                    args: Vec::new(),
+                    otter_extra: Vec::new(),
+                    impls,
+                    cutoff_group: None,
+                });
+                cases.len() - 1
+            }
+        };
+        let imp = match v["impl"].as_str() {
+            Some("erlang") => Impl::Erlang,
+            Some("tokio") => Impl::Tokio,
+            _ => Impl::Otter,
+        };
+        let rep = (v["rep"].as_u64().unwrap_or(1) as usize).saturating_sub(1);
+        let check = v["check"].as_str().map(str::to_string);
+        let code = v["exit_code"].as_i64();
+        const OURS: [&str; 7] = [
+            "bench",
+            "impl",
+            "case",
+            "rep",
+            "exit_code",
+            "steal_pct",
+            "check",
+        ];
+        let bare = v
+            .as_object()
+            .is_some_and(|o| o.keys().all(|k| OURS.contains(&k.as_str())));
+        let outcome = match check.as_deref() {
+            Some("ok") if code.is_none_or(|c| c == 0) => Outcome::Ok(v),
+            Some("ok") => Outcome::CheckFailed(
+                v,
+                format!("check ok but exit code {:?}", code.map(|c| c as i32)),
+            ),
+            Some("skipped") => Outcome::Skipped(v["skipped"].as_str().unwrap_or_default().into()),
+            Some(why) if bare => Outcome::Error(why.strip_prefix("FAILED: ").unwrap_or(why).into()),
+            Some(why) => Outcome::CheckFailed(v.clone(), why.into()),
+            None => Outcome::CheckFailed(v, "no check field".into()),
+        };
+        records.push(Record {
+            case,
+            imp,
+            rep,
+            outcome,
+        });
+    }
+    Ok((m, sizes, cases, records))
+}
+
+/// The runs of a suite as [`load`] reads them back.
+pub(crate) type Loaded = (Value, Sizes, Vec<Case>, Vec<Record>);

@@ -11,12 +11,10 @@
 
 use std::fmt::Write as _;
 
-use super::cell::{Results, factor, ns_per_op, ops_per_s, rate};
-use super::dist;
-use super::format;
-use super::id;
-use super::latency::{field, micros};
-use crate::suite::{Impl, Sizes, latency_id};
+use super::format::nanos;
+use super::sections::{MAX, NS, OPS_PER_S, P99, P999, RATE, VMHWM, kib, micros, rate};
+use super::table::{Metric, Results, factor};
+use crate::suite::{Impl, Sizes, dist_id, http_id, latency_id};
 
 /// counting: otter's server may be at most this many times slower than otter's raw loop.
 const COUNTING_MAX_OVER_RAW: f64 = 1.5;
@@ -67,28 +65,20 @@ fn faster(f: f64) -> String {
 pub(super) fn targets(res: &Results<'_>, s: &Sizes) -> Vec<Target> {
     let mut v = Vec::new();
     let mut push = |what: String, goal: String, measured: Option<(String, bool)>| {
+        let (measured, met) = measured.map_or(("—".into(), None), |(m, met)| (m, Some(met)));
         v.push(Target {
             what,
             goal,
-            measured: measured
-                .as_ref()
-                .map_or("—".into(), |(text, _)| text.clone()),
-            met: measured.map(|(_, met)| met),
+            measured,
+            met,
         });
     };
+    let both = |id: &str, m: &Metric, a, b| res.median(id, a, m).zip(res.median(id, b, m));
+    let (o, e) = (Impl::Otter, Impl::Erlang);
     for &senders in &s.senders {
-        let cell = |style: &str, imp| {
-            let cid = id(
-                "counting",
-                &[
-                    ("msgs", s.counting_msgs.to_string()),
-                    ("senders", senders.to_string()),
-                    ("style", style.into()),
-                ],
-            );
-            res.cell(&cid, imp).median(ops_per_s)
-        };
-        let server = cell("server", Impl::Otter);
+        let msgs = s.counting_msgs;
+        let cid = |style: &str| format!("counting msgs={msgs} senders={senders} style={style}");
+        let server = res.median(&cid("server"), o, &RATE);
         let who = if senders == 1 {
             "1 sender".to_string()
         } else {
@@ -99,41 +89,28 @@ pub(super) fn targets(res: &Results<'_>, s: &Sizes) -> Vec<Target> {
             format!("counting: otter server vs otter raw, {who}"),
             format!("at most {COUNTING_MAX_OVER_RAW}× slower"),
             server
-                .zip(cell("raw", Impl::Otter))
+                .zip(res.median(&cid("raw"), o, &RATE))
                 .map(|(sv, raw)| (faster(sv / raw), raw / sv <= COUNTING_MAX_OVER_RAW)),
         );
         push(
             format!("counting: otter server vs Erlang gen_server, {who}"),
             format!("at least {COUNTING_MIN_VS_GEN_SERVER}× faster"),
             server
-                .zip(cell("server", Impl::Erlang))
+                .zip(res.median(&cid("server"), e, &RATE))
                 .map(|(sv, beam)| (faster(sv / beam), sv / beam >= COUNTING_MIN_VS_GEN_SERVER)),
         );
     }
-    let cid = id(
-        "pingpong",
-        &[("r", s.pingpong_r.to_string()), ("style", "server".into())],
-    );
-    let (o, e) = (
-        res.cell(&cid, Impl::Otter).median(ns_per_op),
-        res.cell(&cid, Impl::Erlang).median(ns_per_op),
-    );
+    let ping = format!("pingpong r={} style=server", s.pingpong_r);
     push(
         "pingpong: otter call vs Erlang gen_server:call, round trip".into(),
         format!("at most 1/{CALL_MIN_VS_GEN_SERVER} of it"),
-        o.zip(e).map(|(o, e)| {
+        both(&ping, &NS, o, e).map(|(o, e)| {
             (
-                format!(
-                    "1/{} ({} vs {})",
-                    factor(e / o),
-                    format::nanos(o),
-                    format::nanos(e)
-                ),
+                format!("1/{} ({} vs {})", factor(e / o), nanos(o), nanos(e)),
                 e / o >= CALL_MIN_VS_GEN_SERVER,
             )
         }),
     );
-    let lat = |hog, key: &'static str, imp| res.cell(&latency_id(s, hog), imp).median(field(key));
     let vs = |o: f64, e: f64| {
         format!(
             "{}× ({} vs {})",
@@ -142,38 +119,34 @@ pub(super) fn targets(res: &Results<'_>, s: &Sizes) -> Vec<Target> {
             micros(e)
         )
     };
-    for (key, name) in [("p99_us", "p99"), ("p999_us", "p99.9")] {
+    let lat = |hog| latency_id(s, hog);
+    for (m, name) in [(P99, "p99"), (P999, "p99.9")] {
         push(
             format!("latency hog=0: otter {name} vs the BEAM's"),
             "no worse (at most 1×)".into(),
-            lat(0, key, Impl::Otter)
-                .zip(lat(0, key, Impl::Erlang))
-                .map(|(o, e)| (vs(o, e), o <= e)),
+            both(&lat(0), &m, o, e).map(|(o, e)| (vs(o, e), o <= e)),
         );
     }
     push(
         "latency hog=1: otter p99.9 vs the BEAM's".into(),
         format!("at most {HOG_P999_MAX_VS_BEAM}×"),
-        lat(1, "p999_us", Impl::Otter)
-            .zip(lat(1, "p999_us", Impl::Erlang))
-            .map(|(o, e)| (vs(o, e), o <= HOG_P999_MAX_VS_BEAM * e)),
+        both(&lat(1), &P999, o, e).map(|(o, e)| (vs(o, e), o <= HOG_P999_MAX_VS_BEAM * e)),
     );
     push(
         "latency hog=1: otter's longest round trip".into(),
         format!("at most {}", micros(HOG_MAX_US)),
-        lat(1, "max_us", Impl::Otter).map(|o| (micros(o), o <= HOG_MAX_US)),
+        res.median(&lat(1), o, &MAX)
+            .map(|o| (micros(o), o <= HOG_MAX_US)),
     );
     for &(size, _) in &s.dist {
-        let beam = dist::cell(res, s, size, Impl::Erlang, Impl::Erlang).median(ops_per_s);
-        for (echo, what) in [
-            (Impl::Otter, "otter↔otter"),
-            (Impl::Erlang, "otter client↔Erlang echo"),
-        ] {
-            let o = dist::cell(res, s, size, Impl::Otter, echo).median(ops_per_s);
+        let cell =
+            |client, echo| dist_id(s, size, echo).and_then(|id| res.median(&id, client, &RATE));
+        let beam = cell(e, e);
+        for (echo, what) in [(o, "otter↔otter"), (e, "otter client↔Erlang echo")] {
             push(
                 format!("dist {size} B: {what} vs Erlang↔Erlang"),
                 "round trips/s at least 1×".into(),
-                o.zip(beam).map(|(o, e)| {
+                cell(o, echo).zip(beam).map(|(o, e)| {
                     (
                         format!("{} ({} vs {})", faster(o / e), rate(o), rate(e)),
                         o >= e,
@@ -182,37 +155,29 @@ pub(super) fn targets(res: &Results<'_>, s: &Sizes) -> Vec<Target> {
             );
         }
     }
-
     // http (issue 46): otter against plain tokio, the same routes, default options.
-    let http = crate::suite::http_id(s);
-    let median = |imp, key| res.cell(&http, imp).median(field(key));
-    for (what, key, higher_better, fmt) in [
-        ("requests/s", "ops_per_s", true, rate as fn(f64) -> String),
-        ("p99", "p99_us", false, micros),
-        (
-            "peak RSS (VmHWM)",
-            "server_vmhwm_kb",
-            false,
-            super::http::kib,
-        ),
+    let http = http_id(s);
+    for (what, m, fmt) in [
+        ("requests/s", OPS_PER_S, rate as fn(f64) -> String),
+        ("p99", P99, micros),
+        ("peak RSS (VmHWM)", VMHWM, kib),
     ] {
+        let higher = m.better == super::table::Better::Higher;
         push(
             format!("http: otter's {what} vs tokio's"),
-            if higher_better {
+            if higher {
                 "at least 1×"
             } else {
                 "at most 1×"
             }
             .into(),
-            median(Impl::Otter, key)
-                .zip(median(Impl::Tokio, key))
-                .map(|(o, t)| {
-                    let met = if higher_better { o >= t } else { o <= t };
-                    (
-                        format!("{}× ({} vs {})", factor(o / t), fmt(o), fmt(t)),
-                        met,
-                    )
-                }),
+            both(&http, &m, o, Impl::Tokio).map(|(o, t)| {
+                let met = if higher { o >= t } else { o <= t };
+                (
+                    format!("{}× ({} vs {})", factor(o / t), fmt(o), fmt(t)),
+                    met,
+                )
+            }),
         );
     }
     v
@@ -256,90 +221,5 @@ pub(super) fn text(out: &mut String, targets: &[Target]) {
             t.measured,
             t.verdict()
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::path::PathBuf;
-    use std::time::Duration;
-
-    use serde_json::json;
-
-    use super::*;
-    use crate::suite::{Options, Outcome, Record, cases};
-
-    /// The targets for one run per (case, implementation) of `runs`: (case id,
-    /// implementation, ops per second).
-    fn targets_of(runs: &[(&str, Impl, f64)]) -> Vec<Target> {
-        let o = Options {
-            quick: true,
-            full: false,
-            reps: 1,
-            out: PathBuf::new(),
-            timeout: Duration::ZERO,
-            no_erlang: false,
-            only: Vec::new(),
-        };
-        let sizes = Sizes::for_options(&o);
-        let cases = cases(&sizes);
-        let records: Vec<Record> = runs
-            .iter()
-            .map(|(id, imp, rate)| Record {
-                case: cases.iter().position(|c| c.id == *id).expect("a case"),
-                imp: *imp,
-                rep: 0,
-                outcome: Outcome::Ok(json!({"seconds": 1.0, "ops": rate})),
-            })
-            .collect();
-        targets(&Results::new(&cases, &records), &sizes)
-    }
-
-    #[test]
-    fn verdicts() {
-        let raw = "counting msgs=300000 senders=1 style=raw";
-        let server = "counting msgs=300000 senders=1 style=server";
-        let ping = "pingpong r=100000 style=server";
-        let t = targets_of(&[
-            (raw, Impl::Otter, 16e6),
-            (server, Impl::Otter, 12e6),
-            (server, Impl::Erlang, 1e6),
-            (ping, Impl::Otter, 5e6),
-            (ping, Impl::Erlang, 1e6),
-        ]);
-        let find = |what: &str| {
-            t.iter()
-                .find(|t| t.what.starts_with(what))
-                .unwrap_or_else(|| panic!("no target {what}"))
-        };
-        let vs_raw = find("counting: otter server vs otter raw, 1 sender");
-        assert_eq!(
-            (vs_raw.measured.as_str(), vs_raw.met),
-            ("1.33× slower", Some(true))
-        );
-        let vs_beam = find("counting: otter server vs Erlang gen_server, 1 sender");
-        assert_eq!(
-            (vs_beam.measured.as_str(), vs_beam.met),
-            ("12.0× faster", Some(true))
-        );
-        let call = find("pingpong");
-        assert_eq!(call.measured, "1/5.00 (200 ns vs 1 µs)");
-        assert_eq!(call.met, Some(true));
-        // Senders = cores (if more than one) has no data here.
-        assert!(
-            t.iter()
-                .filter(|t| t.met.is_none())
-                .all(|t| t.measured == "—")
-        );
-
-        let t = targets_of(&[
-            (raw, Impl::Otter, 16e6),
-            (server, Impl::Otter, 10e6),
-            (server, Impl::Erlang, 2e6),
-            (ping, Impl::Otter, 4e6),
-            (ping, Impl::Erlang, 1e6),
-        ]);
-        assert!(t.iter().all(|t| t.met != Some(true)), "{t:?}");
-        assert_eq!(t.iter().filter(|t| t.met == Some(false)).count(), 3);
     }
 }
