@@ -17,9 +17,10 @@
 //!   one every search round, so sockets are served while every worker has processes to
 //!   run;
 //! * a poll takes no more events than the polling worker's local queue has room for
-//!   the processes they wake (`reactor::EVENTS`, half the queue): a busy worker whose
-//!   queue is fuller skips its poll, at most `IO_POLLS_SKIPPED` times in a row, then
-//!   polls for `reactor::FEW_EVENTS`. Woken processes then join the queue in the order
+//!   the processes they wake (`IO_EVENTS`, half the queue, given to `Reactor::new` by
+//!   the scheduler: the reactor knows nothing of queues): a busy worker whose queue is
+//!   fuller skips its poll, at most `IO_POLLS_SKIPPED` times in a row, then polls for
+//!   `IO_FEW_EVENTS` (both in `scheduler/tuning.rs`). Woken processes then join the queue in the order
 //!   the OS reported them instead of overflowing into the injector, and what is ready
 //!   beyond waits, in order, in the kernel's ready list;
 //! * an event sets the source's readiness and wakes the processes waiting on it: they

@@ -192,7 +192,7 @@ impl Shared {
         if let Some(r) = self.io.get() {
             return Ok(r.clone());
         }
-        let r = Arc::new(Reactor::new()?);
+        let r = Arc::new(Reactor::new(tuning::IO_EVENTS, tuning::IO_FEW_EVENTS)?);
         // Two first sockets at once: one reactor wins, the other is dropped unused.
         let _ = self.io.set(r);
         Ok(self.io.get().expect("set above").clone())

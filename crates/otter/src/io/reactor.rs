@@ -16,19 +16,6 @@ use crate::io::readiness::{
 /// The token of the reactor's own waker.
 const WAKE_TOKEN: Token = Token(usize::MAX);
 
-/// Events taken from the OS in one poll: half a worker's local queue. A worker takes
-/// no more events than its local queue has room for the processes they wake (this, or
-/// [`FEW_EVENTS`]), so that those fit in it, in the order the OS reported them,
-/// instead of overflowing to the injector (which a busy worker serves 32 at a time
-/// every 61 ticks, and where they would wait behind the ones woken after them:
-/// docs/design/0022). What is ready beyond stays in the kernel's ready list, in order,
-/// for the next poll.
-pub(crate) const EVENTS: usize = crate::scheduler::tuning::LOCAL_CAP / 2;
-
-/// The events of a poll made while the worker's queue has room for fewer than
-/// [`EVENTS`] woken processes (a busy worker's look that may not skip the poll).
-pub(crate) const FEW_EVENTS: usize = 16;
-
 /// Whether a short read or write of a stream tells that the kernel's buffer is drained
 /// or full: with the edge-triggered selectors mio uses on Linux and the BSDs (epoll,
 /// kqueue), yes; not with Windows' emulation.
@@ -45,11 +32,15 @@ pub(crate) struct Reactor {
     registered: AtomicUsize,
 }
 
-/// The poll and its event buffers: whoever holds the lock is the driver.
+/// The poll and its event buffers: whoever holds the lock is the driver. The sizes of
+/// the buffers are the caller's ([`Reactor::new`]): what is ready beyond a poll's
+/// buffer stays in the kernel's ready list, in order, for the next poll.
 #[derive(Debug)]
 pub(crate) struct Driver {
     poll: mio::Poll,
+    /// A full poll's events.
     events: Events,
+    /// A short poll's (`poll_now` with little room).
     few: Events,
 }
 
@@ -60,16 +51,17 @@ struct Slab {
 }
 
 impl Reactor {
-    /// A new reactor (an epoll instance and an eventfd).
-    pub(crate) fn new() -> io::Result<Reactor> {
+    /// A new reactor (an epoll instance and an eventfd) whose polls take at most
+    /// `events` events, or `few` in a short poll ([`Reactor::poll_now`]).
+    pub(crate) fn new(events: usize, few: usize) -> io::Result<Reactor> {
         let poll = mio::Poll::new()?;
         let registry = poll.registry().try_clone()?;
         let waker = mio::Waker::new(poll.registry(), WAKE_TOKEN)?;
         Ok(Reactor {
             driver: Mutex::new(Driver {
                 poll,
-                events: Events::with_capacity(EVENTS),
-                few: Events::with_capacity(FEW_EVENTS),
+                events: Events::with_capacity(events),
+                few: Events::with_capacity(few),
             }),
             registry,
             waker,
@@ -101,11 +93,11 @@ impl Reactor {
     }
 
     /// Polls without blocking, if no other worker drives, and wakes the processes the
-    /// events concern: at most [`EVENTS`] of them if `room` (in the caller's local
-    /// queue) takes that many, else at most [`FEW_EVENTS`].
+    /// events concern: a full poll's worth if `room` (in the caller's local queue)
+    /// takes that many, else a short poll's.
     pub(crate) fn poll_now(&self, room: usize) {
         if let Some(mut d) = self.try_driver() {
-            if room >= EVENTS {
+            if room >= d.events.capacity() {
                 if d.poll(Some(Duration::ZERO)) {
                     dispatch(&d.events, self);
                 }
@@ -163,7 +155,7 @@ impl Driver {
         poll_into(&mut self.poll, &mut self.events, timeout)
     }
 
-    /// Polls without blocking for at most [`FEW_EVENTS`] events.
+    /// Polls without blocking for at most a short poll's events.
     fn poll_few(&mut self) -> bool {
         poll_into(&mut self.poll, &mut self.few, Some(Duration::ZERO))
     }

@@ -64,9 +64,26 @@ const _: () = assert!(
 /// a spawn or wake-up from outside the workers. Measure with `spawn` from outside.
 pub(crate) const GLOBAL_INTERVAL: u32 = 61;
 
+/// Events a worker takes from the OS in one poll (the reactor's buffer, given to
+/// `Reactor::new`): half a worker's local queue. A worker takes no more events than its
+/// local queue has room for the processes they wake (this, or [`IO_FEW_EVENTS`]), so
+/// that those fit in it, in the order the OS reported them, instead of overflowing to
+/// the injector (which a busy worker serves [`INJECTOR_BATCH`] at a time every
+/// [`GLOBAL_INTERVAL`] ticks, and where they would wait behind the ones woken after
+/// them: docs/design/0022).
+pub(crate) const IO_EVENTS: usize = LOCAL_CAP / 2;
+
+/// The events of a poll made while the worker's queue has room for fewer than
+/// [`IO_EVENTS`] woken processes (a busy worker's look that may not skip the poll).
+pub(crate) const IO_FEW_EVENTS: usize = 16;
+
+/// Processes a worker takes from the injector at once (the first to run, and this many
+/// more into its local queue).
+pub(crate) const INJECTOR_BATCH: usize = 32;
+
 /// Busy looks at the OS (one every [`GLOBAL_INTERVAL`] ticks) a worker skips in a row
 /// while its local queue has no room for a full poll's worth of woken processes
-/// (`io/reactor.rs`, `EVENTS`); the next look polls for at most `FEW_EVENTS`. The bound
+/// ([`IO_EVENTS`]); the next look polls for at most [`IO_FEW_EVENTS`]. The bound
 /// on how long a queue kept full holds the sockets back (8 × 61 ticks). Trades new work
 /// joining a long queue (a longer wait for all of it, and an overflow into the injector
 /// once full) against sockets served late. Measure with `echo conns=1000` in both modes

@@ -42,19 +42,14 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::io::reactor::EVENTS;
 use crate::process::harness::{RunOutcome, Task};
 use crate::scheduler::stand_in::DORMANT;
 use crate::scheduler::tuning::{
-    BUDGET, GLOBAL_INTERVAL, IO_POLLS_SKIPPED, LIFO_RECHECK, LIFO_WATCH, LOCAL_CAP, MAX_LIFO_POLLS,
-    SPAWN_AGE, SPAWN_WAIT_TICKS, SPILL_AFTER_SENDS, SPILL_INTERVAL, SPIN_BEFORE_PARK, SPIN_HINTS,
-    STEAL_LIFO_AFTER, YIELD_EVERY_ROUNDS,
+    BUDGET, GLOBAL_INTERVAL, INJECTOR_BATCH, IO_EVENTS, IO_POLLS_SKIPPED, LIFO_RECHECK, LIFO_WATCH,
+    LOCAL_CAP, MAX_LIFO_POLLS, SPAWN_AGE, SPAWN_WAIT_TICKS, SPILL_AFTER_SENDS, SPILL_INTERVAL,
+    SPIN_BEFORE_PARK, SPIN_HINTS, STEAL_LIFO_AFTER, YIELD_EVERY_ROUNDS,
 };
 use crate::scheduler::{Remote, STREAMING, Shared, context};
-
-/// Processes a worker takes from the injector at once (the first to run, and this many
-/// more into its local queue).
-const INJECTOR_BATCH: usize = 32;
 
 /// Whether a poll's `sent`-th send spills the LIFO slot: the `SPILL_AFTER_SENDS`-th, and
 /// every `SPILL_INTERVAL`-th after it.
@@ -446,13 +441,13 @@ impl Worker {
             context::flush_deferred(false);
             // Sockets are served while every worker is busy (`io.rs`). What the events
             // wake lands in this worker's queues, so the worker polls while they have
-            // room for a poll's worth (`io/reactor.rs`, `EVENTS`): a queue fuller than
+            // room for a poll's worth (`IO_EVENTS`): a queue fuller than
             // that drains before new work joins it. Every `IO_POLLS_SKIPPED + 1`-th
-            // look polls anyway, for at most `FEW_EVENTS` events, so that a queue kept
+            // look polls anyway, for at most `IO_FEW_EVENTS` events, so that a queue kept
             // full by processes that always have messages does not starve the sockets.
             if let Some(io) = shared.reactor_in_use() {
                 let room = LOCAL_CAP - me.local.len();
-                if room >= EVENTS || self.io_skipped >= IO_POLLS_SKIPPED {
+                if room >= IO_EVENTS || self.io_skipped >= IO_POLLS_SKIPPED {
                     self.io_skipped = 0;
                     io.poll_now(room);
                 } else {
