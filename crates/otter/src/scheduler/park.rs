@@ -135,10 +135,12 @@ pub const FIELD_BITS: u32 = 12;
 #[derive(Clone, Copy)]
 struct Field(u32);
 
-const SPINNING: Field = Field(0);
-const SLEEPING: Field = Field(FIELD_BITS);
+// The deep count lowest: a LIFO placement's look (`lifo_unwatched`) tests it first, and
+// with nobody deep-parked that test alone answers, an immediate mask on x86-64.
+const DEEP: Field = Field(0);
+const SPINNING: Field = Field(FIELD_BITS);
 const SHORT: Field = Field(2 * FIELD_BITS);
-const DEEP: Field = Field(3 * FIELD_BITS);
+const SLEEPING: Field = Field(3 * FIELD_BITS);
 const ACTIVE: Field = Field(4 * FIELD_BITS);
 
 impl Field {
@@ -147,9 +149,14 @@ impl Field {
         1 << self.0
     }
 
+    /// This field's bits.
+    const fn mask(self) -> u64 {
+        ((1 << FIELD_BITS) - 1) << self.0
+    }
+
     /// This field's count in the word `w`.
     const fn get(self, w: u64) -> u64 {
-        (w >> self.0) & ((1 << FIELD_BITS) - 1)
+        (w & self.mask()) >> self.0
     }
 }
 
@@ -165,6 +172,13 @@ pub struct Idle {
     /// standing in for workers held by a poll (`scheduler/stand_in.rs`), a dormant
     /// spare not counted.
     word: AtomicU64,
+}
+
+/// With someone deep-parked: whether nobody watches the LIFO slots.
+#[cold]
+#[inline(never)]
+fn unwatched(w: u64) -> bool {
+    w & (SPINNING.mask() | SHORT.mask()) == 0
 }
 
 impl Idle {
@@ -232,7 +246,7 @@ impl Idle {
     pub fn pop_sleeper(&self) -> Option<usize> {
         fence(Ordering::SeqCst);
         let w = self.word.load(Ordering::SeqCst);
-        if SPINNING.get(w) > 0 || SLEEPING.get(w) == 0 {
+        if w & SPINNING.mask() != 0 || w & SLEEPING.mask() == 0 {
             return None;
         }
         self.pop_sleeper_slow()
@@ -282,7 +296,9 @@ impl Idle {
     #[inline]
     pub fn lifo_unwatched(&self) -> bool {
         let w = self.word.load(Ordering::Relaxed);
-        DEEP.get(w) != 0 && SPINNING.get(w) == 0 && SHORT.get(w) == 0
+        // Nobody deep-parked is the ring's case: one test, then the rest out of line
+        // (inline, the compiler evaluates both tests without a branch, on every hop).
+        w & DEEP.mask() != 0 && unwatched(w)
     }
 
     /// Takes the deep park of the worker whose flag is `deep` for the caller to wake:
