@@ -79,9 +79,7 @@ pub(crate) fn send<M: Send + 'static>(to: RawPid, message: M) -> Result<(), M> {
         None => Control::Send { to: pid },
     };
     let frame = crate::dist::with_node(&node, || {
-        let mut payload = Vec::with_capacity(64);
-        encode(&message, &mut payload)?;
-        connection::frame_raw(&control, &payload)
+        connection::frame_with(&control, |out| encode(&message, out))
     });
     match frame {
         Ok(f) => {
