@@ -9,10 +9,10 @@ mod support;
 
 use std::time::Duration;
 
+use otter::dist::shapes::Binary as Bin;
 use otter::dist::{BadTerm, Node};
 use otter::{Context, Pid, Runtime};
-use serde::de::{self, Visitor};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 const WAIT: Duration = Duration::from_secs(60);
 const SIZES: [usize; 2] = [1 << 20, 16 << 20];
@@ -23,32 +23,6 @@ fn otter_node(rt: &Runtime) -> Node {
         .cookie("secret")
         .start(&rt.handle())
         .expect("the otter node starts")
-}
-
-/// An Erlang binary.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Bin(Vec<u8>);
-
-impl Serialize for Bin {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_bytes(&self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for Bin {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Bin, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = Bin;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a binary")
-            }
-            fn visit_bytes<E: de::Error>(self, b: &[u8]) -> Result<Bin, E> {
-                Ok(Bin(b.to_vec()))
-            }
-        }
-        d.deserialize_bytes(V)
-    }
 }
 
 /// `{echo, Bin}`.
