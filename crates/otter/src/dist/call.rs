@@ -156,7 +156,9 @@ impl Node {
     /// (`gen_server:call({Name, Node}, Request, Timeout)`), with OTP's protocol: the
     /// caller monitors the server during the call, the reply comes to an alias. The
     /// reply decodes into `R`. The request is encoded and sent before this returns;
-    /// the future waits for the outcome.
+    /// the future waits for the outcome. Given this node's own name it is a local
+    /// call to the server exported under `name` (`Noproc` at once if none is), as
+    /// `gen_server:call({Name, node()}, Request)` is (`local.rs`).
     pub fn call<M, Req, R>(
         &self,
         cx: &Context<M>,

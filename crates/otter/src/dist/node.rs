@@ -400,7 +400,8 @@ impl Node {
     /// (`{Name, Node} ! Message`), connecting first if needed. As in Erlang, the send
     /// does not fail if there is no such process or node: the message is dropped.
     /// `from` is the pid the peer sees as the sender. An error only if `message`
-    /// cannot be encoded.
+    /// cannot be encoded. Given this node's own name, the message goes to the process
+    /// exported under `name` here, as `{Name, node()} ! Message` does (`local.rs`).
     pub fn send_named<M: Serialize + ?Sized, F>(
         &self,
         from: Pid<F>,
@@ -441,7 +442,8 @@ impl Node {
     /// on it monitors the name (`monitor(process, {Name, Node})`: `Noproc` if no process
     /// has it, the holder's exit reason otherwise), and the `Down` names this pid.
     /// Erlang links to pids only: a link to it is answered with the exit signal
-    /// `Noproc`.
+    /// `Noproc`. Given this node's own name, it stands for the name exported here
+    /// (`local.rs`): sends reach its holder, a monitor monitors its holder.
     pub fn remote_name<M: Serialize + Send + 'static>(&self, name: &str, node: &str) -> Pid<M> {
         crate::dist::route::register_encoder::<M>();
         let (Some(name), Some(node)) = (Atom::try_new(name), Atom::try_new(node)) else {
