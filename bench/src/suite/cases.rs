@@ -184,11 +184,13 @@ impl Sizes {
                 latency_r: 100_000,
                 echo: EchoSizes::for_options(o),
                 // Up to about a second a run on the 2-core test machine (20-55 µs a round
-                // trip at 64 bytes, 25-80 µs at 4 KiB); 4 KiB only with --full.
+                // trip at 64 bytes, 25-80 µs at 4 KiB); 4 KiB only with --full. 1 MiB:
+                // issue 42's large-message case, 100 round trips (1-5 ms each) after
+                // the workload's 1,000 untimed ones.
                 dist: if o.full {
-                    vec![(64, 20_000), (4096, 20_000)]
+                    vec![(64, 20_000), (4096, 20_000), (1 << 20, 100)]
                 } else {
-                    vec![(64, 20_000)]
+                    vec![(64, 20_000), (1 << 20, 100)]
                 },
 
                 // WORKLOADS.md "http": 10 s.
@@ -460,7 +462,7 @@ mod tests {
 
     #[test]
     fn dist_cases() {
-        for (args, n) in [(&[][..], 2), (&["--quick"][..], 2), (&["--full"][..], 4)] {
+        for (args, n) in [(&[][..], 4), (&["--quick"][..], 2), (&["--full"][..], 6)] {
             let s = Sizes::for_options(&opts(args).unwrap());
             let cs = cases(&s);
             let dist: Vec<&Case> = cs.iter().filter(|c| c.bench == "dist").collect();

@@ -12,7 +12,9 @@
 //!   send path's "no such process" branch looks further (`dist/remote.rs`).
 //!   [`Node::send_named`] is `{Name, Node} ! Msg`, and [`Node::remote_name`] gives a
 //!   `Pid<M>` standing for `{Name, Node}` (sends go by name, a monitor of it is
-//!   Erlang's `monitor(process, {Name, Node})`).
+//!   Erlang's `monitor(process, {Name, Node})`). Given the node's own name, these and
+//!   [`Node::call`] act locally, as `{Name, node()}` does in Erlang, on the names the
+//!   node exports to its peers (`dist/local.rs`).
 //! * **Receiving.** A process receives from other nodes once its pid has gone out in a
 //!   term (a `Pid<M>` inside a message), or under a name registered with
 //!   [`Node::register`]; each message is decoded into its type `M`, and a term that
@@ -36,6 +38,11 @@
 //!   other nodes send: one request enum for Rust and Erlang callers, the reply handle
 //!   made by the runtime; [`shapes`] has Erlang's `{ok, T}` / `{error, E}` and
 //!   tagged tuples as types.
+//! * **Reply addresses in terms**: an [`Alias`] (Erlang's `alias()`, any reference
+//!   in a term) can be sent to (`Alias ! Msg`), and a [`CallFrom`] (the `From` of a
+//!   `{'$gen_call', From, Request}` a plain process receives) answered with
+//!   `gen_server:reply`'s rule: to the caller's alias for `[alias | Ref]` tags, to
+//!   its pid for plain reference tags.
 //!
 //! # Terms
 //!
@@ -72,10 +79,10 @@
 //!   `global`'s protocol either, so `global:sync()` on its Erlang peers waits for it
 //!   for ever and they do not connect to it transitively: keep it hidden where a peer
 //!   uses `global`.
-//! * [`Node::call`], [`Node::send_named`] and [`Node::remote_name`] reach other nodes
-//!   only: given the node's own name they fail as for an unknown node (`Noconnection`,
-//!   a dropped send, a `Down` at once), where Erlang's `{Name, node()}` is local. Use
-//!   the local registry ([`Context::whereis`](crate::Context::whereis)) for local names.
+//! * `{Name, node()}` ([`Node::call`], [`Node::send_named`], [`Node::remote_name`]
+//!   given the node's own name) reaches the names exported to peers
+//!   ([`Node::register`] and the like), not the runtime's typed local registry
+//!   (Erlang has one registry): the message is encoded and decoded as for a peer.
 //! * A message whose frame is larger than 64 MiB is refused both ways (Erlang has no
 //!   such limit): on the way in the connection drops, as above; on the way out the
 //!   sender gets [`etf::EncodeError::FrameTooLarge`] ([`Node::send_named`],
@@ -90,8 +97,7 @@
 //!   [`RemoteServer`] time out (the server sees them as a [`BadTerm`]). A call whose
 //!   request does not decode is answered `{error, {bad_call, Request}}` by default
 //!   ([`RemoteServer::bad_call`]), as by an Erlang server's catch-all clause; an OTP
-//!   server without one would crash instead, and its caller exit. An `alias()` sent
-//!   as a reply address arrives as a plain reference.
+//!   server without one would crash instead, and its caller exit.
 //! * No distributed spawn (`spawn/4` on an otter node), no `rpc`, no atom cache, no
 //!   fragmented messages (otter does not announce those capabilities, so peers do not
 //!   use them).
@@ -105,6 +111,7 @@
 
 pub mod etf;
 
+mod alias;
 mod bad_term;
 mod call;
 pub(crate) mod connection;
@@ -112,6 +119,7 @@ mod control;
 mod epmd;
 mod flags;
 mod handshake;
+mod local;
 mod node;
 pub(crate) mod pid_serde;
 mod reason;
@@ -126,6 +134,7 @@ mod tests;
 use std::cell::RefCell;
 use std::sync::Arc;
 
+pub use alias::{Alias, AliasError, CallFrom};
 pub use bad_term::BadTerm;
 pub use call::RemoteCallError;
 pub use node::{ConnectError, Node, NodeBuilder, NodeEvent, StartError};

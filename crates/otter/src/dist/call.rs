@@ -156,7 +156,9 @@ impl Node {
     /// (`gen_server:call({Name, Node}, Request, Timeout)`), with OTP's protocol: the
     /// caller monitors the server during the call, the reply comes to an alias. The
     /// reply decodes into `R`. The request is encoded and sent before this returns;
-    /// the future waits for the outcome.
+    /// the future waits for the outcome. Given this node's own name it is a local
+    /// call to the server exported under `name` (`Noproc` at once if none is), as
+    /// `gen_server:call({Name, node()}, Request)` is (`local.rs`).
     pub fn call<M, Req, R>(
         &self,
         cx: &Context<M>,
@@ -173,9 +175,9 @@ impl Node {
         let sleep = cx.sleep(timeout);
         let started = self.start_call(cx.pid().raw, name, node, request);
         async move {
-            let (shared, conn, pending, alias, me, target) = started?;
+            let (shared, via, pending, alias, me, target) = started?;
             shared
-                .wait_call(conn, pending, alias, me, target, sleep)
+                .wait_call(via, pending, alias, me, target, sleep)
                 .await
         }
     }
@@ -190,7 +192,7 @@ impl Node {
     ) -> Result<
         (
             Arc<NodeShared>,
-            Arc<Connection>,
+            Via,
             Arc<Mutex<Pending>>,
             ExternalRef,
             ExternalPid,
@@ -202,7 +204,16 @@ impl Node {
         let bad_name = |s: &str| RemoteCallError::Encode(format!("{s:?} is too long for an atom"));
         let peer = Atom::try_new(node).ok_or_else(|| bad_name(node))?;
         let name = Atom::try_new(name).ok_or_else(|| bad_name(name))?;
-        let conn = connection::get_or_connect(shared, &peer);
+        let own = peer == shared.name;
+        // `{Name, node()}` is a local call (`local.rs`): no connection; the name's
+        // holder must exist, as `gen_server:call` exits `noproc` at once otherwise.
+        let holder = match own {
+            true => Some(
+                crate::dist::local::holder(shared, &name)
+                    .ok_or(RemoteCallError::Exit(ExitReason::Noproc))?,
+            ),
+            false => None,
+        };
         let alias = shared.make_ref();
         let me = shared.external_pid(caller);
         let tag = Term::ImproperList(
@@ -220,25 +231,20 @@ impl Node {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(alias.id.clone(), pending.clone());
         let target = Target::Name(name.clone());
-        let frames = crate::dist::with_node(shared, || -> Result<_, etf::EncodeError> {
-            let mut payload = Vec::new();
-            etf::encode_into(
-                &(
-                    Atom::new("$gen_call"),
-                    (Term::Pid(me.clone()), tag),
-                    request,
-                ),
-                &mut payload,
-            )?;
-            connection::frame_raw(
-                &Control::RegSend {
-                    from: me.clone(),
-                    to: name,
-                },
-                &payload,
-            )
+        let control = Control::RegSend {
+            from: me.clone(),
+            to: name,
+        };
+        let message = (
+            Atom::new("$gen_call"),
+            (Term::Pid(me.clone()), tag),
+            request,
+        );
+        let encoded = crate::dist::with_node(shared, || match holder {
+            Some(_) => etf::to_vec(&message),
+            None => connection::frame(&control, Some(&message)),
         });
-        let frame = match frames {
+        let encoded = match encoded {
             Ok(f) => f,
             Err(e) => {
                 shared
@@ -249,6 +255,28 @@ impl Node {
                 return Err(RemoteCallError::Encode(e.to_string()));
             }
         };
+        if let Some(holder) = holder {
+            // The call's monitor of the server, here: its exit ends the call.
+            let id = crate::monitor::next_id();
+            let (weak, reference) = (Arc::downgrade(shared), alias.clone());
+            let watcher = crate::monitor::Watcher {
+                id,
+                owner: None,
+                notify: crate::monitor::Notify::Message(Box::new(move |down| {
+                    if let Some(n) = weak.upgrade() {
+                        monitor_exit(&n, &n.name, &reference, down.reason);
+                    }
+                    None
+                })),
+            };
+            if crate::signal::bonds::add_watcher(holder, watcher).is_err() {
+                monitor_exit(shared, &peer, &alias, ExitReason::Noproc);
+            }
+            crate::dist::local::deliver(shared, &control, &encoded);
+            let via = Via::Local { holder, id };
+            return Ok((shared.clone(), via, pending, alias, me, target));
+        }
+        let conn = connection::get_or_connect(shared, &peer);
         conn.send_control(
             shared,
             &Control::Monitor {
@@ -257,18 +285,32 @@ impl Node {
                 reference: alias.clone(),
             },
         );
-        conn.send_frame(frame);
+        conn.send_frame(encoded);
         if conn.is_gone() {
             connection_down(shared, &peer);
         }
-        Ok((shared.clone(), conn, pending, alias, me, target))
+        Ok((
+            shared.clone(),
+            Via::Remote(conn),
+            pending,
+            alias,
+            me,
+            target,
+        ))
     }
+}
+
+/// Where a call went: to another node, or to a name of this one (`local.rs`), with the
+/// id of its monitor on the name's holder.
+enum Via {
+    Remote(Arc<Connection>),
+    Local { holder: RawPid, id: u64 },
 }
 
 impl NodeShared {
     async fn wait_call<R: DeserializeOwned>(
         self: Arc<Self>,
-        conn: Arc<Connection>,
+        via: Via,
         pending: Arc<Mutex<Pending>>,
         alias: ExternalRef,
         me: ExternalPid,
@@ -279,7 +321,7 @@ impl NodeShared {
         // entry and its monitor on the server go: `End` does it on drop.
         struct End {
             node: Arc<NodeShared>,
-            conn: Arc<Connection>,
+            via: Via,
             alias: ExternalRef,
             me: ExternalPid,
             target: Target,
@@ -292,21 +334,27 @@ impl NodeShared {
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .remove(&self.alias.id);
-                if !self.monitor_fired {
-                    self.conn.send_control(
+                if self.monitor_fired {
+                    return;
+                }
+                match &self.via {
+                    Via::Remote(conn) => conn.send_control(
                         &self.node,
                         &Control::Demonitor {
                             from: self.me.clone(),
                             to: self.target.clone(),
                             reference: self.alias.clone(),
                         },
-                    );
+                    ),
+                    Via::Local { holder, id } => {
+                        crate::signal::bonds::remove_watcher(*holder, *id);
+                    }
                 }
             }
         }
         let mut end = End {
             node: self.clone(),
-            conn,
+            via,
             alias,
             me,
             target,

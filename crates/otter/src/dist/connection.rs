@@ -9,8 +9,10 @@
 //!   sends to another node encodes the frame itself, on its own thread, and sends it
 //!   to the writer's mailbox: mailbox order is per-sender order, so the messages and
 //!   signals one process sends to another node arrive in the order they were sent.
-//!   Frames sent while the handshake runs wait in the mailbox. The writer drains its
-//!   mailbox into one buffer per write.
+//!   Frames sent while the handshake runs wait in the mailbox. The writer copies
+//!   small frames from its mailbox into one buffer per write, and writes a large one
+//!   from its own buffer (`pump.rs`'s `write_frames`): a frame's payload is written
+//!   once, where its sender encodes it, and copied by no one on the way out.
 //! * The **ticker**, woken every quarter of `net_ticktime`, asks the writer for a tick
 //!   (sent if it wrote nothing since the last one), and closes the socket when the
 //!   reader has read nothing for four quarters (Erlang's ticker). It is a process of its
@@ -28,7 +30,9 @@
 //! A frame's length is at most [`MAX_FRAME`], its control term at most
 //! [`MAX_CONTROL`], both ways: [`frame`] refuses to build a larger frame (an
 //! [`EncodeError::FrameTooLarge`](etf::EncodeError::FrameTooLarge) for the sender)
-//! rather than send one the peer would drop the connection for. The reader's buffer grows only as bytes arrive. At most
+//! rather than send one the peer would drop the connection for. The reader's buffer grows only as bytes arrive
+//! (to at most twice what has arrived, never by what a length field claims), and is
+//! kept while large frames keep coming (`pump.rs`'s `SMALL_FRAMES_TO_SHRINK`). At most
 //! [`MAX_QUEUED`] bytes wait for a peer that does not read; beyond, the connection is
 //! closed (Erlang suspends the senders instead: `busy_dist_port`).
 //!
@@ -394,13 +398,10 @@ pub(crate) fn frame<M: Serialize + ?Sized>(
     c: &Control,
     payload: Option<&M>,
 ) -> Result<Vec<u8>, etf::EncodeError> {
-    let mut out = Vec::with_capacity(128);
-    out.extend_from_slice(&[0, 0, 0, 0, b'p']);
-    c.encode().encode(&mut out);
-    if let Some(p) = payload {
-        etf::encode_into(p, &mut out)?;
-    }
-    seal(out)
+    frame_with(c, |out| match payload {
+        Some(p) => etf::encode_into(p, out),
+        None => Ok(()),
+    })
 }
 
 /// Builds a frame whose payload is already encoded (131 included); refused over
@@ -410,6 +411,19 @@ pub(crate) fn frame_raw(c: &Control, payload: &[u8]) -> Result<Vec<u8>, etf::Enc
     out.extend_from_slice(&[0, 0, 0, 0, b'p']);
     c.encode().encode(&mut out);
     out.extend_from_slice(payload);
+    seal(out)
+}
+
+/// Builds a frame whose payload `encode` appends to the frame itself (the payload is
+/// written once, where it is sent from); refused over [`MAX_FRAME`] as [`frame`]'s.
+pub(crate) fn frame_with(
+    c: &Control,
+    encode: impl FnOnce(&mut Vec<u8>) -> Result<(), etf::EncodeError>,
+) -> Result<Vec<u8>, etf::EncodeError> {
+    let mut out = Vec::with_capacity(128);
+    out.extend_from_slice(&[0, 0, 0, 0, b'p']);
+    c.encode().encode(&mut out);
+    encode(&mut out)?;
     seal(out)
 }
 

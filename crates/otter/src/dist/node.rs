@@ -208,6 +208,9 @@ pub(crate) struct NodeShared {
     pub(crate) calls: crate::dist::call::Calls,
     /// Reference numbers this node hands out (monitors, calls).
     next_ref: std::sync::atomic::AtomicU64,
+    /// Monitors of this node's own exported names, by monitor id: the process that
+    /// held the name when the monitor was set (`local.rs`).
+    pub(crate) local_monitors: Mutex<HashMap<u64, RawPid>>,
 }
 
 impl fmt::Debug for NodeShared {
@@ -274,6 +277,7 @@ impl Node {
             stopped: Default::default(),
             calls: Default::default(),
             next_ref: std::sync::atomic::AtomicU64::new(1),
+            local_monitors: Mutex::new(HashMap::new()),
         });
         if !handle.set_node(&shared) {
             return Err(StartError::AlreadyStarted);
@@ -396,7 +400,8 @@ impl Node {
     /// (`{Name, Node} ! Message`), connecting first if needed. As in Erlang, the send
     /// does not fail if there is no such process or node: the message is dropped.
     /// `from` is the pid the peer sees as the sender. An error only if `message`
-    /// cannot be encoded.
+    /// cannot be encoded. Given this node's own name, the message goes to the process
+    /// exported under `name` here, as `{Name, node()} ! Message` does (`local.rs`).
     pub fn send_named<M: Serialize + ?Sized, F>(
         &self,
         from: Pid<F>,
@@ -407,11 +412,17 @@ impl Node {
         let too_long = |s: &str| etf::EncodeError::AtomTooLong(s.to_string());
         let peer = Atom::try_new(node).ok_or_else(|| too_long(node))?;
         let to = Atom::try_new(name).ok_or_else(|| too_long(name))?;
-        let conn = connection::get_or_connect(&self.shared, &peer);
         let control = crate::dist::control::Control::RegSend {
             from: self.shared.external_pid(from.raw),
             to,
         };
+        if peer == self.shared.name {
+            // `{Name, node()} ! Message` (`local.rs`).
+            let payload = crate::dist::with_node(&self.shared, || etf::to_vec(message))?;
+            crate::dist::local::deliver(&self.shared, &control, &payload);
+            return Ok(());
+        }
+        let conn = connection::get_or_connect(&self.shared, &peer);
         let frame =
             crate::dist::with_node(&self.shared, || connection::frame(&control, Some(message)))?;
         conn.send_frame(frame);
@@ -431,7 +442,8 @@ impl Node {
     /// on it monitors the name (`monitor(process, {Name, Node})`: `Noproc` if no process
     /// has it, the holder's exit reason otherwise), and the `Down` names this pid.
     /// Erlang links to pids only: a link to it is answered with the exit signal
-    /// `Noproc`.
+    /// `Noproc`. Given this node's own name, it stands for the name exported here
+    /// (`local.rs`): sends reach its holder, a monitor monitors its holder.
     pub fn remote_name<M: Serialize + Send + 'static>(&self, name: &str, node: &str) -> Pid<M> {
         crate::dist::route::register_encoder::<M>();
         let (Some(name), Some(node)) = (Atom::try_new(name), Atom::try_new(node)) else {

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, PoisonError};
 
-use crate::dist::connection::{Connection, monitor_id, node_pid};
+use crate::dist::connection::{Connection, monitor_id};
 use crate::dist::control::{Control, Target};
 use crate::dist::etf::{Atom, ExternalPid, ExternalRef, Term};
 use crate::dist::node::NodeShared;
@@ -50,7 +50,7 @@ fn act(node: &Arc<NodeShared>, conn: &Arc<Connection>, c: Control, payload: &[u8
                 }
             }
         }
-        Control::RegSend { from, to } => reg_send(node, conn, from, &to, payload),
+        Control::RegSend { from, to } => reg_send(node, from, &to, payload),
         Control::AliasSend { alias, .. } => {
             crate::dist::call::alias_reply(node, &conn.peer, &alias, payload)
         }
@@ -236,13 +236,7 @@ const SERVICES: [&str; 2] = ["net_kernel", "rex"];
 
 /// A message to a registered name: the node's own services, or a name registered
 /// with `Node::register`.
-fn reg_send(
-    node: &Arc<NodeShared>,
-    conn: &Arc<Connection>,
-    from: ExternalPid,
-    to: &Atom,
-    payload: &[u8],
-) {
+fn reg_send(node: &Arc<NodeShared>, from: ExternalPid, to: &Atom, payload: &[u8]) {
     let e = node
         .names
         .read()
@@ -265,7 +259,7 @@ fn reg_send(
                 && t.len() == 3
                 && t[0] == Term::atom("$gen_call")
             {
-                reply_gen_call(node, conn, &t[1], Term::atom("yes"));
+                reply_gen_call(node, &t[1], Term::atom("yes"));
             }
         }
         // `rpc:call/4` through `rex`: otter runs no Erlang code.
@@ -281,16 +275,16 @@ fn reg_send(
                         Term::Tuple(vec![Term::atom("undef"), Term::atom("otter")]),
                     ]),
                 ]);
-                reply_gen_call(node, conn, &t[1], why);
+                reply_gen_call(node, &t[1], why);
             }
         }
         _ => {}
     }
 }
 
-/// Answers a `gen_server` call whose `From` is `from` (`{Pid, Tag}`): to the alias if
-/// the tag is `[alias | Ref]` (OTP 24+), else to the pid.
-pub(crate) fn reply_gen_call(node: &Arc<NodeShared>, conn: &Connection, from: &Term, reply: Term) {
+/// Answers a `gen_server` call whose `From` is `from` (`{Pid, Tag}`), as
+/// [`CallFrom::reply`](crate::dist::CallFrom::reply) does (`alias.rs`).
+pub(crate) fn reply_gen_call(node: &Arc<NodeShared>, from: &Term, reply: Term) {
     let Term::Tuple(f) = from else { return };
     let [Term::Pid(pid), tag] = &f[..] else {
         return;
@@ -298,21 +292,12 @@ pub(crate) fn reply_gen_call(node: &Arc<NodeShared>, conn: &Connection, from: &T
     let message = Term::Tuple(vec![tag.clone(), reply]);
     let mut payload = Vec::new();
     message.encode(&mut payload);
-    let control = match tag {
-        Term::ImproperList(head, tail)
-            if head.first() == Some(&Term::atom("alias")) && matches!(**tail, Term::Ref(_)) =>
-        {
-            let Term::Ref(alias) = &**tail else { return };
-            Control::AliasSend {
-                from: node_pid(node),
-                alias: alias.clone(),
-            }
-        }
-        _ => Control::Send { to: pid.clone() },
+    let sent = match crate::dist::alias::alias_of(tag) {
+        Some(alias) => crate::dist::alias::send_to_alias(node, alias, &payload),
+        None => crate::dist::alias::send_to_pid(node, pid, &payload),
     };
-    match crate::dist::connection::frame_raw(&control, &payload) {
-        Ok(frame) => conn.send_frame(frame),
+    if let Err(e) = sent {
         // The caller's monitor or timeout ends its call, as if the server had crashed.
-        Err(e) => eprintln!("otter: a reply to {pid:?} was not sent: {e}"),
+        eprintln!("otter: a reply to {pid:?} was not sent: {e}");
     }
 }

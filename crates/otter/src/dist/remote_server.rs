@@ -602,11 +602,6 @@ fn deliver<S: RemoteServer>(node: &Arc<NodeShared>, to: RawPid, payload: &[u8]) 
 
 /// Sends `{Tag, Reply}` to a caller's `From`.
 fn reply_to<R: Serialize>(node: &Arc<NodeShared>, from: &Term, reply: &R) {
-    let Term::Tuple(f) = from else { return };
-    let [Term::Pid(pid), _] = &f[..] else { return };
-    let Some(conn) = crate::dist::connection::get(node, &pid.node) else {
-        return;
-    };
     let mut bytes = Vec::new();
     if crate::dist::with_node(node, || etf::encode_into(reply, &mut bytes)).is_err() {
         return;
@@ -614,5 +609,5 @@ fn reply_to<R: Serialize>(node: &Arc<NodeShared>, from: &Term, reply: &R) {
     let Ok(reply) = Term::decode(&bytes) else {
         return;
     };
-    crate::dist::receive::reply_gen_call(node, &conn, from, reply);
+    crate::dist::receive::reply_gen_call(node, from, reply);
 }

@@ -69,6 +69,23 @@ pub(crate) fn send<M: Send + 'static>(to: RawPid, message: M) -> Result<(), M> {
     else {
         return Err(message);
     };
+    if pid.node == node.name {
+        // `{Name, node()}` (`local.rs`); no other pid of this node is remote.
+        let Some(name) = remote::name_of(to) else {
+            return Err(message);
+        };
+        let mut payload = Vec::new();
+        if let Err(e) = crate::dist::with_node(&node, || encode(&message, &mut payload)) {
+            eprintln!("otter: a message to {to:?} was not sent: {e}");
+            return Err(message);
+        }
+        let control = Control::RegSend {
+            from: connection::node_pid(&node),
+            to: name,
+        };
+        crate::dist::local::deliver(&node, &control, &payload);
+        return Ok(());
+    }
     let conn = connection::get_or_connect(&node, &pid.node);
     let peer = pid.node.clone();
     let control = match remote::name_of(to) {
@@ -79,9 +96,7 @@ pub(crate) fn send<M: Send + 'static>(to: RawPid, message: M) -> Result<(), M> {
         None => Control::Send { to: pid },
     };
     let frame = crate::dist::with_node(&node, || {
-        let mut payload = Vec::with_capacity(64);
-        encode(&message, &mut payload)?;
-        connection::frame_raw(&control, &payload)
+        connection::frame_with(&control, |out| encode(&message, out))
     });
     match frame {
         Ok(f) => {
@@ -109,6 +124,9 @@ fn target_of(raw: RawPid, pid: ExternalPid) -> Target {
 /// Whether the node of a remote pid is connected (`Pid::is_alive` of a remote pid).
 pub(crate) fn is_connected(to: RawPid) -> bool {
     remote::resolve(to).is_some_and(|(node, pid)| {
+        if pid.node == node.name {
+            return !node.stopped.load(std::sync::atomic::Ordering::Acquire);
+        }
         node.connections
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -199,6 +217,16 @@ pub(crate) fn monitor(target: RawPid, watcher: Watcher) {
     let Some(owner) = watcher.owner else {
         return refused(watcher, ExitReason::Noproc);
     };
+    if pid.node == node.name {
+        // `{Name, node()}`: its holder, here (`local.rs`).
+        let Some(name) = remote::name_of(target) else {
+            return refused(watcher, ExitReason::Noproc);
+        };
+        if let Err(w) = crate::dist::local::monitor(&node, target, &name, watcher) {
+            refused(w, ExitReason::Noproc);
+        }
+        return;
+    }
     let conn = connection::get_or_connect(&node, &pid.node);
     let reference = monitor_ref(&node, watcher.id);
     if let Err(w) = conn.add_watching(&reference, target, watcher) {
@@ -220,6 +248,9 @@ pub(crate) fn demonitor(target: RawPid, id: u64) -> bool {
     let Some((node, pid)) = remote::resolve(target) else {
         return false;
     };
+    if pid.node == node.name {
+        return crate::dist::local::demonitor(&node, id);
+    }
     let reference = monitor_ref(&node, id);
     let Some(conn) = connection::get(&node, &pid.node) else {
         return false;

@@ -8,6 +8,7 @@
 //! | `ok \| {error, E}` | [`OkOrError<E>`] | a `Result<(), E>` (`file:write/2`'s shape) |
 //! | `{Tag, T}`, any atom `Tag` | [`Tagged<T>`] | the tag kept as an [`Atom`] |
 //! | `{tag, A, B}`, a known `tag` | a serde enum variant `Tag(A, B)` | `#[serde(rename_all = "snake_case")]` |
+//! | `<<...>>`, a binary | [`Binary`] | a `Vec<u8>` (a plain `Vec<u8>` is a serde seq: it encodes as a list of bytes, twice the size, and Erlang takes it as a list) |
 //!
 //! ```
 //! use otter::dist::etf::{self, Term};
@@ -239,5 +240,65 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Tagged<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let (tag, value) = <(Atom, T)>::deserialize(d)?;
         Ok(Tagged { tag, value })
+    }
+}
+
+/// An Erlang binary (`BINARY_EXT`): bytes that encode as a binary and decode from one
+/// (or from a list of bytes). A plain `Vec<u8>` is a serde sequence, so it encodes as
+/// an Erlang list of bytes, twice the size on the wire and a list to Erlang; large
+/// messages of bytes want this type.
+///
+/// ```
+/// use otter::dist::etf::{self, Term};
+/// use otter::dist::shapes::Binary;
+/// let b = Binary(vec![1, 2, 3]);
+/// let bytes = etf::to_vec(&b).unwrap();
+/// assert_eq!(etf::from_slice::<Term>(&bytes).unwrap(), Term::Binary(vec![1, 2, 3]));
+/// assert_eq!(etf::from_slice::<Binary>(&bytes).unwrap(), b);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Binary(pub Vec<u8>);
+
+impl From<Vec<u8>> for Binary {
+    fn from(v: Vec<u8>) -> Binary {
+        Binary(v)
+    }
+}
+
+impl From<Binary> for Vec<u8> {
+    fn from(b: Binary) -> Vec<u8> {
+        b.0
+    }
+}
+
+impl Serialize for Binary {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Binary {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Binary, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Binary;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a binary")
+            }
+            fn visit_bytes<E: de::Error>(self, b: &[u8]) -> Result<Binary, E> {
+                Ok(Binary(b.to_vec()))
+            }
+            fn visit_byte_buf<E: de::Error>(self, b: Vec<u8>) -> Result<Binary, E> {
+                Ok(Binary(b))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Binary, A::Error> {
+                let mut v = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
+                while let Some(b) = seq.next_element::<u8>()? {
+                    v.push(b);
+                }
+                Ok(Binary(v))
+            }
+        }
+        d.deserialize_byte_buf(V)
     }
 }

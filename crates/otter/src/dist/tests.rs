@@ -206,6 +206,60 @@ fn a_peer_that_disconnects_mid_frame_is_dropped() {
 }
 
 #[test]
+fn a_frame_cut_short_after_large_frames_is_dropped_and_the_node_goes_on() {
+    // Large frames grow the reader's buffer and it is kept (`pump.rs`): a frame cut
+    // short in it is still a dropped connection, not a panic or a stale message.
+    let rt = Runtime::new();
+    let (node, probe, rx) = node_with_probe(&rt);
+    let target = node.name().to_string();
+    let to = node.shared.external_pid(probe.raw);
+    let (tx, done) = channel();
+    rt.handle().spawn(move |_: Context<()>| async move {
+        let (mut s, me) = handshaken(&target, "big", 4).await;
+        let mut b = frame::<()>(
+            &Control::Link {
+                from: me.clone(),
+                to,
+            },
+            None,
+        )
+        .unwrap();
+        for i in 0..3u8 {
+            let bin = Term::Binary(vec![i; 1 << 20]);
+            let reg = Control::RegSend {
+                from: me.clone(),
+                to: Atom::new("inbox"),
+            };
+            b.extend_from_slice(&frame(&reg, Some(&bin)).unwrap());
+        }
+        let mut cut = frame(
+            &Control::RegSend {
+                from: me,
+                to: Atom::new("inbox"),
+            },
+            Some(&Term::Binary(vec![9; 2 << 20])),
+        )
+        .unwrap();
+        cut.truncate(100_000);
+        b.extend_from_slice(&cut);
+        s.write_all(&b).await.unwrap();
+        tx.send(()).unwrap();
+    });
+    done.recv_timeout(WAIT).unwrap();
+    for i in 0..3u8 {
+        match rx
+            .recv_timeout(WAIT)
+            .expect("each whole frame is delivered")
+        {
+            In::Term(Term::Binary(b)) => assert!(b.len() == 1 << 20 && b.iter().all(|&x| x == i)),
+            other => panic!("{other:?}"),
+        }
+    }
+    expect_noconnection(&rx);
+    node_goes_on(&rt, &node, &rx);
+}
+
+#[test]
 fn a_frame_longer_than_the_limit_is_refused() {
     let rt = Runtime::new();
     let (node, probe, rx) = node_with_probe(&rt);

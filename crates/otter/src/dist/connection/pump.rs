@@ -10,7 +10,7 @@ use super::{Connection, MAX_CONTROL, MAX_FRAME, Out};
 use crate::dist::control::Control;
 use crate::dist::etf::{self, Term};
 use crate::dist::node::{ConnectError, NodeShared};
-use crate::net::TcpStream;
+use crate::net::{SharedStream, TcpStream};
 use crate::process::Context;
 
 /// The writer process (module docs).
@@ -22,33 +22,19 @@ pub(super) async fn run_writer(mut cx: Context<Out>, conn: Weak<Connection>) {
     else {
         return;
     };
-    let mut buf: Vec<u8> = Vec::with_capacity(64 << 10);
+    let mut buf: Vec<u8> = Vec::with_capacity(BATCH);
     let mut wrote_since_tick = false;
     loop {
         match cx.recv().await {
             Out::Frame(f) => {
-                buf.extend_from_slice(&f);
-                let mut close = false;
-                while buf.len() < 64 << 10 {
-                    match cx.try_recv() {
-                        Some(Out::Frame(f)) => buf.extend_from_slice(&f),
-                        Some(Out::Close) => {
-                            close = true;
-                            break;
-                        }
-                        Some(_) => {}
-                        None => break,
-                    }
-                }
-                let written = socket.write_all(&buf).await;
+                let (sent, close) = write_frames(&mut cx, &socket, &mut buf, f).await;
                 if let Some(c) = conn.upgrade() {
-                    c.queued.fetch_sub(buf.len(), Ordering::Relaxed);
+                    c.queued.fetch_sub(sent.bytes, Ordering::Relaxed);
                 }
-                if written.is_err() || close {
+                if sent.failed || close {
                     let _ = socket.shutdown(std::net::Shutdown::Both);
                     return;
                 }
-                buf.clear();
                 wrote_since_tick = true;
             }
             Out::Tick => {
@@ -66,6 +52,69 @@ pub(super) async fn run_writer(mut cx: Context<Out>, conn: Weak<Connection>) {
         }
     }
 }
+
+/// What [`write_frames`] did.
+struct Sent {
+    /// The frames' bytes, written or not.
+    bytes: usize,
+    /// A write failed.
+    failed: bool,
+}
+
+/// The writer's batching: small frames go out together, copied into `buf` until it
+/// holds [`BATCH`] bytes or the mailbox has no more frames; a frame of [`BATCH`] bytes
+/// or more is written from its own buffer (after what was batched before it), never
+/// copied. Returns what was written and whether a `Close` was taken on the way.
+async fn write_frames(
+    cx: &mut Context<Out>,
+    socket: &SharedStream,
+    buf: &mut Vec<u8>,
+    first: Vec<u8>,
+) -> (Sent, bool) {
+    let mut sent = Sent {
+        bytes: 0,
+        failed: false,
+    };
+    let mut close = false;
+    let mut next = Some(first);
+    while let Some(f) = next.take() {
+        sent.bytes += f.len();
+        if f.len() >= BATCH {
+            if !buf.is_empty() {
+                sent.failed = socket.write_all(buf).await.is_err();
+                buf.clear();
+            }
+            if sent.failed || socket.write_all(&f).await.is_err() {
+                sent.failed = true;
+                return (sent, close);
+            }
+        } else {
+            buf.extend_from_slice(&f);
+        }
+        while next.is_none() && buf.len() < BATCH {
+            match cx.try_recv() {
+                Some(Out::Frame(f)) => next = Some(f),
+                Some(Out::Close) => {
+                    close = true;
+                    break;
+                }
+                Some(_) => {}
+                None => break,
+            }
+        }
+        if close {
+            break;
+        }
+    }
+    if !buf.is_empty() {
+        sent.failed = socket.write_all(buf).await.is_err();
+        buf.clear();
+    }
+    (sent, close)
+}
+
+/// The bytes the writer batches into one write (see [`write_frames`]).
+const BATCH: usize = 64 << 10;
 
 /// The ticker process (module docs): every quarter of `net_ticktime`, a tick for the
 /// writer to send if it is idle, and the silence check.
@@ -114,6 +163,8 @@ pub(super) async fn run_reader(node: Arc<NodeShared>, conn: Arc<Connection>, str
     const CHUNK: usize = 64 << 10;
     let mut buf = vec![0u8; CHUNK];
     let (mut start, mut end) = (0usize, 0usize);
+    // Frames no larger than CHUNK read since the buffer last held a larger one.
+    let mut small_frames = 0u32;
     let why = 'read: loop {
         // Every whole frame in the buffer.
         while end - start >= 4 {
@@ -127,6 +178,11 @@ pub(super) async fn run_reader(node: Arc<NodeShared>, conn: Arc<Connection>, str
                 break;
             }
             conn.received.fetch_add(1, Ordering::Relaxed);
+            small_frames = if len > CHUNK {
+                0
+            } else {
+                small_frames.saturating_add(1)
+            };
             if len > 0
                 && let Err(e) = handle_frame(&node, &conn, &buf[start + 4..start + 4 + len])
             {
@@ -136,8 +192,10 @@ pub(super) async fn run_reader(node: Arc<NodeShared>, conn: Arc<Connection>, str
         }
         if start == end {
             (start, end) = (0, 0);
-            if buf.len() > CHUNK {
-                // A large frame is done: give its memory back.
+            if buf.len() > CHUNK && small_frames >= SMALL_FRAMES_TO_SHRINK {
+                // Large frames have stopped coming: give their memory back. While
+                // they come, the buffer is kept: growing it again for each one would
+                // cost a copy of what has arrived and a fill of what has not.
                 buf.truncate(CHUNK);
                 buf.shrink_to_fit();
             }
@@ -160,6 +218,10 @@ pub(super) async fn run_reader(node: Arc<NodeShared>, conn: Arc<Connection>, str
     let _ = socket.shutdown(std::net::Shutdown::Both);
     guard.2 = Some(why);
 }
+
+/// How many frames of at most a read chunk in a row make the reader give back the
+/// memory it took for larger ones (`run_reader`).
+const SMALL_FRAMES_TO_SHRINK: u32 = 16;
 
 /// Acts on one frame (`'p'`, control, payload). An error takes the connection down.
 fn handle_frame(node: &Arc<NodeShared>, conn: &Arc<Connection>, f: &[u8]) -> Result<(), String> {

@@ -97,11 +97,24 @@ fn len32(n: usize) -> u32 {
     }
 }
 
+/// Writes a binary (`BINARY_EXT`).
+///
+/// A large binary is most of its message: room for it (and for the few bytes that
+/// usually follow it) is made once, so that the buffer is not grown by doubling and
+/// copied on the way, the binary included.
 pub(crate) fn binary(out: &mut Vec<u8>, b: &[u8]) {
+    if b.len() >= LARGE_BINARY {
+        out.reserve(b.len() + 5 + LARGE_BINARY_SLACK);
+    }
     out.push(BINARY_EXT);
     out.extend_from_slice(&len32(b.len()).to_be_bytes());
     out.extend_from_slice(b);
 }
+
+/// The size from which [`binary`] makes room for the whole binary at once.
+const LARGE_BINARY: usize = 4096;
+/// The bytes [`binary`] leaves free after a large binary, for the rest of its message.
+const LARGE_BINARY_SLACK: usize = 256;
 
 pub(crate) fn tuple_header(out: &mut Vec<u8>, n: usize) {
     match u8::try_from(n) {
