@@ -106,7 +106,7 @@
 //! 2. No field overflows: active is at most twice [`MAX_THREADS`] (one spare per held
 //!    worker, `stand_in.rs` rule 1), below `2^FIELD_BITS`; every other field is at
 //!    most active.
-//! 3. A read of the word is one snapshot of all five counts. With separate counters a
+//! 3. A read of the word is one snapshot of all five counts (docs/design/0036). With separate counters a
 //!    worker going from sleeping to searching could be counted in both by a reader
 //!    between the two loads, and `others_running` then answered "nobody runs" while
 //!    one did (the loom model `a_snapshot_counts_a_worker_once`).
