@@ -560,6 +560,8 @@ pub mod os_signal;
 #[cfg(not(loom))]
 mod registry;
 #[cfg(not(loom))]
+mod remote;
+#[cfg(not(loom))]
 mod scheduler;
 #[cfg(not(loom))]
 pub mod server;

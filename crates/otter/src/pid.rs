@@ -25,10 +25,10 @@ impl RawPid {
         generation: 0,
     };
 
-    /// Whether this names a process of another node (`dist/remote.rs`).
-    #[cfg(feature = "dist")]
+    /// Whether this names a process of another node (`remote.rs`).
+    #[inline]
     pub(crate) fn is_remote(self) -> bool {
-        self.index & crate::dist::remote::REMOTE != 0
+        self.index & crate::remote::REMOTE_BIT != 0
     }
 
     /// Packs the pid into one word (for a `Waker`'s data pointer).
@@ -50,17 +50,8 @@ impl fmt::Debug for RawPid {
         if *self == RawPid::OUTSIDE {
             return f.write_str("<outside>");
         }
-        #[cfg(feature = "dist")]
-        if self.is_remote() {
-            return match crate::dist::remote::resolve(*self) {
-                Some((_, p)) => write!(f, "<{}.{}.{}>", p.node, p.id, p.serial),
-                None => write!(
-                    f,
-                    "<remote.{}.{}>",
-                    self.index & !crate::dist::remote::REMOTE,
-                    self.generation
-                ),
-            };
+        if let Some(d) = crate::remote::of(*self) {
+            return d.fmt_pid(*self, f);
         }
         write!(f, "<0.{}.{}>", self.index, self.generation)
     }

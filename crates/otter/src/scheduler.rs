@@ -167,7 +167,6 @@ pub(crate) struct Shared {
     pub(crate) timer: Arc<Timer>,
     pub(crate) registry: crate::registry::Registry,
     /// Whether a distribution node runs on this runtime (one at most).
-    #[cfg(feature = "dist")]
     pub(crate) has_node: std::sync::atomic::AtomicBool,
     /// The reactor, created with the first socket (`io.rs`).
     pub(crate) io: OnceLock<Arc<Reactor>>,
@@ -503,7 +502,6 @@ impl Builder {
             outside_spawns: AtomicUsize::new(0),
             timer: Timer::new(format!("{}-timer", self.name)),
             registry: Default::default(),
-            #[cfg(feature = "dist")]
             has_node: Default::default(),
             io: OnceLock::new(),
             blocking: Arc::new(crate::blocking::Pool::new(format!(

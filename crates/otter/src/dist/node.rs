@@ -279,9 +279,10 @@ impl Node {
             next_ref: std::sync::atomic::AtomicU64::new(1),
             local_monitors: Mutex::new(HashMap::new()),
         });
-        if !handle.set_node(&shared) {
+        if !handle.set_node() {
             return Err(StartError::AlreadyStarted);
         }
+        crate::dist::route::install();
         connection::start_acceptor(&shared, listener).map_err(StartError::Listen)?;
         Ok(Node { shared })
     }

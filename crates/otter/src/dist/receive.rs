@@ -58,7 +58,7 @@ fn act(node: &Arc<NodeShared>, conn: &Arc<Connection>, c: Control, payload: &[u8
             let remote = remote::intern(node, &from, &conn.peer);
             let accepted = node.local_pid(&to).is_some_and(|local| {
                 conn.add_link(local, remote) && {
-                    let ok = bonds::link_from_remote(local, remote);
+                    let ok = bonds::attach_link(local, remote, false);
                     if !ok {
                         conn.remove_link(local, remote);
                     }

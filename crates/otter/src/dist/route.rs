@@ -1,6 +1,7 @@
 //! The outgoing side: a send, link, unlink, exit signal or monitor whose other end is
 //! a remote pid, from the core's "not a local process" branches (`process/send.rs`,
-//! `signal/bonds.rs`).
+//! `signal/bonds.rs`), through the core's door [`crate::remote::Distribution`], which
+//! [`install`] opens when a node starts.
 //!
 //! A send to a remote `Pid<M>` needs `M`'s encoder, but `Pid::send` asks only
 //! `M: Send`: the encoder is found by `M`'s `TypeId` in a table filled by every way a
@@ -55,36 +56,87 @@ pub(crate) fn register_encoder<M: Serialize + 'static>() {
         .insert(id, encode_any::<M>);
 }
 
-/// Sends `message` to the remote pid `to`; hands it back if the pid is retired, or it
-/// cannot be encoded.
-pub(crate) fn send<M: Send + 'static>(to: RawPid, message: M) -> Result<(), M> {
+/// The distribution as the core sees it (`remote.rs`): this module's functions.
+struct Route;
+
+impl crate::remote::Distribution for Route {
+    fn is_connected(&self, pid: RawPid) -> bool {
+        is_connected(pid)
+    }
+
+    fn send(&self, to: RawPid, message: &dyn Any) -> bool {
+        send(to, message)
+    }
+
+    fn monitor(&self, target: RawPid, watcher: Watcher) {
+        monitor(target, watcher);
+    }
+
+    fn demonitor(&self, target: RawPid, id: u64) -> bool {
+        demonitor(target, id)
+    }
+
+    fn link(&self, from: RawPid, to: RawPid) -> Result<(), ExitReason> {
+        link(from, to)
+    }
+
+    fn unlink(&self, from: RawPid, to: RawPid) {
+        unlink(from, to);
+    }
+
+    fn exit_signal(&self, to: RawPid, from: RawPid, reason: ExitReason, kind: Kind) {
+        exit_signal(to, from, reason, kind);
+    }
+
+    fn fmt_pid(&self, raw: RawPid, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match remote::resolve(raw) {
+            Some((_, p)) => write!(f, "<{}.{}.{}>", p.node, p.id, p.serial),
+            None => write!(
+                f,
+                "<remote.{}.{}>",
+                raw.index & !remote::REMOTE,
+                raw.generation
+            ),
+        }
+    }
+}
+
+/// Opens the core's door to remote pids (a node's start; once per program).
+pub(crate) fn install() {
+    static ROUTE: Route = Route;
+    crate::remote::install(&ROUTE);
+}
+
+/// Sends `message` to the remote pid `to`; false if the pid is retired, or it cannot be
+/// encoded (the core hands it back to the sender).
+fn send(to: RawPid, message: &dyn Any) -> bool {
     let Some((node, pid)) = remote::resolve(to) else {
-        return Err(message);
+        return false;
     };
     let Some(encode) = ENCODERS
         .read()
         .unwrap_or_else(PoisonError::into_inner)
         .as_ref()
-        .and_then(|t| t.get(&TypeId::of::<M>()).copied())
+        .and_then(|t| t.get(&message.type_id()).copied())
     else {
-        return Err(message);
+        return false;
     };
     if pid.node == node.name {
         // `{Name, node()}` (`local.rs`); no other pid of this node is remote.
         let Some(name) = remote::name_of(to) else {
-            return Err(message);
+            return false;
         };
         let mut payload = Vec::new();
-        if let Err(e) = crate::dist::with_node(&node, || encode(&message, &mut payload)) {
+        if let Err(e) = crate::dist::with_node(&node, || encode(message, &mut payload)) {
             eprintln!("otter: a message to {to:?} was not sent: {e}");
-            return Err(message);
+            return false;
         }
         let control = Control::RegSend {
             from: connection::node_pid(&node),
             to: name,
         };
         crate::dist::local::deliver(&node, &control, &payload);
-        return Ok(());
+        return true;
     }
     let conn = connection::get_or_connect(&node, &pid.node);
     let peer = pid.node.clone();
@@ -96,19 +148,19 @@ pub(crate) fn send<M: Send + 'static>(to: RawPid, message: M) -> Result<(), M> {
         None => Control::Send { to: pid },
     };
     let frame = crate::dist::with_node(&node, || {
-        connection::frame_with(&control, |out| encode(&message, out))
+        connection::frame_with(&control, |out| encode(message, out))
     });
     match frame {
         Ok(f) => {
             conn.send_frame(f);
-            Ok(())
+            true
         }
         Err(e) => {
             // A message that cannot be a term (nested deeper than `etf::MAX_DEPTH`, a
             // `Serialize` error) or a frame (over `MAX_FRAME`): `try_send` hands it back; a plain `send` would lose
             // it without a word.
             eprintln!("otter: a message to {to:?} on {peer} was not sent: {e}");
-            Err(message)
+            false
         }
     }
 }

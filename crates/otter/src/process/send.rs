@@ -132,9 +132,8 @@ impl ProcessId {
     /// assert!(alive.unwrap());
     /// ```
     pub fn is_alive(&self) -> bool {
-        #[cfg(feature = "dist")]
-        if self.0.is_remote() {
-            return crate::dist::route::is_connected(self.0);
+        if let Some(d) = crate::remote::of(self.0) {
+            return d.is_connected(self.0);
         }
         crate::process::cell::is_alive(self.0)
     }
@@ -148,9 +147,8 @@ impl ProcessId {
     /// assert!(!gone.unwrap());
     /// ```
     pub fn has_exited(&self) -> bool {
-        #[cfg(feature = "dist")]
-        if self.0.is_remote() {
-            return !crate::dist::route::is_connected(self.0);
+        if let Some(d) = crate::remote::of(self.0) {
+            return !d.is_connected(self.0);
         }
         !table::slot(self.0.index).is_some_and(|s| s.word.is_alive(self.0.generation))
     }
@@ -279,16 +277,14 @@ fn stream_miss<M: Send + 'static>(pid: Pid<M>, message: M, spill: bool) -> Resul
 }
 
 /// A send to a pid the process table does not resolve: a process of another node
-/// (`dist/route.rs`), or one that has exited (the message is handed back).
+/// (`remote.rs`), or one that has exited (the message is handed back).
 #[cold]
 #[inline(never)]
 fn not_local<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> {
-    #[cfg(feature = "dist")]
-    if pid.raw.is_remote() {
-        return crate::dist::route::send(pid.raw, message);
+    match crate::remote::of(pid.raw) {
+        Some(d) if d.send(pid.raw, &message) => Ok(()),
+        _ => Err(message),
     }
-    let _ = pid;
-    Err(message)
 }
 
 /// Keeps `lookup`'s count in entry `i` of the stream cache if this thread is a worker

@@ -30,8 +30,8 @@ pub struct Handle {
 }
 
 impl Handle {
-    /// The runtime's name registry.
-    #[cfg(feature = "dist")]
+    /// The runtime's name registry (the distribution's look-ups of exported names).
+    #[allow(dead_code)] // Without the `dist` feature, nothing asks.
     pub(crate) fn registry(&self) -> &crate::registry::Registry {
         &self.shared.registry
     }
@@ -100,9 +100,9 @@ impl Handle {
         bonds::signal(pid.into().0, RawPid::OUTSIDE, reason, Kind::Exit);
     }
 
-    /// Marks the runtime as having a node; false if it had one.
-    #[cfg(feature = "dist")]
-    pub(crate) fn set_node<T>(&self, _: &T) -> bool {
+    /// Marks the runtime as hosting a distribution node; false if it had one.
+    #[allow(dead_code)] // Without the `dist` feature, no node starts.
+    pub(crate) fn set_node(&self) -> bool {
         !self.shared.has_node.swap(true, Ordering::AcqRel)
     }
 

@@ -175,9 +175,8 @@ fn with_bonds<R>(p: &ProcessRef, f: impl FnOnce(&Header, &mut Option<Box<Bonds>>
 /// (the caller then sends `Noproc`). If `target`'s exit is under way, its own end
 /// sends the `Noproc` (module docs).
 pub(crate) fn add_watcher(target: RawPid, watcher: Watcher) -> Result<(), Watcher> {
-    #[cfg(feature = "dist")]
-    if target.is_remote() {
-        crate::dist::route::monitor(target, watcher);
+    if let Some(d) = crate::remote::of(target) {
+        d.monitor(target, watcher);
         return Ok(());
     }
     let Some(lookup) = ProcessRef::new(target) else {
@@ -201,9 +200,8 @@ pub(crate) fn add_watcher(target: RawPid, watcher: Watcher) -> Result<(), Watche
 /// Removes watcher `id` from `target`; false if it is no longer there (its `Down` has
 /// been delivered: see `monitor.rs`).
 pub(crate) fn remove_watcher(target: RawPid, id: u64) -> bool {
-    #[cfg(feature = "dist")]
-    if target.is_remote() {
-        return crate::dist::route::demonitor(target, id);
+    if let Some(d) = crate::remote::of(target) {
+        return d.demonitor(target, id);
     }
     let Some(lookup) = ProcessRef::new(target) else {
         return false;
@@ -231,7 +229,6 @@ pub(crate) fn remove_watcher(target: RawPid, id: u64) -> bool {
 /// `Context` may have left it (a thread, another process) and run on during its exit.
 /// A remote `target`'s timer is not tied (`Ok`): it runs to its deadline.
 pub(crate) fn add_timer(target: RawPid, timer: Tied) -> Result<(), Tied> {
-    #[cfg(feature = "dist")]
     if target.is_remote() {
         return Ok(());
     }
@@ -282,9 +279,8 @@ pub(crate) fn link(me: RawPid, other: RawPid) {
         return;
     };
     add_link(&mine, other);
-    #[cfg(feature = "dist")]
-    if other.is_remote() {
-        if let Err(reason) = crate::dist::route::link(me, other) {
+    if let Some(d) = crate::remote::of(other) {
+        if let Err(reason) = d.link(me, other) {
             drop(mine);
             // The other node cannot be reached (or `other` names no process): the
             // link's signal says so.
@@ -292,24 +288,7 @@ pub(crate) fn link(me: RawPid, other: RawPid) {
         }
         return;
     }
-    let linked = ProcessRef::new(other).is_some_and(|theirs| {
-        with_bonds(&theirs, |h, bonds| {
-            // The gate's protocol with the exit, under the lock the exit takes.
-            if h.gate.attach_bond() {
-                bonds.get_or_insert_default().links.insert(me);
-                return true;
-            }
-            match bonds.as_mut() {
-                // Its exit answers after its own signals (module docs).
-                Some(b) if b.exit_unfinished() => {
-                    b.late.push(Late::Link(me));
-                    true
-                }
-                _ => false,
-            }
-        })
-    });
-    if !linked {
+    if !attach_link(other, me, true) {
         drop(mine);
         refuse_link(me, other);
     }
@@ -330,12 +309,9 @@ fn refuse_link(me: RawPid, other: RawPid) {
 /// Removes the link between `me` and `other`, both sides. Afterwards no signal through
 /// it reaches `me` (a link signal must find its link: [`signal`]).
 pub(crate) fn unlink(me: RawPid, other: RawPid) {
-    if let Some(mine) = ProcessRef::new(me) {
-        with_bonds(&mine, |_, bonds| remove_link(bonds, other));
-    }
-    #[cfg(feature = "dist")]
-    if other.is_remote() {
-        crate::dist::route::unlink(me, other);
+    unlink_one_side(me, other);
+    if let Some(d) = crate::remote::of(other) {
+        d.unlink(me, other);
         return;
     }
     if let Some(theirs) = ProcessRef::new(other) {
@@ -343,24 +319,32 @@ pub(crate) fn unlink(me: RawPid, other: RawPid) {
     }
 }
 
-/// A link from a process of another node to the local `me`: recorded on `me`'s side
-/// unless `me` is gone or exiting (false: the peer gets `noproc`).
-#[cfg(feature = "dist")]
-pub(crate) fn link_from_remote(me: RawPid, other: RawPid) -> bool {
-    let Some(mine) = ProcessRef::new(me) else {
+/// Records `from`'s link on the side of the local process `target`, under its bonds
+/// lock with the gate's protocol (the exit takes the links under the same lock). If
+/// `target` is gone, false. If its exit has begun: with `late`, its exit answers the
+/// link after its own signals (module docs: a local link's other side); without, false
+/// (a link from another node, whose peer then gets `noproc`).
+pub(crate) fn attach_link(target: RawPid, from: RawPid, late: bool) -> bool {
+    let Some(theirs) = ProcessRef::new(target) else {
         return false;
     };
-    with_bonds(&mine, |h, bonds| {
-        if !h.gate.attach_bond() {
-            return false;
+    with_bonds(&theirs, |h, bonds| {
+        if h.gate.attach_bond() {
+            bonds.get_or_insert_default().links.insert(from);
+            return true;
         }
-        bonds.get_or_insert_default().links.insert(other);
-        true
+        match bonds.as_mut() {
+            Some(b) if late && b.exit_unfinished() => {
+                b.late.push(Late::Link(from));
+                true
+            }
+            _ => false,
+        }
     })
 }
 
-/// Removes `me`'s side of a link to `other` (a process of another node unlinked).
-#[cfg(feature = "dist")]
+/// Removes `me`'s side of a link to `other` (`unlink`'s first half; a process of
+/// another node that unlinked, from the distribution).
 pub(crate) fn unlink_one_side(me: RawPid, other: RawPid) {
     if let Some(mine) = ProcessRef::new(me) {
         with_bonds(&mine, |_, bonds| remove_link(bonds, other));
@@ -389,9 +373,8 @@ pub(crate) fn set_trap_exit<M: From<Exit> + Send + 'static>(owner: &Owner<M>, on
 /// receipt rule (`signal::effect`) at once, under `to`'s bonds lock: the trap flag read
 /// is the one in force when the signal arrives.
 pub(crate) fn signal(to: RawPid, from: RawPid, reason: ExitReason, kind: Kind) {
-    #[cfg(feature = "dist")]
-    if to.is_remote() {
-        crate::dist::route::exit_signal(to, from, reason, kind);
+    if let Some(d) = crate::remote::of(to) {
+        d.exit_signal(to, from, reason, kind);
         return;
     }
     let Some(lookup) = ProcessRef::new(to) else {

@@ -1,0 +1,83 @@
+//! The core's one door to other nodes: what the process core does with a pid of
+//! another node.
+//!
+//! A pid is remote when the top bit of its index is set ([`REMOTE_BIT`]; the process
+//! table's indices stay below it, `process/table.rs`). The core (sends, links,
+//! monitors, exit signals, a pid's `Debug`) tests that bit and hands the operation to
+//! the [`Distribution`] installed here; it names no module of the distribution and has
+//! no `cfg` for it. The distribution (`dist/route.rs`) installs itself when the first
+//! node starts, once for the program (remote pids are a process-wide table,
+//! `dist/remote.rs`).
+//!
+//! # Invariants
+//!
+//! * A remote pid exists only once a distribution is installed: only the distribution
+//!   makes them. So a core path that finds the bit set and nothing installed (which
+//!   cannot happen) treats the pid as one that does not resolve, as a local pid of an
+//!   exited process: a send hands the message back, a monitor gets `Noproc`.
+//! * Installed once, never removed: a `&'static` the core may keep.
+//! * The local paths pay one bit test, which the send path's miss branch and the bond
+//!   operations made before this module too.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::OnceLock;
+
+use crate::exit::ExitReason;
+use crate::monitor::Watcher;
+use crate::pid::RawPid;
+use crate::signal::Kind;
+
+/// The index bit that marks a remote pid (module docs).
+pub(crate) const REMOTE_BIT: u32 = 1 << 31;
+
+/// What the core asks of the distribution about a remote pid. Each method has the
+/// contract of the local operation it stands in for, named in its doc.
+pub(crate) trait Distribution: Send + Sync {
+    /// Whether `pid`'s node is connected (`Pid::is_alive` of a remote pid).
+    fn is_connected(&self, pid: RawPid) -> bool;
+
+    /// Sends `message` (the `Pid<M>`'s `M`, which the distribution encodes by its type)
+    /// to `to`; false if it could not go (no encoder for its type, no such pid, a
+    /// message that cannot be a term), and the caller hands it back, as a send to an
+    /// exited process does (`process/send.rs`). By reference: the caller keeps the
+    /// message, so a remote send allocates nothing here.
+    fn send(&self, to: RawPid, message: &dyn Any) -> bool;
+
+    /// Adds `watcher` to `target` (`signal/bonds.rs`, `add_watcher`): the `Down` comes
+    /// from the distribution, `Noconnection` or `Noproc` included.
+    fn monitor(&self, target: RawPid, watcher: Watcher);
+
+    /// Removes watcher `id` from `target`; false if its `Down` was delivered.
+    fn demonitor(&self, target: RawPid, id: u64) -> bool;
+
+    /// Records the link on `to`'s node; `Err` with the reason the link's signal gives
+    /// at once if it cannot (the node unreachable).
+    fn link(&self, from: RawPid, to: RawPid) -> Result<(), ExitReason>;
+
+    /// Removes `to`'s side of the link on its node.
+    fn unlink(&self, from: RawPid, to: RawPid);
+
+    /// Sends the exit signal `reason` of `kind` from `from` to `to`.
+    fn exit_signal(&self, to: RawPid, from: RawPid, reason: ExitReason, kind: Kind);
+
+    /// Writes `pid` as Erlang shows it (`<Node.Id.Serial>`).
+    fn fmt_pid(&self, pid: RawPid, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+}
+
+static INSTALLED: OnceLock<&'static dyn Distribution> = OnceLock::new();
+
+/// Installs the distribution (the first call wins; later ones are the same one).
+#[allow(dead_code)] // Without the `dist` feature, nothing installs one.
+pub(crate) fn install(d: &'static dyn Distribution) {
+    let _ = INSTALLED.set(d);
+}
+
+/// The distribution, if `pid` is remote and one is installed.
+#[inline]
+pub(crate) fn of(pid: RawPid) -> Option<&'static dyn Distribution> {
+    if !pid.is_remote() {
+        return None;
+    }
+    INSTALLED.get().copied()
+}
