@@ -31,14 +31,15 @@
 //!   its old state, and the caller gets [`SysError::CallbackFailed`] (OTP's
 //!   `{callback_failed, ..}`). A state machine's new state runs no enter call.
 //! * **Suspended**, a server handles system messages, a stop and its parent's exit
-//!   signal only; every other message waits in its mailbox, in order, until
-//!   [`resume`]. A call to a suspended server so times out, as in OTP.
+//!   signal only; every other message waits, in order, until [`resume`], and is then
+//!   handled before any later one. A call to a suspended server so times out, as in
+//!   OTP (the request is still handled at the resume; its late reply is dropped).
 //! * **`stop`** (`sys:terminate`) is a system message too: it reaches a suspended
 //!   server, which runs `terminate` and exits.
 //! * **Debugging costs nothing when off** (OTP's empty debug list): the server loop
-//!   checks for nothing per message; a system message that turns tracing, statistics
-//!   or suspension on moves the server into a second loop that does the work, until
-//!   all three are off again.
+//!   looks at one flag per message, and counts, traces and stashes nothing; a system
+//!   message that turns tracing, statistics or suspension on sends the server's
+//!   messages through a debug path (`server/system.rs`) until all three are off.
 //!
 //! # Differences from OTP
 //!
@@ -51,6 +52,10 @@
 //!   OTP traces the replies returned from `handle_call`.
 //! * Statistics have no `reductions`; messages out are the replies the server's
 //!   handlers send.
+//! * The messages a suspended server holds back are taken out of its mailbox into a
+//!   queue of its own (its mailbox looks empty), where OTP leaves them in the mailbox.
+//! * [`ServerMsg`] has a variant for system messages: a `match` on it that names
+//!   every variant must name that one too.
 //! * [`get_status`] shows the state through [`Server::format_status`] (OTP's
 //!   `format_status/1` callback); by default, the state's type name.
 //! * No `log`, `log_to_file`, `install`, `change_code`: `tracing` subscribers do the

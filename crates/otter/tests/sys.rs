@@ -483,6 +483,20 @@ rt_test!(stop_through_sys_runs_terminate, |rt: &Runtime| {
 });
 
 rt_test!(
+    a_suspended_server_still_stops_and_runs_terminate,
+    |rt: &Runtime| {
+        let r = rt.block_on(|mut cx: Context<String>| async move {
+            let s = Log::start(&cx, Some(cx.pid())).await.unwrap();
+            sys::suspend(s).await.unwrap();
+            s.cast("held back".into());
+            let stopped = sys::stop(s, ExitReason::Normal, None).await;
+            (stopped, cx.recv().await)
+        });
+        assert_eq!(r.unwrap(), (Ok(()), "terminate normal".to_string()));
+    }
+);
+
+rt_test!(
     sys_by_name_works_from_a_handle_outside_the_runtime,
     |rt: &Runtime| {
         let h = rt.handle();

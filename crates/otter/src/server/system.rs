@@ -1,5 +1,5 @@
 //! The server side of [`sys`](crate::sys): how the server loop answers system
-//! messages, and the second loop it runs while debugging is on.
+//! messages, and handles its messages while debugging is on.
 //!
 //! # Protocol
 //!
