@@ -206,6 +206,9 @@
 //! | `gen_server:cast(Pid, {bump, 1})` | `counter.cast(1)` |
 //! | `{counter, {counter, start_link, [10]}, permanent, 5000, worker, [counter]}` | `ChildSpec::named_server("counter", COUNTER, \|\| 10)` |
 //! | `supervisor:stop(Sup)` | `sup.stop().await` |
+//! | `sys:get_state(counter)`, `sys:replace_state(Pid, Fun)` | `sys::get_state(COUNTER.whereis(&cx))`, `sys::replace_state(counter, \|s\| ..)` ([`sys`]) |
+//! | `sys:get_status/1`, `sys:suspend/1`, `sys:resume/1`, `sys:terminate/2` | `sys::get_status(s)`, `sys::suspend(s)`, `sys::resume(s)`, `sys::stop(s, reason, timeout)` |
+//! | `sys:trace(Pid, true)`, `sys:statistics(Pid, true \| get)` | `sys::trace(s, true)` (`tracing`, target `otter::sys`), `sys::statistics(s, true)`, `sys::get_statistics(s)` |
 //! | `DynamicSupervisor.start_child(Sup, Spec)` (typed) | `sup.start_server_child::<S>(ChildSpec::server::<S>(..))` |
 //! | `supervisor:start_link({local, N}, ..)` as a child | `ChildSpec::named_supervisor(id, N, spec)` |
 //! | `ranch:child_spec(Ref, ..)` | `AcceptorPool::child_spec(id, addr, n, handler)` |
@@ -587,6 +590,8 @@ mod scheduler {
     pub(crate) mod queue;
     pub(crate) mod tuning;
 }
+#[cfg(not(loom))]
+pub mod sys;
 #[cfg(not(loom))]
 mod timer;
 mod unwind;

@@ -76,6 +76,11 @@
 //!   exits with `reason`. A panic in a handler also runs `terminate`, with the panic
 //!   reason, before the server exits with it (OTP calls `terminate` on a crash too); a
 //!   panic in `terminate` itself becomes the exit reason (gen_server re-raises it).
+//! * **System messages** ([`sys`](crate::sys): `get_state`, `replace_state`,
+//!   `get_status`, `suspend`/`resume`, `trace`, `statistics`) come through the mailbox
+//!   as [`ServerMsg::System`] and are answered by the server loop between two
+//!   messages, never by a callback; a suspended server handles only those, a stop
+//!   and its parent's exit (`server/system.rs`).
 //! * **Parent exit**: a server that traps exits and gets an exit signal from its parent
 //!   (the process that started it with `start_link`: a supervisor) runs `terminate`
 //!   and exits with the same reason, without `handle_info` (how supervisors' `shutdown`
@@ -104,6 +109,7 @@
 
 mod name;
 mod reply;
+mod system;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -120,6 +126,7 @@ use crate::signal::Exit;
 pub use name::{Lookup, Name};
 pub(crate) use reply::Pending;
 pub use reply::{CallError, ReplyTo};
+pub(crate) use system::{hooked as reply_hooked, replied as reply_seen};
 
 /// The timeout of [`ServerRef::call`]: OTP's default for `gen_server:call/2`.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(5);
@@ -181,6 +188,9 @@ pub enum ServerMsg<S: Server> {
     /// [`statem`](crate::statem)'s timeouts), handled by that behaviour.
     #[doc(hidden)]
     Timeout(crate::statem::TimeoutTag),
+    /// A system message ([`sys`](crate::sys)), answered by the server loop between
+    /// messages; the server never sees it (boxed, as `Exit`).
+    System(Box<crate::sys::Request<S>>),
 }
 
 impl<S: Server> From<Exit> for ServerMsg<S> {
@@ -311,6 +321,16 @@ pub trait Server: Sized + Send + 'static {
     ) -> impl Future<Output = ()> + Send {
         let _ = (reason, cx);
         async {}
+    }
+
+    /// Writes the state for [`sys::get_status`](crate::sys::get_status) (OTP's
+    /// `format_status/1` callback): what an operator reads of it. The default writes the
+    /// state's type name (a state need not be `Debug`); a `Debug` state writes itself
+    /// with `fmt::Debug::fmt(self, f)`.
+    ///
+    /// See [`sys::get_status`](crate::sys::get_status) for an example.
+    fn format_status(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(std::any::type_name::<Self>())
     }
 
     /// Runs once the start has returned, before the first message: how a
@@ -561,7 +581,7 @@ impl<S: Server> ServerRef<S> {
 /// The waker of the poll that makes a request of `target` and goes on to wait for it;
 /// `CallingSelf` if that poll is `target`'s own, which would wait for itself (OTP's
 /// `calling_self`).
-async fn requester(target: RawPid) -> Result<std::task::Waker, CallError> {
+pub(crate) async fn requester(target: RawPid) -> Result<std::task::Waker, CallError> {
     let waker = std::future::poll_fn(|cx| Poll::Ready(cx.waker().clone())).await;
     if waker::is_waker_of(&waker, target) {
         Err(CallError::CallingSelf)
@@ -737,14 +757,33 @@ async fn serve<S: Server>(
     };
     ack.reply(ServerRef::from(cx.pid()));
     let mut handled = catch(state.after_init(&mut cx)).await;
+    let mut me = system::Whoami {
+        parent,
+        name: name.as_ref(),
+        taken: None,
+        debug: None,
+    };
     let reason = loop {
-        match handled {
-            Ok(Flow::Continue) => {
-                handled = handle(&mut state, cx.recv().await, parent, &mut cx).await;
+        let reason = loop {
+            match handled {
+                Ok(Flow::Continue) => {
+                    let message = cx.recv().await;
+                    if me.debug.is_some() {
+                        me.taken = Some(message);
+                        break ExitReason::Normal;
+                    }
+                    handled = handle::<S, false>(&mut state, message, &mut me, &mut cx).await;
+                }
+                Ok(Flow::Stop(reason)) => break reason,
+                Err(panic) => break panic,
             }
-            Ok(Flow::Stop(reason)) => break reason,
-            Err(panic) => break panic,
-        }
+        };
+        // A system message, or any while debugging: the loop above left it here
+        // (`server/system.rs`, rule 1).
+        let Some(message) = me.taken.take() else {
+            break reason;
+        };
+        handled = system::run(&mut state, message, &mut me, &mut cx).await;
     };
     // A panic in `terminate` becomes the exit reason (gen_server re-raises it).
     let reason = match catch(state.terminate(&reason, &mut cx)).await {
@@ -760,21 +799,48 @@ async fn serve<S: Server>(
     reason
 }
 
-/// Hands one message to its callback.
-async fn handle<S: Server>(
+/// Hands one message to its callback. A system message is left in `me` for `serve`
+/// to take to [`system::run`] (`server/system.rs`, rule 1). `DEBUGGED` is the
+/// instance of that debug loop: a function of its own, so that the main loop's has
+/// one caller and stays inlined into it, and so do its callees (callgrind, `pingpong
+/// style=server`: a callee with two callers was not inlined, and each message cost a
+/// few dozen instructions more).
+pub(super) async fn handle<S: Server, const DEBUGGED: bool>(
     state: &mut S,
     message: ServerMsg<S>,
-    parent: Option<RawPid>,
+    me: &mut system::Whoami<'_, S>,
     cx: &mut ServerContext<S>,
 ) -> Result<Flow, ExitReason> {
     match message {
-        ServerMsg::Call(request) => catch(state.handle_call(request, cx)).await,
-        ServerMsg::Cast(m) => catch(state.handle_cast(m, cx)).await,
-        ServerMsg::Info(m) => catch(state.handle_info(Info::Message(m), cx)).await,
-        ServerMsg::Down(d) => catch(state.handle_info(Info::Down(*d), cx)).await,
-        ServerMsg::Exit(e) if Some(e.from.0) == parent => Ok(Flow::Stop(e.reason)),
-        ServerMsg::Exit(e) => catch(state.handle_info(Info::Exit(*e), cx)).await,
+        ServerMsg::Call(request) => catch_in::<DEBUGGED, _>(state.handle_call(request, cx)).await,
+        ServerMsg::Cast(m) => catch_in::<DEBUGGED, _>(state.handle_cast(m, cx)).await,
+        ServerMsg::Info(m) => {
+            catch_in::<DEBUGGED, _>(state.handle_info(Info::Message(m), cx)).await
+        }
+        ServerMsg::Down(d) => catch_in::<DEBUGGED, _>(state.handle_info(Info::Down(*d), cx)).await,
+        ServerMsg::Exit(e) if Some(e.from.0) == me.parent => Ok(Flow::Stop(e.reason)),
+        ServerMsg::Exit(e) => catch_in::<DEBUGGED, _>(state.handle_info(Info::Exit(*e), cx)).await,
         ServerMsg::Stop(reason) => Ok(Flow::Stop(*reason)),
-        ServerMsg::Timeout(tag) => catch(state.handle_timeout(tag, cx)).await,
+        ServerMsg::Timeout(tag) => catch_in::<DEBUGGED, _>(state.handle_timeout(tag, cx)).await,
+        // The debug loop answers system messages itself.
+        ServerMsg::System(_) if DEBUGGED => Ok(Flow::Continue),
+        ServerMsg::System(request) => {
+            // Ends the main loop (with a placeholder reason), without an await.
+            me.taken = Some(ServerMsg::System(request));
+            Err(ExitReason::Normal)
+        }
     }
+}
+
+/// [`catch`], one instance per loop (see [`handle`]).
+async fn catch_in<const DEBUGGED: bool, F: Future>(fut: F) -> Result<F::Output, ExitReason> {
+    let mut fut = std::pin::pin!(fut);
+    std::future::poll_fn(move |cx| {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Err(payload) => Poll::Ready(Err(crate::unwind::panic_reason(payload))),
+        }
+    })
+    .await
 }

@@ -126,8 +126,10 @@
 //! * The enter call is a callback of its own ([`StateMachine::state_enter`]) rather
 //!   than an `enter` event; by default it does nothing, which is OTP without
 //!   `state_enter` in the callback mode.
-//! * No `hibernate`, no `code_change`, no absolute-time timeouts (`{abs, true}`);
-//!   `sys` messages are not answered yet. A call can be inserted again
+//! * No `hibernate`, no `code_change`, no absolute-time timeouts (`{abs, true}`).
+//!   [`sys`](crate::sys) works on a state machine as on a server: `get_state` gives
+//!   `(state, data)`, trace events name the mailbox's messages (not OTP's state
+//!   changes). A call can be inserted again
 //!   (`next_event(Event::Call(request))`, handing back one the machine received), but
 //!   not made up: a reply handle comes only from a caller.
 //! * The handlers are `async`, as a server's are; the enter call is not (it decides
@@ -236,6 +238,21 @@ pub trait StateMachine: Sized + Send + 'static {
     ) -> impl Future<Output = ()> + Send {
         let _ = (reason, state, cx);
         async {}
+    }
+
+    /// Writes the state and data for [`sys::get_status`](crate::sys::get_status) (OTP's
+    /// `format_status/1`). The default writes their type names; `Debug` ones write
+    /// themselves: `write!(f, "{state:?} {self:?}")`.
+    ///
+    /// See [`Machine::state`] for an example of `sys` on a state machine.
+    fn format_status(&self, state: &Self::State, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let _ = state;
+        write!(
+            f,
+            "state: {}, data: {}",
+            std::any::type_name::<Self::State>(),
+            std::any::type_name::<Self>()
+        )
     }
 
     /// Starts this machine, not linked (`gen_statem:start/3`). Not meant to be
@@ -535,6 +552,61 @@ impl<S: StateMachine> fmt::Debug for Machine<S> {
 }
 
 impl<S: StateMachine> Machine<S> {
+    /// The current state: what [`sys::get_state_with`](crate::sys::get_state_with)
+    /// reads of a state machine whose state or data is not `Clone`
+    /// ([`sys::get_state`](crate::sys::get_state) gives `(state, data)` when both are).
+    ///
+    /// ```
+    /// use otter::server::ReplyTo;
+    /// use otter::statem::{Event, Machine, StateMachine, StatemContext, Transition};
+    /// use otter::{Context, ExitReason, Runtime, sys};
+    ///
+    /// #[derive(Clone, Debug, PartialEq)]
+    /// struct Switch { flips: u32 }
+    /// #[derive(Clone, Debug, PartialEq)]
+    /// enum Pos { Off, On }
+    ///
+    /// impl StateMachine for Switch {
+    ///     type Args = (); type State = Pos; type Call = ReplyTo<()>; type Cast = (); type Info = (); type Internal = ();
+    ///     async fn init(_: (), _: &mut StatemContext<Self>) -> Result<(Self, Transition<Self>), ExitReason> {
+    ///         Ok((Switch { flips: 0 }, Transition::next(Pos::Off)))
+    ///     }
+    ///     async fn handle_event(&mut self, state: &Pos, event: Event<Self>, _: &mut StatemContext<Self>) -> Transition<Self> {
+    ///         let Event::Call(from) = event else { return Transition::keep() };
+    ///         self.flips += 1;
+    ///         let next = if *state == Pos::Off { Pos::On } else { Pos::Off };
+    ///         Transition::next(next).reply(from, ())
+    ///     }
+    /// }
+    ///
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|cx: Context<()>| async move {
+    ///     let s = Switch::start_link(&cx, ()).await.unwrap();
+    ///     s.call(|f| f).await.unwrap();
+    ///     let both = sys::get_state(s).await.unwrap();
+    ///     let flips = sys::get_state_with(s, |m: &Machine<Switch>| m.data().flips).await.unwrap();
+    ///     (both, flips)
+    /// });
+    /// assert_eq!(r.unwrap(), ((Pos::On, Switch { flips: 1 }), 1));
+    /// ```
+    pub fn state(&self) -> &S::State {
+        &self.state
+    }
+
+    /// The data (the [`StateMachine`]'s value).
+    ///
+    /// See [`Machine::state`] for an example.
+    pub fn data(&self) -> &S {
+        &self.data
+    }
+
+    /// Puts in a new state and data (`sys:replace_state/2`): no enter call, the queues
+    /// and timeouts as they are, as OTP's `replace_state`.
+    pub(crate) fn replace(&mut self, state: S::State, data: S) {
+        self.state = state;
+        self.data = data;
+    }
+
     /// Handles `event`, then the queued events and the due zero-time timeouts, until
     /// none is left or a transition stops the machine. (A mailbox event cancels the
     /// event timeout: the transition it leads to does, before any timer could be seen.)
@@ -758,5 +830,9 @@ impl<S: StateMachine> Server for Machine<S> {
 
     async fn terminate(&mut self, reason: &ExitReason, cx: &mut StatemContext<S>) {
         self.data.terminate(reason, &self.state, cx).await;
+    }
+
+    fn format_status(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.data.format_status(&self.state, f)
     }
 }

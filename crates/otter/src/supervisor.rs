@@ -198,6 +198,7 @@ impl SupervisorSpec {
     }
 }
 
+#[derive(Clone)]
 struct Child {
     /// Unique in this supervisor (ids are not, for simple_one_for_one).
     key: u64,
@@ -245,7 +246,10 @@ impl Child {
     }
 }
 
-/// A supervisor process's state. Start one with [`start_link`].
+/// A supervisor process's state. Start one with [`start_link`]. `Clone` for
+/// [`sys::get_state`](crate::sys::get_state) (OTP's `#state{}` record); its `Debug`
+/// (and its [`sys::get_status`](crate::sys::get_status) text) lists the children.
+#[derive(Clone)]
 pub struct Supervisor {
     strategy: Strategy,
     intensity: u32,
@@ -270,7 +274,14 @@ impl std::fmt::Debug for Supervisor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Supervisor")
             .field("strategy", &self.strategy)
-            .field("children", &self.children.len())
+            .field(
+                "children",
+                &self
+                    .children
+                    .iter()
+                    .map(|c| (&*c.spec.id, c.status))
+                    .collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -421,6 +432,10 @@ impl Server for Supervisor {
 
     async fn terminate(&mut self, _reason: &ExitReason, cx: &mut SupervisorContext) {
         self.stop_all(cx).await;
+    }
+
+    fn format_status(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self, f)
     }
 }
 

@@ -273,6 +273,10 @@ impl<R> ReplyTo<R> {
     ///
     /// See [`ReplyTo`] for an example.
     pub fn reply(self, value: R) {
+        // A debugged server's reply (`server/system.rs`, rule 3).
+        if crate::server::reply_hooked() {
+            crate::server::reply_seen::<R>();
+        }
         let ReplyTo { slot } = self;
         let waker = slot.set_current(Ok(value));
         // Let go of the slot before the caller wakes: a caller woken on another worker
