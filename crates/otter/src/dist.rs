@@ -38,6 +38,11 @@
 //!   other nodes send: one request enum for Rust and Erlang callers, the reply handle
 //!   made by the runtime; [`shapes`] has Erlang's `{ok, T}` / `{error, E}` and
 //!   tagged tuples as types.
+//! * **System messages**: the same registered servers answer OTP's `sys` from other
+//!   nodes (`sys:get_state({Name, Node})` gives [`Server::format_status`](crate::server::Server::format_status)'s text,
+//!   `sys:get_status`, `sys:suspend`/`resume`, `sys:trace`, `sys:statistics`) and
+//!   `gen_server:stop({Name, Node})`; `sys:replace_state` is refused (an Erlang fun
+//!   cannot run here). The table is in `dist/system.rs`.
 //! * **Reply addresses in terms**: an [`Alias`] (Erlang's `alias()`, any reference
 //!   in a term) can be sent to (`Alias ! Msg`), and a [`CallFrom`] (the `From` of a
 //!   `{'$gen_call', From, Request}` a plain process receives) answered with
@@ -128,6 +133,7 @@ pub(crate) mod remote;
 mod remote_server;
 pub(crate) mod route;
 pub mod shapes;
+mod system;
 #[cfg(test)]
 mod tests;
 

@@ -209,6 +209,7 @@
 //! | `sys:get_state(counter)`, `sys:replace_state(Pid, Fun)` | `sys::get_state(COUNTER.whereis(&cx))`, `sys::replace_state(counter, \|s\| ..)` ([`sys`]) |
 //! | `sys:get_status/1`, `sys:suspend/1`, `sys:resume/1`, `sys:terminate/2` | `sys::get_status(s)`, `sys::suspend(s)`, `sys::resume(s)`, `sys::stop(s, reason, timeout)` |
 //! | `sys:trace(Pid, true)`, `sys:statistics(Pid, true \| get)` | `sys::trace(s, true)` (`tracing`, target `otter::sys`), `sys::statistics(s, true)`, `sys::get_statistics(s)` |
+//! | `sys:get_state({counter, OtterNode})`, `gen_server:stop({counter, OtterNode})` from an Erlang shell | answered by a server registered with `Node::register_server` (`dist` docs, "System messages") |
 //! | `DynamicSupervisor.start_child(Sup, Spec)` (typed) | `sup.start_server_child::<S>(ChildSpec::server::<S>(..))` |
 //! | `supervisor:start_link({local, N}, ..)` as a child | `ChildSpec::named_supervisor(id, N, spec)` |
 //! | `ranch:child_spec(Ref, ..)` | `AcceptorPool::child_spec(id, addr, n, handler)` |

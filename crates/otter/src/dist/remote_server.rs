@@ -24,6 +24,9 @@
 //! for a server: a slow server delays its own callers, not the other traffic from that
 //! node.
 //!
+//! * `{system, From, Request}`: OTP's system messages (`sys:get_state`,
+//!   `gen_server:stop` ...), answered through [`crate::sys`] (`system.rs`).
+//!
 //! An [`ErlangServer`] is a `RemoteServer` (blanket impl) whose requests decode
 //! straight into the server's own `Call`, its `ReplyTo` made here: see its docs for the
 //! rule, and `ErlangRequest`'s `Deserialize` below for the mechanism.
@@ -541,6 +544,23 @@ fn deliver<S: RemoteServer>(node: &Arc<NodeShared>, to: RawPid, payload: &[u8]) 
     let call: Result<(Atom, Term, Raw), _> =
         crate::dist::with_node(node, || etf::from_slice(payload));
     if let Ok((tag, from, request)) = call {
+        if tag.as_str() == "system" {
+            // `sys` and `gen_server:stop` from another node (`system.rs`).
+            if node.remote_calls.fetch_add(1, Ordering::AcqRel) >= MAX_REMOTE_CALLS {
+                node.remote_calls.fetch_sub(1, Ordering::AcqRel);
+                eprintln!(
+                    "otter: {MAX_REMOTE_CALLS} calls from other nodes in flight: one dropped"
+                );
+                return;
+            }
+            let node = node.clone();
+            let request = request.term();
+            node.handle.clone().spawn(move |_: Context<()>| async move {
+                let _done = InFlight(node.clone());
+                crate::dist::system::answer(node, server, from, request).await;
+            });
+            return;
+        }
         if tag.as_str() != "$gen_call" {
             return bad(whole(), "not a gen_server request".into());
         }
@@ -571,13 +591,7 @@ fn deliver<S: RemoteServer>(node: &Arc<NodeShared>, to: RawPid, payload: &[u8]) 
         }
         let node = node.clone();
         node.handle.clone().spawn(move |_: Context<()>| async move {
-            struct Done(Arc<NodeShared>);
-            impl Drop for Done {
-                fn drop(&mut self) {
-                    self.0.remote_calls.fetch_sub(1, Ordering::AcqRel);
-                }
-            }
-            let _done = Done(node.clone());
+            let _done = InFlight(node.clone());
             if let Ok(reply) = S::remote_call(server, request).await {
                 reply_to(&node, &from, &reply);
             }
@@ -600,8 +614,18 @@ fn deliver<S: RemoteServer>(node: &Arc<NodeShared>, to: RawPid, payload: &[u8]) 
     }
 }
 
+/// A request from another node in flight (counted against [`MAX_REMOTE_CALLS`] until
+/// its process ends).
+struct InFlight(Arc<NodeShared>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.remote_calls.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// Sends `{Tag, Reply}` to a caller's `From`.
-fn reply_to<R: Serialize>(node: &Arc<NodeShared>, from: &Term, reply: &R) {
+pub(crate) fn reply_to<R: Serialize>(node: &Arc<NodeShared>, from: &Term, reply: &R) {
     let mut bytes = Vec::new();
     if crate::dist::with_node(node, || etf::encode_into(reply, &mut bytes)).is_err() {
         return;
