@@ -101,6 +101,14 @@ impl<M> Owner<M> {
         }
     }
 
+    /// How many messages this process's queue holds (`Queue::len`): exact, read by the
+    /// queue's one consumer, counting those whose senders have reserved their slot and
+    /// not written it yet.
+    #[inline]
+    pub(crate) fn queue_len(&self) -> usize {
+        self.prefix().mailbox.len()
+    }
+
     /// The running process's budget is spent: true if it goes on with a new turn in
     /// place (`worker::renew_turn`), false if it yields (it is scheduled again, and the
     /// receive returns `Pending`). Not in place if an exit signal waits for it, which
