@@ -477,6 +477,13 @@
 //!   processes), unless it is a long send loop (its receivers are handed on by its
 //!   spills); once the spares are held too, the rest waits, as it would on a BEAM
 //!   whose schedulers all ran NIFs that never return.
+//! * A plain [`Pid::send`] or [`Context::spawn`] takes a unit of the turn's budget but
+//!   cannot yield (it is not `async`); the BEAM yields inside `!` and `spawn`. A loop of
+//!   them awaits [`Context::send`] or [`Context::consume_budget`] to yield as the BEAM's.
+//! * [`Pid::message_queue_len`] is an estimate that may count messages taken while it
+//!   reads, and counts the queue only, not what a selective receive left aside;
+//!   Erlang's `process_info(Pid, message_queue_len)` is exact. A process's own
+//!   [`Context::message_queue_len`] is exact, as Erlang's.
 //! * A [`Context`] may be moved out of its process (it is `Send`), but receives there are
 //!   not woken by new messages: polled again, they take what has arrived.
 //! * A [`Context`] is `Send` but not `Sync`: an `async fn` helper that holds it across

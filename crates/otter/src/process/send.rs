@@ -8,6 +8,25 @@
 //! A stream of sends keeps the counts it takes in a per-thread cache instead of taking
 //! one per message (below).
 //!
+//! # Which send, when
+//!
+//! Every send of a process takes one unit of its turn's budget (`scheduler/context.rs`:
+//! it is counted in the poll's send count, which the stream cache keeps anyway, so a
+//! plain send costs nothing more). The two forms differ only in whether they may yield:
+//!
+//! * [`Pid::send`] (and [`Pid::try_send`]) never yields, never blocks, never fails: a
+//!   reply, a request followed by a receive, a send from a plain thread or from `Drop`.
+//!   A process whose plain sends spent its budget yields at its next receive.
+//! * [`Context::send`](crate::Context::send)`(pid, m).await` sends the same way, then
+//!   yields if the budget is spent (the turn is renewed in place if nothing else waits
+//!   for the worker): a loop of sends that does not otherwise await, so that its
+//!   receivers run in between, as the BEAM yields a sender inside `!` when its
+//!   reductions run out. With plain sends such a loop holds its worker and queues every
+//!   message before a receiver on that worker runs.
+//!
+//! [`Pid::message_queue_len`] reads a receiver's backlog through the same lookup (or the
+//! count the stream cache keeps), so a fan-out can look before each send.
+//!
 //! # Safety
 //!
 //! Every `unsafe` block rests on the rules of `process/cell.rs`.
