@@ -192,7 +192,8 @@ impl<M: Send + 'static> Context<M> {
     /// worker runs only then, after every message has been queued. This send yields
     /// when the budget is spent, as the BEAM yields a sender whose reductions ran out
     /// inside `!`: its receivers run in between, and their mailboxes stay short. If the
-    /// worker has nothing else to run, the turn is renewed in place instead (no yield).
+    /// worker has nothing else to run, the turn is renewed in place instead (no yield),
+    /// for eight budgets.
     ///
     /// Use it in a loop of sends that does not otherwise await; use [`Pid::send`]
     /// elsewhere (a reply, a request before a receive, a send from outside a process),
@@ -806,7 +807,7 @@ impl<M> Future for Sending<'_, M> {
             // The first poll yields, unless the turn is renewed in place; the poll
             // after the yield finds `spent` cleared.
             this.spent = false;
-            if !this.owner.budget_spent() {
+            if !this.owner.send_budget_spent() {
                 return std::task::Poll::Pending;
             }
         }

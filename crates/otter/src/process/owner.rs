@@ -143,6 +143,30 @@ impl<M> Owner<M> {
         false
     }
 
+    /// [`Owner::budget_spent`] for a send (`Context::send`): a turn renewed in place
+    /// goes on with the poll's send count and lasts `SENDER_TURN_RENEWED` units
+    /// (`scheduler/context.rs`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn send_budget_spent(&self) -> bool {
+        let sent = context::sent();
+        let h = self.prefix().header();
+        let rt = context::current_runtime();
+        if rt.is_null() {
+            return true;
+        }
+        if !h.signalled.load(Ordering::Acquire) {
+            // SAFETY: not null, so this thread is a worker and its `run` holds the
+            // runtime (`context::current_runtime`).
+            if crate::scheduler::worker::renew_turn(unsafe { &*rt }) {
+                context::resume_sends(sent, context::SENDER_TURN_RENEWED);
+                return true;
+            }
+        }
+        self.schedule_self();
+        false
+    }
+
     /// Schedules this process again: a yield when the budget ran out, or a second look
     /// at a message in flight (`pop`).
     pub(crate) fn schedule_self(&self) {

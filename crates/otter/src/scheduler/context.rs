@@ -287,6 +287,33 @@ pub(crate) fn consume_io_budget() -> bool {
     consume_budget() || current_runtime().is_null()
 }
 
+/// Units of a turn renewed in place for a process whose sends spent its budget
+/// (`Owner::send_budget_spent`): eight budgets. Nothing waited for the worker when the
+/// turn began; a process woken onto it meanwhile (its receiver, into the LIFO slot)
+/// waits for at most this many sends, or is taken by an idle worker, which takes a
+/// LIFO process only while the worker's tick stands still: every renewal moves it.
+/// Trades that wait against the cost of a renewal, which looks at the queues and writes
+/// the tick, lines the other workers' search reads: renewed every budget, a send loop
+/// on two workers was slower than one that never yields; on one worker this changes
+/// nothing (the loop yields to its receiver there). Measure with `counting` on one and
+/// two workers.
+pub(crate) const SENDER_TURN_RENEWED: u32 = 8 * BUDGET;
+
+/// Messages sent by the running process in this poll.
+#[inline]
+pub(crate) fn sent() -> u32 {
+    SENT.with(Cell::get)
+}
+
+/// After a turn renewed in place for a send (`Owner::send_budget_spent`): the poll's
+/// send count goes on from `sent` (so the spills keep their interval), and the new
+/// turn lasts `budget` units from there.
+#[inline]
+pub(crate) fn resume_sends(sent: u32, budget: u32) {
+    SENT.with(|s| s.set(sent));
+    BUDGET_LEFT.with(|b| b.set(sent.saturating_add(budget)));
+}
+
 /// Counts a message sent by the running process; returns how many it has sent in
 /// this poll, this one included (on a thread that is not a worker: ever).
 #[inline]
