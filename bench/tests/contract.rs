@@ -100,10 +100,19 @@ fn cases() -> Vec<Case> {
         ),
         c(
             &["spawn", "n=1000", "c=7"],
-            json!({"n": 1000, "c": 7}),
+            json!({"n": 1000, "c": 7, "style": "chain"}),
             1000,
         ),
-        c(&["spawn", "n=2000"], json!({"n": 2000, "c": 1}), 2000),
+        c(
+            &["spawn", "n=2000"],
+            json!({"n": 2000, "c": 1, "style": "chain"}),
+            2000,
+        ),
+        c(
+            &["spawn", "n=2000", "style=loop"],
+            json!({"n": 2000, "c": 1, "style": "loop"}),
+            2000,
+        ),
         c(
             &["counting", "msgs=1000", "senders=3"],
             json!({"msgs": 1000, "senders": 3, "receivers": 1, "style": "raw"}),
@@ -228,6 +237,7 @@ const BAD: &[&[&str]] = &[
     &["pingpong", "style=fast"],
     &["mailbox", "order=sideways"],
     &["spawn", "n=5", "c=10"],
+    &["spawn", "style=tree"],
     &["forkjoin", "n=0"],
     &["forkjoin", "n=41"],
     &["latency", "hog=2"],
@@ -388,7 +398,7 @@ fn otter_rejects_bad_arguments() {
 fn otter_spawn_note_when_chains_are_uneven() {
     let case = Case {
         args: &["spawn", "n=1000", "c=7"],
-        params: json!({"n": 1000, "c": 7}),
+        params: json!({"n": 1000, "c": 7, "style": "chain"}),
         ops: 1000,
         otter_only: true,
     };

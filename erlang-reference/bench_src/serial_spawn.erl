@@ -8,7 +8,12 @@
 %%% divide n, the first n rem c chains get one process more, so exactly n processes are made.
 %%% ops = n.
 %%%
-%%% Timed: from spawning the first chain head until the coordinator has all c `done` messages.
+%%% style (chain): chain is the seed's; loop is one process (the coordinator) spawning all n
+%%% in a loop, each of which adds one to a shared counter (atomics) and exits, the one that
+%%% brings it to n sending {done, N} (c is ignored).
+%%%
+%%% Timed: from spawning the first chain head (or the loop's first process) until the
+%%% coordinator has all c `done` messages (loop: the one).
 %%%
 %%% Check: c `done` messages arrive (and no more), and the process counts they carry add up to n:
 %%% each process passes on how many processes its chain has made so far.
@@ -18,7 +23,8 @@
 
 params() ->
     [{n, pos_int, 1000000},
-     {c, pos_int, 1}].
+     {c, pos_int, 1},
+     {style, {enum, [chain, loop]}, chain}].
 
 validate(#{n := N, c := C}) when C > N ->
     {error, io_lib:format("c=~w exceeds n=~w (every chain needs a process)", [C, N])};
@@ -26,6 +32,19 @@ validate(#{c := C}) ->
     %% At most about two processes per chain are alive at once.
     bench_common:process_room(c, 2 * C).
 
+run(#{n := N, style := loop}) ->
+    Coordinator = self(),
+    Made = atomics:new(1, []),
+    T0 = erlang:monotonic_time(),
+    spawn_loop(Coordinator, Made, N, N),
+    K = receive {done, Done} -> Done end,
+    T1 = erlang:monotonic_time(),
+    Extra = receive {done, _} -> extra_done after 0 -> none end,
+    Check = case Extra of
+                extra_done -> "more than one done message";
+                none -> bench_common:expect(processes, K, N)
+            end,
+    #{seconds => bench_common:seconds(T0, T1), ops => N, check => Check};
 run(#{n := N, c := C}) ->
     Coordinator = self(),
     T0 = erlang:monotonic_time(),
@@ -66,3 +85,15 @@ wait_dones(K, Made) ->
     receive
         {done, M} -> wait_dones(K - 1, Made + M)
     end.
+
+%% Spawns Left more processes; each adds one to Made, the one that brings it to N reports.
+spawn_loop(_Coordinator, _Made, _N, 0) ->
+    ok;
+spawn_loop(Coordinator, Made, N, Left) ->
+    spawn(fun() ->
+                  case atomics:add_get(Made, 1, 1) of
+                      N -> Coordinator ! {done, N};
+                      _ -> ok
+                  end
+          end),
+    spawn_loop(Coordinator, Made, N, Left - 1).

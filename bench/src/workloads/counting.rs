@@ -24,6 +24,12 @@
 //!   well-tuned queue between two cores costs on this machine, so the report can show
 //!   how close otter's raw loop comes to it.
 //!
+//! The raw senders send with [`Context::send`], which yields when the turn's budget is
+//! spent, as the BEAM yields the twin's sender inside `!` when its reductions run out:
+//! the counters run between the sender's turns, as on the BEAM, instead of after its
+//! whole loop. The server style's casts do not yield (`ServerRef::cast` is a plain send);
+//! `gen_server:cast` does on the BEAM.
+//!
 //! ops = msgs. Extra fields: `get_and_reset_calls`, `style_run` (the style that ran).
 //!
 //! Timed: from the first send (the senders are spawned beforehand and wait for `Go`) until
@@ -339,7 +345,7 @@ fn run_raw(rt: &Runtime, plan: Plan) -> Result<Outcome, ExitReason> {
                     return cx.spawn(move |mut cx: Context<()>| async move {
                         cx.recv().await;
                         for _ in 0..mine {
-                            counter.send(CounterMsg::Count(K));
+                            cx.send(counter, CounterMsg::Count(K)).await;
                         }
                         me.send(CoordMsg::Sent(i));
                     });
@@ -347,7 +353,15 @@ fn run_raw(rt: &Runtime, plan: Plan) -> Result<Outcome, ExitReason> {
                 let to = to.clone();
                 cx.spawn(move |mut cx: Context<()>| async move {
                     cx.recv().await;
-                    fan_out(&to, first, mine, |c| c.send(CounterMsg::Count(K)));
+                    // `fan_out`'s loop, with the awaitable send.
+                    let mut j = first;
+                    for _ in 0..mine {
+                        cx.send(to[j], CounterMsg::Count(K)).await;
+                        j += 1;
+                        if j == to.len() {
+                            j = 0;
+                        }
+                    }
                     me.send(CoordMsg::Sent(i));
                 })
             })

@@ -9,15 +9,24 @@
 //! n. When c does not divide n, the first n mod c chains get one process more, so exactly n
 //! processes are made (and `note` says so). ops = n.
 //!
-//! Timed: from spawning the first chain head until the coordinator has all c `Done`
-//! messages.
+//! `style` (default chain): `chain` is the seed's; `loop` is one process (the
+//! coordinator) spawning all n in a loop, each of which adds one to a shared counter and
+//! exits, the one that brings it to n sending `Done(n)` (`c` is ignored). The loop awaits
+//! [`Context::consume_budget`] after each spawn, so it yields when its turn's budget is
+//! spent and the children run and exit in between (their cells reused), as the BEAM
+//! yields the twin's loop when its reductions run out.
+//!
+//! Timed: from spawning the first chain head (or the loop's first process) until the
+//! coordinator has all c `Done` messages (loop: the one).
 //!
 //! Check: c `Done` messages arrive (and no more: the mailbox is empty afterwards), and the
 //! process counts they carry add up to n: each process passes on how many processes its chain
-//! has made so far, itself included (as `serial_spawn.erl`).
+//! has made so far, itself included (as `serial_spawn.erl`). Loop: the counter reached n.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
 use std::time::Instant;
 
@@ -31,7 +40,11 @@ use crate::limits::CHAIN_BYTES;
 pub(crate) const WORKLOAD: Workload = Workload {
     name: "spawn",
     summary: "n processes in c chains, each spawns the next and exits",
-    params: &[ParamSpec::int("n", 1_000_000), ParamSpec::int("c", 1)],
+    params: &[
+        ParamSpec::int("n", 1_000_000),
+        ParamSpec::int("c", 1),
+        ParamSpec::choice("style", &["chain", "loop"], "chain"),
+    ],
     validate,
     footprint,
     run,
@@ -57,6 +70,9 @@ fn footprint(p: &Params) -> Footprint {
 
 fn run(rt: &Runtime, p: &Params) -> Result<Outcome, RunError> {
     let (n, c) = (p.int("n"), p.int("c"));
+    if p.choice("style") == "loop" {
+        return run_loop(rt, n);
+    }
     Ok(rt.block_on(move |mut cx: Context<Done>| async move {
         let coordinator = cx.pid();
         let (len, longer) = (n / c, n % c);
@@ -129,4 +145,31 @@ impl Future for Link {
         }
         Poll::Ready(())
     }
+}
+
+/// `style=loop`: the coordinator spawns the n processes itself, yielding when its turn's
+/// budget is spent (`serial_spawn.erl`'s `spawn_loop`).
+fn run_loop(rt: &Runtime, n: u64) -> Result<Outcome, RunError> {
+    Ok(rt.block_on(move |mut cx: Context<Done>| async move {
+        let coordinator = cx.pid();
+        let made = Arc::new(AtomicU64::new(0));
+        let t0 = Instant::now();
+        for _ in 0..n {
+            let made = made.clone();
+            cx.spawn(move |_: Context<()>| async move {
+                if made.fetch_add(1, Ordering::Relaxed) + 1 == n {
+                    coordinator.send(Done(n));
+                }
+            });
+            cx.consume_budget().await;
+        }
+        let Done(k) = cx.recv().await;
+        let elapsed = t0.elapsed();
+        let check = if cx.try_recv().is_some() {
+            Err("more than one done message".to_string())
+        } else {
+            expect("processes", k, n)
+        };
+        Outcome::new(elapsed, n, check)
+    })?)
 }

@@ -9,7 +9,9 @@
 //! |---|---|
 //! | `spawn(fun() -> loop(S) end)` | `cx.spawn(move \|mut cx: Context<Msg>\| async move { .. })` |
 //! | `self()` | `cx.pid()`, a `Pid<Msg>`: it takes only `Msg` |
-//! | `Pid ! Msg` | `pid.send(msg)` |
+//! | `Pid ! Msg` | `pid.send(msg)`; in a loop of sends, `cx.send(pid, msg).await`, which yields when the turn's budget is spent as `!` does (Scheduler, below) |
+//! | `process_info(self(), message_queue_len)`, `process_info(Pid, message_queue_len)` | `cx.message_queue_len()` (exact), `pid.message_queue_len()` (an estimate; its queue only, `None` once exited) |
+//! | a loop of `spawn`s, or of computation (reductions spent at each call) | `cx.spawn(..)` then `cx.consume_budget().await` |
 //! | `receive M -> .. end` | `let m = cx.recv().await;` |
 //! | `receive {hi, X} -> .. end` (selective) | `cx.recv_match(\|m\| matches!(m, Msg::Hi(_))).await` |
 //! | `receive .. after 100 -> timeout end` | `cx.recv_timeout(Duration::from_millis(100)).await` (`None`) |
@@ -423,8 +425,16 @@
 //! node say, is not held up), then park, in the OS's poll when sockets are in use: an
 //! idle runtime uses no CPU, and a server at partial load about what tokio's does
 //! ([`Builder::busy_wait`] spins longer, as the BEAM's schedulers busy-wait). A runnable process never waits for a timer tick while a worker
-//! is idle. Each turn of a process may receive a budget of messages before
-//! it yields, if anything else waits for its worker. Processes are
+//! is idle. Each turn of a process has a budget (128 units) for receives, sends, spawns
+//! and socket operations, one unit each, as the BEAM charges reductions for them; a
+//! process whose budget is spent yields at its next receive, socket operation,
+//! [`Context::send`] or [`Context::consume_budget`], if anything else waits for its
+//! worker (else the turn is renewed in place). [`Pid::send`] and [`Context::spawn`] take
+//! their unit but never yield: they are not `async`. So a loop that sends or spawns
+//! without awaiting anything else awaits [`Context::send`] (or [`Context::consume_budget`]
+//! after each spawn), and its receivers and children run in between, as on the BEAM;
+//! with plain sends it holds its worker until it ends and queues every message first.
+//! Processes are
 //! not preempted in the middle of a computation, as on the BEAM: a process that
 //! computes for long (or blocks its thread in a system call) holds its worker, but the
 //! processes queued behind it are handed to the other workers, and once it has held
@@ -471,6 +481,13 @@
 //!   processes), unless it is a long send loop (its receivers are handed on by its
 //!   spills); once the spares are held too, the rest waits, as it would on a BEAM
 //!   whose schedulers all ran NIFs that never return.
+//! * A plain [`Pid::send`] or [`Context::spawn`] takes a unit of the turn's budget but
+//!   cannot yield (it is not `async`); the BEAM yields inside `!` and `spawn`. A loop of
+//!   them awaits [`Context::send`] or [`Context::consume_budget`] to yield as the BEAM's.
+//! * [`Pid::message_queue_len`] is an estimate that may count messages taken while it
+//!   reads, and counts the queue only, not what a selective receive left aside;
+//!   Erlang's `process_info(Pid, message_queue_len)` is exact. A process's own
+//!   [`Context::message_queue_len`] is exact, as Erlang's.
 //! * A [`Context`] may be moved out of its process (it is `Send`), but receives there are
 //!   not woken by new messages: polled again, they take what has arrived.
 //! * A [`Context`] is `Send` but not `Sync`: an `async fn` helper that holds it across
@@ -612,7 +629,7 @@ pub use otter_macros::{Message, main, test};
 #[cfg(not(loom))]
 pub use pid::{Pid, ProcessId};
 #[cfg(not(loom))]
-pub use process::{Context, TimerRef, YieldNow};
+pub use process::{ConsumeBudget, Context, Sending, TimerRef, YieldNow};
 #[cfg(not(loom))]
 pub use registry::RegisterError;
 #[cfg(not(loom))]

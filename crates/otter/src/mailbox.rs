@@ -232,6 +232,29 @@ impl<M: Send + 'static> Context<M> {
         self.owner.pop()
     }
 
+    /// How many messages wait in this process's mailbox: Erlang's
+    /// `process_info(self(), message_queue_len)`. Those a selective receive looked at
+    /// and left (the save area) count, as in Erlang; so do messages whose sender is
+    /// writing them at this instant (a receive right after may still have to wait a
+    /// few instructions for them). Exact at the moment of the read: two loads of
+    /// positions the mailbox keeps anyway, no read-modify-write and no lock; senders
+    /// count nothing. To read another process's, [`Pid::message_queue_len`](crate::Pid::message_queue_len).
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let r = rt.block_on(|mut cx: otter::Context<u32>| async move {
+    ///     let me = cx.pid();
+    ///     for i in 0..100 { me.send(i); }
+    ///     let before = cx.message_queue_len();
+    ///     let _ = cx.try_recv_match(|m| *m == 50); // 50 messages move to the save area
+    ///     (before, cx.message_queue_len())
+    /// });
+    /// assert_eq!(r.unwrap(), (100, 99));
+    /// ```
+    pub fn message_queue_len(&self) -> usize {
+        self.owner.queue_len() + self.saved.as_deref().map_or(0, |s| s.live)
+    }
+
     /// The save area, boxed on its first use (`Context::saved`).
     fn saved_mut(&mut self) -> &mut Saved<M> {
         self.saved.get_or_insert_with(|| Box::new(Saved::new()))

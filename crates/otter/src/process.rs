@@ -123,6 +123,7 @@ impl<M: Send + 'static> Context<M> {
         Fut: Future + Send + 'static,
         Fut::Output: IntoExitReason,
     {
+        crate::scheduler::context::charge_spawn();
         cell::spawn(self.spawn_runtime(), f)
     }
 
@@ -140,6 +141,7 @@ impl<M: Send + 'static> Context<M> {
         Fut: Future + Send + 'static,
         Fut::Output: IntoExitReason,
     {
+        crate::scheduler::context::charge_spawn();
         let me = self.pid().raw;
         cell::spawn_bonded(self.spawn_runtime(), f, |child| {
             if link {
@@ -177,6 +179,84 @@ impl<M: Send + 'static> Context<M> {
     /// ```
     pub fn yield_now(&self) -> YieldNow {
         YieldNow { yielded: false }
+    }
+
+    /// Sends `message` to `to`, and yields if that spent this turn's budget: the send of
+    /// a process that may send many messages in a row (Erlang's `To ! Message` in a
+    /// loop). Like [`Pid::send`] it never fails and never waits for the receiver; a
+    /// message to a process that has exited is dropped.
+    ///
+    /// A turn's budget is shared by receives, sends, spawns and socket operations
+    /// (crate docs, "Scheduler"). [`Pid::send`] draws on it too but cannot yield: a
+    /// loop of plain sends holds its worker until it ends, and a receiver on the same
+    /// worker runs only then, after every message has been queued. This send yields
+    /// when the budget is spent, as the BEAM yields a sender whose reductions ran out
+    /// inside `!`: its receivers run in between, and their mailboxes stay short. If the
+    /// worker has nothing else to run, the turn is renewed in place instead (no yield),
+    /// for eight budgets.
+    ///
+    /// Use it in a loop of sends that does not otherwise await; use [`Pid::send`]
+    /// elsewhere (a reply, a request before a receive, a send from outside a process),
+    /// where the next receive is the yield point anyway.
+    ///
+    /// The message is sent by this call, as by [`Pid::send`]; the future it returns is
+    /// only the yield, ready at once unless the budget is spent. So the future carries
+    /// no message, and a loop of awaited sends costs about what a loop of plain ones
+    /// does. Not awaiting it (`#[must_use]` warns) only skips the yield.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let sum = rt.block_on(|mut cx: otter::Context<u64>| async move {
+    ///     let me = cx.pid();
+    ///     let counter = cx.spawn(move |mut c: otter::Context<u64>| async move {
+    ///         let mut sum = 0;
+    ///         for _ in 0..10_000 { sum += c.recv().await; }
+    ///         me.send(sum);
+    ///     });
+    ///     for i in 0..10_000 {
+    ///         cx.send(counter, i).await;
+    ///     }
+    ///     cx.recv().await
+    /// });
+    /// assert_eq!(sum.unwrap(), 49_995_000);
+    /// ```
+    // Always inlined, as `Pid::send` is: a loop of awaited sends then runs the send's
+    // stream path in the caller's loop body (docs/design/0014-inlined-streaming-send.md).
+    #[inline(always)]
+    pub fn send<N: Send + 'static>(&mut self, to: Pid<N>, message: N) -> Sending<'_, M> {
+        to.send(message);
+        Sending {
+            owner: &mut self.owner,
+            spent: crate::scheduler::context::budget_spent(),
+        }
+    }
+
+    /// Takes one unit of this turn's budget, and yields if it is spent: the yield point
+    /// of a loop that neither receives nor sends with [`Context::send`], such as one
+    /// that spawns (each spawn takes a unit too, so such a loop yields every
+    /// `BUDGET / 2` spawns) or computes. As [`Context::send`], it renews the turn in
+    /// place if the worker has nothing else to run. tokio's
+    /// `task::coop::consume_budget`; on the BEAM every function call is such a point.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let n = rt.block_on(|mut cx: otter::Context<()>| async move {
+    ///     let mut n = 0;
+    ///     for _ in 0..1000 {
+    ///         cx.spawn(|_: otter::Context<()>| async {});
+    ///         cx.consume_budget().await;
+    ///         n += 1;
+    ///     }
+    ///     n
+    /// });
+    /// assert_eq!(n.unwrap(), 1000);
+    /// ```
+    #[inline]
+    pub fn consume_budget(&mut self) -> ConsumeBudget<'_, M> {
+        ConsumeBudget {
+            owner: &mut self.owner,
+            yielded: false,
+        }
     }
 
     /// Sends `message` to `to` after `delay`, like Erlang's `erlang:send_after/3`.
@@ -687,6 +767,91 @@ impl Future for YieldNow {
         // The process's waker: it is running, so this queues it again after this poll.
         cx.waker().wake_by_ref();
         std::task::Poll::Pending
+    }
+}
+
+/// The future of [`Context::send`]: the yield after the send, if the send spent the
+/// turn's budget (and the turn is not renewed in place); else ready at once.
+///
+/// ```
+/// let rt = otter::Runtime::new();
+/// rt.block_on(|mut cx: otter::Context<u8>| async move {
+///     let me = cx.pid();
+///     let s: otter::Sending<'_, u8> = cx.send(me, 1);
+///     s.await;
+///     cx.recv().await
+/// }).unwrap();
+/// ```
+#[must_use = "the message is sent; awaiting this is the yield when the budget is spent"]
+pub struct Sending<'a, M> {
+    owner: &'a mut Owner<M>,
+    /// Whether the send spent the budget: the first poll yields (or renews the turn).
+    spent: bool,
+}
+
+impl<M> std::fmt::Debug for Sending<'_, M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sending")
+            .field("spent", &self.spent)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<M> Future for Sending<'_, M> {
+    type Output = ();
+
+    #[inline(always)]
+    fn poll(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        let this = self.get_mut();
+        if this.spent {
+            // The first poll yields, unless the turn is renewed in place; the poll
+            // after the yield finds `spent` cleared.
+            this.spent = false;
+            if !this.owner.send_budget_spent() {
+                return std::task::Poll::Pending;
+            }
+        }
+        std::task::Poll::Ready(())
+    }
+}
+
+/// The future of [`Context::consume_budget`].
+///
+/// ```
+/// let rt = otter::Runtime::new();
+/// rt.block_on(|mut cx: otter::Context<()>| async move {
+///     let c: otter::ConsumeBudget<'_, ()> = cx.consume_budget();
+///     c.await
+/// }).unwrap();
+/// ```
+#[must_use = "futures do nothing unless awaited"]
+pub struct ConsumeBudget<'a, M> {
+    owner: &'a mut Owner<M>,
+    yielded: bool,
+}
+
+impl<M> std::fmt::Debug for ConsumeBudget<'_, M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConsumeBudget")
+            .field("yielded", &self.yielded)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<M> Future for ConsumeBudget<'_, M> {
+    type Output = ();
+
+    #[inline]
+    fn poll(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        let this = self.get_mut();
+        if this.yielded {
+            return std::task::Poll::Ready(());
+        }
+        if !crate::scheduler::context::consume_budget() && !this.owner.budget_spent() {
+            this.yielded = true;
+            return std::task::Poll::Pending;
+        }
+        std::task::Poll::Ready(())
     }
 }
 

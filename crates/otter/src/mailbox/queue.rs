@@ -389,6 +389,22 @@ impl<T, G> Queue<T, G> {
         }
     }
 
+    /// How many messages were in the queue when it was read: pushed (their positions
+    /// reserved, rule 1) and not yet popped. Two loads and no read-modify-write: the
+    /// head, then the tail, each converted from positions to messages (a block's marker
+    /// offset holds none). By the consumer, exact at its load of the tail (the head is
+    /// its own). By any other thread, an estimate: between the count at its load of the
+    /// tail and that plus the messages popped between its two loads; never below zero.
+    #[inline]
+    #[allow(clippy::len_without_is_empty)] // emptiness is `pop`'s `Empty`
+    pub fn len(&self) -> usize {
+        // `Acquire`: the tail's load comes after the head's, so the tail read is at
+        // least as far on as the head read (the head never passes the tail).
+        let head = self.head_index.load(Ordering::Acquire);
+        let tail = self.tail_index.load(Ordering::Acquire);
+        messages_before(tail).saturating_sub(messages_before(head))
+    }
+
     /// Takes the oldest message, or says why there is none (see [`TryPopError`]).
     ///
     /// # Safety
@@ -451,6 +467,12 @@ impl<T, G> Queue<T, G> {
         }
         Ok(value)
     }
+}
+
+/// Messages at positions before `p`: `BLOCK_CAP` a lap, none at the marker offset.
+#[inline(always)]
+fn messages_before(p: usize) -> usize {
+    p / LAP * BLOCK_CAP + (p % LAP).min(BLOCK_CAP)
 }
 
 /// Writes `value` into slot `offset` of `block` and sets its `ready` flag (rule 3): the
@@ -628,6 +650,24 @@ mod tests {
         assert_eq!(unsafe { q.pop() }, Ok(11));
         // SAFETY: single consumer.
         assert_eq!(unsafe { q.pop() }, Err(TryPopError::Empty));
+    }
+
+    #[test]
+    fn len_counts_pushed_and_not_popped_across_blocks() {
+        let q = Queue::new();
+        assert_eq!(q.len(), 0);
+        let n = BLOCK_CAP * 3 + 5;
+        for i in 0..n {
+            q.push(i);
+            assert_eq!(q.len(), i + 1);
+        }
+        for i in 0..n {
+            // SAFETY: single consumer (this thread).
+            assert_eq!(unsafe { q.pop() }.ok(), Some(i));
+            assert_eq!(q.len(), n - i - 1);
+        }
+        q.push(7);
+        assert_eq!(q.len(), 1);
     }
 
     #[test]

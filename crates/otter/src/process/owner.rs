@@ -101,6 +101,14 @@ impl<M> Owner<M> {
         }
     }
 
+    /// How many messages this process's queue holds (`Queue::len`): exact, read by the
+    /// queue's one consumer, counting those whose senders have reserved their slot and
+    /// not written it yet.
+    #[inline]
+    pub(crate) fn queue_len(&self) -> usize {
+        self.prefix().mailbox.len()
+    }
+
     /// The running process's budget is spent: true if it goes on with a new turn in
     /// place (`worker::renew_turn`), false if it yields (it is scheduled again, and the
     /// receive returns `Pending`). Not in place if an exit signal waits for it, which
@@ -128,6 +136,30 @@ impl<M> Owner<M> {
             // SAFETY: not null, so this thread is a worker and its `run` holds the
             // runtime (`context::current_runtime`).
             if crate::scheduler::worker::renew_turn(unsafe { &*rt }) {
+                return true;
+            }
+        }
+        self.schedule_self();
+        false
+    }
+
+    /// [`Owner::budget_spent`] for a send (`Context::send`): a turn renewed in place
+    /// goes on with the poll's send count and lasts `SENDER_TURN_RENEWED` units
+    /// (`scheduler/context.rs`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn send_budget_spent(&self) -> bool {
+        let sent = context::sent();
+        let h = self.prefix().header();
+        let rt = context::current_runtime();
+        if rt.is_null() {
+            return true;
+        }
+        if !h.signalled.load(Ordering::Acquire) {
+            // SAFETY: not null, so this thread is a worker and its `run` holds the
+            // runtime (`context::current_runtime`).
+            if crate::scheduler::worker::renew_turn(unsafe { &*rt }) {
+                context::resume_sends(sent, context::SENDER_TURN_RENEWED);
                 return true;
             }
         }

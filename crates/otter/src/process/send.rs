@@ -8,6 +8,25 @@
 //! A stream of sends keeps the counts it takes in a per-thread cache instead of taking
 //! one per message (below).
 //!
+//! # Which send, when
+//!
+//! Every send of a process takes one unit of its turn's budget (`scheduler/context.rs`:
+//! it is counted in the poll's send count, which the stream cache keeps anyway, so a
+//! plain send costs nothing more). The two forms differ only in whether they may yield:
+//!
+//! * [`Pid::send`] (and [`Pid::try_send`]) never yields, never blocks, never fails: a
+//!   reply, a request followed by a receive, a send from a plain thread or from `Drop`.
+//!   A process whose plain sends spent its budget yields at its next receive.
+//! * [`Context::send`](crate::Context::send)`(pid, m).await` sends the same way, then
+//!   yields if the budget is spent (the turn is renewed in place if nothing else waits
+//!   for the worker): a loop of sends that does not otherwise await, so that its
+//!   receivers run in between, as the BEAM yields a sender inside `!` when its
+//!   reductions run out. With plain sends such a loop holds its worker and queues every
+//!   message before a receiver on that worker runs.
+//!
+//! [`Pid::message_queue_len`] reads a receiver's backlog through the same lookup (or the
+//! count the stream cache keeps), so a fan-out can look before each send.
+//!
 //! # Safety
 //!
 //! Every `unsafe` block rests on the rules of `process/cell.rs`.
@@ -119,6 +138,37 @@ impl<M> Pid<M> {
     /// ```
     pub fn has_exited(&self) -> bool {
         self.id().has_exited()
+    }
+
+    /// How many messages wait in the process's queue: Erlang's
+    /// `process_info(Pid, message_queue_len)`, `None` where Erlang's is `undefined` (the
+    /// process has exited) or a `badarg` (a process of another node).
+    ///
+    /// Cheap enough to read before every send of a fan-out: two loads of positions the
+    /// mailbox keeps anyway, and no read-modify-write when this worker's stream cache
+    /// holds the pid (a process this poll has streamed to: module docs), else the
+    /// lookup a send makes. Senders and the receiver count nothing.
+    ///
+    /// Unlike Erlang's, it is not exact: the receiver may take messages between the
+    /// two loads, so the figure lies between the length at the end of the read and
+    /// that plus what the receiver took during it; it is never negative. And it counts
+    /// the queue only: messages a selective receive of the process looked at and left
+    /// behind are counted by the process's own
+    /// [`Context::message_queue_len`](crate::Context::message_queue_len), which is exact.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let r = rt.block_on(|cx: otter::Context<()>| async move {
+    ///     // A process that never receives.
+    ///     let idle = cx.spawn(|_: otter::Context<u32>| std::future::pending::<()>());
+    ///     for i in 0..3 { idle.send(i); }
+    ///     idle.message_queue_len()
+    /// });
+    /// assert_eq!(r.unwrap(), Some(3));
+    /// ```
+    #[inline]
+    pub fn message_queue_len(&self) -> Option<usize> {
+        queue_len(*self)
     }
 }
 
@@ -274,6 +324,29 @@ fn stream_miss<M: Send + 'static>(pid: Pid<M>, message: M, spill: bool) -> Resul
     unsafe { deliver(lookup.cell, message, spill) };
     keep(pid.raw.index as usize % STREAM_ENTRIES, lookup);
     Ok(())
+}
+
+/// [`Pid::message_queue_len`]: through the count the stream cache keeps on `pid` if
+/// it keeps one, else through a lookup's count.
+#[inline]
+fn queue_len<M>(pid: Pid<M>) -> Option<usize> {
+    let e = context::kept(pid.raw.index as usize % STREAM_ENTRIES);
+    if e.last == pid.raw.to_bits()
+        && let Some((slot, cell)) = e.held
+    {
+        if !slot.word.is_alive(pid.raw.generation) {
+            return None;
+        }
+        // SAFETY: the count the cache keeps holds the cell until `end_stream` or the
+        // entry's reuse, after this call; a `Pid<M>` names a `Cell<_, M>` (`deliver`).
+        let prefix = unsafe { cell_of::<Prefix<M>>(cell).as_ref() };
+        return Some(prefix.mailbox.len());
+    }
+    let lookup = ProcessRef::new(pid.raw)?;
+    // SAFETY: the count `lookup` holds keeps the cell allocated until it drops, after
+    // this line; a `Pid<M>` names a `Cell<_, M>` (`deliver`).
+    let prefix = unsafe { cell_of::<Prefix<M>>(lookup.cell).as_ref() };
+    Some(prefix.mailbox.len())
 }
 
 /// A send to a pid the process table does not resolve: a process of another node

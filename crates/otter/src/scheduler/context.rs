@@ -3,8 +3,8 @@
 //! | state | set by | read by |
 //! |---|---|---|
 //! | the runtime and index of the worker this thread is | `worker::run` | `Shared::schedule` (where a wake-up goes), the stream cache (rule 1), `budget_spent` |
-//! | the running process's turn budget | `worker::begin_turn` | every receive |
-//! | sends of the running poll | `worker::begin_turn`, `send` | `send` (stream cache, spills) |
+//! | the running process's turn budget | `worker::begin_turn`, receives, socket operations, spawns | every receive, the awaitable send (`Context::send`) |
+//! | sends of the running poll | `worker::begin_turn`, `send` | `send` (stream cache, spills), the budget (`consume_budget`) |
 //! | the stream cache | `process/send.rs` | `process/send.rs`, `worker` (ends it after a poll) |
 //! | the reason of the exit whose future is being dropped | the exit (`process/harness.rs`) | `block_on`'s root |
 //! | the worker's runtime's timer | `worker::run` | calls' timeouts (`server/reply.rs`) |
@@ -234,11 +234,18 @@ pub(crate) fn start_turn(budget: u32) {
 }
 
 /// Consumes one unit of the running process's budget; false when it is spent.
+///
+/// A turn's budget is `BUDGET` units (the argument of [`start_turn`]). Receives, socket
+/// operations and spawns take theirs from `BUDGET_LEFT`; sends are counted in `SENT`
+/// (which the send path counts anyway, for the stream cache), and the turn is spent
+/// once the sends reach what the other operations left: `SENT >= BUDGET_LEFT`. So a
+/// plain send costs nothing more than its count, and a receive one more load.
 #[inline]
 pub(crate) fn consume_budget() -> bool {
+    let sent = SENT.with(Cell::get);
     BUDGET_LEFT.with(|b| {
         let left = b.get();
-        if left == 0 {
+        if left <= sent {
             false
         } else {
             b.set(left - 1);
@@ -247,11 +254,27 @@ pub(crate) fn consume_budget() -> bool {
     })
 }
 
-/// Whether the poll that just ran spent its whole budget (a turn of `BUDGET` receives or
-/// socket operations, not a `yield_now`).
+/// Takes one unit of the running process's budget for a spawn, without asking whether
+/// it is spent: a plain spawn never yields (`Context::spawn`); the process's next
+/// receive or awaitable send does.
+#[inline]
+pub(crate) fn charge_spawn() {
+    BUDGET_LEFT.with(|b| b.set(b.get().saturating_sub(1)));
+}
+
+/// Whether the running process's turn has spent its budget, its sends included (see
+/// [`consume_budget`]). The awaitable send asks after its send, `Context::consume_budget`
+/// after taking its unit.
+#[inline]
+pub(crate) fn budget_spent() -> bool {
+    BUDGET_LEFT.with(Cell::get) <= SENT.with(Cell::get)
+}
+
+/// Whether the poll that just ran spent its whole budget (a turn of `BUDGET` receives,
+/// sends, spawns or socket operations, not a `yield_now`).
 #[inline]
 pub(crate) fn turn_budget_spent() -> bool {
-    BUDGET_LEFT.with(Cell::get) == 0
+    budget_spent()
 }
 
 /// Consumes one unit of the running process's budget for an IO operation; false when
@@ -262,6 +285,33 @@ pub(crate) fn turn_budget_spent() -> bool {
 #[inline]
 pub(crate) fn consume_io_budget() -> bool {
     consume_budget() || current_runtime().is_null()
+}
+
+/// Units of a turn renewed in place for a process whose sends spent its budget
+/// (`Owner::send_budget_spent`): eight budgets. Nothing waited for the worker when the
+/// turn began; a process woken onto it meanwhile (its receiver, into the LIFO slot)
+/// waits for at most this many sends, or is taken by an idle worker, which takes a
+/// LIFO process only while the worker's tick stands still: every renewal moves it.
+/// Trades that wait against the cost of a renewal, which looks at the queues and writes
+/// the tick, lines the other workers' search reads: renewed every budget, a send loop
+/// on two workers was slower than one that never yields; on one worker this changes
+/// nothing (the loop yields to its receiver there). Measure with `counting` on one and
+/// two workers.
+pub(crate) const SENDER_TURN_RENEWED: u32 = 8 * BUDGET;
+
+/// Messages sent by the running process in this poll.
+#[inline]
+pub(crate) fn sent() -> u32 {
+    SENT.with(Cell::get)
+}
+
+/// After a turn renewed in place for a send (`Owner::send_budget_spent`): the poll's
+/// send count goes on from `sent` (so the spills keep their interval), and the new
+/// turn lasts `budget` units from there.
+#[inline]
+pub(crate) fn resume_sends(sent: u32, budget: u32) {
+    SENT.with(|s| s.set(sent));
+    BUDGET_LEFT.with(|b| b.set(sent.saturating_add(budget)));
 }
 
 /// Counts a message sent by the running process; returns how many it has sent in
