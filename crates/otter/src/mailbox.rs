@@ -41,8 +41,8 @@ use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 
+use crate::coop::consume_budget;
 use crate::process::Context;
-use crate::scheduler::context::consume_budget;
 use crate::timer::Sleep;
 
 /// A message type with a key for [`Context::recv_key`].

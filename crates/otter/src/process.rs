@@ -123,7 +123,7 @@ impl<M: Send + 'static> Context<M> {
         Fut: Future + Send + 'static,
         Fut::Output: IntoExitReason,
     {
-        crate::scheduler::context::charge_spawn();
+        crate::coop::charge_spawn();
         cell::spawn(self.spawn_runtime(), f)
     }
 
@@ -141,7 +141,7 @@ impl<M: Send + 'static> Context<M> {
         Fut: Future + Send + 'static,
         Fut::Output: IntoExitReason,
     {
-        crate::scheduler::context::charge_spawn();
+        crate::coop::charge_spawn();
         let me = self.pid().raw;
         cell::spawn_bonded(self.spawn_runtime(), f, |child| {
             if link {
@@ -227,7 +227,7 @@ impl<M: Send + 'static> Context<M> {
         to.send(message);
         Sending {
             owner: &mut self.owner,
-            spent: crate::scheduler::context::budget_spent(),
+            spent: crate::coop::budget_spent(),
         }
     }
 
@@ -847,7 +847,7 @@ impl<M> Future for ConsumeBudget<'_, M> {
         if this.yielded {
             return std::task::Poll::Ready(());
         }
-        if !crate::scheduler::context::consume_budget() && !this.owner.budget_spent() {
+        if !crate::coop::consume_budget() && !this.owner.budget_spent() {
             this.yielded = true;
             return std::task::Poll::Pending;
         }

@@ -623,7 +623,7 @@ impl<S: StateMachine> Machine<S> {
             // An internal event draws on the turn's budget as a receive does: a machine
             // that keeps inserting events still yields its worker, and an exit signal
             // (a supervisor's `kill`) still reaches it.
-            if !crate::scheduler::context::consume_io_budget() {
+            if !crate::coop::consume_op() {
                 cx.yield_now().await;
             }
         }

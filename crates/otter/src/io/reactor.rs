@@ -233,7 +233,7 @@ impl Registration {
     /// instead of holding its worker, and the timers and processes queued behind it.
     /// It yields by waking itself: `Pending` now, polled again after what is queued.
     pub(crate) fn poll_ready(&self, dir: Direction, cx: &mut Context<'_>) -> Poll<Seen> {
-        if !crate::scheduler::context::consume_io_budget() {
+        if !crate::coop::consume_op() {
             cx.waker().wake_by_ref();
             return Poll::Pending;
         }

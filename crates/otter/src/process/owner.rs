@@ -149,7 +149,7 @@ impl<M> Owner<M> {
     #[cold]
     #[inline(never)]
     pub(crate) fn send_budget_spent(&self) -> bool {
-        let sent = context::sent();
+        let sent = crate::coop::sent();
         let h = self.prefix().header();
         let rt = context::current_runtime();
         if rt.is_null() {
@@ -159,7 +159,7 @@ impl<M> Owner<M> {
             // SAFETY: not null, so this thread is a worker and its `run` holds the
             // runtime (`context::current_runtime`).
             if crate::scheduler::worker::renew_turn(unsafe { &*rt }) {
-                context::resume_sends(sent, context::SENDER_TURN_RENEWED);
+                crate::coop::resume_sends(sent, context::SENDER_TURN_RENEWED);
                 return true;
             }
         }

@@ -276,7 +276,7 @@ pub(crate) fn end_stream() {
 /// Why inlined: docs/design/0014-inlined-streaming-send.md.
 #[inline(always)]
 pub(crate) fn send<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> {
-    let sent = context::count_send();
+    let sent = crate::coop::count_send();
     if sent > STREAM_AFTER {
         let spill = crate::scheduler::worker::spills_at(sent);
         let i = pid.raw.index as usize % STREAM_ENTRIES;

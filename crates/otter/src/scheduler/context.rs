@@ -3,8 +3,6 @@
 //! | state | set by | read by |
 //! |---|---|---|
 //! | the runtime and index of the worker this thread is | `worker::run` | `Shared::schedule` (where a wake-up goes), the stream cache (rule 1), `budget_spent` |
-//! | the running process's turn budget | `worker::begin_turn`, receives, socket operations, spawns | every receive, the awaitable send (`Context::send`) |
-//! | sends of the running poll | `worker::begin_turn`, `send` | `send` (stream cache, spills), the budget (`consume_budget`) |
 //! | the stream cache | `process/send.rs` | `process/send.rs`, `worker` (ends it after a poll) |
 //! | the reason of the exit whose future is being dropped | the exit (`process/harness.rs`) | `block_on`'s root |
 //! | the worker's runtime's timer | `worker::run` | calls' timeouts (`server/reply.rs`) |
@@ -12,10 +10,11 @@
 //! | reply slots kept for the next call to the same server, each watching it | `server/reply.rs` | `server/reply.rs`; emptied by `leave_worker` |
 //!
 //! The state a send or a receive reads is `const`-initialised and needs no destructor,
-//! so each access is one thread-local load, with no lazy initialisation. Two pieces of
-//! per-thread state stay with the leaf modules they belong to, which depend on nothing
-//! of the scheduler: the process table's cache of free indices (`process/table.rs`,
-//! built for the loom models too) and the timer thread's own marker (`timer.rs`).
+//! so each access is one thread-local load, with no lazy initialisation. Three pieces
+//! of per-thread state stay with the leaf modules they belong to, which depend on
+//! nothing of the scheduler: the turn's budget and send count (`coop.rs`), the process
+//! table's cache of free indices (`process/table.rs`, built for the loom models too)
+//! and the timer thread's own marker (`timer.rs`).
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
@@ -33,10 +32,6 @@ thread_local! {
     /// The runtime and index of the worker this thread is, if it is one. The pointer is
     /// only compared, or dereferenced while `worker::run` holds the runtime.
     static WORKER: Cell<(*const Shared, usize)> = const { Cell::new((std::ptr::null(), 0)) };
-    /// What remains of the running process's budget.
-    static BUDGET_LEFT: Cell<u32> = const { Cell::new(BUDGET) };
-    /// Messages sent by the running process in this poll.
-    static SENT: Cell<u32> = const { Cell::new(0) };
     /// The stream cache (`process/send.rs`): its entries, one a pid index modulo
     /// `STREAM_ENTRIES`...
     static KEPT: [Cell<Stream>; STREAM_ENTRIES] =
@@ -64,11 +59,13 @@ pub(crate) fn enter_worker(shared: &Arc<Shared>, index: usize, timer: Arc<Timer>
     WORKER.with(|c| c.set((Arc::as_ptr(shared), index)));
     WORKER_TIMER.with(|t| *t.borrow_mut() = Some(timer));
     WORKER_SHARED.with(|s| *s.borrow_mut() = Some(shared.clone()));
+    crate::coop::enter();
 }
 
 /// Undoes [`enter_worker`], before the worker lets go of its runtime.
 pub(crate) fn leave_worker() {
     WORKER.with(|c| c.set((std::ptr::null(), 0)));
+    crate::coop::leave();
     WORKER_TIMER.with(|t| t.borrow_mut().take());
     WORKER_SHARED.with(|s| s.borrow_mut().take());
     let pooled = CALL_SLOTS.with(|p| std::mem::take(&mut *p.borrow_mut()));
@@ -226,66 +223,7 @@ pub(crate) fn keep_call_slot(p: PooledSlot) {
 
 // ===== the running turn =====
 
-/// Starts a turn's counters: the budget and the send count.
-#[inline]
-pub(crate) fn start_turn(budget: u32) {
-    BUDGET_LEFT.with(|b| b.set(budget));
-    SENT.with(|s| s.set(0));
-}
-
-/// Consumes one unit of the running process's budget; false when it is spent.
-///
-/// A turn's budget is `BUDGET` units (the argument of [`start_turn`]). Receives, socket
-/// operations and spawns take theirs from `BUDGET_LEFT`; sends are counted in `SENT`
-/// (which the send path counts anyway, for the stream cache), and the turn is spent
-/// once the sends reach what the other operations left: `SENT >= BUDGET_LEFT`. So a
-/// plain send costs nothing more than its count, and a receive one more load.
-#[inline]
-pub(crate) fn consume_budget() -> bool {
-    let sent = SENT.with(Cell::get);
-    BUDGET_LEFT.with(|b| {
-        let left = b.get();
-        if left <= sent {
-            false
-        } else {
-            b.set(left - 1);
-            true
-        }
-    })
-}
-
-/// Takes one unit of the running process's budget for a spawn, without asking whether
-/// it is spent: a plain spawn never yields (`Context::spawn`); the process's next
-/// receive or awaitable send does.
-#[inline]
-pub(crate) fn charge_spawn() {
-    BUDGET_LEFT.with(|b| b.set(b.get().saturating_sub(1)));
-}
-
-/// Whether the running process's turn has spent its budget, its sends included (see
-/// [`consume_budget`]). The awaitable send asks after its send, `Context::consume_budget`
-/// after taking its unit.
-#[inline]
-pub(crate) fn budget_spent() -> bool {
-    BUDGET_LEFT.with(Cell::get) <= SENT.with(Cell::get)
-}
-
-/// Whether the poll that just ran spent its whole budget (a turn of `BUDGET` receives,
-/// sends, spawns or socket operations, not a `yield_now`).
-#[inline]
-pub(crate) fn turn_budget_spent() -> bool {
-    budget_spent()
-}
-
-/// Consumes one unit of the running process's budget for an IO operation; false when
-/// it is spent and the process must yield. Off the workers (a `Context` moved to a plain
-/// thread, a socket used outside any process) there is no turn to yield: always true.
-/// Unlike a receive, a spent budget is never renewed in place here: the yield is what
-/// lets an exit signal that waits for the process (an `exit(pid, kill)`) reach it.
-#[inline]
-pub(crate) fn consume_io_budget() -> bool {
-    consume_budget() || current_runtime().is_null()
-}
+// The budget and the send count are `coop.rs`'s (a leaf).
 
 /// Units of a turn renewed in place for a process whose sends spent its budget
 /// (`Owner::send_budget_spent`): eight budgets. Nothing waited for the worker when the
@@ -298,32 +236,6 @@ pub(crate) fn consume_io_budget() -> bool {
 /// nothing (the loop yields to its receiver there). Measure with `counting` on one and
 /// two workers.
 pub(crate) const SENDER_TURN_RENEWED: u32 = 8 * BUDGET;
-
-/// Messages sent by the running process in this poll.
-#[inline]
-pub(crate) fn sent() -> u32 {
-    SENT.with(Cell::get)
-}
-
-/// After a turn renewed in place for a send (`Owner::send_budget_spent`): the poll's
-/// send count goes on from `sent` (so the spills keep their interval), and the new
-/// turn lasts `budget` units from there.
-#[inline]
-pub(crate) fn resume_sends(sent: u32, budget: u32) {
-    SENT.with(|s| s.set(sent));
-    BUDGET_LEFT.with(|b| b.set(sent.saturating_add(budget)));
-}
-
-/// Counts a message sent by the running process; returns how many it has sent in
-/// this poll, this one included (on a thread that is not a worker: ever).
-#[inline]
-pub(crate) fn count_send() -> u32 {
-    SENT.with(|s| {
-        let n = s.get().wrapping_add(1);
-        s.set(n);
-        n
-    })
-}
 
 // ===== the stream cache =====
 

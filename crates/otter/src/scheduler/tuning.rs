@@ -27,12 +27,8 @@
 
 use std::time::Duration;
 
-/// Messages one turn of a process may receive before it yields. tokio's cooperative
-/// budget (128 operations per task poll); ERTS gives a process 4,000 reductions, about
-/// the cost of a few hundred receives. Trades throughput of a stream (a larger budget
-/// yields less) against the wait of the processes queued behind it. Measure with
-/// `counting` and a latency measurement (not yet in the harness).
-pub(crate) const BUDGET: u32 = 128;
+/// A turn's budget: `coop.rs`'s (a leaf), named here with the scheduler's constants.
+pub(crate) use crate::coop::BUDGET;
 
 /// Polls of one LIFO chain (`Worker::run_chain`) before the worker looks at its other
 /// work (the shutdown flag, the injector's turn). A queued process does not wait for the

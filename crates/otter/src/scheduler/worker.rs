@@ -99,7 +99,7 @@ fn begin_turn(me: &Remote, budget: u32) {
         (me.ticks.load(Ordering::Relaxed) & !STREAMING).wrapping_add(1),
         Ordering::Relaxed,
     );
-    context::start_turn(budget);
+    crate::coop::start_turn(budget);
 }
 
 /// The worker loop. Returns when the runtime shuts down.
@@ -423,7 +423,7 @@ impl Worker {
         match outcome {
             RunOutcome::Reschedule(task) => {
                 shared.push_local(self.index, task);
-                if context::turn_budget_spent() {
+                if crate::coop::budget_spent() {
                     // A turn that spent its whole budget: the next pick looks at the
                     // injector and the OS first. A timer's or a socket's wake-up then
                     // waits for one such turn of the busy processes here, not for 61
