@@ -237,3 +237,12 @@ impl<E: Into<ExitReason>> IntoExitReason for Result<(), E> {
         }
     }
 }
+
+/// How an exit signal was sent (`signal.rs`, where it is named `Kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SignalKind {
+    /// Through a link, by the exit of `from`: ignored unless the link still exists.
+    Link,
+    /// By `exit(pid, reason)`: `Kill` is untrappable.
+    Exit,
+}

@@ -4,7 +4,7 @@
 //!
 //! One `mio::Poll` (epoll on Linux) per runtime, created with the runtime's first
 //! socket: a runtime that never opens one has no reactor and pays one load of an empty
-//! `OnceLock` per park and per [`GLOBAL_INTERVAL`](crate::scheduler::tuning::GLOBAL_INTERVAL)
+//! `OnceLock` per park and per `GLOBAL_INTERVAL` (`scheduler/tuning.rs`)
 //! ticks. There is no IO thread. The OS is polled by the workers themselves, as tokio's
 //! workers and the BEAM's schedulers do:
 //!

@@ -546,7 +546,6 @@ pub mod blocking;
 #[cfg(all(feature = "tokio", not(loom)))]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod compat;
-#[cfg(not(loom))]
 mod coop;
 #[cfg(all(feature = "dist", not(loom)))]
 #[cfg_attr(docsrs, doc(cfg(feature = "dist")))]

@@ -3,11 +3,29 @@
 //! A pid is an index into the process table and the generation of that slot when the
 //! process was spawned (see `process/table.rs`). It owns nothing, so it is `Copy`, and
 //! it stays safe to use after its process is gone: every use checks the generation.
+//! A pid of another node has [`REMOTE_BIT`] set in its index (`remote.rs`); how it
+//! writes itself is the distribution's, set when it starts ([`set_remote_fmt`]), so
+//! this module stays a leaf.
 
 use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
+use std::sync::OnceLock;
+
+/// The index bit that marks a remote pid. The process table's indices stay below it
+/// (`process/table.rs`).
+pub(crate) const REMOTE_BIT: u32 = 1 << 31;
+
+/// How a remote pid writes itself (`Debug`): the distribution's.
+type RemoteFmt = fn(RawPid, &mut fmt::Formatter<'_>) -> fmt::Result;
+
+static REMOTE_FMT: OnceLock<RemoteFmt> = OnceLock::new();
+
+/// Sets how remote pids write themselves (the first call wins; `remote.rs`).
+pub(crate) fn set_remote_fmt(f: RemoteFmt) {
+    let _ = REMOTE_FMT.set(f);
+}
 
 /// A pid without its message type: what links, monitors and wakers hold.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -28,7 +46,7 @@ impl RawPid {
     /// Whether this names a process of another node (`remote.rs`).
     #[inline]
     pub(crate) fn is_remote(self) -> bool {
-        self.index & crate::remote::REMOTE_BIT != 0
+        self.index & REMOTE_BIT != 0
     }
 
     /// Packs the pid into one word (for a `Waker`'s data pointer).
@@ -50,8 +68,10 @@ impl fmt::Debug for RawPid {
         if *self == RawPid::OUTSIDE {
             return f.write_str("<outside>");
         }
-        if let Some(d) = crate::remote::of(*self) {
-            return d.fmt_pid(*self, f);
+        if self.is_remote()
+            && let Some(write) = REMOTE_FMT.get()
+        {
+            return write(*self, f);
         }
         write!(f, "<0.{}.{}>", self.index, self.generation)
     }

@@ -1,8 +1,8 @@
 //! The core's one door to other nodes: what the process core does with a pid of
 //! another node.
 //!
-//! A pid is remote when the top bit of its index is set ([`REMOTE_BIT`]; the process
-//! table's indices stay below it, `process/table.rs`). The core (sends, links,
+//! A pid is remote when the top bit of its index is set (`pid.rs`'s `REMOTE_BIT`; the
+//! process table's indices stay below it, `process/table.rs`). The core (sends, links,
 //! monitors, exit signals, a pid's `Debug`) tests that bit and hands the operation to
 //! the [`Distribution`] installed here; it names no module of the distribution and has
 //! no `cfg` for it. The distribution (`dist/route.rs`) installs itself when the first
@@ -24,12 +24,9 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use crate::exit::ExitReason;
+use crate::exit::SignalKind as Kind;
 use crate::monitor::Watcher;
 use crate::pid::RawPid;
-use crate::signal::Kind;
-
-/// The index bit that marks a remote pid (module docs).
-pub(crate) const REMOTE_BIT: u32 = 1 << 31;
 
 /// What the core asks of the distribution about a remote pid. Each method has the
 /// contract of the local operation it stands in for, named in its doc.
@@ -67,10 +64,15 @@ pub(crate) trait Distribution: Send + Sync {
 
 static INSTALLED: OnceLock<&'static dyn Distribution> = OnceLock::new();
 
-/// Installs the distribution (the first call wins; later ones are the same one).
+/// Installs the distribution (the first call wins; later ones are the same one), and
+/// with it how a remote pid writes itself (`pid.rs` stays a leaf).
 #[allow(dead_code)] // Without the `dist` feature, nothing installs one.
 pub(crate) fn install(d: &'static dyn Distribution) {
     let _ = INSTALLED.set(d);
+    crate::pid::set_remote_fmt(|pid, f| match INSTALLED.get() {
+        Some(d) => d.fmt_pid(pid, f),
+        None => write!(f, "<remote.{}.{}>", pid.index, pid.generation),
+    });
 }
 
 /// The distribution, if `pid` is remote and one is installed.

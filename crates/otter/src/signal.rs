@@ -86,14 +86,9 @@ pub struct Exit {
     pub reason: ExitReason,
 }
 
-/// How an exit signal was sent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
-    /// Through a link, by the exit of `from`: ignored unless the link still exists.
-    Link,
-    /// By `exit(pid, reason)`: `Kill` is untrappable.
-    Exit,
-}
+/// How an exit signal was sent (defined with the exit reasons, a leaf, so that
+/// `remote.rs` need not import this module).
+pub(crate) use crate::exit::SignalKind as Kind;
 
 /// What the receiver of a signal does with it (the receipt rules of the module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -35,9 +35,9 @@ use crate::dist::etf::{Atom, ExternalPid};
 use crate::dist::node::NodeShared;
 use crate::pid::RawPid;
 
-/// The index bit that marks a remote pid (the core's, `remote.rs`). The process
+/// The index bit that marks a remote pid (the core's, `pid.rs`). The process
 /// table's indices stay below 2^26 (`process/table.rs`).
-pub(crate) const REMOTE: u32 = crate::remote::REMOTE_BIT;
+pub(crate) const REMOTE: u32 = crate::pid::REMOTE_BIT;
 
 #[derive(Debug)]
 struct Entry {
