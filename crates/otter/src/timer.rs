@@ -237,10 +237,26 @@ pub(crate) fn global() -> Arc<Timer> {
 }
 
 thread_local! {
-    /// The timer whose thread this is; null on any other thread. Only compared. (The
-    /// one piece of per-thread state outside `scheduler/context.rs`: the timer depends
-    /// on nothing of the scheduler.)
+    /// The timer whose thread this is; null on any other thread. Only compared. (Kept
+    /// here, not in `scheduler/context.rs`: the timer depends on nothing of the
+    /// scheduler.)
     static TIMER_THREAD: std::cell::Cell<*const Timer> = const { std::cell::Cell::new(std::ptr::null()) };
+    /// The timer of the runtime whose worker this thread is (a counted reference:
+    /// using it never touches a runtime that may be gone). Set by the worker.
+    static WORKER_TIMER: std::cell::RefCell<Option<Arc<Timer>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// This thread is a worker of the runtime whose timer is `timer` (`None`: no longer).
+pub(crate) fn set_current(timer: Option<Arc<Timer>>) {
+    WORKER_TIMER.with(|t| *t.borrow_mut() = timer);
+}
+
+/// The timer of the runtime whose worker this thread is, else the process-wide one:
+/// a caller's timeouts run on its own runtime's timer, never on a server's.
+pub(crate) fn current() -> Arc<Timer> {
+    WORKER_TIMER
+        .with(|t| t.borrow().clone())
+        .unwrap_or_else(global)
 }
 
 fn run(timer: std::sync::Weak<Timer>) {
@@ -336,7 +352,7 @@ pub fn timeout<F: Future>(
                 return Poll::Ready(Ok(v));
             }
             let sleep = sleep.get_or_insert_with(|| {
-                let timer = crate::scheduler::context::current_timer().unwrap_or_else(global);
+                let timer = current();
                 Sleep::new(timer, deadline)
             });
             if sleep.poll_elapsed(cx) {

@@ -5,16 +5,15 @@
 //! | the runtime and index of the worker this thread is | `worker::run` | `Shared::schedule` (where a wake-up goes), the stream cache (rule 1), `budget_spent` |
 //! | the stream cache | `process/send.rs` | `process/send.rs`, `worker` (ends it after a poll) |
 //! | the reason of the exit whose future is being dropped | the exit (`process/harness.rs`) | `block_on`'s root |
-//! | the worker's runtime's timer | `worker::run` | calls' timeouts (`server/reply.rs`) |
 //! | the worker's runtime, counted | `worker::run` | sockets opened by its processes (`net`) |
 //! | reply slots kept for the next call to the same server, each watching it | `server/reply.rs` | `server/reply.rs`; emptied by `leave_worker` |
 //!
 //! The state a send or a receive reads is `const`-initialised and needs no destructor,
-//! so each access is one thread-local load, with no lazy initialisation. Three pieces
-//! of per-thread state stay with the leaf modules they belong to, which depend on
-//! nothing of the scheduler: the turn's budget and send count (`coop.rs`), the process
-//! table's cache of free indices (`process/table.rs`, built for the loom models too)
-//! and the timer thread's own marker (`timer.rs`).
+//! so each access is one thread-local load, with no lazy initialisation. Per-thread
+//! state of modules that depend on nothing of the scheduler stays with them: the turn's
+//! budget and send count (`coop.rs`), the process table's cache of free indices
+//! (`process/table.rs`, built for the loom models too), and the worker's timer and the
+//! timer thread's own marker (`timer.rs`); the worker sets them on entering.
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
@@ -40,9 +39,6 @@ thread_local! {
     static KEPT_HELD: Cell<u64> = const { Cell::new(0) };
     /// The reason of the process whose future this thread is dropping at its exit.
     static EXIT_REASON: RefCell<Option<ExitReason>> = const { RefCell::new(None) };
-    /// The timer of this worker's runtime (a counted reference: using it never touches
-    /// a runtime that may be gone).
-    static WORKER_TIMER: RefCell<Option<Arc<Timer>>> = const { RefCell::new(None) };
     /// The runtime of this worker, counted, for what needs more than the pointer in
     /// `WORKER` (the reactor, created on first use).
     static WORKER_SHARED: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
@@ -57,7 +53,7 @@ thread_local! {
 /// [`leave_worker`]. The caller holds `shared` until then.
 pub(crate) fn enter_worker(shared: &Arc<Shared>, index: usize, timer: Arc<Timer>) {
     WORKER.with(|c| c.set((Arc::as_ptr(shared), index)));
-    WORKER_TIMER.with(|t| *t.borrow_mut() = Some(timer));
+    crate::timer::set_current(Some(timer));
     WORKER_SHARED.with(|s| *s.borrow_mut() = Some(shared.clone()));
     crate::coop::enter();
 }
@@ -66,7 +62,7 @@ pub(crate) fn enter_worker(shared: &Arc<Shared>, index: usize, timer: Arc<Timer>
 pub(crate) fn leave_worker() {
     WORKER.with(|c| c.set((std::ptr::null(), 0)));
     crate::coop::leave();
-    WORKER_TIMER.with(|t| t.borrow_mut().take());
+    crate::timer::set_current(None);
     WORKER_SHARED.with(|s| s.borrow_mut().take());
     let pooled = CALL_SLOTS.with(|p| std::mem::take(&mut *p.borrow_mut()));
     for p in pooled {
@@ -114,12 +110,6 @@ pub(crate) fn current_runtime() -> *const Shared {
 /// Whether this thread is a worker of any otter runtime.
 pub(crate) fn is_worker_thread() -> bool {
     !current_runtime().is_null()
-}
-
-/// The timer of the runtime whose worker this thread is, if it is one.
-#[inline]
-pub(crate) fn current_timer() -> Option<Arc<Timer>> {
-    WORKER_TIMER.with(|t| t.borrow().clone())
 }
 
 // ===== deferred deadlines =====

@@ -553,7 +553,7 @@ impl<R: Send + 'static> Future for Wait<R> {
             this.timeout = None;
             // The caller's runtime times the call (never the server's, which may be
             // gone); outside any runtime, the process-wide fallback timer.
-            let timer = context::current_timer().unwrap_or_else(crate::timer::global);
+            let timer = crate::timer::current();
             this.sleep = Some(Sleep::new(timer, crate::timer::deadline_after(timeout)));
         }
         if let Some(sleep) = &mut this.sleep
