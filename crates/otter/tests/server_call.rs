@@ -326,7 +326,9 @@ rt_test!(
         let r = rt.block_on(|mut cx: Context<CallerSeen>| async move {
             let me = cx.pid();
             for _ in 0..200 {
-                let caller = cx.spawn(move |cx: Context<u32>| async move {
+                // Spawned and monitored at once: a monitor set after the spawn could
+                // come after the caller's end, and say `Noproc`.
+                let _ = cx.spawn_monitor(move |cx: Context<u32>| async move {
                     // Messages that wake the caller while it waits, so that it is
                     // polled while the server exits.
                     let to = cx.pid();
@@ -340,7 +342,6 @@ rt_test!(
                     let r = s.call(Req::Crash).await;
                     me.send(CallerSeen::Returned(r));
                 });
-                cx.monitor(caller);
                 match cx.recv().await {
                     CallerSeen::Down(d) => {
                         assert_eq!(d.reason, ExitReason::Panic("handler crash".into()))
