@@ -168,8 +168,10 @@ pub enum Info<I> {
 }
 
 /// The messages of a server's process. The server loop reads them; send them through
-/// [`ServerRef`].
+/// [`ServerRef`]. Non-exhaustive: the loop may learn new kinds (system messages came
+/// this way), so a match on it outside the crate ends with `_`.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum ServerMsg<S: Server> {
     /// A call; the request holds the handle to reply through.
     Call(S::Call),
