@@ -750,6 +750,51 @@ rt_test!(
     }
 );
 
+rt_test!(
+    a_stopped_pool_closes_the_connections_it_never_accepted,
+    |rt: &Runtime| {
+        let r = rt.block_on(|cx: Context<otter::Exit>| async move {
+            cx.trap_exit(true);
+            let pool = otter::net::start_acceptor_pool(
+                &cx,
+                any_port(),
+                1,
+                |mut c: Context<()>, _s: TcpStream| async move {
+                    c.recv().await;
+                },
+            )
+            .await
+            .unwrap();
+            // Connected in the kernel's backlog without a yield: on one worker, no
+            // acceptor runs before the stop, which it sees before it accepts again.
+            let waiting: Vec<_> = (0..5)
+                .map(|_| std::net::TcpStream::connect(pool.local_addr()).unwrap())
+                .collect();
+            pool.supervisor()
+                .server()
+                .stop(ExitReason::Shutdown, None)
+                .await
+                .ok();
+            // The handle lives on; the listener must not.
+            (pool, waiting)
+        });
+        let (_pool, waiting) = r.unwrap();
+        for mut c in waiting {
+            // A failure guard, not a synchronisation: the end is due at once.
+            c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let end = c.read(&mut [0u8; 1]);
+            assert!(
+                matches!(end, Ok(0))
+                    || end.as_ref().is_err_and(|e| !matches!(
+                        e.kind(),
+                        ErrorKind::WouldBlock | ErrorKind::TimedOut
+                    )),
+                "{end:?}"
+            );
+        }
+    }
+);
+
 /// What a reader tells the peer writing to it in the readiness tests.
 type Totals = std::sync::mpsc::Sender<usize>;
 

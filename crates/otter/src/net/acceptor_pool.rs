@@ -50,8 +50,10 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
+use crate::monitor::{self, Notify, Watcher};
 use crate::net::{TcpListener, TcpStream, tcp_listener};
 use crate::server::CallError;
+use crate::signal::bonds;
 use crate::supervisor::{self, ChildSpec, Shutdown, Strategy, SupervisorRef, SupervisorSpec};
 use crate::{Context, Exit, ExitReason, IntoExitReason, ProcessId};
 
@@ -428,11 +430,34 @@ where
         let supervisor = started.await.map_err(|reason| {
             io::Error::other(format!("the acceptor pool did not start: {reason}"))
         })?;
+        close_on_exit(supervisor, &listening);
         Ok(AcceptorPool {
             supervisor,
             local_addr,
             listening,
         })
+    }
+}
+
+/// Closes the pool's listener when its supervisor exits, however it stops: the
+/// [`AcceptorPool`] handle shares the listener, and a connection the kernel queued but
+/// no acceptor took would otherwise wait, neither accepted nor refused, for as long as
+/// a handle lives (ranch closes its listening socket with its listener supervisor).
+fn close_on_exit(supervisor: SupervisorRef, listening: &Arc<Listening>) {
+    let weak = Arc::downgrade(listening);
+    let watcher = Watcher {
+        id: monitor::next_id(),
+        owner: None,
+        notify: Notify::Message(Box::new(move |_| {
+            if let Some(l) = weak.upgrade() {
+                l.close();
+            }
+            None
+        })),
+    };
+    if bonds::add_watcher(supervisor.id().0, watcher).is_err() {
+        // Already gone.
+        listening.close();
     }
 }
 
