@@ -92,7 +92,7 @@ use signal_hook::consts::signal as nr;
 
 use crate::server::CallError;
 use crate::supervisor::SupervisorRef;
-use crate::{Context, Down, ExitReason, Pid, ProcessId};
+use crate::{Context, Down, ExitReason, MonitorRef, Pid};
 
 /// An OS signal a process may subscribe to ([`notify`]).
 ///
@@ -411,6 +411,9 @@ pub enum Stopped {
 /// What the stopper process hears.
 #[derive(Debug)]
 enum Stopper {
+    /// The monitor of the tree, set by the caller (its first message; the caller's own
+    /// monitor is set too, and any other `Down` means the caller went away).
+    Watching(MonitorRef),
     Signal(Signal),
     Down(Down),
     Stopped(Result<(), CallError>),
@@ -457,10 +460,19 @@ pub fn stop_on_signal<M: Send + 'static>(
     let (tx, rx) = oneshot();
     let caller = cx.pid().id();
     let stopper = cx.spawn(move |mut s: Context<Stopper>| async move {
-        if let Some(done) = run_stopper(&mut s, top, caller, deadline).await {
+        if let Some(done) = run_stopper(&mut s, top, deadline).await {
             tx.send(done);
         }
     });
+    // The caller sets the stopper's monitors before it goes on (and may stop the tree
+    // itself at once): a monitor set in the stopper's first poll would find a tree
+    // stopped meanwhile gone, and hear `Noproc` instead of its reason. The references
+    // go first, so that they reach the stopper ahead of any `Down`.
+    let (top_ref, arm_top) = crate::process::monitor_for(stopper, top.id());
+    let (_, arm_caller) = crate::process::monitor_for(stopper, caller);
+    stopper.send(Stopper::Watching(top_ref));
+    arm_top();
+    arm_caller();
     let subscribed = notify(cx, signals, stopper);
     if subscribed.is_err() {
         cx.exit(stopper, ExitReason::Kill);
@@ -480,13 +492,14 @@ pub fn stop_on_signal<M: Send + 'static>(
 async fn run_stopper(
     s: &mut Context<Stopper>,
     top: SupervisorRef,
-    caller: ProcessId,
     deadline: Option<Duration>,
 ) -> Option<Stopped> {
-    let top_ref = s.monitor(top.id());
-    s.monitor(caller);
+    let Stopper::Watching(top_ref) = s.recv().await else {
+        unreachable!("the caller's first message to its stopper is `Watching`")
+    };
     let first = loop {
         match s.recv().await {
+            Stopper::Watching(_) => {}
             Stopper::Signal(signal) => break signal,
             Stopper::Down(d) if d.reference == top_ref => return Some(Stopped::Exited(d.reason)),
             Stopper::Down(_) | Stopper::Cancel => return None,
@@ -518,6 +531,7 @@ async fn run_stopper(
             // The top's `Down` comes with the stop; the answer of the stop tells how.
             Some(Stopper::Down(d)) if d.reference == top_ref => {}
             Some(Stopper::Down(_) | Stopper::Cancel) => return None,
+            Some(Stopper::Watching(_)) => {}
         }
     }
 }

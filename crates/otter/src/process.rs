@@ -464,18 +464,8 @@ impl<M: Send + 'static> Context<M> {
     where
         M: From<Down>,
     {
-        let pid = pid.into();
-        let (reference, watcher) = self.watcher(pid.0);
-        if let Err(w) = bonds::add_watcher(pid.0, watcher) {
-            let down = Down {
-                reference,
-                pid,
-                reason: crate::ExitReason::Noproc,
-            };
-            if let Some(waker) = w.notify(down) {
-                waker.wake();
-            }
-        }
+        let (reference, watcher) = watcher_of(self.pid(), pid.into().0);
+        arm(reference, watcher);
         reference
     }
 
@@ -484,17 +474,7 @@ impl<M: Send + 'static> Context<M> {
     where
         M: From<Down>,
     {
-        let me = self.pid();
-        let reference = MonitorRef::new(target, Some(me.raw));
-        let watcher = Watcher {
-            id: reference.id,
-            owner: reference.owner,
-            notify: Notify::Message(Box::new(move |down| {
-                me.send(M::from(down));
-                None
-            })),
-        };
-        (reference, watcher)
+        watcher_of(self.pid(), target)
     }
 
     /// Spawns a process and monitors it in one step (Erlang's `spawn_monitor/1`): the
@@ -739,6 +719,47 @@ impl<M: Send + 'static> Context<M> {
             .timer
             .clone()
     }
+}
+
+/// A new monitor of `target` held by `by`, and its watcher record.
+fn watcher_of<M: From<Down> + Send + 'static>(by: Pid<M>, target: RawPid) -> (MonitorRef, Watcher) {
+    let reference = MonitorRef::new(target, Some(by.raw));
+    let watcher = Watcher {
+        id: reference.id,
+        owner: reference.owner,
+        notify: Notify::Message(Box::new(move |down| {
+            by.send(M::from(down));
+            None
+        })),
+    };
+    (reference, watcher)
+}
+
+/// Puts `watcher` on its target; a target already gone gets its `Down` with `Noproc`
+/// at once, as Erlang's `monitor/2` does.
+fn arm(reference: MonitorRef, watcher: Watcher) {
+    if let Err(w) = bonds::add_watcher(reference.target, watcher) {
+        let down = Down {
+            reference,
+            pid: ProcessId(reference.target),
+            reason: crate::ExitReason::Noproc,
+        };
+        if let Some(waker) = w.notify(down) {
+            waker.wake();
+        }
+    }
+}
+
+/// A monitor of `target` that `by` holds, set by another process: its reference now,
+/// and what arms it. A caller that hands the reference to `by` before arming it knows
+/// that the reference reaches `by` ahead of the `Down` (`os_signal.rs`: a stopper
+/// spawned to watch a tree that its spawner may stop at once).
+pub(crate) fn monitor_for<M: From<Down> + Send + 'static>(
+    by: Pid<M>,
+    target: ProcessId,
+) -> (MonitorRef, impl FnOnce()) {
+    let (reference, watcher) = watcher_of(by, target.0);
+    (reference, move || arm(reference, watcher))
 }
 
 /// A timer started by [`Context::send_after`].
