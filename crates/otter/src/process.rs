@@ -132,11 +132,13 @@ impl<M: Send + 'static> Context<M> {
 
     /// Spawns a process, linked to this one if `link`, and watched by the watcher
     /// `watcher(child)` builds, both set before it can run (`start_link`, supervisors).
+    /// `waited`: this process waits for the child next (a start waiting for `init`).
     pub(crate) fn spawn_with<N, F, Fut>(
         &self,
         f: F,
         link: bool,
         watcher: impl FnOnce(RawPid) -> Option<Watcher>,
+        waited: bool,
     ) -> Pid<N>
     where
         N: Send + 'static,
@@ -146,12 +148,17 @@ impl<M: Send + 'static> Context<M> {
     {
         crate::coop::charge_spawn();
         let me = self.pid().raw;
-        cell::spawn_bonded(self.spawn_runtime(), f, |child| {
-            if link {
-                bonds::link_one_side(me, child);
-            }
-            Some(Bonds::new(link.then_some(me), watcher(child)))
-        })
+        cell::spawn_bonded(
+            self.spawn_runtime(),
+            f,
+            |child| {
+                if link {
+                    bonds::link_one_side(me, child);
+                }
+                Some(Bonds::new(link.then_some(me), watcher(child)))
+            },
+            waited,
+        )
     }
 
     fn spawn_runtime(&self) -> &crate::scheduler::Shared {
@@ -506,11 +513,16 @@ impl<M: Send + 'static> Context<M> {
         Fut::Output: IntoExitReason,
     {
         let mut reference = None;
-        let pid = self.spawn_with(f, false, |child| {
-            let (r, watcher) = self.watcher(child);
-            reference = Some(r);
-            Some(watcher)
-        });
+        let pid = self.spawn_with(
+            f,
+            false,
+            |child| {
+                let (r, watcher) = self.watcher(child);
+                reference = Some(r);
+                Some(watcher)
+            },
+            false,
+        );
         (pid, reference.expect("bonds built at spawn"))
     }
 
@@ -539,7 +551,7 @@ impl<M: Send + 'static> Context<M> {
         Fut: Future + Send + 'static,
         Fut::Output: IntoExitReason,
     {
-        self.spawn_with(f, true, |_| None)
+        self.spawn_with(f, true, |_| None, false)
     }
 
     /// Links this process with `pid` (Erlang's `link/1`): bidirectional, idempotent; when

@@ -576,6 +576,7 @@ impl<S: Server> ServerRef<S> {
             }
         });
         let _ = self.pid.try_send(ServerMsg::Stop(Box::new(reason)));
+        reply::hand_off();
         pending.wait(timeout).await
     }
 }
@@ -665,7 +666,11 @@ fn start_with<S: Server, M: Send + 'static>(
                 Err(CallError::Exit(reason.unwrap_or(r)))
             }))
         },
+        // The future below waits for `init` first: the server runs in this turn's
+        // place (`coop.rs`, rule 5).
+        true,
     );
+    reply::hand_off();
     async move {
         match pending.wait(None).await {
             Ok(server) => Ok(server),

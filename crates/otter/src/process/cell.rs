@@ -299,16 +299,18 @@ where
     Fut: Future + Send + 'static,
     Fut::Output: IntoExitReason,
 {
-    spawn_bonded(rt, f, |_| None)
+    spawn_bonded(rt, f, |_| None, false)
 }
 
 /// As [`spawn`], with the bonds `bonds(pid)` set before the process can run (for
 /// `spawn_link` and `spawn_monitor`: the child cannot exit unseen). `bonds` runs before
-/// the closure `f`, and must not fail.
+/// the closure `f`, and must not fail. `waited`: the spawner waits for the child next
+/// (a start waiting for `init`), which then runs first (`Shared::schedule_spawned`).
 pub(crate) fn spawn_bonded<M, F, Fut>(
     rt: &Shared,
     f: F,
     bonds: impl FnOnce(RawPid) -> Option<Bonds>,
+    waited: bool,
 ) -> Pid<M>
 where
     M: Send + 'static,
@@ -390,7 +392,7 @@ where
     slot.cell.store(raw.cast(), Ordering::Relaxed);
     slot.word.publish();
     // SAFETY: the process is published and scheduled: a queued process is alive.
-    rt.schedule_spawned(unsafe { Task::new(header) });
+    rt.schedule_spawned(unsafe { Task::new(header) }, waited);
     Pid::from_raw(pid)
 }
 
