@@ -56,6 +56,11 @@ pub(crate) fn enter() {
     IN_TURNS.with(|t| t.set(true));
 }
 
+/// Whether this thread runs turns (a worker; rule 3).
+pub(crate) fn in_turns() -> bool {
+    IN_TURNS.with(Cell::get)
+}
+
 /// This thread runs no more turns (a worker's end; rule 3).
 pub(crate) fn leave() {
     IN_TURNS.with(|t| t.set(false));

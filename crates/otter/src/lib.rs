@@ -62,9 +62,12 @@
 //! A process ends when its function returns, with [`ExitReason::Normal`] (or the reason
 //! it returns, see [`IntoExitReason`]). A panic ends only that process, with
 //! [`ExitReason::Panic`] and the message; the runtime and all other processes go on.
-//! The panic still goes through Rust's panic hook first, which prints it (with a
-//! backtrace under `RUST_BACKTRACE`); a program whose supervised processes crash by
-//! design may install its own hook (`std::panic::set_hook`) to log them its way.
+//! A program with no `tracing` subscriber sees the panic as Rust prints it (its panic
+//! hook, with a backtrace under `RUST_BACKTRACE`); one that installs a subscriber (for
+//! instance `tracing_subscriber::fmt::init()`) gets one crash report instead, with the
+//! process, the message and the place of the panic ([`report`]), as SASL logs a crash:
+//! the first runtime built puts a hook in front of the program's, which leaves a
+//! process's panic to its report once a subscriber takes them.
 //!
 //! ## Messages and selective receive
 //!

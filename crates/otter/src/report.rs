@@ -7,13 +7,16 @@
 //!
 //! | target | level | when | fields |
 //! |---|---|---|---|
-//! | `otter::crash` | error | a server (or state machine, or supervisor) ends with a reason other than `normal`, `shutdown` or `{shutdown, _}`: OTP's `** Generic server .. terminating` | `pid`, `name` (if registered), `behaviour` (its Rust type), `reason` |
+//! | `otter::crash` | error | a server (or state machine, or supervisor) ends with a reason other than `normal`, `shutdown` or `{shutdown, _}`: OTP's `** Generic server .. terminating` | `pid`, `name` (if registered), `behaviour` (its Rust type), `reason`, `location` (a panic's `file:line:column`, else empty) |
+//! | `otter::crash` | error | a process that is not a server panics: OTP's `Error in process .. with exit value` | `pid`, `reason`, `location` |
+//! | `otter::crash` | error | a panic caught where no process ends with it (a message's or a future's `Drop`, a monitor's notification, a supervisor's start function) | `reason`, `location` |
 //! | `otter::supervisor` | error | a child ends abnormally (`child_terminated`), a child fails to start or restart (`start_error`), the restart intensity is reached and the supervisor shuts down (`shutdown`) | `supervisor`, `context`, `child_id`, `pid`, `reason` |
 //! | `otter::progress` | info | a supervisor started a child (OTP's progress report) | `supervisor`, `child_id`, `pid` |
 //!
 //! "Abnormal" is OTP's: any reason but `normal`, `shutdown` and `{shutdown, _}`
-//! ([`ExitReason::is_shutdown`]). A panic still goes through Rust's panic hook too
-//! (which prints it, unless the program installs its own: the crate docs' "Processes").
+//! ([`ExitReason::is_shutdown`]). A panic on a worker is printed by Rust's panic hook
+//! only while no subscriber takes `otter::crash` events: with one, its report above is
+//! its one line in the log (`unwind.rs`, "The panic hook").
 
 use crate::exit::ExitReason;
 use crate::pid::ProcessId;
@@ -31,15 +34,69 @@ pub(crate) fn server_terminating(
     reason: &ExitReason,
 ) {
     if is_abnormal(reason) {
+        let location = site(reason);
         tracing::error!(
             target: "otter::crash",
             pid = %pid,
             name = name.unwrap_or(""),
             behaviour,
             reason = %reason,
-            "server {pid} terminating: {reason}",
+            location = &*location,
+            "server {pid} terminating: {reason}{}",
+            at(&location),
         );
     }
+}
+
+/// Whether a subscriber takes crash reports: the panic hook then leaves the panic to
+/// them (`unwind.rs`).
+pub(crate) fn panics_reported() -> bool {
+    tracing::enabled!(target: "otter::crash", tracing::Level::ERROR)
+}
+
+/// Where the panic that `reason` comes from happened, if it is one and the panic hook
+/// saw it; empty otherwise.
+fn site(reason: &ExitReason) -> Box<str> {
+    match reason {
+        ExitReason::Panic(m) => crate::unwind::take_panic_site(m).unwrap_or_default(),
+        _ => Box::default(),
+    }
+}
+
+/// " at LOCATION", or nothing.
+fn at(location: &str) -> String {
+    if location.is_empty() {
+        String::new()
+    } else {
+        format!(" at {location}")
+    }
+}
+
+/// A process that is not a server panicked (`otter::crash`).
+#[cold]
+pub(crate) fn process_crashed(pid: ProcessId, reason: &ExitReason) {
+    let location = site(reason);
+    tracing::error!(
+        target: "otter::crash",
+        pid = %pid,
+        reason = %reason,
+        location = &*location,
+        "process {pid} crashed: {reason}{}",
+        at(&location),
+    );
+}
+
+/// A panic caught where no process ends with it (`otter::crash`).
+#[cold]
+pub(crate) fn panic_caught(reason: &ExitReason) {
+    let location = site(reason);
+    tracing::error!(
+        target: "otter::crash",
+        reason = %reason,
+        location = &*location,
+        "caught in a drop or a notification: {reason}{}",
+        at(&location),
+    );
 }
 
 /// A supervisor's child ended (`otter::supervisor`, only for an abnormal reason).

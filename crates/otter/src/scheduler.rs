@@ -476,6 +476,7 @@ impl Builder {
     /// assert!(rt.threads() >= 1);
     /// ```
     pub fn build(self) -> Result<Runtime, BuildError> {
+        crate::unwind::install_panic_hook();
         let n = match self.threads {
             Some(0) => return Err(BuildError::ZeroThreads),
             Some(n) if n > MAX_THREADS => return Err(BuildError::TooManyThreads(MAX_THREADS)),

@@ -2,7 +2,8 @@
 //! supervisor reports each child it starts (progress), a child's abnormal exit
 //! (`child_terminated`), a failed start (`start_error`) and its own shutdown when the
 //! restart intensity is reached; a server that ends abnormally is reported
-//! (`otter::crash`), one that stops normally or with `shutdown` is not.
+//! (`otter::crash`), one that stops normally or with `shutdown` is not; a plain process
+//! that panics is reported; a panic's report names its place.
 //!
 //! One global subscriber collects every event of this test binary; each test looks only
 //! at the events that name its own processes.
@@ -192,6 +193,38 @@ rt_test!(
             .collect();
         assert_eq!(crash.len(), 1);
         assert!(crash[0].get("behaviour").contains("Fragile"));
+        // With the place of its panic, which the panic hook kept.
+        assert!(
+            crash[0].get("location").contains("tests/reports.rs:"),
+            "{crash:?}"
+        );
+    }
+);
+
+rt_test!(
+    a_process_that_panics_is_reported_with_the_place_of_its_panic,
+    |rt: &Runtime| {
+        let _ = reports();
+        let pid = rt
+            .block_on(|mut cx: Context<otter::Down>| async move {
+                let (pid, _) = cx.spawn_monitor(|_: Context<()>| async move {
+                    panic!("plain boom");
+                });
+                let down = cx.recv().await;
+                assert_eq!(down.reason, ExitReason::Panic("plain boom".into()));
+                pid.id()
+            })
+            .unwrap();
+        let crash: Vec<_> = about(pid)
+            .into_iter()
+            .filter(|r| r.target == "otter::crash")
+            .collect();
+        assert_eq!(crash.len(), 1, "{crash:?}");
+        assert_eq!(crash[0].get("reason"), "panic: plain boom");
+        assert!(
+            crash[0].get("location").contains("tests/reports.rs:"),
+            "{crash:?}"
+        );
     }
 );
 

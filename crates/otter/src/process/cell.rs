@@ -248,7 +248,8 @@ where
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.poll(cx))) {
             Ok(Poll::Pending) => Poll::Pending,
             Ok(Poll::Ready(out)) => Poll::Ready(out.into_exit_reason()),
-            Err(payload) => Poll::Ready(panic_reason(payload)),
+            // SAFETY: caller's contract: a live process, whose header is never moved.
+            Err(payload) => Poll::Ready(crashed(unsafe { ptr.as_ref() }.pid, payload)),
         }
     }
 
@@ -287,6 +288,15 @@ where
         // not take the thread that happened to free the cell with it.
         catch_silently(move || drop(cell));
     }
+}
+
+/// A process's poll panicked: its exit reason, reported (`report.rs`).
+#[cold]
+#[inline(never)]
+fn crashed(pid: RawPid, payload: Box<dyn std::any::Any + Send>) -> ExitReason {
+    let reason = panic_reason(payload);
+    crate::report::process_crashed(crate::pid::ProcessId(pid), &reason);
+    reason
 }
 
 // ===== spawning =====
