@@ -10,7 +10,7 @@
 //! | `otter::crash` | error | a server (or state machine, or supervisor) ends with a reason other than `normal`, `shutdown` or `{shutdown, _}`: OTP's `** Generic server .. terminating` | `pid`, `name` (if registered), `behaviour` (its Rust type), `reason`, `location` (a panic's `file:line:column`, else empty) |
 //! | `otter::crash` | error | a process that is not a server panics: OTP's `Error in process .. with exit value` | `pid`, `reason`, `location` |
 //! | `otter::crash` | error | a panic caught where no process ends with it (a message's or a future's `Drop`, a monitor's notification, a supervisor's start function) | `reason`, `location` |
-//! | `otter::supervisor` | error | a child ends abnormally (`child_terminated`), a child fails to start or restart (`start_error`), the restart intensity is reached and the supervisor shuts down (`shutdown`) | `supervisor`, `context`, `child_id`, `pid`, `reason` |
+//! | `otter::supervisor` | error | a child ends abnormally (`child_terminated`), a child fails to start or restart (`start_error`), a child stopped by its supervisor ends otherwise than its shutdown asked, killed when its time ran out or with another reason (`shutdown_error`), the restart intensity is reached and the supervisor shuts down (`shutdown`) | `supervisor`, `context`, `child_id` (not for `shutdown_error`), `pid`, `reason` |
 //! | `otter::progress` | info | a supervisor started a child (OTP's progress report) | `supervisor`, `child_id`, `pid` |
 //!
 //! "Abnormal" is OTP's: any reason but `normal`, `shutdown` and `{shutdown, _}`
@@ -117,6 +117,19 @@ pub(crate) fn child_terminated(
             "supervisor {supervisor}: child {child_id} ({pid}) terminated: {reason}",
         );
     }
+}
+
+/// A child stopped by its supervisor ended otherwise than its shutdown asked
+/// (`otter::supervisor`, OTP's `shutdown_error`).
+pub(crate) fn shutdown_error(supervisor: ProcessId, pid: ProcessId, reason: &ExitReason) {
+    tracing::error!(
+        target: "otter::supervisor",
+        supervisor = %supervisor,
+        context = "shutdown_error",
+        pid = %pid,
+        reason = %reason,
+        "supervisor {supervisor}: child {pid} did not shut down cleanly: {reason}",
+    );
 }
 
 /// A supervisor's child failed to start or restart (`otter::supervisor`).

@@ -712,16 +712,30 @@ async fn stop_many(children: &[(ProcessId, Shutdown)], cx: &mut SupervisorContex
     for (pid, mref, shutdown) in waiting {
         let is_down =
             move |m: &ServerMsg<Supervisor>| matches!(m, ServerMsg::Down(d) if d.reference == mref);
-        let mut down = false;
+        let mut down = None;
         if let Shutdown::Timeout(t) = shutdown {
             let left = t.saturating_sub(t0.elapsed());
-            down = cx.recv_match_timeout(is_down, left).await.is_some();
-            if !down {
+            down = cx.recv_match_timeout(is_down, left).await;
+            if down.is_none() {
                 cx.exit(pid, ExitReason::Kill);
             }
         }
-        if !down {
-            cx.recv_match(is_down).await;
+        let down = match down {
+            Some(d) => d,
+            None => cx.recv_match(is_down).await,
+        };
+        // OTP's `shutdown_error`: the child ended otherwise than its shutdown asked
+        // (killed when its time ran out, or an abnormal reason). Normal and shutdown
+        // reasons are no error (OTP's rule for a child that is not permanent; this one
+        // does not tell them apart), nor a child already gone.
+        if let ServerMsg::Down(d) = down {
+            let expected = d.reason.is_normal()
+                || d.reason.is_shutdown()
+                || d.reason == ExitReason::Noproc
+                || (shutdown == Shutdown::BrutalKill && d.reason == ExitReason::Killed);
+            if !expected {
+                report::shutdown_error(cx.pid().id(), pid, &d.reason);
+            }
         }
         // The child's link signal came before its `Down` (exit order): drop it.
         cx.unlink(pid);

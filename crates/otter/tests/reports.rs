@@ -1,6 +1,7 @@
 //! Rules of reports (`otter::report`, OTP's SASL reports as `tracing` events): a
 //! supervisor reports each child it starts (progress), a child's abnormal exit
-//! (`child_terminated`), a failed start (`start_error`) and its own shutdown when the
+//! (`child_terminated`), a failed start (`start_error`), a child killed when its
+//! shutdown time ran out (`shutdown_error`) and its own shutdown when the
 //! restart intensity is reached; a server that ends abnormally is reported
 //! (`otter::crash`), one that stops normally or with `shutdown` is not; a plain process
 //! that panics is reported; a panic's report names its place.
@@ -258,6 +259,47 @@ rt_test!(
             .collect();
         assert_eq!(shutdown.len(), 1);
         assert_eq!(shutdown[0].get("reason"), "reached_max_restart_intensity");
+    }
+);
+
+rt_test!(
+    a_child_killed_when_its_shutdown_time_runs_out_is_reported,
+    |rt: &Runtime| {
+        let _ = reports();
+        let sup = rt
+            .block_on(|cx: Context<()>| async move {
+                // A child that traps the supervisor's `shutdown` and never ends.
+                let trapping = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+                let t = trapping.clone();
+                let stubborn = ChildSpec::process("stubborn", move || {
+                    let t = t.clone();
+                    move |mut c: Context<otter::Exit>| async move {
+                        c.trap_exit(true);
+                        t.store(true, std::sync::atomic::Ordering::SeqCst);
+                        loop {
+                            c.recv().await;
+                        }
+                    }
+                })
+                .shutdown(supervisor::Shutdown::Timeout(
+                    std::time::Duration::from_millis(20),
+                ));
+                let spec = SupervisorSpec::new(Strategy::OneForOne).child(stubborn);
+                let sup = supervisor::start_link(&cx, spec).await.unwrap();
+                // Its first poll sets the trap; a stop before it would end it at once.
+                while !trapping.load(std::sync::atomic::Ordering::SeqCst) {
+                    cx.yield_now().await;
+                }
+                sup.stop().await.unwrap();
+                sup.id()
+            })
+            .unwrap();
+        let errors: Vec<_> = about(sup)
+            .into_iter()
+            .filter(|r| r.get("context") == "shutdown_error")
+            .collect();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].get("reason"), "killed");
     }
 );
 
