@@ -13,6 +13,9 @@
 //! seconds, more than the suite's memory budget, hence the default of 1 (each producer
 //! under a million messages a second, ten times the consumer's `w` = 10 pace);
 //! `p` = 1 with `pw` = `w`/10 is one producer ten times faster than its consumer.
+//! `p` = 0 is the unloaded reference: before the timed part the root queues more items
+//! than the consumer can handle in `seconds` (1.1 × seconds × 1e6 / w), then no one
+//! sends while the consumer works through them.
 //!
 //! * A producer loops until the stop flag: compute `pw` µs, then `try_send` the next item
 //!   (its number and the time it is sent). `Full` counts as refused; the producer backs
@@ -56,7 +59,7 @@ pub(crate) const WORKLOAD: Workload = Workload {
     name: "overload",
     summary: "p producers flood one consumer (w us a message) for `seconds`; bound=n bounds its mailbox",
     params: &[
-        ParamSpec::int("p", 4),
+        ParamSpec::int_in("p", 0, u32::MAX as u64, 4),
         ParamSpec::int_in("w", 1, MAX_WORK_US, 10),
         ParamSpec::int("seconds", 5),
         ParamSpec::int_in("bound", 0, 1 << 30, 0),
@@ -129,19 +132,23 @@ fn validate(p: &Params) -> Result<(), String> {
 }
 
 /// p + 2 processes; the queued items (with a bound: bound + p; without: what the
-/// producers can send in `seconds`); the delay samples.
+/// producers can send in `seconds`; p = 0: the backlog queued beforehand); the delay
+/// samples.
 fn footprint(p: &Params) -> Footprint {
     let (producers, seconds) = (count(p.int("p")), count(p.int("seconds")));
     let (w, bound, pw) = (count(p.int("w")), count(p.int("bound")), count(p.int("pw")));
     let rate = 1_000_000u128
         .checked_div(pw)
         .map_or(MAX_SENDS_PER_S, |r| r + 1);
-    let queued = if bound > 0 {
+    let samples = (seconds.saturating_mul(1_000_000) / w.max(1)).min(u128::from(MAX_SAMPLES));
+    let queued = if producers == 0 {
+        // The unloaded reference's backlog (`run`).
+        seconds.saturating_mul(1_000_000) / w.max(1) * 11 / 10 + 1
+    } else if bound > 0 {
         bound + producers
     } else {
         producers.saturating_mul(rate).saturating_mul(seconds)
     };
-    let samples = (seconds.saturating_mul(1_000_000) / w.max(1)).min(u128::from(MAX_SAMPLES));
     Footprint::new(("seconds*1e6/w", samples), ("p+2", producers + 2))
         .charge("p", producers + 2, "processes", PROCESS_BYTES)
         .charge(
@@ -185,6 +192,23 @@ fn run(rt: &Runtime, p: &Params) -> Result<Outcome, RunError> {
         let consumer = cx.spawn_opt(opts, move |c: Context<ToConsumer>| {
             consume(c, s, w, producers, start, samples_cap)
         });
+        // p = 0: the unloaded reference. The root queues a backlog the consumer cannot
+        // finish in `seconds` (plain sends: beyond any bound), and the timed part starts
+        // once it is queued: the consumer then works with no producer running.
+        let prefill = if producers == 0 {
+            (seconds.as_micros() / w.as_micros().max(1)) as u64 * 11 / 10 + 1
+        } else {
+            0
+        };
+        for seq in 0..prefill {
+            let sent_ns = start.elapsed().as_nanos() as u64;
+            consumer.send(ToConsumer::Item {
+                from: 0,
+                seq,
+                sent_ns,
+            });
+        }
+        let h0 = shared.handled.load(Ordering::Relaxed);
         let t0 = Instant::now();
         for from in 0..producers {
             let s = Arc::clone(&shared);
@@ -193,9 +217,9 @@ fn run(rt: &Runtime, p: &Params) -> Result<Outcome, RunError> {
         cx.sleep(seconds).await;
         shared.stop.store(true, Ordering::Release);
         let elapsed = t0.elapsed();
-        let handled = shared.handled.load(Ordering::Relaxed);
+        let handled = shared.handled.load(Ordering::Relaxed) - h0;
 
-        let (mut sent, mut accepted) = (0u64, vec![None; producers as usize]);
+        let (mut sent, mut accepted) = (prefill, vec![None; producers as usize]);
         let mut unexpected = 0u64;
         while accepted.iter().any(Option::is_none) {
             match cx.recv().await {
@@ -213,7 +237,10 @@ fn run(rt: &Runtime, p: &Params) -> Result<Outcome, RunError> {
                 ToRoot::Consumed(_) => unexpected += 1,
             }
         }
-        let accepted: Vec<u64> = accepted.into_iter().map(|a| a.unwrap_or(0)).collect();
+        let mut accepted: Vec<u64> = accepted.into_iter().map(|a| a.unwrap_or(0)).collect();
+        if producers == 0 {
+            accepted.push(prefill);
+        }
         let total_accepted: u64 = accepted.iter().sum();
         // A plain send: never refused, behind every item (each producer reported after
         // its last send).
@@ -326,7 +353,7 @@ async fn consume(
     samples_cap: usize,
 ) {
     let mut c = Consumed {
-        next: vec![0; producers as usize],
+        next: vec![0; producers.max(1) as usize],
         delays: Vec::with_capacity(samples_cap),
         ..Consumed::default()
     };
