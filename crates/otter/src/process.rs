@@ -317,8 +317,8 @@ impl<M: Send + 'static> Context<M> {
     #[inline(always)]
     pub fn send<N: Send + 'static>(&mut self, to: Pid<N>, message: N) -> Sending<'_, M, N> {
         let waiting = match send::send_checked(to, message) {
-            Err(crate::TrySendError::Full(m)) => Some((to, m)),
-            Ok(()) | Err(crate::TrySendError::Exited(_)) => None,
+            Ok(()) => None,
+            Err(e) => waiting(to, e),
         };
         Sending {
             owner: &mut self.owner,
@@ -868,5 +868,17 @@ impl TimerRef {
     /// ```
     pub fn cancel(self) -> bool {
         self.timer.upgrade().is_some_and(|t| t.cancel(self.key))
+    }
+}
+
+/// The message [`Context::send`] keeps for the wait for room, if its receiver's bounded
+/// mailbox was full (one to an exited process is dropped). Out of line: the send loop's
+/// body keeps only the call.
+#[cold]
+#[inline(never)]
+fn waiting<N>(to: Pid<N>, refused: crate::TrySendError<N>) -> Option<Box<(Pid<N>, N)>> {
+    match refused {
+        crate::TrySendError::Full(m) => Some(Box::new((to, m))),
+        crate::TrySendError::Exited(_) => None,
     }
 }

@@ -61,7 +61,9 @@ pub struct Sending<'a, M, N = M> {
     /// Whether the send spent the budget: the first poll yields (or renews the turn).
     pub(super) spent: bool,
     /// The message and its receiver, while the receiver's bounded mailbox is full.
-    pub(super) waiting: Option<(Pid<N>, N)>,
+    /// Boxed: the future is stored in its caller's state across the `.await`, and a
+    /// loop of sends would otherwise move the message's bytes there on every send.
+    pub(super) waiting: Option<Box<(Pid<N>, N)>>,
 }
 
 // Nothing in a `Sending` is pinned: the message is moved in and out by value.
@@ -107,9 +109,10 @@ impl<M, N: Send + 'static> Sending<'_, M, N> {
     #[cold]
     #[inline(never)]
     fn wait_for_room(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
-        let Some((to, m)) = self.waiting.take() else {
+        let Some(waiting) = self.waiting.take() else {
             return std::task::Poll::Ready(());
         };
+        let (to, m) = *waiting;
         let m = match send::send_checked(to, m) {
             Err(TrySendError::Full(m)) => m,
             Ok(()) | Err(TrySendError::Exited(_)) => return std::task::Poll::Ready(()),
@@ -117,7 +120,7 @@ impl<M, N: Send + 'static> Sending<'_, M, N> {
         send::wait_for_room(to, cx.waker());
         match send::send_checked(to, m) {
             Err(TrySendError::Full(m)) => {
-                self.waiting = Some((to, m));
+                self.waiting = Some(Box::new((to, m)));
                 std::task::Poll::Pending
             }
             Ok(()) | Err(TrySendError::Exited(_)) => std::task::Poll::Ready(()),
