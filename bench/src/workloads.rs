@@ -1,8 +1,9 @@
 //! The seven seed workloads of `shared/WORKLOADS.md`, and `forkjoin` (a process tree
 //! that sums its leaves), `latency` (round trips under load), `echo` (a TCP echo server
 //! and its load: `echo-server`, `echo-load`) and `dist` (round trips between nodes over
-//! Erlang distribution: `dist-pingpong`, `dist-echo`), from its "Beyond the seeds" part,
-//! on otter; and `http` (a JSON API on otter and on plain tokio, and its load:
+//! Erlang distribution: `dist-pingpong`, `dist-echo`) and `overload` (producers faster
+//! than their consumer, with and without a bounded mailbox), from its "Beyond the
+//! seeds" part, on otter; and `http` (a JSON API on otter and on plain tokio, and its load:
 //! `http-server`, `http-load`).
 //!
 //! Each workload is a [`Workload`]: its parameters (with defaults), a cross-parameter
@@ -20,6 +21,7 @@ pub(crate) mod http;
 pub(crate) mod latency;
 pub(crate) mod mailbox;
 pub(crate) mod memory;
+pub(crate) mod overload;
 pub(crate) mod pingpong;
 pub(crate) mod ring;
 pub(crate) mod spawn;
@@ -65,6 +67,7 @@ pub(crate) const ALL: &[&Workload] = &[
     &echo::LOAD,
     &dist::PINGPONG,
     &dist::ECHO,
+    &overload::WORKLOAD,
     &http::SERVER,
     &http::LOAD,
 ];

@@ -47,7 +47,8 @@ workloads() ->
      {"latency", latency},
      {"echo-server", echo_server},
      {"dist-pingpong", dist_pingpong},
-     {"dist-echo", dist_echo}].
+     {"dist-echo", dist_echo},
+     {"overload", overload}].
 
 %%%=====================================================================
 %%% Entry point

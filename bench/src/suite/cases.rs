@@ -90,6 +90,8 @@ pub(crate) struct Sizes {
 
     /// http: measured seconds of a run.
     pub(crate) http_seconds: u64,
+    /// overload: measured seconds of a run.
+    pub(crate) overload_seconds: u64,
 }
 
 /// dist: whose echo node a case's client meets (`echo=`).
@@ -162,6 +164,7 @@ impl Sizes {
                 dist: vec![(64, 2000)],
 
                 http_seconds: 2,
+                overload_seconds: 1,
             }
         } else {
             Sizes {
@@ -195,6 +198,8 @@ impl Sizes {
 
                 // WORKLOADS.md "http": 10 s.
                 http_seconds: 10,
+                // WORKLOADS.md "overload": 5 s.
+                overload_seconds: 5,
             }
         }
     }
@@ -294,9 +299,27 @@ pub(crate) fn cases(s: &Sizes) -> Vec<Case> {
         }
     }
 
+    // overload: unbounded on both (Erlang has no bound), then bounded on otter.
+    v.push(case(
+        "overload",
+        &[("seconds", s.overload_seconds), ("bound", 0)],
+        &[],
+    ));
+    let mut bounded = case(
+        "overload",
+        &[("seconds", s.overload_seconds), ("bound", OVERLOAD_BOUND)],
+        &[],
+    );
+    bounded.impls = vec![Impl::Otter];
+    v.push(bounded);
+
     v.push(http_case(s));
     v
 }
+
+/// overload's bounded case: the consumer's mailbox holds this many messages, 10 ms of
+/// its work at WORKLOADS.md's w = 10 µs, longer than the producers' longest back-off.
+pub(crate) const OVERLOAD_BOUND: u64 = 1000;
 
 /// The dist case: clients (otter, Erlang) of an `echo` node, r round trips of size bytes.
 fn dist_case(size: u64, r: u64, echo: Impl) -> Case {

@@ -37,6 +37,74 @@ impl<M> fmt::Display for SendError<M> {
 
 impl<M> std::error::Error for SendError<M> {}
 
+/// Why [`Pid::try_send`](crate::Pid::try_send) did not deliver. The message is handed
+/// back either way.
+///
+/// ```
+/// use otter::TrySendError;
+/// let e = TrySendError::Full(5);
+/// assert!(e.is_full());
+/// assert_eq!(e.into_inner(), 5);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum TrySendError<M> {
+    /// The process's mailbox is bounded and holds its bound
+    /// ([`SpawnOptions::bounded_mailbox`](crate::SpawnOptions::bounded_mailbox)): try
+    /// again later, or wait for room with [`Context::send`](crate::Context::send).
+    Full(M),
+    /// The process has exited (or is of another node: see [`Pid::try_send`](crate::Pid::try_send)).
+    Exited(M),
+}
+
+impl<M> TrySendError<M> {
+    /// The message that was not delivered.
+    ///
+    /// ```
+    /// assert_eq!(otter::TrySendError::Exited("hi").into_inner(), "hi");
+    /// ```
+    pub fn into_inner(self) -> M {
+        match self {
+            TrySendError::Full(m) | TrySendError::Exited(m) => m,
+        }
+    }
+
+    /// Whether the mailbox was full (the process is alive).
+    ///
+    /// ```
+    /// assert!(!otter::TrySendError::Exited(()).is_full());
+    /// ```
+    pub fn is_full(&self) -> bool {
+        matches!(self, TrySendError::Full(_))
+    }
+}
+
+impl<M> From<TrySendError<M>> for SendError<M> {
+    /// Forgets why: the message handed back.
+    fn from(e: TrySendError<M>) -> SendError<M> {
+        SendError(e.into_inner())
+    }
+}
+
+impl<M> fmt::Debug for TrySendError<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TrySendError::Full(_) => f.write_str("Full(..)"),
+            TrySendError::Exited(_) => f.write_str("Exited(..)"),
+        }
+    }
+}
+
+impl<M> fmt::Display for TrySendError<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TrySendError::Full(_) => f.write_str("sending to a full bounded mailbox"),
+            TrySendError::Exited(_) => f.write_str("sending to a process that has exited"),
+        }
+    }
+}
+
+impl<M> std::error::Error for TrySendError<M> {}
+
 /// A [`Builder`](crate::Builder) setting was out of range.
 ///
 /// ```

@@ -17,6 +17,7 @@
 //! | `receive .. after 100 -> timeout end` | `cx.recv_timeout(Duration::from_millis(100)).await` (`None`) |
 //! | `loop() -> receive M -> handle(M), loop() end.` | `loop { let m = cx.recv().await; handle(m); }` |
 //! | `link(Pid)`, `spawn_link/1` | `cx.link(pid)`, `cx.spawn_link(..)` |
+//! | `spawn_opt(Fun, [link])`; no bounded mailbox (a flood grows the heap until `max_heap_size` kills the receiver) | `cx.spawn_opt(SpawnOptions::new().link(), ..)`; [`SpawnOptions::bounded_mailbox`]`(n)`: `pid.try_send(m)` gives `Full(m)` back, `cx.send(pid, m).await` waits for room, a call to a full server fails with `CallError::Full`; plain `send`, `Down`s, exits and timers are never refused |
 //! | `monitor(process, Pid)`, `{'DOWN', ..}` | `cx.monitor(pid)`, a [`Down`] message |
 //! | `process_flag(trap_exit, true)`, `{'EXIT', ..}` | `cx.trap_exit(true)`, an [`Exit`] message |
 //! | `exit(Pid, kill)` | `cx.exit(pid, ExitReason::Kill)`; from outside any process, `handle.exit(pid, ..)` |
@@ -619,7 +620,7 @@ mod timer;
 mod unwind;
 
 #[cfg(not(loom))]
-pub use error::{BuildError, SendError};
+pub use error::{BuildError, SendError, TrySendError};
 #[cfg(not(loom))]
 pub use exit::{ErrorReason, ExitReason, IntoExitReason};
 #[cfg(not(loom))]
@@ -633,7 +634,7 @@ pub use otter_macros::{Message, main, test};
 #[cfg(not(loom))]
 pub use pid::{Pid, ProcessId};
 #[cfg(not(loom))]
-pub use process::{ConsumeBudget, Context, Sending, TimerRef, YieldNow};
+pub use process::{ConsumeBudget, Context, Sending, SpawnOptions, TimerRef, YieldNow};
 #[cfg(not(loom))]
 pub use registry::RegisterError;
 #[cfg(not(loom))]

@@ -29,7 +29,16 @@
 //! is rebuilt, and when holes outnumber saved messages the save area is compacted; both
 //! are paid for by the operations that made the garbage, so the costs above are
 //! amortised bounds.
+//!
+//! # Bounded mailboxes
+//!
+//! A process spawned with [`SpawnOptions::bounded_mailbox`](crate::SpawnOptions::bounded_mailbox)
+//! has a bound on its queue (what it refuses and what it never refuses: there). The
+//! receive side's part is one check per message taken (`Owner::pop`): an unbounded
+//! mailbox's bound word is 0, a bounded one's may ask for waiting senders to be woken
+//! (`mailbox/bound.rs`, the wake-up protocol).
 
+pub(crate) mod bound;
 mod index;
 pub(crate) mod queue;
 

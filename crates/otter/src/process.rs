@@ -15,11 +15,13 @@ pub(crate) mod gate;
 pub(crate) mod harness;
 pub(crate) mod owner;
 pub(crate) mod send;
+mod spawn_options;
 pub(crate) mod state;
 pub(crate) mod table;
 pub(crate) mod waker;
 mod yield_point;
 
+pub use spawn_options::SpawnOptions;
 pub use yield_point::{ConsumeBudget, Sending, YieldNow};
 
 use std::future::Future;
@@ -130,15 +132,90 @@ impl<M: Send + 'static> Context<M> {
         cell::spawn(self.spawn_runtime(), f)
     }
 
-    /// Spawns a process, linked to this one if `link`, and watched by the watcher
-    /// `watcher(child)` builds, both set before it can run (`start_link`, supervisors).
-    /// `waited`: this process waits for the child next (a start waiting for `init`).
+    /// Spawns a process with `options` (Erlang's `spawn_opt/2`): linked to this one
+    /// if [`SpawnOptions::link`], with a bounded mailbox if
+    /// [`SpawnOptions::bounded_mailbox`]. With `SpawnOptions::new()` it is
+    /// [`Context::spawn`].
+    ///
+    /// ```
+    /// use otter::{Context, Runtime, SpawnOptions};
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|mut cx: Context<u32>| async move {
+    ///     let me = cx.pid();
+    ///     let worker = cx.spawn_opt(SpawnOptions::new().bounded_mailbox(16), move |mut c: Context<u32>| async move {
+    ///         let mut sum = 0;
+    ///         for _ in 0..100 { sum += c.recv().await; }
+    ///         me.send(sum);
+    ///     });
+    ///     // The awaitable send waits whenever the worker's 16 slots are taken.
+    ///     for i in 0..100 { cx.send(worker, i).await; }
+    ///     cx.recv().await
+    /// });
+    /// assert_eq!(r.unwrap(), 4950);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If the runtime is shutting down.
+    pub fn spawn_opt<N, F, Fut>(&self, options: SpawnOptions, f: F) -> Pid<N>
+    where
+        N: Send + 'static,
+        F: FnOnce(Context<N>) -> Fut,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoExitReason,
+    {
+        if options.link {
+            return self.spawn_with(f, options, |_| None);
+        }
+        crate::coop::charge_spawn();
+        cell::spawn_bonded(self.spawn_runtime(), f, |_| None, options.bound, false)
+    }
+
+    /// [`Context::spawn_monitor`] with `options` (Erlang's `spawn_opt/2` with
+    /// `monitor`): see [`Context::spawn_opt`].
+    ///
+    /// ```
+    /// use otter::{Context, Down, ExitReason, Runtime, SpawnOptions};
+    /// struct Msg(Down);
+    /// impl From<Down> for Msg { fn from(d: Down) -> Msg { Msg(d) } }
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|mut cx: Context<Msg>| async move {
+    ///     let opts = SpawnOptions::new().bounded_mailbox(1);
+    ///     let (_child, _) = cx.spawn_monitor_opt(opts, |_: Context<()>| async { ExitReason::Shutdown });
+    ///     let Msg(d) = cx.recv().await;
+    ///     d.reason
+    /// });
+    /// assert_eq!(r.unwrap(), ExitReason::Shutdown);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If the runtime is shutting down.
+    pub fn spawn_monitor_opt<N, F, Fut>(&self, options: SpawnOptions, f: F) -> (Pid<N>, MonitorRef)
+    where
+        M: From<Down>,
+        N: Send + 'static,
+        F: FnOnce(Context<N>) -> Fut,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoExitReason,
+    {
+        let mut reference = None;
+        let pid = self.spawn_with(f, options, |child| {
+            let (r, watcher) = self.watcher(child);
+            reference = Some(r);
+            Some(watcher)
+        });
+        (pid, reference.expect("bonds built at spawn"))
+    }
+
+    /// Spawns a process with `options` (linked to this one if `options.link`), and
+    /// watched by the watcher `watcher(child)` builds, both set before it can run
+    /// (`start_link`, supervisors).
     pub(crate) fn spawn_with<N, F, Fut>(
         &self,
         f: F,
-        link: bool,
+        options: SpawnOptions,
         watcher: impl FnOnce(RawPid) -> Option<Watcher>,
-        waited: bool,
     ) -> Pid<N>
     where
         N: Send + 'static,
@@ -148,6 +225,7 @@ impl<M: Send + 'static> Context<M> {
     {
         crate::coop::charge_spawn();
         let me = self.pid().raw;
+        let link = options.link;
         cell::spawn_bonded(
             self.spawn_runtime(),
             f,
@@ -157,7 +235,8 @@ impl<M: Send + 'static> Context<M> {
                 }
                 Some(Bonds::new(link.then_some(me), watcher(child)))
             },
-            waited,
+            options.bound,
+            options.waited,
         )
     }
 
@@ -193,8 +272,10 @@ impl<M: Send + 'static> Context<M> {
 
     /// Sends `message` to `to`, and yields if that spent this turn's budget: the send of
     /// a process that may send many messages in a row (Erlang's `To ! Message` in a
-    /// loop). Like [`Pid::send`] it never fails and never waits for the receiver; a
-    /// message to a process that has exited is dropped.
+    /// loop). Like [`Pid::send`] it never fails; a message to a process that has
+    /// exited is dropped. It waits for the receiver only if the receiver's mailbox is
+    /// bounded and full ([`SpawnOptions::bounded_mailbox`]): then the future holds the
+    /// message and sends it once the receiver has taken messages to make room.
     ///
     /// A turn's budget is shared by receives, sends, spawns and socket operations
     /// (crate docs, "Scheduler"). [`Pid::send`] draws on it too but cannot yield: a
@@ -212,7 +293,9 @@ impl<M: Send + 'static> Context<M> {
     /// The message is sent by this call, as by [`Pid::send`]; the future it returns is
     /// only the yield, ready at once unless the budget is spent. So the future carries
     /// no message, and a loop of awaited sends costs about what a loop of plain ones
-    /// does. Not awaiting it (`#[must_use]` warns) only skips the yield.
+    /// does (plus, per send, a load and a branch on whether the receiver is bounded).
+    /// Not awaiting it (`#[must_use]` warns) only skips the yield, except on a full
+    /// bounded mailbox, where the message is then dropped with the future.
     ///
     /// ```
     /// let rt = otter::Runtime::new();
@@ -233,11 +316,15 @@ impl<M: Send + 'static> Context<M> {
     // Always inlined, as `Pid::send` is: a loop of awaited sends then runs the send's
     // stream path in the caller's loop body (docs/design/0014-inlined-streaming-send.md).
     #[inline(always)]
-    pub fn send<N: Send + 'static>(&mut self, to: Pid<N>, message: N) -> Sending<'_, M> {
-        to.send(message);
+    pub fn send<N: Send + 'static>(&mut self, to: Pid<N>, message: N) -> Sending<'_, M, N> {
+        let waiting = match send::send_checked(to, message) {
+            Ok(()) => None,
+            Err(e) => waiting(to, e),
+        };
         Sending {
             owner: &mut self.owner,
             spent: crate::coop::budget_spent(),
+            waiting,
         }
     }
 
@@ -513,16 +600,11 @@ impl<M: Send + 'static> Context<M> {
         Fut::Output: IntoExitReason,
     {
         let mut reference = None;
-        let pid = self.spawn_with(
-            f,
-            false,
-            |child| {
-                let (r, watcher) = self.watcher(child);
-                reference = Some(r);
-                Some(watcher)
-            },
-            false,
-        );
+        let pid = self.spawn_with(f, SpawnOptions::new(), |child| {
+            let (r, watcher) = self.watcher(child);
+            reference = Some(r);
+            Some(watcher)
+        });
         (pid, reference.expect("bonds built at spawn"))
     }
 
@@ -551,7 +633,7 @@ impl<M: Send + 'static> Context<M> {
         Fut: Future + Send + 'static,
         Fut::Output: IntoExitReason,
     {
-        self.spawn_with(f, true, |_| None, false)
+        self.spawn_with(f, SpawnOptions::new().link(), |_| None)
     }
 
     /// Links this process with `pid` (Erlang's `link/1`): bidirectional, idempotent; when
@@ -808,5 +890,17 @@ impl TimerRef {
     /// ```
     pub fn cancel(self) -> bool {
         self.timer.upgrade().is_some_and(|t| t.cancel(self.key))
+    }
+}
+
+/// The message [`Context::send`] keeps for the wait for room, if its receiver's bounded
+/// mailbox was full (one to an exited process is dropped). Out of line: the send loop's
+/// body keeps only the call.
+#[cold]
+#[inline(never)]
+fn waiting<N>(to: Pid<N>, refused: crate::TrySendError<N>) -> Option<Box<(Pid<N>, N)>> {
+    match refused {
+        crate::TrySendError::Full(m) => Some(Box::new((to, m))),
+        crate::TrySendError::Exited(_) => None,
     }
 }

@@ -122,7 +122,8 @@ impl Registry {
         message: N,
     ) -> Result<(), crate::SendError<N>> {
         match self.whereis::<N>(name) {
-            Some(pid) => pid.try_send(message),
+            // `Name ! Msg` is a plain send: beyond a bounded mailbox's bound.
+            Some(pid) => crate::process::send::send(pid, message).map_err(crate::SendError),
             None => Err(crate::SendError(message)),
         }
     }

@@ -116,10 +116,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::Poll;
 use std::time::Duration;
 
+use crate::error::TrySendError;
 use crate::exit::ExitReason;
 use crate::monitor::{Down, DownMessage};
 use crate::pid::{Pid, ProcessId, RawPid};
-use crate::process::{Context, waker};
+use crate::process::{Context, SpawnOptions, waker};
 use crate::registry::RegisterError;
 use crate::signal::Exit;
 
@@ -364,7 +365,7 @@ pub trait Server: Sized + Send + 'static {
         cx: &Context<M>,
         args: Self::Args,
     ) -> impl Future<Output = Result<ServerRef<Self>, ExitReason>> + Send + use<Self, M> {
-        start_with(cx, args, false, None)
+        start_with(cx, args, SpawnOptions::new(), None)
     }
 
     /// Starts this server linked to the caller (`gen_server:start_link/3`):
@@ -375,7 +376,7 @@ pub trait Server: Sized + Send + 'static {
         cx: &Context<M>,
         args: Self::Args,
     ) -> impl Future<Output = Result<ServerRef<Self>, ExitReason>> + Send + use<Self, M> {
-        start_with(cx, args, true, None)
+        start_with(cx, args, SpawnOptions::new().link(), None)
     }
 
     /// Starts this server linked to the caller and registered as `name`
@@ -388,7 +389,12 @@ pub trait Server: Sized + Send + 'static {
         name: N,
         args: Self::Args,
     ) -> impl Future<Output = Result<ServerRef<Self>, ExitReason>> + Send + use<Self, M, N> {
-        start_with(cx, args, true, Some(name.into().into_arc()))
+        start_with(
+            cx,
+            args,
+            SpawnOptions::new().link(),
+            Some(name.into().into_arc()),
+        )
     }
 }
 
@@ -517,8 +523,16 @@ impl<S: Server> ServerRef<S> {
         let waker = requester(target).await?;
         let (pending, reply_to) = Pending::call(target, waker);
         // If the send fails the server has exited, and its watcher (on it, or refused
-        // with `Noproc`) has already set the outcome: its real reason.
-        let _ = self.pid.try_send(ServerMsg::Call(request(reply_to)));
+        // with `Noproc`) has already set the outcome: its real reason. A full bounded
+        // mailbox refuses the request: the call fails at once (the request, with its
+        // `ReplyTo`, goes before the `Pending`, so the slot may serve the next call).
+        if let Err(TrySendError::Full(request)) =
+            self.pid.try_send(ServerMsg::Call(request(reply_to)))
+        {
+            drop(request);
+            drop(pending);
+            return Err(CallError::Full);
+        }
         pending.wait(timeout).await
     }
 
@@ -527,6 +541,22 @@ impl<S: Server> ServerRef<S> {
     /// See [`Server`] for an example.
     pub fn cast(&self, message: S::Cast) {
         self.pid.send(ServerMsg::Cast(message));
+    }
+
+    /// Sends a cast unless the server's bounded mailbox is full (handed back as
+    /// [`TrySendError::Full`]) or the server has exited (`Exited`). A plain
+    /// [`ServerRef::cast`] goes beyond the bound
+    /// ([`SpawnOptions::bounded_mailbox`](crate::SpawnOptions::bounded_mailbox)).
+    ///
+    /// See [`start_opt`] for an example.
+    pub fn try_cast(&self, message: S::Cast) -> Result<(), TrySendError<S::Cast>> {
+        self.pid
+            .try_send(ServerMsg::Cast(message))
+            .map_err(|e| match e {
+                TrySendError::Full(ServerMsg::Cast(m)) => TrySendError::Full(m),
+                TrySendError::Exited(ServerMsg::Cast(m)) => TrySendError::Exited(m),
+                _ => unreachable!("the message handed back is the one sent"),
+            })
     }
 
     /// Sends a message for `handle_info` (Erlang's `Pid ! Msg` to a server).
@@ -575,7 +605,8 @@ impl<S: Server> ServerRef<S> {
                 Err(CallError::Exit(r))
             }
         });
-        let _ = self.pid.try_send(ServerMsg::Stop(Box::new(reason)));
+        // Never refused by a bounded mailbox (`SpawnOptions::bounded_mailbox`).
+        let _ = crate::process::send::send(self.pid, ServerMsg::Stop(Box::new(reason)));
         reply::hand_off();
         pending.wait(timeout).await
     }
@@ -602,7 +633,7 @@ pub fn start<S: Server, M: Send + 'static>(
     cx: &Context<M>,
     args: S::Args,
 ) -> impl Future<Output = Result<ServerRef<S>, ExitReason>> + Send + use<S, M> {
-    start_with(cx, args, false, None)
+    start_with(cx, args, SpawnOptions::new(), None)
 }
 
 /// Starts a server linked to the caller (`gen_server:start_link/3`): spawned by this
@@ -615,7 +646,47 @@ pub fn start_link<S: Server, M: Send + 'static>(
     cx: &Context<M>,
     args: S::Args,
 ) -> impl Future<Output = Result<ServerRef<S>, ExitReason>> + Send + use<S, M> {
-    start_with(cx, args, true, None)
+    start_with(cx, args, SpawnOptions::new().link(), None)
+}
+
+/// Starts a server with `options` (`gen_server:start/4` with `{spawn_opt, ...}`):
+/// linked to the caller if [`SpawnOptions::link`] (then it is [`start_link`]), with a
+/// bounded mailbox if [`SpawnOptions::bounded_mailbox`], whose rules say what a full
+/// server refuses: a call fails with [`CallError::Full`], a [`ServerRef::try_cast`]
+/// hands the cast back.
+///
+/// ```
+/// # use otter::server::{self, CallError, Flow, ReplyTo, Server, ServerContext};
+/// # use otter::{Context, ExitReason, Runtime, SpawnOptions};
+/// struct Slow;
+/// impl Server for Slow {
+///     type Args = (); type Call = ReplyTo<()>; type Cast = u32; type Info = ();
+///     async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> { Ok(Slow) }
+///     async fn handle_call(&mut self, f: ReplyTo<()>, _: &mut ServerContext<Self>) -> Flow {
+///         f.reply(());
+///         Flow::Continue
+///     }
+///     async fn handle_cast(&mut self, _: u32, cx: &mut ServerContext<Self>) -> Flow {
+///         cx.sleep(std::time::Duration::from_secs(3600)).await; // stuck
+///         Flow::Continue
+///     }
+/// }
+/// let rt = Runtime::new();
+/// let r = rt.block_on(|cx: Context<()>| async move {
+///     let s = server::start_opt::<Slow, _>(&cx, (), SpawnOptions::new().bounded_mailbox(2)).await.unwrap();
+///     s.cast(1); // taken, and the server is stuck in it (or about to be)
+///     while s.try_cast(2).is_ok() {} // fills the mailbox
+///     let refused = s.try_cast(3);
+///     (refused, s.call(|f| f).await)
+/// });
+/// assert_eq!(r.unwrap(), (Err(otter::TrySendError::Full(3)), Err(CallError::Full)));
+/// ```
+pub fn start_opt<S: Server, M: Send + 'static>(
+    cx: &Context<M>,
+    args: S::Args,
+    options: SpawnOptions,
+) -> impl Future<Output = Result<ServerRef<S>, ExitReason>> + Send + use<S, M> {
+    start_with(cx, args, options, None)
 }
 
 /// Starts a server linked to the caller and registered as `name` before `init` runs
@@ -628,7 +699,12 @@ pub fn start_link_named<S: Server, M: Send + 'static, N: Into<Name<S>>>(
     name: N,
     args: S::Args,
 ) -> impl Future<Output = Result<ServerRef<S>, ExitReason>> + Send + use<S, M, N> {
-    start_with(cx, args, true, Some(name.into().into_arc()))
+    start_with(
+        cx,
+        args,
+        SpawnOptions::new().link(),
+        Some(name.into().into_arc()),
+    )
 }
 
 /// The server of type `S` registered as `name` on the caller's runtime, if any
@@ -644,9 +720,10 @@ pub fn whereis<S: Server, M: Send + 'static>(cx: &Context<M>, name: &str) -> Opt
 fn start_with<S: Server, M: Send + 'static>(
     cx: &Context<M>,
     args: S::Args,
-    link: bool,
+    options: SpawnOptions,
     name: Option<Arc<str>>,
 ) -> impl Future<Output = Result<ServerRef<S>, ExitReason>> + Send + use<S, M> {
+    let link = options.is_linked();
     let (mut pending, ack) = Pending::<ServerRef<S>>::new();
     let parent = link.then_some(cx.pid().id().0);
     // A failed start resolves only once the server has exited (its watcher fired, after
@@ -654,9 +731,15 @@ fn start_with<S: Server, M: Send + 'static>(
     // again at once (proc_lib's `sync_start` waits for the `'DOWN'` likewise).
     let failure: Arc<Mutex<Option<ExitReason>>> = Arc::default();
     let failed = failure.clone();
+    // The future below waits for `init` first: the server runs in this turn's place
+    // (`coop.rs`, rule 5).
+    let options = SpawnOptions {
+        waited: true,
+        ..options
+    };
     cx.spawn_with(
         move |scx: ServerContext<S>| serve::<S>(scx, args, ack, failed, parent, name),
-        link,
+        options,
         |child| {
             Some(pending.watcher(child, move |r| {
                 let reason = failure
@@ -666,9 +749,6 @@ fn start_with<S: Server, M: Send + 'static>(
                 Err(CallError::Exit(reason.unwrap_or(r)))
             }))
         },
-        // The future below waits for `init` first: the server runs in this turn's
-        // place (`coop.rs`, rule 5).
-        true,
     );
     reply::hand_off();
     async move {

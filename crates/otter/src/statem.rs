@@ -275,6 +275,20 @@ pub trait StateMachine: Sized + Send + 'static {
         server::start_link::<Machine<Self>, M>(cx, args)
     }
 
+    /// Starts this machine with `options` (`gen_statem:start/4` with
+    /// `{spawn_opt, ...}`): linked if [`SpawnOptions::link`](crate::SpawnOptions::link),
+    /// with a bounded mailbox if
+    /// [`SpawnOptions::bounded_mailbox`](crate::SpawnOptions::bounded_mailbox) (a call
+    /// to a full machine fails with [`CallError::Full`](crate::server::CallError::Full)).
+    /// See [`server::start_opt`]. Not meant to be overridden.
+    fn start_opt<M: Send + 'static>(
+        cx: &Context<M>,
+        args: Self::Args,
+        options: crate::SpawnOptions,
+    ) -> impl Future<Output = Result<StatemRef<Self>, ExitReason>> + Send + use<Self, M> {
+        server::start_opt::<Machine<Self>, M>(cx, args, options)
+    }
+
     /// Starts this machine linked to the caller and registered as `name`
     /// (`gen_statem:start_link({local, Name}, ...)`); call it by name with
     /// [`Name::call`]. Not meant to be overridden.

@@ -118,6 +118,8 @@ impl From<CallError> for SysError {
             CallError::Exit(r) => SysError::Exit(r),
             CallError::Noproc => SysError::Noproc,
             CallError::CallingSelf => SysError::CallingSelf,
+            // Not from `sys`: system messages are never refused.
+            CallError::Full => SysError::Timeout,
         }
     }
 }
@@ -319,9 +321,12 @@ async fn request<S: Server, R: Send + 'static>(
     let waker = requester(target).await?;
     let (pending, reply_to) = Pending::call(target, waker);
     // A failed send: the server has exited, and its watcher has set the outcome.
-    let _ = server
-        .pid()
-        .try_send(ServerMsg::System(Box::new(Request(make(reply_to)))));
+    // Never refused by a bounded mailbox: the runtime's control of a process must not
+    // depend on its load (`SpawnOptions::bounded_mailbox`).
+    let _ = crate::process::send::send(
+        server.pid(),
+        ServerMsg::System(Box::new(Request(make(reply_to)))),
+    );
     Ok(pending.wait(Some(DEFAULT_TIMEOUT)).await?)
 }
 

@@ -58,7 +58,7 @@ rt_test!(sending_to_a_dead_process_is_not_an_error, |rt: &Runtime| {
         p.send(1);
         p.try_send(2)
     });
-    assert_eq!(r.unwrap(), Err(otter::SendError(2)));
+    assert_eq!(r.unwrap(), Err(otter::TrySendError::Exited(2)));
 });
 
 rt_test!(exit_reason_from_the_return_value, |rt: &Runtime| {

@@ -77,7 +77,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::ptr::{self, NonNull};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::task::{Context as TaskContext, Poll};
 
 use crate::exit::{ExitReason, IntoExitReason};
@@ -110,6 +110,10 @@ pub(crate) struct Header {
     /// Set (`Release`) when an exit signal has put a pending reason in `bonds`: the
     /// worker checks it before each poll.
     pub(crate) signalled: AtomicBool,
+    /// The bound of a bounded mailbox and its waiting flags (`mailbox/bound.rs`); 0
+    /// for an unbounded one, and then never written. It fills the padding before
+    /// `bonds`, on the receiver's line: senders read it only when `vtable.bounded`.
+    pub(crate) bound: AtomicU32,
     /// Links, monitors, the trap flag and a pending exit; boxed on first use, so a
     /// process that uses none carries one word here.
     pub(crate) bonds: Mutex<Option<Box<Bonds>>>,
@@ -166,6 +170,10 @@ impl std::fmt::Debug for Header {
 }
 
 pub(super) struct VTable {
+    /// Whether the process's mailbox is bounded (`mailbox/bound.rs`): the one thing a
+    /// send that respects the bound reads before it pushes, from the sender's line
+    /// (the header's `vtable` field) and a static; the bound itself is in `bound`.
+    pub(super) bounded: bool,
     /// Polls the future. Caller: the worker that set `RUNNING`.
     pub(super) poll: unsafe fn(NonNull<Header>, &mut TaskContext<'_>) -> Poll<ExitReason>,
     /// Drops the future in place. Caller: the worker running the exit, or shutdown.
@@ -222,9 +230,16 @@ where
     M: Send + 'static,
 {
     const VTABLE: VTable = VTable {
+        bounded: false,
         poll: Self::poll,
         drop_future: Self::drop_future,
         dealloc: Self::dealloc,
+    };
+
+    /// [`Self::VTABLE`] for a process spawned with a bounded mailbox.
+    const VTABLE_BOUNDED: VTable = VTable {
+        bounded: true,
+        ..Self::VTABLE
     };
 
     /// # Safety
@@ -309,17 +324,20 @@ where
     Fut: Future + Send + 'static,
     Fut::Output: IntoExitReason,
 {
-    spawn_bonded(rt, f, |_| None, false)
+    spawn_bonded(rt, f, |_| None, 0, false)
 }
 
 /// As [`spawn`], with the bonds `bonds(pid)` set before the process can run (for
 /// `spawn_link` and `spawn_monitor`: the child cannot exit unseen). `bonds` runs before
-/// the closure `f`, and must not fail. `waited`: the spawner waits for the child next
-/// (a start waiting for `init`), which then runs first (`Shared::schedule_spawned`).
+/// the closure `f`, and must not fail. `bound` is the mailbox's bound word
+/// (`mailbox/bound.rs`: 0 for an unbounded mailbox). `waited`: the spawner waits for
+/// the child next (a start waiting for `init`), which then runs first
+/// (`Shared::schedule_spawned`).
 pub(crate) fn spawn_bonded<M, F, Fut>(
     rt: &Shared,
     f: F,
     bonds: impl FnOnce(RawPid) -> Option<Bonds>,
+    bound: u32,
     waited: bool,
 ) -> Pid<M>
 where
@@ -345,12 +363,17 @@ where
     unsafe {
         mailbox_field.write(Queue::with_gap(Header {
             state: State::new_scheduled(),
-            vtable: &Cell::<Fut, M>::VTABLE,
+            vtable: if bound == 0 {
+                &Cell::<Fut, M>::VTABLE
+            } else {
+                &Cell::<Fut, M>::VTABLE_BOUNDED
+            },
             rt,
             pid,
             refs: AtomicUsize::new(2),
             gate: Gate::new(bonds.is_some()),
             signalled: AtomicBool::new(false),
+            bound: AtomicU32::new(bound),
             bonds: Mutex::new(bonds),
         }));
     }

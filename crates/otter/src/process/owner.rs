@@ -92,7 +92,15 @@ impl<M> Owner<M> {
         // SAFETY: `&mut self` on the one `Owner` of this mailbox makes us its only
         // consumer.
         match unsafe { self.prefix().mailbox.pop() } {
-            Ok(m) => Some(m),
+            Ok(m) => {
+                // A bounded mailbox may have senders waiting for room
+                // (`mailbox/bound.rs`); an unbounded one's word is 0.
+                let h = self.prefix().header();
+                if h.bound.load(Ordering::Relaxed) != 0 {
+                    crate::mailbox::bound::taken(h.pid, &h.bound, || self.queue_len());
+                }
+                Some(m)
+            }
             Err(TryPopError::Empty) => None,
             Err(TryPopError::InFlight) => {
                 self.schedule_self();
@@ -187,6 +195,12 @@ impl<M> Owner<M> {
 
 impl<M> Drop for Owner<M> {
     fn drop(&mut self) {
+        let h = self.prefix().header();
+        if h.bound.load(Ordering::Relaxed) != 0 {
+            // Nothing will take messages any more: senders waiting for room stop
+            // waiting (`mailbox/bound.rs`).
+            crate::mailbox::bound::close(h.pid, &h.bound);
+        }
         release_ref(self.cell);
     }
 }

@@ -14,15 +14,23 @@
 //! it is counted in the poll's send count, which the stream cache keeps anyway, so a
 //! plain send costs nothing more). The two forms differ only in whether they may yield:
 //!
-//! * [`Pid::send`] (and [`Pid::try_send`]) never yields, never blocks, never fails: a
-//!   reply, a request followed by a receive, a send from a plain thread or from `Drop`.
-//!   A process whose plain sends spent its budget yields at its next receive.
+//! * [`Pid::send`] never yields, never blocks, never fails: a reply, a request
+//!   followed by a receive, a send from a plain thread or from `Drop`. A process whose
+//!   plain sends spent its budget yields at its next receive. [`Pid::try_send`] is the
+//!   same, but tells when the message was not delivered: the process has exited, or
+//!   its mailbox is bounded and full.
 //! * [`Context::send`](crate::Context::send)`(pid, m).await` sends the same way, then
 //!   yields if the budget is spent (the turn is renewed in place if nothing else waits
 //!   for the worker): a loop of sends that does not otherwise await, so that its
 //!   receivers run in between, as the BEAM yields a sender inside `!` when its
 //!   reductions run out. With plain sends such a loop holds its worker and queues every
 //!   message before a receiver on that worker runs.
+//!
+//! On a bounded mailbox (`mailbox/bound.rs`) plain sends go beyond the bound; the
+//! awaitable send waits for room, and [`Pid::try_send`] refuses. Both read the bound
+//! only when the receiver's vtable says it has one ([`send_checked`]), so a send to an
+//! unbounded mailbox pays a load of the vtable's flag and a branch, and plain sends
+//! pay nothing.
 //!
 //! [`Pid::message_queue_len`] reads a receiver's backlog through the same lookup (or the
 //! count the stream cache keeps), so a fan-out can look before each send.
@@ -33,7 +41,9 @@
 #![allow(unsafe_code)]
 
 use std::ptr::NonNull;
+use std::sync::atomic::Ordering;
 
+use crate::error::TrySendError;
 use crate::pid::{Pid, ProcessId};
 use crate::process::cell::{Header, Prefix, ProcessRef, cell_of, release_slot};
 use crate::process::harness::Task;
@@ -65,7 +75,12 @@ impl<M> Pid<M> {
         let _ = send(*self, message);
     }
 
-    /// Sends `message`, or hands it back if the process has exited.
+    /// Sends `message` unless the process has exited ([`TrySendError::Exited`]) or its
+    /// mailbox is bounded and full ([`TrySendError::Full`]); the message is handed back.
+    /// Never blocks. A send to a mailbox that is not bounded is refused only if the
+    /// process has exited. See
+    /// [`SpawnOptions::bounded_mailbox`](crate::SpawnOptions::bounded_mailbox) for
+    /// what the bound refuses.
     ///
     /// ```
     /// let rt = otter::Runtime::new();
@@ -73,14 +88,14 @@ impl<M> Pid<M> {
     /// # let watcher = pid;
     /// // Once the process has exited, `try_send` tells us.
     /// while !watcher.has_exited() { std::thread::yield_now(); }
-    /// assert_eq!(pid.try_send(1), Err(otter::SendError(1)));
+    /// assert_eq!(pid.try_send(1), Err(otter::TrySendError::Exited(1)));
     /// ```
     #[inline]
-    pub fn try_send(&self, message: M) -> Result<(), crate::SendError<M>>
+    pub fn try_send(&self, message: M) -> Result<(), TrySendError<M>>
     where
         M: Send + 'static,
     {
-        send(*self, message).map_err(crate::SendError)
+        send_checked(*self, message)
     }
 
     /// Whether the process is alive and not exiting (Erlang's `is_process_alive/1`).
@@ -134,7 +149,7 @@ impl<M> Pid<M> {
     ///     }
     ///     child.try_send(1)
     /// });
-    /// assert_eq!(r.unwrap(), Err(otter::SendError(1)));
+    /// assert_eq!(r.unwrap(), Err(otter::TrySendError::Exited(1)));
     /// ```
     pub fn has_exited(&self) -> bool {
         self.id().has_exited()
@@ -295,6 +310,110 @@ pub(crate) fn send<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> 
         return stream_miss(pid, message, spill);
     }
     send_first(pid, message)
+}
+
+/// [`send`] for a send that respects a bounded mailbox's bound (`mailbox/bound.rs`):
+/// refuses with `Full` when the receiver's mailbox is bounded and full, `Exited` when
+/// the pid does not resolve. The same paths as `send`, with the bound's test before
+/// each push.
+#[inline(always)]
+pub(crate) fn send_checked<M: Send + 'static>(
+    pid: Pid<M>,
+    message: M,
+) -> Result<(), TrySendError<M>> {
+    let sent = crate::coop::count_send();
+    if sent > STREAM_AFTER {
+        let spill = crate::scheduler::worker::spills_at(sent);
+        let i = pid.raw.index as usize % STREAM_ENTRIES;
+        let e = context::kept(i);
+        if e.last == pid.raw.to_bits()
+            && let Some((slot, cell)) = e.held
+        {
+            if !slot.word.is_alive(pid.raw.generation) {
+                return Err(TrySendError::Exited(message));
+            }
+            // SAFETY: the count the cache keeps holds the cell until `end_stream`
+            // or the entry's reuse, after this call; a `Pid<M>` names a `Cell<_, M>`.
+            if unsafe { is_full::<M>(cell) } {
+                return Err(TrySendError::Full(message));
+            }
+            // SAFETY: as above.
+            unsafe { deliver_streamed(cell, message, spill) };
+            return Ok(());
+        }
+        return stream_miss_checked(pid, message, spill);
+    }
+    let Some(lookup) = ProcessRef::new(pid.raw) else {
+        return not_local(pid, message).map_err(TrySendError::Exited);
+    };
+    // SAFETY: the count `lookup` holds keeps the cell allocated until it drops, after
+    // this call; a `Pid<M>` names a `Cell<_, M>`.
+    if unsafe { is_full::<M>(lookup.cell) } {
+        return Err(TrySendError::Full(message));
+    }
+    // SAFETY: as above. No spill, as in `send_first`.
+    unsafe { deliver(lookup.cell, message, false) };
+    Ok(())
+}
+
+/// [`stream_miss`] for [`send_checked`].
+#[inline(never)]
+fn stream_miss_checked<M: Send + 'static>(
+    pid: Pid<M>,
+    message: M,
+    spill: bool,
+) -> Result<(), TrySendError<M>> {
+    let Some(lookup) = ProcessRef::new(pid.raw) else {
+        return not_local(pid, message).map_err(TrySendError::Exited);
+    };
+    // SAFETY: the count `lookup` holds keeps the cell allocated until it drops or moves
+    // into the cache, after this call; a `Pid<M>` names a `Cell<_, M>`.
+    let refused = unsafe { is_full::<M>(lookup.cell) };
+    if refused {
+        keep(pid.raw.index as usize % STREAM_ENTRIES, lookup);
+        return Err(TrySendError::Full(message));
+    }
+    // SAFETY: as above.
+    unsafe { deliver(lookup.cell, message, spill) };
+    keep(pid.raw.index as usize % STREAM_ENTRIES, lookup);
+    Ok(())
+}
+
+/// Whether the mailbox of `cell` is bounded and full (`mailbox/bound.rs`): the
+/// vtable's flag, and only if it is set the bound word and the queue's length.
+///
+/// # Safety
+///
+/// `cell` is a `Cell<_, M>` and the caller holds a table count on it.
+#[inline(always)]
+unsafe fn is_full<M>(cell: NonNull<Header>) -> bool {
+    // SAFETY: caller's contract.
+    let h = unsafe { cell.as_ref() };
+    // SAFETY: caller's contract.
+    h.vtable.bounded && unsafe { is_full_slow::<M>(cell) }
+}
+
+/// The rest of [`is_full`], out of line.
+///
+/// # Safety
+///
+/// As for [`is_full`].
+#[inline(never)]
+unsafe fn is_full_slow<M>(cell: NonNull<Header>) -> bool {
+    // SAFETY: caller's contract: a `Cell<_, M>`, whose prefix is `Prefix<M>`, held.
+    let prefix = unsafe { cell_of::<Prefix<M>>(cell).as_ref() };
+    let word = prefix.header().bound.load(Ordering::Acquire);
+    crate::mailbox::bound::is_full(word, prefix.mailbox.len())
+}
+
+/// Steps 1 and 2 of the wait for room (`mailbox/bound.rs`) for the process woken by
+/// `waker`, in `pid`'s mailbox; nothing if `pid` does not resolve (the retry says
+/// `Exited`).
+pub(crate) fn wait_for_room<M>(pid: Pid<M>, waker: &std::task::Waker) {
+    if let Some(p) = ProcessRef::new(pid.raw) {
+        let h = p.header();
+        crate::mailbox::bound::wait_for_room(h.pid, &h.bound, waker);
+    }
 }
 
 /// `send` among the first [`STREAM_AFTER`] sends of a poll (a ring's hop, a request,

@@ -5,6 +5,9 @@
 use std::future::Future;
 
 use super::owner::Owner;
+use super::send;
+use crate::error::TrySendError;
+use crate::pid::Pid;
 
 /// The future of [`Context::yield_now`](crate::Context::yield_now).
 ///
@@ -39,7 +42,9 @@ impl Future for YieldNow {
 }
 
 /// The future of [`Context::send`](crate::Context::send): the yield after the send, if the send spent the
-/// turn's budget (and the turn is not renewed in place); else ready at once.
+/// turn's budget (and the turn is not renewed in place); else ready at once. If the
+/// receiver's mailbox is bounded and was full, the future holds the message and sends
+/// it once there is room (`mailbox/bound.rs`); `N` is the receiver's message type.
 ///
 /// ```
 /// let rt = otter::Runtime::new();
@@ -50,27 +55,41 @@ impl Future for YieldNow {
 ///     cx.recv().await
 /// }).unwrap();
 /// ```
-#[must_use = "the message is sent; awaiting this is the yield when the budget is spent"]
-pub struct Sending<'a, M> {
+#[must_use = "the message is sent unless the mailbox is full; awaiting this is the yield, or the wait for room"]
+pub struct Sending<'a, M, N = M> {
     pub(super) owner: &'a mut Owner<M>,
     /// Whether the send spent the budget: the first poll yields (or renews the turn).
     pub(super) spent: bool,
+    /// The message and its receiver, while the receiver's bounded mailbox is full.
+    /// Boxed: the future is stored in its caller's state across the `.await`, and a
+    /// loop of sends would otherwise move the message's bytes there on every send.
+    pub(super) waiting: Option<Box<(Pid<N>, N)>>,
 }
 
-impl<M> std::fmt::Debug for Sending<'_, M> {
+// Nothing in a `Sending` is pinned: the message is moved in and out by value.
+impl<M, N> Unpin for Sending<'_, M, N> {}
+
+impl<M, N> std::fmt::Debug for Sending<'_, M, N> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sending")
             .field("spent", &self.spent)
+            .field("waiting", &self.waiting.is_some())
             .finish_non_exhaustive()
     }
 }
 
-impl<M> Future for Sending<'_, M> {
+impl<M, N: Send + 'static> Future for Sending<'_, M, N> {
     type Output = ();
 
     #[inline(always)]
-    fn poll(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
         let this = self.get_mut();
+        if this.waiting.is_some() {
+            return this.wait_for_room(cx);
+        }
         if this.spent {
             // The first poll yields, unless the turn is renewed in place; the poll
             // after the yield finds `spent` cleared.
@@ -80,6 +99,32 @@ impl<M> Future for Sending<'_, M> {
             }
         }
         std::task::Poll::Ready(())
+    }
+}
+
+impl<M, N: Send + 'static> Sending<'_, M, N> {
+    /// The receiver's bounded mailbox was full: tries again, and waits for room
+    /// (`mailbox/bound.rs`, the sender's steps). A receiver that has exited drops the
+    /// message, as a send to it would. The wait is the yield: `spent` is dropped.
+    #[cold]
+    #[inline(never)]
+    fn wait_for_room(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        let Some(waiting) = self.waiting.take() else {
+            return std::task::Poll::Ready(());
+        };
+        let (to, m) = *waiting;
+        let m = match send::send_checked(to, m) {
+            Err(TrySendError::Full(m)) => m,
+            Ok(()) | Err(TrySendError::Exited(_)) => return std::task::Poll::Ready(()),
+        };
+        send::wait_for_room(to, cx.waker());
+        match send::send_checked(to, m) {
+            Err(TrySendError::Full(m)) => {
+                self.waiting = Some(Box::new((to, m)));
+                std::task::Poll::Pending
+            }
+            Ok(()) | Err(TrySendError::Exited(_)) => std::task::Poll::Ready(()),
+        }
     }
 }
 

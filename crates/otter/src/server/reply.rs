@@ -113,6 +113,10 @@ pub enum CallError {
     Noproc,
     /// A server called itself, which could only time out (Erlang `calling_self`).
     CallingSelf,
+    /// The server's mailbox is bounded and full: the request was not sent
+    /// ([`SpawnOptions::bounded_mailbox`](crate::SpawnOptions::bounded_mailbox)). No
+    /// Erlang counterpart: there, the call would wait in the queue.
+    Full,
 }
 
 impl fmt::Display for CallError {
@@ -122,6 +126,7 @@ impl fmt::Display for CallError {
             CallError::Exit(r) => write!(f, "server exited: {r}"),
             CallError::Noproc => f.write_str("no such server (noproc)"),
             CallError::CallingSelf => f.write_str("a server called itself"),
+            CallError::Full => f.write_str("the server's mailbox is full"),
         }
     }
 }

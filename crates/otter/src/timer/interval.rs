@@ -172,7 +172,9 @@ fn arm<N: Clone + Send + 'static>(
             s.stopped = true;
             return;
         };
-        if to.try_send(message.clone()).is_err() {
+        // A plain send: a timer's message is never refused by a bounded mailbox
+        // (`SpawnOptions::bounded_mailbox`); the error says the process has exited.
+        if crate::process::send::send(to, message.clone()).is_err() {
             s.stopped = true;
             return;
         }
