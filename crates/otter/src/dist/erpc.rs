@@ -203,7 +203,7 @@ struct Pending {
 }
 
 /// Reads one term as its encoding (131 included), decoding nothing.
-struct Raw(Vec<u8>);
+pub(crate) struct Raw(pub(crate) Vec<u8>);
 
 impl<'de> Deserialize<'de> for Raw {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Raw, D::Error> {
@@ -234,6 +234,12 @@ const NIL: [u8; 2] = [131, 106];
 /// of small integers comes as `STRING_EXT`, which a tuple does not read: it is
 /// rewritten as the list it stands for.
 fn decode_args<A: DeserializeOwned>(node: &Arc<NodeShared>, args: &[u8]) -> Result<A, String> {
+    crate::dist::with_node(node, || decode_list(args))
+}
+
+/// [`decode_args`] without a node (a pid in the arguments then fails to decode into
+/// a `Pid<M>`; a `Term` takes it).
+pub(crate) fn decode_list<A: DeserializeOwned>(args: &[u8]) -> Result<A, String> {
     let spelled;
     let args = match args {
         [131, 107, n0, n1, bytes @ ..]
@@ -251,7 +257,7 @@ fn decode_args<A: DeserializeOwned>(node: &Arc<NodeShared>, args: &[u8]) -> Resu
         }
         _ => args,
     };
-    crate::dist::with_node(node, || match etf::from_slice::<A>(args) {
+    match etf::from_slice::<A>(args) {
         Ok(a) => Ok(a),
         Err(e) if args == NIL => {
             // `()` is the atom `ok` in the ETF mapping.
@@ -260,7 +266,7 @@ fn decode_args<A: DeserializeOwned>(node: &Arc<NodeShared>, args: &[u8]) -> Resu
             etf::from_slice::<A>(&ok).map_err(|_| e.to_string())
         }
         Err(e) => Err(e.to_string()),
-    })
+    }
 }
 
 /// Encodes a value as a term (through its encoding).
@@ -558,7 +564,7 @@ impl Node {
 
 /// Rewrites a tuple's encoding (131 included) as a proper list's; a list stays; the
 /// atom `ok` (`()`) is `[]`. None for anything else.
-fn as_list(b: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn as_list(b: &[u8]) -> Option<Vec<u8>> {
     let (arity, body) = match b.get(1)? {
         104 => (u32::from(*b.get(2)?), &b[3..]),
         105 => (u32::from_be_bytes(b.get(2..6)?.try_into().ok()?), &b[6..]),
@@ -579,7 +585,60 @@ fn as_list(b: &[u8]) -> Option<Vec<u8>> {
 
 // ===== Erlang calls otter =====
 
+/// A spawn request otter runs, decoded.
+#[derive(Debug)]
+pub(crate) struct Request {
+    ask: Ask,
+    module: Atom,
+    function: Atom,
+    /// The argument list, encoded (131 included).
+    args: Vec<u8>,
+    /// The caller asked for a monitor (its outcome comes back as its exit reason).
+    monitor: bool,
+}
+
+/// Decodes a `SPAWN_REQUEST`'s entry point, options and argument list (the
+/// payload); the refusal's `SPAWN_REPLY` atom if otter does not run it (`notsup`) or
+/// it is malformed (`badarg`). Decodes nothing of the user's arguments.
+pub(crate) fn parse(
+    module: &Atom,
+    function: &Atom,
+    arity: u64,
+    opts: &Term,
+    payload: &[u8],
+) -> Result<Request, &'static str> {
+    let (ask, m, f, args) = match (module.as_str(), function.as_str(), arity) {
+        ("erpc", "execute_call", 4) => etf::from_slice::<(Term, Atom, Atom, Raw)>(payload)
+            .map(|(res, m, f, a)| (Ask::Call { res }, m, f, a)),
+        ("erpc", "execute_cast", 3) => {
+            etf::from_slice::<(Atom, Atom, Raw)>(payload).map(|(m, f, a)| (Ask::Cast, m, f, a))
+        }
+        _ => return Err("notsup"),
+    }
+    .map_err(|_| "badarg")?;
+    if !matches!(args.0.get(1), Some(106..=108)) {
+        // `erpc` checks `is_list(A)` before it sends.
+        return Err("badarg");
+    }
+    let monitor = match opts {
+        Term::List(o) => o.iter().any(|o| match o {
+            Term::Atom(a) => a.as_str() == "monitor",
+            Term::Tuple(t) => t.first().and_then(Term::as_atom) == Some("monitor"),
+            _ => false,
+        }),
+        _ => false,
+    };
+    Ok(Request {
+        ask,
+        module: m,
+        function: f,
+        args: args.0,
+        monitor,
+    })
+}
+
 /// What a request asks for.
+#[derive(Debug)]
 enum Ask {
     /// `erpc:execute_call(Res, M, F, A)`.
     Call { res: Term },
@@ -611,38 +670,24 @@ pub(crate) fn spawn_request(
             },
         );
     };
-    let decoded = match (module.as_str(), function.as_str(), arity) {
-        ("erpc", "execute_call", 4) => {
-            crate::dist::with_node(node, || etf::from_slice::<(Term, Atom, Atom, Raw)>(payload))
-                .map(|(res, m, f, a)| (Ask::Call { res }, m, f, a))
-        }
-        ("erpc", "execute_cast", 3) => {
-            crate::dist::with_node(node, || etf::from_slice::<(Atom, Atom, Raw)>(payload))
-                .map(|(m, f, a)| (Ask::Cast, m, f, a))
-        }
-        _ => {
-            log_once(node, module, function, "notsup", || {
-                format!(
+    let Request {
+        ask,
+        module: m,
+        function: f,
+        args,
+        monitor,
+    } = match parse(module, function, arity, opts, payload) {
+        Ok(r) => r,
+        Err(why) => {
+            log_once(node, module, function, why, || match why {
+                "notsup" => format!(
                     "a spawn of {module}:{function}/{arity} from {} refused: otter runs no Erlang code",
                     conn.peer
-                )
+                ),
+                _ => format!("a malformed {module}:{function} request from {}", conn.peer),
             });
-            return refuse("notsup");
+            return refuse(why);
         }
-    };
-    let Ok((ask, m, f, args)) = decoded else {
-        log_once(node, module, function, "badarg", || {
-            format!("a malformed {module}:{function} request from {}", conn.peer)
-        });
-        return refuse("badarg");
-    };
-    let monitor = match opts {
-        Term::List(o) => o.iter().any(|o| match o {
-            Term::Atom(a) => a.as_str() == "monitor",
-            Term::Tuple(t) => t.first().and_then(Term::as_atom) == Some("monitor"),
-            _ => false,
-        }),
-        _ => false,
     };
     if node.erpc.in_flight.fetch_add(1, Ordering::AcqRel) >= MAX_IN_FLIGHT {
         node.erpc.in_flight.fetch_sub(1, Ordering::AcqRel);
@@ -651,7 +696,7 @@ pub(crate) fn spawn_request(
         });
         return refuse("system_limit");
     }
-    let job = prepare(node, &conn.peer, &m, &f, &args.0);
+    let job = prepare(node, &conn.peer, &m, &f, &args);
     let (node2, conn2) = (node.clone(), conn.clone());
     node.handle
         .clone()
@@ -682,7 +727,7 @@ pub(crate) fn spawn_request(
                 Err(raise) => Err(raise),
             };
             if let Ask::Call { res } = ask {
-                guard.reason = Some(exit_reason(res, outcome, &m, &f, &args.0));
+                guard.reason = Some(exit_reason(res, outcome, &m, &f, &args));
             } else {
                 guard.reason = None;
             }
@@ -748,7 +793,7 @@ fn exit_reason(res: Term, outcome: Outcome, m: &Atom, f: &Atom, args: &[u8]) -> 
 }
 
 /// `[{M, F, Args, []}]`: the frame `erpc` writes for the called function.
-fn stack(m: &Atom, f: &Atom, args: &[u8]) -> Term {
+pub(crate) fn stack(m: &Atom, f: &Atom, args: &[u8]) -> Term {
     let args = if args.len() <= 64 << 10 {
         Term::decode(args).unwrap_or(Term::List(vec![]))
     } else {
@@ -824,29 +869,35 @@ fn log_once(
 /// `{call | block_call | cast, M, F, Args, GroupLeader}`.
 type RexRequest = (Atom, Atom, Atom, Raw, Term);
 
-/// A message to `rex`: `{'$gen_call', From, {call, M, F, A, Gl}}` (or `block_call`),
-/// answered as `rpc.erl`'s `rex` answers; `{'$gen_cast', {cast, M, F, A, Gl}}` runs.
-pub(crate) fn rex(node: &Arc<NodeShared>, peer: &Atom, payload: &[u8]) {
-    let call: Result<(Atom, Term, RexRequest), _> =
-        crate::dist::with_node(node, || etf::from_slice(payload));
-    let (from, m, f, args) = match call {
+/// A request to `rex`: the caller's `From` (none for a cast), `M`, `F` and the
+/// encoded `Args`; none for anything else.
+pub(crate) fn parse_rex(payload: &[u8]) -> Option<(Option<Term>, Atom, Atom, Raw)> {
+    let call: Result<(Atom, Term, RexRequest), _> = etf::from_slice(payload);
+    match call {
         Ok((tag, from, (kind, m, f, a, _)))
             if tag.as_str() == "$gen_call" && matches!(kind.as_str(), "call" | "block_call") =>
         {
-            (Some(from), m, f, a)
+            Some((Some(from), m, f, a))
         }
         _ => {
-            let cast: Result<(Atom, RexRequest), _> =
-                crate::dist::with_node(node, || etf::from_slice(payload));
+            let cast: Result<(Atom, RexRequest), _> = etf::from_slice(payload);
             match cast {
                 Ok((tag, (kind, m, f, a, _)))
                     if tag.as_str() == "$gen_cast" && kind.as_str() == "cast" =>
                 {
-                    (None, m, f, a)
+                    Some((None, m, f, a))
                 }
-                _ => return,
+                _ => None,
             }
         }
+    }
+}
+
+/// A message to `rex`: `{'$gen_call', From, {call, M, F, A, Gl}}` (or `block_call`),
+/// answered as `rpc.erl`'s `rex` answers; `{'$gen_cast', {cast, M, F, A, Gl}}` runs.
+pub(crate) fn rex(node: &Arc<NodeShared>, peer: &Atom, payload: &[u8]) {
+    let Some((from, m, f, args)) = crate::dist::with_node(node, || parse_rex(payload)) else {
+        return;
     };
     if node.erpc.in_flight.fetch_add(1, Ordering::AcqRel) >= MAX_IN_FLIGHT {
         node.erpc.in_flight.fetch_sub(1, Ordering::AcqRel);
@@ -933,7 +984,7 @@ pub(crate) fn monitor_exit(
 
 /// What `erpc:call` makes of an exit reason (`erpc.erl`'s `result/4`); the result
 /// reference is not checked (the monitor's reference is this call's).
-fn outcome(reason: &Term) -> Result<Term, ErpcError> {
+pub(crate) fn outcome(reason: &Term) -> Result<Term, ErpcError> {
     if let Term::Tuple(t) = reason
         && matches!(t.first(), Some(Term::Ref(_)))
     {
@@ -1123,3 +1174,6 @@ fn system_info(node: &Arc<NodeShared>, args: &[u8]) -> Outcome {
         _ => Err(Raise::error("badarg")),
     }
 }
+
+#[cfg(test)]
+mod tests;
