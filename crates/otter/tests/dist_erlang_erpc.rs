@@ -458,3 +458,107 @@ rt_test!(erpc_cast_to_erlang_runs_the_function, |rt: &Runtime| {
         "5"
     );
 });
+
+// Throughput: `erpc:call` from Erlang into otter and into Erlang, interleaved.
+
+/// Compiles and loads `Mod` from the forms `srcs` on an `erl` node (setup text).
+fn compile_on_erl(module: &str, exports: &str, srcs: &[&str]) -> String {
+    let srcs = srcs
+        .iter()
+        .map(|s| format!("\"{s}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "Forms = [begin {{ok, Ts, _}} = erl_scan:string(S), {{ok, F}} = erl_parse:parse_form(Ts), F end \
+                  || S <- [{srcs}]], \
+         {{ok, {module}, Bin}} = compile:forms([{{attribute, 1, module, {module}}}, \
+                                               {{attribute, 1, export, {exports}}} | Forms]), \
+         {{module, {module}}} = code:load_binary({module}, \"{module}.erl\", Bin)"
+    )
+}
+
+/// `erpc:call(Target, benchrpc, add, [1, 2])` from 10 Erlang callers for a while, in
+/// rounds that alternate between an otter node and an Erlang node serving the same
+/// function; prints each round's calls/s and the medians. Run it alone, in release:
+/// `cargo test --release -p otter-otp --all-features --test dist_erlang_erpc -- --ignored --nocapture`.
+/// `OTTER_ERPC_BENCH_THREADS` (default 2) sets the otter node's workers;
+/// `OTTER_ERPC_BENCH_ERL_ARGS` (e.g. `+S 1`) the Erlang target's.
+#[test]
+#[ignore]
+fn erpc_call_throughput_from_erlang_into_otter_and_into_erlang_interleaved() {
+    const CALLERS: usize = 10;
+    const ROUNDS: usize = 6;
+    const ROUND_MS: u64 = 2000;
+    let threads = std::env::var("OTTER_ERPC_BENCH_THREADS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2);
+    let rt = otter::Runtime::builder().threads(threads).build().unwrap();
+    let node = otter_node(&rt);
+    node.register_rpc("benchrpc", "add", |(a, b): (i64, i64)| Ok(a + b));
+    let mut target = erlang::Node::builder("erltarget").setup(&compile_on_erl(
+        "benchrpc",
+        "[{add, 2}]",
+        &["add(A, B) -> A + B."],
+    ));
+    if let Ok(args) = std::env::var("OTTER_ERPC_BENCH_ERL_ARGS") {
+        for a in args.split_whitespace() {
+            target = target.arg(a);
+        }
+    }
+    let target = target.start();
+    let mut caller = erlang::Node::builder("erlcaller")
+        .setup(&compile_on_erl(
+            "benchcaller",
+            "[{run, 3}]",
+            &[
+                "run(T, C, Ms) -> Self = self(), End = erlang:monotonic_time(millisecond) + Ms, \
+                 [spawn_link(fun() -> Self ! {done, loop(T, End, 0)} end) || _ <- lists:seq(1, C)], \
+                 lists:sum([receive {done, N} -> N end || _ <- lists:seq(1, C)]).",
+                "loop(T, End, N) -> case erlang:monotonic_time(millisecond) < End of \
+                 true -> 3 = erpc:call(T, benchrpc, add, [1, 2]), loop(T, End, N + 1); \
+                 false -> N end.",
+            ],
+        ))
+        .start();
+    let targets = [
+        ("otter", node.name().to_string()),
+        ("erlang", target.name().to_string()),
+    ];
+    let run = |caller: &mut erlang::Node, t: &str, ms: u64| -> f64 {
+        let n: f64 = caller
+            .eval_timeout(
+                &format!("benchcaller:run('{t}', {CALLERS}, {ms})"),
+                Duration::from_millis(ms) + LONG,
+            )
+            .expect("the round ends")
+            .expect("the round runs")
+            .parse()
+            .unwrap();
+        n * 1000.0 / ms as f64
+    };
+    for (_, t) in &targets {
+        run(&mut caller, t, 500); // warm-up: connections, code
+    }
+    let mut rates: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    for round in 0..ROUNDS {
+        // Alternate which goes first, so neither always follows the other.
+        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        for i in order {
+            let r = run(&mut caller, &targets[i].1, ROUND_MS);
+            println!("round {round} {:>6}: {r:>9.0} calls/s", targets[i].0);
+            rates[i].push(r);
+        }
+    }
+    for (i, (name, _)) in targets.iter().enumerate() {
+        let mut v = rates[i].clone();
+        v.sort_by(f64::total_cmp);
+        println!(
+            "{name:>6}: median {:.0} calls/s, min {:.0}, max {:.0} ({CALLERS} callers, {ROUNDS} rounds of {ROUND_MS} ms, otter threads {threads})",
+            v[v.len() / 2],
+            v[0],
+            v[v.len() - 1]
+        );
+        assert!(v[0] > 0.0);
+    }
+}
