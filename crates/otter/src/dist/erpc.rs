@@ -71,7 +71,8 @@
 //! classes `erpc:call` raises. A timeout or a dropped future abandons the call: the
 //! monitor is removed (`DEMONITOR_P`), and a late outcome is dropped. The connection's
 //! loss ends the call with [`ErpcError::Noconnection`]. [`Node::erpc_cast`] is
-//! `erpc:cast`.
+//! `erpc:cast`. Given the node's own name, both refuse with `notsup`
+//! ([`ErpcError::Erpc`]): call the Rust function directly.
 //!
 //! Differences from Erlang: a called Erlang function's group leader is the otter
 //! caller, which answers no I/O requests: a function that prints (`io:format`) waits
