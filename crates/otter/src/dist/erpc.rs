@@ -35,9 +35,9 @@
 //! after, so the reply always comes first on the connection. Arguments are decoded
 //! on the connection's reader before anything is spawned; a request that names an
 //! unknown function or whose arguments do not decode is answered at once with the
-//! error above and logged on stderr once per module, function and kind of fault
-//! (not per call: a peer cannot flood the log), and the connection goes on serving
-//! everyone else. A request for any other entry point (`spawn(Node, M, F, A)` from
+//! error above and logged on stderr once per module, function and kind of fault,
+//! and at most [`MAX_LOGGED`] lines in the node's life (not per call: a peer cannot
+//! flood the log), and the connection goes on serving everyone else. A request for any other entry point (`spawn(Node, M, F, A)` from
 //! Erlang) is refused with `SPAWN_REPLY` `notsup`, and over [`MAX_IN_FLIGHT`] calls
 //! at once with `system_limit`, what Erlang answers when it cannot spawn.
 //!

@@ -284,3 +284,197 @@ fn mutated_exit_reasons_give_an_outcome_never_a_panic() {
         Err(ErpcError::Signal(Term::atom("killed")))
     );
 }
+
+// The same, over a real connection: a peer sends hundreds of spawn requests, valid
+// and mutated (each still one term, as the reader requires), and every one is
+// answered (a `SPAWN_REPLY`, then the monitor's exit if it asked for one), the
+// connection stays up, and a valid call at the end is answered with its value.
+
+mod wire {
+    use std::collections::HashMap;
+    use std::time::Duration;
+
+    use super::{Rng, encode, mutate};
+    use crate::dist::connection::frame_raw;
+    use crate::dist::control::Control;
+    use crate::dist::etf::{self, Atom, ExternalPid, ExternalRef, Term};
+    use crate::dist::{Node, epmd, handshake};
+    use crate::net::TcpStream;
+    use crate::{Context, Runtime};
+
+    fn unique(prefix: &str) -> String {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let h = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        let host = h
+            .trim()
+            .split('.')
+            .next()
+            .unwrap_or("localhost")
+            .to_string();
+        format!(
+            "{prefix}_erpc_{}_{}@{host}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        )
+    }
+
+    /// Reads one frame's control term and payload (ticks skipped).
+    async fn read_frame(s: &mut TcpStream) -> (Term, Option<Term>) {
+        loop {
+            let mut len = [0u8; 4];
+            s.read_exact(&mut len)
+                .await
+                .expect("the connection stays up");
+            let len = u32::from_be_bytes(len) as usize;
+            if len == 0 {
+                continue;
+            }
+            let mut buf = vec![0u8; len];
+            s.read_exact(&mut buf)
+                .await
+                .expect("the connection stays up");
+            assert_eq!(buf[0], b'p');
+            let (control, used) = Term::decode_prefix(&buf[1..]).unwrap();
+            let rest = &buf[1 + used..];
+            let payload = (!rest.is_empty()).then(|| Term::decode(rest).unwrap());
+            return (control, payload);
+        }
+    }
+
+    #[test]
+    fn hostile_spawn_requests_are_each_answered_and_the_connection_serves_on() {
+        const N: u32 = 400;
+        let rt = Runtime::builder().threads(2).build().unwrap();
+        let node = Node::builder(unique("otter"))
+            .cookie("secret")
+            .start(&rt.handle())
+            .unwrap();
+        node.register_rpc("calc", "add", |(a, b): (i64, i64)| Ok(a + b));
+        let target = node.name().to_string();
+        let result = rt.block_on(move |_: Context<()>| async move {
+            crate::timer::timeout(Duration::from_secs(60), async move {
+                let (alive, h) = target.split_once('@').unwrap();
+                let port = epmd::port_please(h, alive).unwrap().port;
+                let name = unique("fuzzpeer");
+                let mut s = TcpStream::connect(([127, 0, 0, 1], port).into())
+                    .await
+                    .unwrap();
+                let local = handshake::LocalNode::new(&name, 7, true, "secret");
+                handshake::connect(&mut s, &local, &target).await.unwrap();
+                let me = ExternalPid {
+                    node: Atom::new(&name),
+                    id: 1,
+                    serial: 0,
+                    creation: 7,
+                };
+                let reference = |i: u32| ExternalRef {
+                    node: Atom::new(&name),
+                    creation: 7,
+                    id: vec![i, 1, 2],
+                };
+                let args = Term::list(vec![Term::Int(1), Term::Int(2)]);
+                let call = encode(&Term::list(vec![
+                    Term::Ref(reference(0)),
+                    Term::atom("calc"),
+                    Term::atom("add"),
+                    args.clone(),
+                ]));
+                let cast = encode(&Term::list(vec![
+                    Term::atom("calc"),
+                    Term::atom("add"),
+                    args.clone(),
+                ]));
+                let mut rng = Rng(0x005e_ed0f_e49c);
+                let mut frames = Vec::new();
+                for i in 1..=N {
+                    let (entry, arity, base) = match rng.below(5) {
+                        0 => ("execute_cast", 3, &cast),
+                        1 => ("format", 1, &call),
+                        _ => ("execute_call", 4, &call),
+                    };
+                    let mut payload = base.clone();
+                    if rng.below(4) != 0 {
+                        // A mutation that is still one term (else the reader drops
+                        // the connection, by design: `connection/pump.rs`).
+                        for _ in 0..50 {
+                            let m = mutate(&mut rng, base);
+                            if etf::skip_prefix(&m).ok() == Some(m.len()) {
+                                payload = m;
+                                break;
+                            }
+                        }
+                    }
+                    let opts = match rng.below(3) {
+                        0 => Term::list(vec![]),
+                        _ => Term::list(vec![Term::atom("monitor")]),
+                    };
+                    let control = Control::SpawnRequest {
+                        req_id: reference(i),
+                        from: me.clone(),
+                        group_leader: Term::Pid(me.clone()),
+                        module: Atom::new(if entry == "format" { "io" } else { "erpc" }),
+                        function: Atom::new(entry),
+                        arity,
+                        opts,
+                    };
+                    frames.extend(frame_raw(&control, &payload).unwrap());
+                }
+                s.write_all(&frames).await.unwrap();
+                // Every request gets its reply; each monitored spawn its exit.
+                let mut replies: HashMap<u32, Term> = HashMap::new();
+                let mut monitored = 0;
+                let mut exits = 0;
+                while replies.len() < N as usize || exits < monitored {
+                    let (control, _) = read_frame(&mut s).await;
+                    let Term::Tuple(t) = control else {
+                        panic!("not a control tuple")
+                    };
+                    match (&t[0], &t[1], t.get(3)) {
+                        // `{31, ReqId, To, Flags, Result}`
+                        (Term::Int(31), Term::Ref(r), _) => {
+                            if matches!(t[4], Term::Pid(_)) && t[3] == Term::Int(2) {
+                                monitored += 1;
+                            }
+                            assert!(replies.insert(r.id[0], t[4].clone()).is_none());
+                        }
+                        // `{21, From, To, Ref, Reason}`
+                        (Term::Int(21), Term::Pid(_), Some(Term::Ref(_))) => exits += 1,
+                        _ => panic!("unexpected {t:?}"),
+                    }
+                }
+                // The connection still serves: a valid call, its value.
+                let control = Control::SpawnRequest {
+                    req_id: reference(N + 1),
+                    from: me.clone(),
+                    group_leader: Term::Pid(me.clone()),
+                    module: Atom::new("erpc"),
+                    function: Atom::new("execute_call"),
+                    arity: 4,
+                    opts: Term::list(vec![Term::atom("monitor")]),
+                };
+                s.write_all(&frame_raw(&control, &call).unwrap())
+                    .await
+                    .unwrap();
+                loop {
+                    let (control, _) = read_frame(&mut s).await;
+                    let Term::Tuple(t) = control else { continue };
+                    if t[0] == Term::Int(21) && t[3] == Term::Ref(reference(N + 1)) {
+                        return (replies, t[4].clone());
+                    }
+                }
+            })
+            .await
+            .expect("the node answers within the limit")
+        });
+        let (replies, last) = result.unwrap();
+        // Both kinds of answer occurred: some requests ran, some were refused.
+        assert!(replies.values().any(|r| matches!(r, Term::Pid(_))));
+        assert!(replies.values().any(|r| r.as_atom() == Some("badarg")));
+        assert!(replies.values().any(|r| r.as_atom() == Some("notsup")));
+        let Term::Tuple(t) = last else {
+            panic!("{last:?}")
+        };
+        assert_eq!(t[1..], [Term::atom("return"), Term::Int(3)]);
+    }
+}
