@@ -17,7 +17,10 @@
 //! * `dist-echo name=NAME [cookie=C]`: an otter node `NAME` (`NAME@<short host>` if NAME has
 //!   no `@`) whose process registered as `echo` answers every `{From, Msg}` with
 //!   `From ! {echo, Msg}` (`Msg` a binary; `From` a pid, replied to with `Pid::send`, over
-//!   the network). Once registered it prints one line,
+//!   the network). It also answers `erpc:call(Node, erlang, iolist_to_binary, [Bin])`
+//!   with `Bin`, as an Erlang node does (a function registered with
+//!   `Node::register_rpc`), so that an `erpc` client meets either echo node the same
+//!   way. Once registered it prints one line,
 //!   `{"bench":"dist-echo","impl":"otter","node":"NAME@host","ready":true,"threads":N,..}`,
 //!   then reads stdin until it closes, and exits 0. A term that is not `{Pid, Binary}` is
 //!   said on stderr (once) and dropped.
@@ -341,6 +344,8 @@ fn echo_main(p: &Params, threads: usize) -> ExitCode {
         }
     });
     node.register("echo", echo);
+    // `erpc:call(Node, erlang, iolist_to_binary, [Bin])`: `Bin`, as on an Erlang node.
+    node.register_rpc("erlang", "iolist_to_binary", |(bin,): (Bin,)| Ok(bin));
     let mut m = Map::new();
     m.insert("bench".into(), "dist-echo".into());
     m.insert("impl".into(), "otter".into());

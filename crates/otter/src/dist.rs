@@ -33,11 +33,24 @@
 //!   [`Node::register_server_name`] (whichever server holds the local name, as OTP's
 //!   `{local, Name}`: a supervised server keeps its callers across restarts) answers
 //!   `gen_server:call({Name, Node}, Request)` and `gen_server:cast`. `net_adm:ping/1` from Erlang
-//!   answers `pong`; `rpc:call/4` answers `{badrpc, _}` (otter runs no Erlang code).
+//!   answers `pong`.
 //!   An [`ErlangServer`] is a `RemoteServer` whose own `Call` and `Cast` are what
 //!   other nodes send: one request enum for Rust and Erlang callers, the reply handle
 //!   made by the runtime; [`shapes`] has Erlang's `{ok, T}` / `{error, E}` and
 //!   tagged tuples as types.
+//! * **erpc and rpc**, both ways: [`Node::register_rpc`] (a sync closure) and
+//!   [`Node::register_rpc_async`] (a future on the call's process) give a Rust function
+//!   a module and function name that Erlang's `erpc:call(Node, M, F, Args)`,
+//!   `erpc:cast`, `rpc:call` and `rpc:cast` reach, the arguments decoded with serde
+//!   (`(i64, i64)` for `[A, B]`); what it raises ([`Raise`]) comes back in `erpc`'s
+//!   classes (`error`/`exit`/`throw`, `{badrpc, _}` for `rpc`), an unregistered
+//!   function as `error:undef`, arguments that do not decode as
+//!   `error:function_clause`. A small built-in set answers an operator's first
+//!   questions (`erlang:processes/0`, `process_info/2`, `registered/0`, `memory/0`,
+//!   `system_info(process_count)`). [`Node::erpc_call`] and [`Node::erpc_cast`] call
+//!   Erlang functions, failures as [`ErpcError`]. The wire protocol (a distributed
+//!   spawn: `SPAWN_REQUEST`/`SPAWN_REPLY` and the monitor's exit) and the tables are in
+//!   `dist/erpc.rs`.
 //! * **System messages**: the same registered servers answer OTP's `sys` from other
 //!   nodes (`sys:get_state({Name, Node})` gives [`Server::format_status`](crate::server::Server::format_status)'s text,
 //!   `sys:get_status`, `sys:suspend`/`resume`, `sys:trace`, `sys:statistics`) and
@@ -103,9 +116,15 @@
 //!   request does not decode is answered `{error, {bad_call, Request}}` by default
 //!   ([`RemoteServer::bad_call`]), as by an Erlang server's catch-all clause; an OTP
 //!   server without one would crash instead, and its caller exit.
-//! * No distributed spawn (`spawn/4` on an otter node), no `rpc`, no atom cache, no
-//!   fragmented messages (otter does not announce those capabilities, so peers do not
-//!   use them).
+//! * A distributed spawn on an otter node runs only `erpc`'s entry points, for the
+//!   functions registered with [`Node::register_rpc`] (and the built-in set): any
+//!   other (`spawn(OtterNode, M, F, A)`) is refused with `notsup`. A function
+//!   registered for `erpc` has one arity: other argument counts are
+//!   `function_clause`, not `undef`. A function called on an Erlang node by
+//!   [`Node::erpc_call`] has the calling process as its group leader, which answers no
+//!   I/O: one that prints waits until the call's timeout.
+//! * No atom cache, no fragmented messages (otter does not announce those
+//!   capabilities, so peers do not use them).
 //! * A peer that stops reading gets its connection closed once 64 MiB wait for it;
 //!   Erlang suspends the senders instead (`busy_dist_port`).
 //! * Exit reasons map to terms as [`RemoteReason`]'s docs say: the atoms of
@@ -122,6 +141,7 @@ mod call;
 pub(crate) mod connection;
 mod control;
 mod epmd;
+mod erpc;
 mod flags;
 mod handshake;
 mod local;
@@ -143,6 +163,7 @@ use std::sync::Arc;
 pub use alias::{Alias, AliasError, CallFrom};
 pub use bad_term::BadTerm;
 pub use call::RemoteCallError;
+pub use erpc::{ErpcError, MAX_IN_FLIGHT, Raise};
 pub use node::{ConnectError, Node, NodeBuilder, NodeEvent, StartError};
 pub use reason::RemoteReason;
 pub use remote_server::{BadCall, ErlangRequest, ErlangServer, RemoteServer};

@@ -32,6 +32,7 @@
 //! | a `ranch` listener | [`net::start_acceptor_pool`] |
 //! | `ranch:suspend_listener/1`, then waiting for the connections | [`net::AcceptorPool::graceful_stop`]`(drain)` |
 //! | dirty schedulers | [`blocking::spawn_blocking`] |
+//! | `erpc:call(OtterNode, m, f, [A, B])` from Erlang; `erpc:call(Node, M, F, Args, T)` from otter | `node.register_rpc("m", "f", \|(a, b): (i64, i64)\| Ok(a + b))`; `node.erpc_call(&cx, node, "m", "f", &(a, b), t).await` ([`dist`], "erpc and rpc") |
 //! | `os:set_signal(sigterm, handle)`, `{notify, sigterm}` | [`os_signal::notify`]`(&cx, &[Signal::Term], pid)`, an [`OsSignal`] message |
 //! | SASL's crash, supervisor and progress reports | `tracing` events ([`report`]): install a subscriber |
 //! | a `common_test` case, `-spec main` of an escript | `#[otter::test]` (`workers = [1, 4]`), `#[otter::main]` |

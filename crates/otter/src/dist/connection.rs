@@ -296,6 +296,7 @@ impl Connection {
             bonds::remove_watcher(local, id);
         }
         crate::dist::call::connection_down(node, &self.peer);
+        crate::dist::erpc::connection_down(node, &self.peer);
         remote::retire_node(node, &self.peer);
         // Last: until here no new connection to the peer can start, so what was just
         // retired belonged to this one.

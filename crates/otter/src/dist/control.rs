@@ -73,8 +73,27 @@ pub(crate) enum Control {
         from: ExternalPid,
         to: ExternalPid,
     },
-    /// Anything else (`GROUP_LEADER`, `SPAWN_REQUEST`, `NODE_LINK`...): ignored (otter
-    /// announces none of the capabilities that would make a peer send them).
+    /// `SPAWN_REQUEST` (29) and its `_TT` form (30); the argument list follows
+    /// (`erpc.rs` answers the ones it knows).
+    SpawnRequest {
+        req_id: ExternalRef,
+        from: ExternalPid,
+        group_leader: Term,
+        module: Atom,
+        function: Atom,
+        arity: u64,
+        opts: Term,
+    },
+    /// `SPAWN_REPLY` (31) and its `_TT` form (32): `result` is the new pid or an
+    /// error atom; `flags` bit 1 a link, bit 2 a monitor set up by the spawning node.
+    SpawnReply {
+        req_id: ExternalRef,
+        to: ExternalPid,
+        flags: u64,
+        result: Term,
+    },
+    /// Anything else (`GROUP_LEADER`, `NODE_LINK`...): ignored (otter announces none
+    /// of the capabilities that would make a peer send them).
     Other(i64),
 }
 
@@ -211,6 +230,31 @@ impl Control {
                 from: pid(arg(2)?)?,
                 to: pid(arg(3)?)?,
             },
+            29 | 30 => {
+                let Term::Tuple(mfa) = arg(4)? else {
+                    return Err(BadControl("SPAWN_REQUEST: the entry is not a tuple".into()));
+                };
+                let [m, f, a] = &mfa[..] else {
+                    return Err(BadControl(
+                        "SPAWN_REQUEST: the entry is not {M, F, A}".into(),
+                    ));
+                };
+                Control::SpawnRequest {
+                    req_id: reference(arg(1)?)?,
+                    from: pid(arg(2)?)?,
+                    group_leader: arg(3)?.clone(),
+                    module: atom(m)?,
+                    function: atom(f)?,
+                    arity: int(a)?,
+                    opts: arg(5)?.clone(),
+                }
+            }
+            31 | 32 => Control::SpawnReply {
+                req_id: reference(arg(1)?)?,
+                to: pid(arg(2)?)?,
+                flags: int(arg(3)?)?,
+                result: arg(4)?.clone(),
+            },
             op => Control::Other(op),
         })
     }
@@ -228,7 +272,8 @@ impl Control {
             | Control::Demonitor { from, .. }
             | Control::AliasSend { from, .. }
             | Control::UnlinkId { from, .. }
-            | Control::UnlinkIdAck { from, .. } => Some(from),
+            | Control::UnlinkIdAck { from, .. }
+            | Control::SpawnRequest { from, .. } => Some(from),
             Control::MonitorExit {
                 from: Target::Pid(from),
                 ..
@@ -304,6 +349,38 @@ impl Control {
             Control::UnlinkIdAck { id, from, to } => {
                 t(vec![Term::Int(36), Term::from(*id), p(from), p(to)])
             }
+            Control::SpawnRequest {
+                req_id,
+                from,
+                group_leader,
+                module,
+                function,
+                arity,
+                opts,
+            } => t(vec![
+                Term::Int(29),
+                r(req_id),
+                p(from),
+                group_leader.clone(),
+                t(vec![
+                    Term::Atom(module.clone()),
+                    Term::Atom(function.clone()),
+                    Term::from(*arity),
+                ]),
+                opts.clone(),
+            ]),
+            Control::SpawnReply {
+                req_id,
+                to,
+                flags,
+                result,
+            } => t(vec![
+                Term::Int(31),
+                r(req_id),
+                p(to),
+                Term::from(*flags),
+                result.clone(),
+            ]),
             Control::Other(op) => t(vec![Term::Int(*op)]),
         }
     }

@@ -13,11 +13,12 @@
 //! | `UNLINK_ID`, `V4_NC` | required by OTP 26 (the new link protocol; big pids, ports, refs) |
 //! | `DIST_MONITOR`, `DIST_MONITOR_NAME` | otter processes monitor remote pids and names |
 //! | `ALIAS` | otter handles the `ALIAS_SEND` control messages |
+//! | `SPAWN` | otter answers `SPAWN_REQUEST` (`erpc`, `rpc`: `erpc.rs`) and sends it (`Node::erpc_call`) |
 //! | `PUBLISHED` | only for a normal node: otter is a hidden node by default |
 //!
 //! Not announced: `DIST_HDR_ATOM_CACHE` and `FRAGMENTS` (otter sends and expects plain
 //! pass-through `'p'` frames), `SEND_SENDER` (the peer sends `SEND`, which otter
-//! handles anyway), `EXIT_PAYLOAD`, `SPAWN`, `BIG_SEQTRACE_LABELS`, `UNICODE_IO`,
+//! handles anyway), `EXIT_PAYLOAD`, `BIG_SEQTRACE_LABELS`, `UNICODE_IO`,
 //! `SMALL_ATOM_TAGS` (UTF-8 atoms are used instead), `NAME_ME`, and the obsolete ones.
 //!
 //! What otter requires of a peer, [`DistFlags::REQUIRED`]: `MANDATORY_25`, `UNLINK_ID`
@@ -120,7 +121,8 @@ impl DistFlags {
             | Self::MANDATORY_25_DIGEST.0
             | Self::DIST_MONITOR.0
             | Self::DIST_MONITOR_NAME.0
-            | Self::ALIAS.0,
+            | Self::ALIAS.0
+            | Self::SPAWN.0,
     );
 
     /// What otter announces: [`DistFlags::OURS`], plus `PUBLISHED` for a normal node.

@@ -206,6 +206,8 @@ pub(crate) struct NodeShared {
     pub(crate) stopped: std::sync::atomic::AtomicBool,
     /// Calls to other nodes' servers waiting for replies (`call.rs`).
     pub(crate) calls: crate::dist::call::Calls,
+    /// Functions registered for `erpc`/`rpc`, and this node's calls (`erpc.rs`).
+    pub(crate) erpc: crate::dist::erpc::State,
     /// Reference numbers this node hands out (monitors, calls).
     next_ref: std::sync::atomic::AtomicU64,
     /// Monitors of this node's own exported names, by monitor id: the process that
@@ -276,6 +278,7 @@ impl Node {
             remote_calls: Default::default(),
             stopped: Default::default(),
             calls: Default::default(),
+            erpc: Default::default(),
             next_ref: std::sync::atomic::AtomicU64::new(1),
             local_monitors: Mutex::new(HashMap::new()),
         });

@@ -127,6 +127,9 @@ fn act(node: &Arc<NodeShared>, conn: &Arc<Connection>, c: Control, payload: &[u8
             reason: r,
             ..
         } => {
+            if crate::dist::erpc::monitor_exit(node, &conn.peer, &reference, r.as_ref()) {
+                return;
+            }
             if crate::dist::call::monitor_exit(
                 node,
                 &conn.peer,
@@ -149,6 +152,20 @@ fn act(node: &Arc<NodeShared>, conn: &Arc<Connection>, c: Control, payload: &[u8
                     w.wake();
                 }
             }
+        }
+        Control::SpawnRequest {
+            req_id,
+            from,
+            module,
+            function,
+            arity,
+            opts,
+            ..
+        } => crate::dist::erpc::spawn_request(
+            node, conn, req_id, from, &module, &function, arity, &opts, payload,
+        ),
+        Control::SpawnReply { req_id, result, .. } => {
+            crate::dist::erpc::spawn_reply(node, &conn.peer, &req_id, result)
         }
         Control::Other(..) => {}
     }
@@ -252,6 +269,7 @@ fn reg_send(node: &Arc<NodeShared>, from: ExternalPid, to: &Atom, payload: &[u8]
         return;
     }
     let _ = from;
+    let peer = crate::dist::current_via();
     match to.as_str() {
         // `net_adm:ping/1`: `{'$gen_call', From, {is_auth, Node}}` answered `yes`.
         "net_kernel" if payload.len() <= SERVICE_REQUEST => {
@@ -262,20 +280,10 @@ fn reg_send(node: &Arc<NodeShared>, from: ExternalPid, to: &Atom, payload: &[u8]
                 reply_gen_call(node, &t[1], Term::atom("yes"));
             }
         }
-        // `rpc:call/4` through `rex`: otter runs no Erlang code.
+        // `rpc:call/4` through `rex`, from a peer without `DFLAG_SPAWN` (`erpc.rs`).
         "rex" if payload.len() <= SERVICE_REQUEST => {
-            if let Ok(Term::Tuple(t)) = Term::decode(payload)
-                && t.len() == 3
-                && t[0] == Term::atom("$gen_call")
-            {
-                let why = Term::Tuple(vec![
-                    Term::atom("badrpc"),
-                    Term::Tuple(vec![
-                        Term::atom("EXIT"),
-                        Term::Tuple(vec![Term::atom("undef"), Term::atom("otter")]),
-                    ]),
-                ]);
-                reply_gen_call(node, &t[1], why);
+            if let Some(peer) = peer {
+                crate::dist::erpc::rex(node, &peer, payload);
             }
         }
         _ => {}
