@@ -127,7 +127,7 @@ impl<M: Send + 'static> Context<M> {
         Fut::Output: IntoExitReason,
     {
         crate::coop::charge_spawn();
-        cell::spawn(self.spawn_runtime(), f)
+        cell::spawn(self.spawn_runtime(), self.pid().raw, f)
     }
 
     /// Spawns a process, linked to this one if `link`, and watched by the watcher
@@ -146,7 +146,7 @@ impl<M: Send + 'static> Context<M> {
     {
         crate::coop::charge_spawn();
         let me = self.pid().raw;
-        cell::spawn_bonded(self.spawn_runtime(), f, |child| {
+        cell::spawn_bonded(self.spawn_runtime(), me, f, |child| {
             if link {
                 bonds::link_one_side(me, child);
             }

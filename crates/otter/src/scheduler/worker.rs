@@ -205,6 +205,7 @@ impl Worker {
                     }
                     let found = self.park();
                     self.busy_since = Instant::now();
+                    shared.stats.tick_clock(self.busy_since);
                     if let Some(task) = found {
                         self.set_busy(true);
                         self.run_chain(&shared, me, task);
@@ -222,6 +223,7 @@ impl Worker {
         shared.idle.begin_spin();
         let start = Instant::now();
         let busy = start.saturating_duration_since(self.busy_since);
+        shared.workers[self.index].stats.busy(busy);
         let credit = (self.spin_credit + busy).min(SPIN_BEFORE_PARK);
         let mut rounds = 0u32;
         let mut now;
@@ -536,6 +538,7 @@ impl Worker {
                 continue;
             }
             if let Some(t) = shared.workers[v].local.steal_into(&me.local) {
+                me.stats.stole();
                 return Some(t);
             }
         }
@@ -548,6 +551,7 @@ impl Worker {
                     .spawned
                     .steal_into(&me.spawned, me.ticks.load(Ordering::Relaxed) & !STREAMING)
             {
+                me.stats.stole();
                 return Some(t);
             }
         }
@@ -635,6 +639,7 @@ impl Worker {
         timeout: Option<std::time::Duration>,
     ) {
         let shared = &*self.shared;
+        shared.workers[self.index].stats.parked();
         match (driver, io) {
             (Some(d), Some(io)) => {
                 let events = d.poll(timeout);
