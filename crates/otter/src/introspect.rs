@@ -19,7 +19,7 @@
 //!    (`mailbox/queue.rs`), which the receiver stores anyway, converted to messages.
 //!    Likewise the queue length (head and tail) and the mailbox blocks.
 //! 2. **Polls** (the process's "reductions"): a counter in the process cell
-//!    ([`Counters`], after the mailbox, on the receiver's line), a load and a store by
+//!    (`Counters`, after the mailbox, on the receiver's line), a load and a store by
 //!    the worker that polls it, which is the only writer while it holds `RUNNING`
 //!    (`process/state.rs`).
 //! 3. **Kind** ([`Kind`]): one byte in the header's padding, set once by the behaviour
@@ -28,19 +28,26 @@
 //!    connection's code is the user's handler). Each set is a lookup of the pid, as a
 //!    send's, once per process.
 //! 4. **Parent** and **spawn time** are written into the cell before it is published;
-//!    the spawn time is the runtime's coarse clock ([`RuntimeStats`]), which the
-//!    watchdog advances every look (5 ms) and a worker when it comes back from a park,
-//!    so a spawn reads no clock (a spawn from outside the workers reads one).
-//! 5. **Restarts**: stored by the supervisor that starts a child (how many times the
-//!    child's spec was started before).
-//! 6. **Per worker** (`scheduler.rs`'s `Remote`): polls are its `ticks`; spawns, exits
-//!    by reason kind, steals, parks and busy time are [`WorkerStats`], each written by
-//!    its worker alone with a load and a store, in cold paths (a spawn, an exit, a
-//!    steal, a park, the start of a search; none in `run_task` or `run_chain`). Busy
-//!    time is the time between coming back from a search or a park and starting the
-//!    next search, counted when the search starts: a worker inside one long stretch of
-//!    work shows it afterwards. Spawns from outside the workers count in a shared
-//!    atomic (a read-modify-write, off the workers' path).
+//!    the spawn time is the runtime's coarse clock (`RuntimeStats`), which the
+//!    watchdog advances every look (5 ms while a worker is awake), a worker when it
+//!    comes back from a park, and a spawn from outside the workers; so a spawn on a
+//!    worker reads no clock, and the time is late by at most about 5 ms.
+//! 5. **Restarts**: two more bytes of the header's padding, stored by the supervisor
+//!    that restarts a child (how many times it had started the child's spec before;
+//!    saturating at 65,535).
+//! 6. **Per worker** (`scheduler.rs`'s `Remote`, `WorkerStats`): polls are its
+//!    `ticks`; steals, parks and busy time are written by the worker alone with a load
+//!    and a store, where they happen (a steal, a park, the start of a search). Spawns,
+//!    exits by reason kind and sends to dead pids happen in a process's code, where
+//!    finding the worker's slot would cost a lookup each: they add to thread-locals
+//!    (a load and a store), and the worker copies those totals into its slot every
+//!    `GLOBAL_INTERVAL` (61) ticks, when it starts a search and when it stops (the
+//!    flush is tokio's `runtime/metrics` batching). So a reader sees them at most 61
+//!    polls late, and at once on a worker gone idle. Busy time is the time between
+//!    coming back from a search or a park and starting the next search, counted when
+//!    the search starts. Nothing is added to `run_task` or `run_chain`. Spawns from
+//!    outside the workers count in a shared atomic (a read-modify-write, off the
+//!    workers' path), and read the clock to move the coarse clock on.
 //!
 //! A reader loads the counters `Relaxed`, racily: each is exact at its load, and
 //! fields of one [`ProcessInfo`] may be from slightly different moments.
@@ -78,8 +85,9 @@
 //!   [`Memory::cell`] includes the future, hence the `Context`, but not the boxed
 //!   save area.
 
+use std::cell::Cell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::Context;
@@ -207,8 +215,6 @@ pub struct ProcessInfo {
 pub(crate) struct Counters {
     /// Polls; written only by the worker polling (a load and a store).
     polls: AtomicU64,
-    /// Written once by the supervisor that started the process.
-    restarts: AtomicU32,
     /// The spawner, or `RawPid::OUTSIDE`; the spawn time in ms of the coarse clock.
     /// Both written before the cell is published.
     parent: RawPid,
@@ -219,7 +225,6 @@ impl Counters {
     pub(crate) fn new(parent: RawPid, born: u64) -> Counters {
         Counters {
             polls: AtomicU64::new(0),
-            restarts: AtomicU32::new(0),
             parent,
             born,
         }
@@ -238,14 +243,6 @@ impl Counters {
         self.polls.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn restarts(&self) -> u32 {
-        self.restarts.load(Ordering::Relaxed)
-    }
-
-    pub(crate) fn set_restarts(&self, n: u32) {
-        self.restarts.store(n, Ordering::Relaxed);
-    }
-
     pub(crate) fn parent(&self) -> RawPid {
         self.parent
     }
@@ -260,9 +257,10 @@ pub(crate) fn set_kind(me: RawPid, kind: Kind) {
     cell::set_kind(me, kind as u8);
 }
 
-/// Records on `child` that its spec had been started `restarts` times before it.
+/// Records on `child` that its spec had been started `restarts` times before it
+/// (saturating at `u16::MAX`, the header's room).
 pub(crate) fn set_restarts(child: RawPid, restarts: u32) {
-    cell::set_restarts(child, restarts);
+    cell::set_restarts(child, u16::try_from(restarts).unwrap_or(u16::MAX));
 }
 
 /// The info of `pid` if it is a live process of `rt` (its name left for the caller).
@@ -414,6 +412,8 @@ pub struct WorkerInfo {
     pub spawns: u64,
     /// Processes that exited on it.
     pub exits: Exits,
+    /// Sends from it to pids that named no process (dropped, as in Erlang).
+    pub dead_sends: u64,
 }
 
 /// A runtime's counters ([`Handle::runtime_info`]).
@@ -426,6 +426,9 @@ pub struct RuntimeInfo {
     pub spawns: u64,
     /// Exits since the start, by reason.
     pub exits: Exits,
+    /// Sends from its workers to pids that named no process (a local pid that has
+    /// exited, or a remote one whose node cannot be reached).
+    pub dead_sends: u64,
     /// Time since the runtime started.
     pub uptime: Duration,
     /// Each worker slot that has run (spares that never started are left out).
@@ -445,9 +448,69 @@ impl Counter {
         );
     }
 
+    fn set(&self, n: u64) {
+        self.0.store(n, Ordering::Relaxed);
+    }
+
     fn get(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
     }
+}
+
+/// The counts a worker thread keeps for itself between flushes (module docs, rule 6):
+/// a spawn or an exit adds to a thread-local, a few instructions with no lookup of
+/// the worker, and [`flush`] copies the totals into the worker's [`WorkerStats`].
+struct Local {
+    spawns: Cell<u64>,
+    exits: [Cell<u64>; 6],
+    dead_sends: Cell<u64>,
+}
+
+thread_local! {
+    static LOCAL: Local = const {
+        Local {
+            spawns: Cell::new(0),
+            exits: [const { Cell::new(0) }; 6],
+            dead_sends: Cell::new(0),
+        }
+    };
+}
+
+fn bump(c: &Cell<u64>) {
+    c.set(c.get().wrapping_add(1));
+}
+
+/// A process spawned on this thread, a worker's (`Shared::schedule_spawned`).
+#[inline]
+pub(crate) fn count_spawn() {
+    LOCAL.with(|l| bump(&l.spawns));
+}
+
+/// A process that exits on this thread, a worker's (`Task::exit`).
+#[inline]
+pub(crate) fn count_exit(reason: &ExitReason) {
+    let slot = exit_slot(reason);
+    LOCAL.with(|l| bump(&l.exits[slot]));
+}
+
+/// A send to a pid that resolved to no process (a send from a thread that is no
+/// worker is never flushed: it has no runtime to count in).
+#[cold]
+pub(crate) fn count_dead_send() {
+    LOCAL.with(|l| bump(&l.dead_sends));
+}
+
+/// Copies this worker thread's counts into its `WorkerStats`: every
+/// `GLOBAL_INTERVAL` ticks, when it starts a search, and when it leaves. A thread is
+/// one worker slot for its whole life, so the totals are that slot's.
+pub(crate) fn flush(stats: &WorkerStats) {
+    LOCAL.with(|l| {
+        stats.spawns.set(l.spawns.get());
+        for (to, from) in stats.exits.iter().zip(&l.exits) {
+            to.set(from.get());
+        }
+        stats.dead_sends.set(l.dead_sends.get());
+    });
 }
 
 /// A worker's counters (module docs, rule 6); in its `Remote`.
@@ -458,15 +521,10 @@ pub(crate) struct WorkerStats {
     steals: Counter,
     parks: Counter,
     busy_ns: Counter,
+    dead_sends: Counter,
 }
 
 impl WorkerStats {
-    /// A process spawned on this worker.
-    #[inline]
-    pub(crate) fn spawned(&self) {
-        self.spawns.add(1);
-    }
-
     /// A steal from another worker.
     pub(crate) fn stole(&self) {
         self.steals.add(1);
@@ -516,8 +574,6 @@ pub(crate) struct RuntimeStats {
     clock_ms: AtomicU64,
     /// Spawns from threads that are not workers (a read-modify-write: they are few).
     outside_spawns: AtomicU64,
-    /// Exits counted off a worker (none today: exits run on workers).
-    outside_exits: [AtomicU64; 6],
 }
 
 impl Default for RuntimeStats {
@@ -526,7 +582,6 @@ impl Default for RuntimeStats {
             start: Instant::now(),
             clock_ms: AtomicU64::new(0),
             outside_spawns: AtomicU64::new(0),
-            outside_exits: Default::default(),
         }
     }
 }
@@ -547,40 +602,16 @@ impl RuntimeStats {
         self.clock_ms.load(Ordering::Relaxed)
     }
 
-    /// The clock read now (a spawn from outside the workers).
-    pub(crate) fn now_ms(&self) -> u64 {
-        self.start.elapsed().as_millis() as u64
-    }
-
     /// A spawn from a thread that is not a worker.
     pub(crate) fn spawned_outside(&self) {
         self.outside_spawns.fetch_add(1, Ordering::Relaxed);
     }
 }
 
-/// Counts the exit of a process of `rt` with `reason`, on the current worker.
-#[inline]
-pub(crate) fn count_exit(rt: &Shared, reason: &ExitReason) {
-    let slot = exit_slot(reason);
-    match crate::scheduler::context::current_index(rt) {
-        Some(i) => rt.workers[i].stats.exits[slot].add(1),
-        None => {
-            rt.stats.outside_exits[slot].fetch_add(1, Ordering::Relaxed);
-        }
-    }
-}
-
 fn runtime_info(rt: &Shared) -> RuntimeInfo {
     let mut spawns = rt.stats.outside_spawns.load(Ordering::Relaxed);
-    let o = &rt.stats.outside_exits;
-    let mut exits = Exits {
-        normal: o[0].load(Ordering::Relaxed),
-        shutdown: o[1].load(Ordering::Relaxed),
-        killed: o[2].load(Ordering::Relaxed),
-        panic: o[3].load(Ordering::Relaxed),
-        error: o[4].load(Ordering::Relaxed),
-        other: o[5].load(Ordering::Relaxed),
-    };
+    let mut exits = Exits::default();
+    let mut dead_sends = 0;
     let mut workers = Vec::new();
     for (index, w) in rt.workers.iter().enumerate() {
         let s = &w.stats;
@@ -593,8 +624,10 @@ fn runtime_info(rt: &Shared) -> RuntimeInfo {
             parks: s.parks.get(),
             spawns: s.spawns.get(),
             exits: s.exits(),
+            dead_sends: s.dead_sends.get(),
         };
         spawns += info.spawns;
+        dead_sends += info.dead_sends;
         exits.add(&info.exits);
         if index < rt.threads || info.polls > 0 || info.parks > 0 {
             workers.push(info);
@@ -605,6 +638,7 @@ fn runtime_info(rt: &Shared) -> RuntimeInfo {
         processes: spawns.saturating_sub(exits.total()),
         spawns,
         exits,
+        dead_sends,
         uptime: rt.stats.start.elapsed(),
         workers,
     }

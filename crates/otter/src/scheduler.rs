@@ -258,14 +258,14 @@ impl Shared {
     pub(crate) fn schedule_spawned(&self, task: Task) {
         match context::current_index(self) {
             Some(i) if self.workers[i].lifo.is_empty() => {
-                self.workers[i].stats.spawned();
+                crate::introspect::count_spawn();
                 // Only this worker fills its slot: it is still empty.
                 let _ = self.workers[i].lifo.replace(task);
                 self.watch_lifo();
             }
             Some(i) => {
                 let w = &self.workers[i];
-                w.stats.spawned();
+                crate::introspect::count_spawn();
                 let now = w.ticks.load(Ordering::Relaxed) & !STREAMING;
                 if w.spawned.newest_stamp() == Some(now) {
                     // This turn has pushed one already: a loop of spawns queues the

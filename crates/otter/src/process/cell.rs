@@ -17,7 +17,7 @@
 //!  +-- line 1 ------------------------------------------------------+
 //!  |         gate, signalled, kind, bonds   (the header ends here)  |
 //!  | mailbox head (head_index, head_block, tail_seen)               |
-//!  | counters: polls, restarts, parent, born  (introspection)       |
+//!  | counters: polls, parent, born  (introspection)                 |
 //!  | stage: Running(F) | Finished   (continues on the next lines)   |
 //!  +----------------------------------------------------------------+
 //! ```
@@ -48,8 +48,8 @@
 //! * `stage`: only the worker that moved the state to `RUNNING` (poll, and drop at
 //!   exit), or the runtime's shutdown once no worker runs.
 //! * `counters` (`introspect.rs`): `polls` stored by the worker that set `RUNNING`,
-//!   `restarts` by the supervisor that started the process, `parent` and `born`
-//!   written before publication; `header.kind` stored by the process's behaviour.
+//!   `parent` and `born` written before publication; `header.kind` stored by the
+//!   process's behaviour, `header.restarts` by the supervisor that started it.
 //!   Read by any thread holding a reference, `Relaxed`.
 //! * `header.rt`: read by whoever schedules the process. The runtime outlives every
 //!   process that is not `DONE`: shutdown marks each process done, after waiting for
@@ -82,7 +82,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::ptr::{self, NonNull};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU16, AtomicUsize, Ordering};
 use std::task::{Context as TaskContext, Poll};
 
 use crate::exit::{ExitReason, IntoExitReason};
@@ -119,6 +119,9 @@ pub(crate) struct Header {
     /// The process's [`Kind`](crate::introspect::Kind), set once by the behaviour that
     /// runs it, by the process itself (`introspect.rs`). In what was padding.
     pub(crate) kind: AtomicU8,
+    /// How many times the supervisor that started the process had started its child
+    /// spec before (`introspect.rs`); stored once by that supervisor. In padding too.
+    pub(crate) restarts: AtomicU16,
     /// Links, monitors, the trap flag and a pending exit; boxed on first use, so a
     /// process that uses none carries one word here.
     pub(crate) bonds: Mutex<Option<Box<Bonds>>>,
@@ -218,7 +221,6 @@ pub(crate) struct Inspected {
     block_bytes: usize,
     cell_bytes: usize,
     polls: u64,
-    restarts: u32,
     parent: RawPid,
     born: u64,
 }
@@ -275,7 +277,6 @@ where
             block_bytes: q.block_bytes,
             cell_bytes: std::mem::size_of::<Self>(),
             polls: cell.counters.polls(),
-            restarts: cell.counters.restarts(),
             parent: cell.counters.parent(),
             born: cell.counters.born(),
         }
@@ -397,15 +398,12 @@ where
             gate: Gate::new(bonds.is_some()),
             signalled: AtomicBool::new(false),
             kind: AtomicU8::new(0),
+            restarts: AtomicU16::new(0),
             bonds: Mutex::new(bonds),
         }));
     }
-    // A spawn on a worker reads the coarse clock; one from outside reads the clock.
-    let born = if parent == RawPid::OUTSIDE {
-        rt.stats.now_ms()
-    } else {
-        rt.stats.coarse_ms()
-    };
+    // The coarse clock: a spawn reads no clock (`introspect.rs`, rule 4).
+    let born = rt.stats.coarse_ms();
     // SAFETY: `p` points to memory we own; taking a field's address reads nothing.
     let counters_field = unsafe { &raw mut (*p).counters };
     // SAFETY: as above; nobody reads the counters before the process is published.
@@ -643,7 +641,7 @@ impl ProcessRef {
             block_bytes: i.block_bytes,
             cell_bytes: i.cell_bytes,
             polls: i.polls,
-            restarts: i.restarts,
+            restarts: u32::from(h.restarts.load(Ordering::Relaxed)),
             parent: i.parent,
             born: i.born,
             bonds: crate::signal::bonds::sample(h),
@@ -680,13 +678,9 @@ pub(crate) fn set_kind(pid: RawPid, kind: u8) {
 }
 
 /// Records the restarts before the child `pid` (its supervisor, once).
-pub(crate) fn set_restarts(pid: RawPid, restarts: u32) {
+pub(crate) fn set_restarts(pid: RawPid, restarts: u16) {
     if let Some(p) = ProcessRef::new(pid) {
-        // SAFETY: our count keeps the cell allocated, and every cell starts with a
-        // `Prefix`: the counters' offset is the same for every `M`, as `Queue`'s
-        // layout does not depend on `M` (`cell_of`).
-        let prefix = unsafe { cell_of::<Prefix<()>>(p.cell).as_ref() };
-        prefix.counters.set_restarts(restarts);
+        p.header().restarts.store(restarts, Ordering::Relaxed);
     }
 }
 

@@ -147,6 +147,8 @@ impl Handle {
             !s.is_shutdown(),
             "otter: spawn on a runtime that has shut down"
         );
+        // From outside the workers: the coarse clock may stand still (`introspect.rs`).
+        s.stats.tick_clock(std::time::Instant::now());
         cell::spawn(s, RawPid::OUTSIDE, f)
     }
 }

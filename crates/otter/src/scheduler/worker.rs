@@ -132,6 +132,7 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize) {
         rng: 0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d),
     };
     crate::unwind::abort_on_unwind("a worker's loop", || w.run());
+    crate::introspect::flush(&w.shared.workers[index].stats);
     context::leave_worker();
 }
 
@@ -224,6 +225,7 @@ impl Worker {
         let start = Instant::now();
         let busy = start.saturating_duration_since(self.busy_since);
         shared.workers[self.index].stats.busy(busy);
+        crate::introspect::flush(&shared.workers[self.index].stats);
         let credit = (self.spin_credit + busy).min(SPIN_BEFORE_PARK);
         let mut rounds = 0u32;
         let mut now;
@@ -439,6 +441,7 @@ impl Worker {
 
     fn next_task(&mut self, shared: &Shared, me: &Remote) -> Option<Task> {
         if self.tick.is_multiple_of(GLOBAL_INTERVAL) {
+            crate::introspect::flush(&me.stats);
             // Calls that still wait since the flush before are woken to arm their timers.
             context::flush_deferred(false);
             // Sockets are served while every worker is busy (`io.rs`). What the events
