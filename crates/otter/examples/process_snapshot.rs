@@ -8,8 +8,10 @@
 //! 1. Spawns `processes` (default 1,000,000) processes that wait for a message.
 //! 2. Times `Handle::processes()` walked to the end, three times, and prints each.
 //! 3. Starts a ping-pong pair and measures its round trips for a second with nothing
-//!    else running, then for a second while another thread walks snapshots in a loop,
-//!    and prints both p50 and p99.
+//!    else running, for a second beside a thread that only spins and for a second
+//!    beside one that streams through as much memory as a snapshot reads (controls:
+//!    one more busy thread, and its memory traffic), and for a second while a thread
+//!    walks snapshots back to back; it prints p50, p99 and p99.9 of each.
 //!
 //! It prints figures and checks only that every idle process was seen: no timed
 //! assertion (the figures depend on the machine and on what else runs on it).
@@ -92,31 +94,64 @@ fn main() {
     }
 
     let quiet = round_trips(&rt, Duration::from_secs(1));
-    let walking = Arc::new(AtomicBool::new(true));
-    let walker = {
+    // A control: another thread that keeps a core busy without touching the runtime,
+    // to tell the snapshot's own effect from that of one more busy thread.
+    // A second control: a thread that streams through as much memory as the snapshot
+    // reads (about 200 bytes a process), touching nothing of the runtime.
+    let spin = |what: u8| {
         let h = rt.handle();
-        let walking = walking.clone();
-        std::thread::spawn(move || {
-            let mut walks = 0u32;
-            while walking.load(Ordering::Relaxed) {
-                h.processes().for_each(drop);
-                walks += 1;
-            }
-            walks
-        })
+        let on = Arc::new(AtomicBool::new(true));
+        let thread = {
+            let on = on.clone();
+            std::thread::spawn(move || {
+                let memory = if what == 1 {
+                    vec![1u64; processes * 25]
+                } else {
+                    Vec::new()
+                };
+                let mut walks = 0u32;
+                let mut sum = 0u64;
+                while on.load(Ordering::Relaxed) {
+                    match what {
+                        0 => std::hint::spin_loop(),
+                        1 => sum = sum.wrapping_add(memory.iter().step_by(8).sum::<u64>()),
+                        _ => h.processes().for_each(drop),
+                    }
+                    walks += 1;
+                }
+                std::hint::black_box(sum);
+                walks
+            })
+        };
+        (on, thread)
     };
-    let busy = round_trips(&rt, Duration::from_secs(1));
-    walking.store(false, Ordering::Relaxed);
-    let walks = walker.join().expect("the walker");
-    for (label, times) in [("idle node", &quiet), ("during snapshots", &busy)] {
+    let (on, thread) = spin(0);
+    let spinning = round_trips(&rt, Duration::from_secs(1));
+    on.store(false, Ordering::Relaxed);
+    thread.join().expect("the spinner");
+    let (on, thread) = spin(1);
+    let streaming = round_trips(&rt, Duration::from_secs(1));
+    on.store(false, Ordering::Relaxed);
+    thread.join().expect("the streamer");
+    let (on, thread) = spin(2);
+    let walking = round_trips(&rt, Duration::from_secs(1));
+    on.store(false, Ordering::Relaxed);
+    let walks = thread.join().expect("the walker");
+    for (label, times) in [
+        ("idle node", &quiet),
+        ("beside a thread that spins", &spinning),
+        ("beside a thread that streams memory", &streaming),
+        ("during snapshots back to back", &walking),
+    ] {
         println!(
-            "ping-pong, {label}: {} round trips, p50 {:?}, p99 {:?}",
+            "ping-pong, {label}: {} round trips, p50 {:?}, p99 {:?}, p99.9 {:?}",
             times.len(),
             percentile(times, 0.50),
-            percentile(times, 0.99)
+            percentile(times, 0.99),
+            percentile(times, 0.999)
         );
     }
-    println!("({walks} snapshots walked during the second run)");
+    println!("({walks} snapshots walked during the last run)");
     for p in idle {
         p.send(());
     }
