@@ -186,7 +186,8 @@ pub struct ProcessInfo {
     /// Messages in its queue, not yet received (those a selective receive skipped are
     /// counted in neither).
     pub message_queue_len: usize,
-    /// Messages it has taken from its queue since it started.
+    /// Messages it has taken from its queue since it started: received, or moved to
+    /// the save area by a selective receive that looked past them.
     pub messages_received: u64,
     /// Times it has been polled (its reductions, in otter's unit).
     pub polls: u64,
