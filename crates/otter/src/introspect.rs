@@ -41,7 +41,8 @@
 //!    exits by reason kind and sends to dead pids happen in a process's code, where
 //!    finding the worker's slot would cost a lookup each: they add to thread-locals
 //!    (a load and a store), and the worker copies those totals into its slot every
-//!    `GLOBAL_INTERVAL` (61) ticks, when it starts a search and when it stops (the
+//!    `GLOBAL_INTERVAL` (61) ticks, when it starts a search, when a spare thread goes
+//!    dormant, and when it stops (the
 //!    flush is tokio's `runtime/metrics` batching). So a reader sees them at most 61
 //!    polls late, and at once on a worker gone idle. Busy time is the time between
 //!    coming back from a search or a park and starting the next search, counted when
@@ -520,8 +521,9 @@ pub(crate) fn count_dead_send() {
 }
 
 /// Copies this worker thread's counts into its `WorkerStats`: every
-/// `GLOBAL_INTERVAL` ticks, when it starts a search, and when it leaves. A thread is
-/// one worker slot for its whole life, so the totals are that slot's.
+/// `GLOBAL_INTERVAL` ticks, when it starts a search, when a spare goes dormant, and
+/// when it leaves. A thread is one worker slot for its whole life, so the totals are
+/// that slot's.
 pub(crate) fn flush(stats: &WorkerStats) {
     LOCAL.with(|l| {
         stats.spawns.set(l.spawns.get());

@@ -267,9 +267,13 @@ rt_test!(
                 f(&h.runtime_info()) - f(&before) >= n
             });
         };
-        // The root process and its 15 children; the root's exit is counted too.
+        // The root process and its 15 children; the root's exit is counted too. (A
+        // spare thread may run some of them: a panic's report can hold a worker long
+        // enough for the watchdog to start one.)
         counted(|i| i.spawns, 16);
         counted(|i| i.exits.normal, 11);
+        counted(|i| i.exits.panic, 3);
+        counted(|i| i.exits.killed, 2);
         let after = h.runtime_info();
         assert_eq!(after.spawns - before.spawns, 16);
         assert_eq!(after.exits.normal - before.exits.normal, 11);
@@ -301,5 +305,71 @@ rt_test!(
             h.runtime_info().dead_sends - before >= 6
         });
         assert_eq!(h.runtime_info().dead_sends - before, 6);
+    }
+);
+
+/// A machine with one state that answers nothing.
+struct Still;
+
+impl otter::statem::StateMachine for Still {
+    type Args = ();
+    type State = ();
+    type Call = ReplyTo<()>;
+    type Cast = ();
+    type Info = ();
+    type Internal = ();
+
+    async fn init(
+        _: (),
+        _: &mut otter::statem::StatemContext<Self>,
+    ) -> Result<(Self, otter::statem::Transition<Self>), ExitReason> {
+        Ok((Still, otter::statem::Transition::next(())))
+    }
+
+    async fn handle_event(
+        &mut self,
+        _: &(),
+        _: otter::statem::Event<Self>,
+        _: &mut otter::statem::StatemContext<Self>,
+    ) -> otter::statem::Transition<Self> {
+        otter::statem::Transition::keep()
+    }
+}
+
+rt_test!(
+    a_machine_an_acceptor_and_a_connection_show_their_kind,
+    |rt: &Runtime| {
+        use otter::net::{TcpStream, start_acceptor_pool};
+        use otter::statem::StateMachine;
+        rt.block_on(|mut cx: Context<u8>| async move {
+            let machine = Still::start_link(&cx, ()).await.unwrap();
+            assert_eq!(cx.process_info(machine.id()).unwrap().kind, Kind::Statem);
+            let me = cx.pid();
+            let pool = start_acceptor_pool(
+                &cx,
+                "127.0.0.1:0".parse().unwrap(),
+                1,
+                move |_: Context<()>, mut s: TcpStream| async move {
+                    me.send(1);
+                    // Holds the connection until the client closes it.
+                    let mut b = [0u8; 1];
+                    let _ = s.read(&mut b).await;
+                },
+            )
+            .await
+            .unwrap();
+            let sup = cx.process_info(pool.supervisor().id()).unwrap();
+            assert_eq!(sup.kind, Kind::Supervisor);
+            let client = TcpStream::connect(pool.local_addr()).await.unwrap();
+            assert_eq!(cx.recv().await, 1);
+            let all: Vec<_> = cx.handle().processes().collect();
+            let acceptor = all.iter().find(|i| i.kind == Kind::Acceptor).unwrap();
+            assert_eq!(acceptor.supervisor, Some(sup.pid));
+            let conn = all.iter().find(|i| i.kind == Kind::Connection).unwrap();
+            assert_eq!(conn.parent, Some(acceptor.pid));
+            assert!(conn.links.contains(&acceptor.pid));
+            drop(client);
+        })
+        .unwrap();
     }
 );

@@ -375,6 +375,7 @@ impl Worker {
     fn go_dormant(&mut self) -> bool {
         let shared = Arc::clone(&self.shared);
         let me = &shared.workers[self.index];
+        crate::introspect::flush(&me.stats);
         // Calls whose deadlines this worker deferred arm their timers (what that wakes
         // lands in this worker's queues, handed on next).
         context::flush_deferred(true);
