@@ -560,6 +560,8 @@ mod error;
 #[cfg(not(loom))]
 mod exit;
 #[cfg(not(loom))]
+pub mod introspect;
+#[cfg(not(loom))]
 mod io;
 #[cfg(not(loom))]
 pub mod mailbox;

@@ -129,7 +129,7 @@ impl<M: Send + 'static> Context<M> {
         Fut::Output: IntoExitReason,
     {
         crate::coop::charge_spawn();
-        cell::spawn(self.spawn_runtime(), f)
+        cell::spawn(self.spawn_runtime(), self.pid().raw, f)
     }
 
     /// Spawns a process with `options` (Erlang's `spawn_opt/2`): linked to this one
@@ -168,7 +168,14 @@ impl<M: Send + 'static> Context<M> {
             return self.spawn_with(f, options, |_| None);
         }
         crate::coop::charge_spawn();
-        cell::spawn_bonded(self.spawn_runtime(), f, |_| None, options.bound, false)
+        cell::spawn_bonded(
+            self.spawn_runtime(),
+            self.pid().raw,
+            f,
+            |_| None,
+            options.bound,
+            false,
+        )
     }
 
     /// [`Context::spawn_monitor`] with `options` (Erlang's `spawn_opt/2` with
@@ -228,6 +235,7 @@ impl<M: Send + 'static> Context<M> {
         let link = options.link;
         cell::spawn_bonded(
             self.spawn_runtime(),
+            me,
             f,
             |child| {
                 if link {

@@ -143,6 +143,27 @@ impl Registry {
     }
 
     /// Removes the name of `pid`, if it has one (its exit).
+    /// The name `pid` is registered under, if any (introspection's reverse look-up).
+    pub(crate) fn name_of(&self, pid: RawPid) -> Option<Arc<str>> {
+        let g = self.inner.read().unwrap_or_else(PoisonError::into_inner);
+        g.by_pid.get(&pid).cloned()
+    }
+
+    /// Fills each `(pid, name)` with the pid's name, under one read lock (a snapshot's
+    /// window).
+    pub(crate) fn fill_names<'a>(
+        &self,
+        pids: impl Iterator<Item = (RawPid, &'a mut Option<Arc<str>>)>,
+    ) {
+        let g = self.inner.read().unwrap_or_else(PoisonError::into_inner);
+        if g.by_pid.is_empty() {
+            return;
+        }
+        for (pid, name) in pids {
+            *name = g.by_pid.get(&pid).cloned();
+        }
+    }
+
     pub(crate) fn remove_pid(&self, pid: RawPid) {
         let mut g = self.inner.write().unwrap_or_else(PoisonError::into_inner);
         if let Some(name) = g.by_pid.remove(&pid) {

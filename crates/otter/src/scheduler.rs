@@ -134,6 +134,8 @@ pub(crate) struct Remote {
     /// Deadlines of calls waiting on this worker, not yet armed (`deferred.rs`): only
     /// this worker writes them; the watchdog reads them when the worker is held.
     pub(crate) deferred: deferred::DeferredDeadlines,
+    /// Introspection's counters, written by this worker alone (`introspect.rs`).
+    pub(crate) stats: crate::introspect::WorkerStats,
     thread: OnceLock<Thread>,
 }
 
@@ -169,6 +171,8 @@ pub(crate) struct Shared {
     outside_spawns: AtomicUsize,
     pub(crate) timer: Arc<Timer>,
     pub(crate) registry: crate::registry::Registry,
+    /// Introspection's runtime counters and coarse clock (`introspect.rs`).
+    pub(crate) stats: crate::introspect::RuntimeStats,
     /// Whether a distribution node runs on this runtime (one at most).
     pub(crate) has_node: std::sync::atomic::AtomicBool,
     /// The reactor, created with the first socket (`io.rs`).
@@ -262,12 +266,14 @@ impl Shared {
         }
         match context::current_index(self) {
             Some(i) if self.workers[i].lifo.is_empty() => {
+                crate::introspect::count_spawn();
                 // Only this worker fills its slot: it is still empty.
                 let _ = self.workers[i].lifo.replace(task);
                 self.watch_lifo();
             }
             Some(i) => {
                 let w = &self.workers[i];
+                crate::introspect::count_spawn();
                 let now = w.ticks.load(Ordering::Relaxed) & !STREAMING;
                 if w.spawned.newest_stamp() == Some(now) {
                     // This turn has pushed one already: a loop of spawns queues the
@@ -278,7 +284,10 @@ impl Shared {
                     self.wake_one();
                 }
             }
-            None => self.inject(task),
+            None => {
+                self.stats.spawned_outside();
+                self.inject(task);
+            }
         }
     }
 
@@ -497,6 +506,7 @@ impl Builder {
                     stood_in_for: AtomicBool::new(false),
                     standing_in: AtomicUsize::new(stand_in::DORMANT),
                     deferred: Default::default(),
+                    stats: Default::default(),
                     thread: OnceLock::new(),
                 })
                 .collect(),
@@ -511,6 +521,7 @@ impl Builder {
             outside_spawns: AtomicUsize::new(0),
             timer: Timer::new(format!("{}-timer", self.name)),
             registry: Default::default(),
+            stats: Default::default(),
             has_node: Default::default(),
             io: OnceLock::new(),
             blocking: Arc::new(crate::blocking::Pool::new(format!(

@@ -821,6 +821,8 @@ async fn serve<S: Server>(
         *failure.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason);
         ExitReason::Normal
     };
+    // A machine or a supervisor sets its own kind in its `init`, after this.
+    crate::introspect::set_kind(cx.pid().id().0, crate::introspect::Kind::Server);
     if let Some(name) = &name {
         // `gen.erl`'s `register_name`: the holder's pid, read after the refusal. A
         // holder that exited in between freed the name: try again.

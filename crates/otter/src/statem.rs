@@ -772,6 +772,7 @@ impl<S: StateMachine> Server for Machine<S> {
     type Info = S::Info;
 
     async fn init(args: S::Args, cx: &mut StatemContext<S>) -> Result<Self, ExitReason> {
+        crate::introspect::set_kind(cx.pid().id().0, crate::introspect::Kind::Statem);
         let (data, first) = S::init(args, cx).await?;
         let state = match first.target {
             Target::Next(state) => state,

@@ -204,6 +204,8 @@ struct Child {
     key: u64,
     spec: ChildSpec,
     status: Status,
+    /// Times this child has been restarted (introspection's `restarts`).
+    restarts: u32,
 }
 
 /// Where a child is (OTP's `#child.pid`: a pid, `undefined` or `{restarting, Pid}`).
@@ -293,6 +295,7 @@ impl Server for Supervisor {
     type Info = TryAgain;
 
     async fn init(spec: SupervisorSpec, cx: &mut SupervisorContext) -> Result<Self, ExitReason> {
+        crate::introspect::set_kind(cx.pid().id().0, crate::introspect::Kind::Supervisor);
         cx.trap_exit(true);
         let mut sup = Supervisor {
             strategy: spec.strategy,
@@ -512,6 +515,7 @@ impl Supervisor {
             key: self.next_key,
             spec,
             status: Status::Running(pid),
+            restarts: 0,
         });
         self.note_running(self.children.len() - 1);
     }
@@ -622,7 +626,10 @@ impl Supervisor {
             };
             match start(&self.children[j].spec, cx).await {
                 Ok(pid) => {
-                    self.children[j].status = Status::Running(pid);
+                    let c = &mut self.children[j];
+                    c.restarts = c.restarts.saturating_add(1);
+                    crate::introspect::set_restarts(pid.0, c.restarts);
+                    c.status = Status::Running(pid);
                     self.note_running(j);
                 }
                 Err(_) => {

@@ -469,6 +469,43 @@ impl<T, G> Queue<T, G> {
     }
 }
 
+/// What [`Queue::stats`] reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Stats {
+    /// Messages in the queue (as [`Queue::len`]).
+    pub len: usize,
+    /// Messages popped since the queue was made.
+    pub popped: usize,
+    /// Blocks allocated now: from the head's to the tail's, and the spare.
+    pub blocks: usize,
+    /// The bytes of one block.
+    pub block_bytes: usize,
+}
+
+impl<T, G> Queue<T, G> {
+    /// The queue's counts, read by any thread with loads only (introspection): the
+    /// head, then the tail, as [`Queue::len`]; exact for the consumer, an estimate for
+    /// any other thread.
+    pub fn stats(&self) -> Stats {
+        let head = self.head_index.load(Ordering::Acquire);
+        let tail = self.tail_index.load(Ordering::Acquire);
+        let mut blocks = if self.tail_block.load(Ordering::Relaxed).is_null() {
+            0
+        } else {
+            (tail / LAP).saturating_sub(head / LAP) + 1
+        };
+        if !self.spare.load(Ordering::Relaxed).is_null() {
+            blocks += 1;
+        }
+        Stats {
+            len: messages_before(tail).saturating_sub(messages_before(head)),
+            popped: messages_before(head),
+            blocks,
+            block_bytes: std::mem::size_of::<Block<T>>(),
+        }
+    }
+}
+
 /// Messages at positions before `p`: `BLOCK_CAP` a lap, none at the marker offset.
 #[inline(always)]
 fn messages_before(p: usize) -> usize {

@@ -476,6 +476,7 @@ where
     Fut: Future + Send + 'static,
     Fut::Output: IntoExitReason,
 {
+    crate::introspect::set_kind(cx.pid().id().0, crate::introspect::Kind::Acceptor);
     cx.trap_exit(true);
     let mut connections = HashSet::new();
     loop {
@@ -504,6 +505,8 @@ where
             Ok((stream, _)) => {
                 let handler = handler.clone();
                 let pid = cx.spawn_link(move |c: Context<N>| handler(c, stream));
+                // Set by the acceptor: the handler is the user's code.
+                crate::introspect::set_kind(pid.id().0, crate::introspect::Kind::Connection);
                 connections.insert(pid.id());
             }
             Err(e) if tcp_listener::out_of_descriptors(&e) => {

@@ -15,8 +15,9 @@
 //!  | mailbox tail (tail_index, tail_block, spare)                   |
 //!  | Header: state, vtable, rt, pid, refs   <- *const Header, the task pointer
 //!  +-- line 1 ------------------------------------------------------+
-//!  |         gate, signalled, bonds   (the header ends here)        |
+//!  |         gate, signalled, bound, bonds   (the header ends here) |
 //!  | mailbox head (head_index, head_block, tail_seen)               |
+//!  | counters: polls, parent, born, kind, restarts (introspection)  |
 //!  | stage: Running(F) | Finished   (continues on the next lines)   |
 //!  +----------------------------------------------------------------+
 //! ```
@@ -46,6 +47,10 @@
 //!   one [`Owner`], which the process's [`Context`](crate::Context) holds.
 //! * `stage`: only the worker that moved the state to `RUNNING` (poll, and drop at
 //!   exit), or the runtime's shutdown once no worker runs.
+//! * `counters` (`introspect.rs`): `polls` stored by the worker that set `RUNNING`,
+//!   `parent` and `born` written before publication; `kind` stored by the process's
+//!   behaviour, `restarts` by the supervisor that started it.
+//!   Read by any thread holding a reference, `Relaxed`.
 //! * `header.rt`: read by whoever schedules the process. The runtime outlives every
 //!   process that is not `DONE`: shutdown marks each process done, after waiting for
 //!   in-flight lookups, before it frees the runtime.
@@ -81,6 +86,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::task::{Context as TaskContext, Poll};
 
 use crate::exit::{ExitReason, IntoExitReason};
+use crate::introspect::{Counters, Status};
 use crate::mailbox::queue::{GAP_OFFSET, Queue};
 use crate::pid::{Pid, RawPid};
 use crate::process::gate::Gate;
@@ -118,6 +124,9 @@ pub(crate) struct Header {
     /// process that uses none carries one word here.
     pub(crate) bonds: Mutex<Option<Box<Bonds>>>,
 }
+
+// The bound word sits in padding: the header keeps the size the layout above counts on.
+const _: () = assert!(std::mem::size_of::<Header>() == 64);
 
 /// How an exit signal becomes a message for a process that traps exits: the
 /// delivery function of its own message type, and the pid it was made for.
@@ -180,6 +189,12 @@ pub(super) struct VTable {
     pub(super) drop_future: unsafe fn(NonNull<Header>),
     /// Drops the mailbox and frees the cell. Caller: whoever released the last reference.
     dealloc: unsafe fn(NonNull<Header>),
+    /// Reads the mailbox and the counters for introspection. Caller: anyone holding a
+    /// reference.
+    inspect: unsafe fn(NonNull<Header>) -> Inspected,
+    /// The introspection counters. Caller: anyone holding a reference, for as long as
+    /// it holds it.
+    counters: unsafe fn(NonNull<Header>) -> NonNull<Counters>,
 }
 
 enum Stage<F> {
@@ -187,10 +202,12 @@ enum Stage<F> {
     Finished,
 }
 
-/// A process. The header lives in the mailbox's gap (see the module docs' layout).
+/// A process. The header lives in the mailbox's gap (see the module docs' layout); the
+/// introspection counters follow the mailbox, beside the receiver's fields.
 #[repr(C, align(16))]
 struct Cell<F, M> {
     mailbox: Queue<M, Header>,
+    counters: Counters,
     stage: std::cell::UnsafeCell<Stage<F>>,
 }
 
@@ -198,6 +215,19 @@ struct Cell<F, M> {
 #[repr(C)]
 pub(super) struct Prefix<M> {
     pub(super) mailbox: Queue<M, Header>,
+    pub(super) counters: Counters,
+}
+
+/// What a cell's `inspect` reads, with no type in it.
+pub(crate) struct Inspected {
+    queue_len: usize,
+    received: u64,
+    blocks: usize,
+    block_bytes: usize,
+    cell_bytes: usize,
+    polls: u64,
+    parent: RawPid,
+    born: u64,
 }
 
 impl<M> Prefix<M> {
@@ -234,6 +264,8 @@ where
         poll: Self::poll,
         drop_future: Self::drop_future,
         dealloc: Self::dealloc,
+        inspect: Self::inspect,
+        counters: Self::counters,
     };
 
     /// [`Self::VTABLE`] for a process spawned with a bounded mailbox.
@@ -244,12 +276,44 @@ where
 
     /// # Safety
     ///
+    /// `ptr` is a live `Cell<F, M>`, kept allocated by the caller's reference.
+    unsafe fn counters(ptr: NonNull<Header>) -> NonNull<Counters> {
+        let cell = cell_of::<Self>(ptr);
+        // SAFETY: caller's contract: a live `Cell<F, M>`; taking a field's address
+        // reads nothing.
+        NonNull::from(unsafe { &cell.as_ref().counters })
+    }
+
+    /// # Safety
+    ///
+    /// `ptr` is a live `Cell<F, M>`, kept allocated by the caller's reference.
+    unsafe fn inspect(ptr: NonNull<Header>) -> Inspected {
+        // SAFETY: caller's contract: a live `Cell<F, M>`.
+        let cell = cell_of::<Self>(ptr);
+        // SAFETY: as above; the fields read are atomics or written before publication.
+        let cell = unsafe { cell.as_ref() };
+        let q = cell.mailbox.stats();
+        Inspected {
+            queue_len: q.len,
+            received: q.popped as u64,
+            blocks: q.blocks,
+            block_bytes: q.block_bytes,
+            cell_bytes: std::mem::size_of::<Self>(),
+            polls: cell.counters.polls(),
+            parent: cell.counters.parent(),
+            born: cell.counters.born(),
+        }
+    }
+
+    /// # Safety
+    ///
     /// `ptr` is a live `Cell<F, M>` and the caller is the worker that set `RUNNING`.
     unsafe fn poll(ptr: NonNull<Header>, cx: &mut TaskContext<'_>) -> Poll<ExitReason> {
         // SAFETY: caller's contract: a live `Cell<F, M>`.
         let cell = cell_of::<Self>(ptr);
         // SAFETY: as above.
         let cell = unsafe { cell.as_ref() };
+        cell.counters.count_poll();
         // SAFETY: `stage` is ours while `RUNNING` (module rules).
         let stage = unsafe { &mut *cell.stage.get() };
         let Stage::Running(fut) = stage else {
@@ -317,14 +381,15 @@ fn crashed(pid: RawPid, payload: Box<dyn std::any::Any + Send>) -> ExitReason {
 // ===== spawning =====
 
 /// Allocates, publishes and schedules a process running `f`'s future.
-pub(crate) fn spawn<M, F, Fut>(rt: &Shared, f: F) -> Pid<M>
+/// `parent` is the spawning process, or `RawPid::OUTSIDE` (introspection's parent).
+pub(crate) fn spawn<M, F, Fut>(rt: &Shared, parent: RawPid, f: F) -> Pid<M>
 where
     M: Send + 'static,
     F: FnOnce(crate::Context<M>) -> Fut,
     Fut: Future + Send + 'static,
     Fut::Output: IntoExitReason,
 {
-    spawn_bonded(rt, f, |_| None, 0, false)
+    spawn_bonded(rt, parent, f, |_| None, 0, false)
 }
 
 /// As [`spawn`], with the bonds `bonds(pid)` set before the process can run (for
@@ -335,6 +400,7 @@ where
 /// (`Shared::schedule_spawned`).
 pub(crate) fn spawn_bonded<M, F, Fut>(
     rt: &Shared,
+    parent: RawPid,
     f: F,
     bonds: impl FnOnce(RawPid) -> Option<Bonds>,
     bound: u32,
@@ -377,6 +443,12 @@ where
             bonds: Mutex::new(bonds),
         }));
     }
+    // The coarse clock: a spawn reads no clock (`introspect.rs`, rule 4).
+    let born = rt.stats.coarse_ms();
+    // SAFETY: `p` points to memory we own; taking a field's address reads nothing.
+    let counters_field = unsafe { &raw mut (*p).counters };
+    // SAFETY: as above; nobody reads the counters before the process is published.
+    unsafe { counters_field.write(Counters::new(parent, born)) };
     // The header is `GAP_OFFSET` bytes into the cell (`cell_of`); the pointer derives
     // from `p`, so it may reach the whole allocation.
     let header =
@@ -560,6 +632,108 @@ pub(crate) fn is_alive(pid: RawPid) -> bool {
 /// this before it returns (`server/reply.rs`, rule 7).
 pub(crate) fn exit_pending(pid: RawPid) -> bool {
     ProcessRef::new(pid).is_some_and(|p| p.header().signalled.load(Ordering::Acquire))
+}
+
+// ===== introspection =====
+
+/// What introspection reads of one process (`introspect.rs`), with no type in it.
+pub(crate) struct Sample {
+    pub(crate) pid: RawPid,
+    pub(crate) kind: u8,
+    pub(crate) status: Status,
+    pub(crate) queue_len: usize,
+    pub(crate) received: u64,
+    pub(crate) blocks: usize,
+    pub(crate) block_bytes: usize,
+    pub(crate) cell_bytes: usize,
+    pub(crate) polls: u64,
+    pub(crate) restarts: u32,
+    pub(crate) parent: RawPid,
+    pub(crate) born: u64,
+    pub(crate) bonds: crate::signal::bonds::Sample,
+}
+
+impl ProcessRef {
+    /// Reads the process for introspection, if it runs on `rt`.
+    fn sample(&self, rt: &Shared) -> Option<Sample> {
+        let h = self.header();
+        if !ptr::eq(h.rt, rt) {
+            return None;
+        }
+        // SAFETY: our count keeps the cell allocated; `inspect` is its own type's.
+        let i = unsafe { (h.vtable.inspect)(self.cell) };
+        let state = h.state.load();
+        let status = if !h.gate.is_open() || h.signalled.load(Ordering::Relaxed) || state.done {
+            Status::Exiting
+        } else if state.running {
+            Status::Running
+        } else if state.scheduled {
+            Status::Runnable
+        } else {
+            Status::Waiting
+        };
+        Some(Sample {
+            pid: h.pid,
+            kind: self.counters().kind(),
+            status,
+            queue_len: i.queue_len,
+            received: i.received,
+            blocks: i.blocks,
+            block_bytes: i.block_bytes,
+            cell_bytes: i.cell_bytes,
+            polls: i.polls,
+            restarts: u32::from(self.counters().restarts()),
+            parent: i.parent,
+            born: i.born,
+            bonds: crate::signal::bonds::sample(h),
+        })
+    }
+}
+
+/// Reads the live process `pid` of runtime `rt` (`None`: gone, remote, or another
+/// runtime's). It runs on meanwhile: the count we take only keeps its cell allocated.
+pub(crate) fn sample(rt: &Shared, pid: RawPid) -> Option<Sample> {
+    ProcessRef::new(pid)?.sample(rt)
+}
+
+/// Reads whatever live process of `rt` holds table slot `index` now (a snapshot's walk).
+pub(crate) fn sample_slot(rt: &Shared, index: u32) -> Option<Sample> {
+    let slot = table::slot(index)?;
+    let pid = RawPid {
+        index,
+        generation: slot.word.generation(),
+    };
+    sample(rt, pid)
+}
+
+impl ProcessRef {
+    /// The process's introspection counters, while this reference is held.
+    fn counters(&self) -> &Counters {
+        // SAFETY: our count keeps the cell allocated; `counters` is its own type's.
+        let counters = unsafe { (self.header().vtable.counters)(self.cell) };
+        // SAFETY: the counters live as long as the cell, which our count keeps (the
+        // borrow cannot outlive `self`); they are atomics or never written again.
+        unsafe { counters.as_ref() }
+    }
+}
+
+/// The kind byte of the live process `pid`.
+pub(crate) fn kind_of(pid: RawPid) -> Option<u8> {
+    ProcessRef::new(pid).map(|p| p.counters().kind())
+}
+
+/// Sets the kind byte of `pid` (the process itself, at its behaviour's start).
+pub(crate) fn set_kind(pid: RawPid, kind: u8) {
+    if let Some(p) = ProcessRef::new(pid) {
+        p.counters().set_kind(kind);
+    }
+}
+
+/// Records the restarts before the child `pid` (its supervisor, once).
+pub(crate) fn set_restarts(pid: RawPid, restarts: u16) {
+    if let Some(p) = ProcessRef::new(pid) {
+        p.counters().set_restarts(restarts);
+    }
 }
 
 #[cfg(test)]

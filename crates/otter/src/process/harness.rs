@@ -127,6 +127,7 @@ impl Task {
         let h = self.header();
         let slot = table::slot(h.pid.index).expect("live process has a slot");
         let closed = h.gate.close();
+        crate::introspect::count_exit(&reason);
         if closed.registered {
             // SAFETY: the process is not done yet (we are running it), so its runtime
             // is alive (module rules).

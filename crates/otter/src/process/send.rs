@@ -475,7 +475,10 @@ fn queue_len<M>(pid: Pid<M>) -> Option<usize> {
 fn not_local<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> {
     match crate::remote::of(pid.raw) {
         Some(d) if d.send(pid.raw, &message) => Ok(()),
-        _ => Err(message),
+        _ => {
+            crate::introspect::count_dead_send();
+            Err(message)
+        }
     }
 }
 

@@ -83,6 +83,14 @@ pub(crate) const DONE: usize = 1 << 2;
 #[derive(Debug)]
 pub struct State(AtomicUsize);
 
+/// The state's flags at one load ([`State::load`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Snapshot {
+    pub(crate) scheduled: bool,
+    pub(crate) running: bool,
+    pub(crate) done: bool,
+}
+
 /// What a waker must do after [`State::transition_to_scheduled`].
 #[must_use]
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]
@@ -167,6 +175,17 @@ impl State {
     /// Marks the process done; wake-ups from now on do nothing.
     pub(crate) fn transition_to_done(&self) {
         self.0.store(DONE, Ordering::Release);
+    }
+
+    /// The flags as they are now, for introspection (a `Relaxed` load: a reader that
+    /// takes no part in the protocol).
+    pub(crate) fn load(&self) -> Snapshot {
+        let s = self.0.load(Ordering::Relaxed);
+        Snapshot {
+            scheduled: s & SCHEDULED != 0,
+            running: s & RUNNING != 0,
+            done: s & DONE != 0,
+        }
     }
 
     /// Whether the process has been marked done.

@@ -36,6 +36,11 @@ impl Handle {
         &self.shared.registry
     }
 
+    /// The runtime (introspection reads it).
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// The handle of the runtime `shared`.
     pub(crate) fn of(shared: Arc<Shared>) -> Handle {
         Handle { shared }
@@ -142,6 +147,8 @@ impl Handle {
             !s.is_shutdown(),
             "otter: spawn on a runtime that has shut down"
         );
-        cell::spawn(s, f)
+        // From outside the workers: the coarse clock may stand still (`introspect.rs`).
+        s.stats.tick_clock(std::time::Instant::now());
+        cell::spawn(s, RawPid::OUTSIDE, f)
     }
 }

@@ -108,9 +108,11 @@ fn run(shared: &Arc<Shared>) {
             return;
         }
         let busy = shared.idle.someone_busy();
+        let now = Instant::now();
+        shared.stats.tick_clock(now);
         // Rule 1: a tick that moved since the last look (work done in between, even if
         // every worker is parked again now) counts as busy too.
-        if watch.look(shared, busy, Instant::now()) || busy {
+        if watch.look(shared, busy, now) || busy {
             quiet = 0;
         } else {
             quiet += 1;

@@ -134,6 +134,7 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize) {
         rng: 0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d),
     };
     crate::unwind::abort_on_unwind("a worker's loop", || w.run());
+    crate::introspect::flush(&w.shared.workers[index].stats);
     context::leave_worker();
 }
 
@@ -207,6 +208,7 @@ impl Worker {
                     }
                     let found = self.park();
                     self.busy_since = Instant::now();
+                    shared.stats.tick_clock(self.busy_since);
                     if let Some(task) = found {
                         self.set_busy(true);
                         self.run_chain(&shared, me, task);
@@ -224,6 +226,8 @@ impl Worker {
         shared.idle.begin_spin();
         let start = Instant::now();
         let busy = start.saturating_duration_since(self.busy_since);
+        shared.workers[self.index].stats.busy(busy);
+        crate::introspect::flush(&shared.workers[self.index].stats);
         let credit = (self.spin_credit + busy).min(SPIN_BEFORE_PARK);
         let mut rounds = 0u32;
         let mut now;
@@ -375,6 +379,7 @@ impl Worker {
     fn go_dormant(&mut self) -> bool {
         let shared = Arc::clone(&self.shared);
         let me = &shared.workers[self.index];
+        crate::introspect::flush(&me.stats);
         // Calls whose deadlines this worker deferred arm their timers (what that wakes
         // lands in this worker's queues, handed on next).
         context::flush_deferred(true);
@@ -444,6 +449,7 @@ impl Worker {
 
     fn next_task(&mut self, shared: &Shared, me: &Remote) -> Option<Task> {
         if self.tick.is_multiple_of(GLOBAL_INTERVAL) {
+            crate::introspect::flush(&me.stats);
             // Calls that still wait since the flush before are woken to arm their timers.
             context::flush_deferred(false);
             // Sockets are served while every worker is busy (`io.rs`). What the events
@@ -543,6 +549,7 @@ impl Worker {
                 continue;
             }
             if let Some(t) = shared.workers[v].local.steal_into(&me.local) {
+                me.stats.stole();
                 return Some(t);
             }
         }
@@ -555,6 +562,7 @@ impl Worker {
                     .spawned
                     .steal_into(&me.spawned, me.ticks.load(Ordering::Relaxed) & !STREAMING)
             {
+                me.stats.stole();
                 return Some(t);
             }
         }
@@ -642,6 +650,7 @@ impl Worker {
         timeout: Option<std::time::Duration>,
     ) {
         let shared = &*self.shared;
+        shared.workers[self.index].stats.parked();
         match (driver, io) {
             (Some(d), Some(io)) => {
                 let events = d.poll(timeout);

@@ -164,6 +164,41 @@ pub(crate) fn pending_exit(h: &Header) -> Option<ExitReason> {
         .and_then(|b| b.pending.clone())
 }
 
+/// What introspection reads of a process's bonds (`introspect.rs`).
+#[derive(Debug, Default)]
+pub(crate) struct Sample {
+    pub(crate) links: Vec<RawPid>,
+    /// The owners of the monitors on the process that are still alive (a monitor
+    /// whose owner has exited stays until the next prune: `Bonds::add_watcher`).
+    pub(crate) monitored_by: Vec<RawPid>,
+    pub(crate) trap_exit: bool,
+    /// The record's bytes, with its lists.
+    pub(crate) bytes: usize,
+}
+
+/// Copies the bonds of `h` under their lock, held for the copy only; the liveness of
+/// the monitors' owners is read after it is released.
+pub(crate) fn sample(h: &Header) -> Sample {
+    let mut s = {
+        let bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(b) = bonds.as_ref() else {
+            return Sample::default();
+        };
+        Sample {
+            links: b.links.iter().copied().collect(),
+            monitored_by: b.watchers.iter().filter_map(|w| w.owner).collect(),
+            trap_exit: b.trap.is_some(),
+            bytes: std::mem::size_of::<Bonds>()
+                + b.links.len() * std::mem::size_of::<RawPid>()
+                + b.watchers.len() * std::mem::size_of::<Watcher>()
+                + b.timers.len() * std::mem::size_of::<Tied>(),
+        }
+    };
+    s.monitored_by
+        .retain(|&o| !crate::pid::ProcessId(o).has_exited());
+    s
+}
+
 /// Runs `f` on the bonds of the process `p`, under their lock.
 fn with_bonds<R>(p: &ProcessRef, f: impl FnOnce(&Header, &mut Option<Box<Bonds>>) -> R) -> R {
     let h = p.header();

@@ -62,6 +62,11 @@ impl<T: Key> Keyed<T> {
         self.items.len()
     }
 
+    /// The items, in no particular order.
+    pub(crate) fn iter(&self) -> std::slice::Iter<'_, T> {
+        self.items.iter()
+    }
+
     /// The position of the item with key `k`.
     fn position(&self, k: T::K) -> Option<usize> {
         match &self.index {

@@ -247,7 +247,9 @@ fn a_senders_fields_are_the_first_48_bytes_of_the_cell() {
     assert!(GAP_OFFSET + offset_of!(Header, state) + 8 <= 48);
     assert!(GAP_OFFSET + offset_of!(Header, rt) + 8 <= 48);
     assert!(GAP_OFFSET + offset_of!(Header, gate) >= 64);
-    assert_eq!(std::mem::size_of::<Prefix<u64>>(), 112);
+    // The introspection counters follow the queue's head, off the sender's lines.
+    assert_eq!(offset_of!(Prefix<u64>, counters), 112);
+    assert_eq!(std::mem::size_of::<Prefix<u64>>(), 136);
 }
 
 #[test]

@@ -1,0 +1,786 @@
+//! Introspection: what each process and each worker of a runtime is doing, read while
+//! they run (Erlang's `process_info/1`, `processes/0`, `erlang:statistics/1`; the
+//! base of a dashboard or of metrics).
+//!
+//! * [`Handle::process_info`] and [`Context::process_info`]: one process's
+//!   [`ProcessInfo`], or `None` if the pid names no live process of the runtime (an
+//!   exited, a remote or a foreign pid: never a panic).
+//! * [`Handle::processes`]: a snapshot of every process, an iterator that walks the
+//!   process table in windows ([`WINDOW`] slots at a time) while the workers run.
+//! * [`Handle::runtime_info`]: the runtime's and its workers' counters,
+//!   [`RuntimeInfo`].
+//!
+//! # Always on, and cheap
+//!
+//! Nothing here adds a read-modify-write or a clock read to the path of a message, and
+//! every counter has one writer:
+//!
+//! 1. **Messages received** is not counted: it is the mailbox's head position
+//!    (`mailbox/queue.rs`), which the receiver stores anyway, converted to messages.
+//!    Likewise the queue length (head and tail) and the mailbox blocks.
+//! 2. **Polls** (the process's "reductions"): a counter in the process cell
+//!    (`Counters`, after the mailbox, on the receiver's line), a load and a store by
+//!    the worker that polls it, which is the only writer while it holds `RUNNING`
+//!    (`process/state.rs`).
+//! 3. **Kind** ([`Kind`]): one byte of the cell's counters, set once by the behaviour
+//!    when it starts (a server, a state machine, a supervisor, an acceptor), by the
+//!    process itself; a connection's by its acceptor right after the spawn (the
+//!    connection's code is the user's handler). Each set is a lookup of the pid, as a
+//!    send's, once per process.
+//! 4. **Parent** and **spawn time** are written into the cell before it is published;
+//!    the spawn time is the runtime's coarse clock (`RuntimeStats`), which the
+//!    watchdog advances every look (5 ms while a worker is awake), a worker when it
+//!    comes back from a park, and a spawn from outside the workers; so a spawn on a
+//!    worker reads no clock, and the time is late by at most about 5 ms.
+//! 5. **Restarts**: two more bytes of the counters, stored by the supervisor
+//!    that restarts a child (how many times it had started the child's spec before;
+//!    saturating at 65,535).
+//! 6. **Per worker** (`scheduler.rs`'s `Remote`, `WorkerStats`): polls are its
+//!    `ticks`; steals, parks and busy time are written by the worker alone with a load
+//!    and a store, where they happen (a steal, a park, the start of a search). Spawns,
+//!    exits by reason kind and sends to dead pids happen in a process's code, where
+//!    finding the worker's slot would cost a lookup each: they add to thread-locals
+//!    (a load and a store), and the worker copies those totals into its slot every
+//!    `GLOBAL_INTERVAL` (61) ticks, when it starts a search, when a spare thread goes
+//!    dormant, and when it stops (the
+//!    flush is tokio's `runtime/metrics` batching). So a reader sees them at most 61
+//!    polls late, and at once on a worker gone idle. Busy time is the time between
+//!    coming back from a search or a park and starting the next search, counted when
+//!    the search starts. Nothing is added to `run_task` or `run_chain`. Spawns from
+//!    outside the workers count in a shared atomic (a read-modify-write, off the
+//!    workers' path), and read the clock to move the coarse clock on.
+//!
+//! A reader loads the counters `Relaxed`, racily: each is exact at its load, and
+//! fields of one [`ProcessInfo`] may be from slightly different moments.
+//!
+//! # Reading a process
+//!
+//! A read takes a count on the process's slot, as a sender does (`process/table.rs`,
+//! step 2): the cell stays allocated while it is read, and the process runs on. Links,
+//! monitored-by and `trap_exit` are copied under the process's bonds lock
+//! (`signal/bonds.rs`), held for the copy only. The registered name comes from the
+//! registry's reverse map under its read lock, once per window in a snapshot.
+//!
+//! # The snapshot
+//!
+//! [`Processes`] visits the table's indices from 0 to the high-water mark it saw when
+//! it started, [`WINDOW`] at a time: each window reads its processes one by one (a
+//! slot count each, as above) into a buffer, then the names of those with one; the
+//! iterator yields the buffer, then reads the next window. No worker stops and no
+//! global lock is held across a window: a process spawned during the walk may or may
+//! not be seen (a slot freed and reused behind the walk is not visited again), and one
+//! that exits during it may be seen alive. That is Erlang's `processes/0` contract.
+//! A walk looks each parent up once (to tell whether it is a supervisor), not once
+//! per child: a lookup reads the parent's slot word, which the parent's senders write,
+//! and a walk that read it once per process slowed a ping-pong pair whose process had
+//! taken the slot of the walked processes' exited parent (p99 90 ns to 350 ns; the
+//! example `process_snapshot` measures it). The buffer of a window is reused.
+//!
+//! # Left out
+//!
+//! * **Monitors a process holds** (Erlang's `monitors`): a monitor is recorded on the
+//!   watched side only (`monitor.rs`); recording it on the monitoring side too would
+//!   cost every `monitor` and `Down`. Its inverse, `monitored_by`, is given.
+//! * **The call a process waits on** (Erlang's `current_function` of `gen:do_call`):
+//!   a call's watcher on the server is a reply slot with no owner (`server/reply.rs`,
+//!   kept per worker after its call), so it names neither its caller nor whether a
+//!   call waits on it; recording the server in the caller's cell would cost a store
+//!   per call, left for later.
+//! * **Saved messages**: the save area of selective receive lives in the process's
+//!   `Context`, inside its future, out of reach of another thread.
+//!   [`Memory::cell`] includes the future, hence the `Context`, but not the boxed
+//!   save area.
+//! * **Per runtime**: timers armed, reactor events and per-peer distribution bytes
+//!   and messages are not counted yet (their counters belong in `timer.rs`,
+//!   `io/reactor.rs` and `dist/`, each with one writer: the timer thread, the
+//!   polling worker, a connection's reader and writer).
+
+use std::cell::Cell;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::Context;
+use crate::exit::ExitReason;
+use crate::pid::{ProcessId, RawPid};
+use crate::process::cell::{self, Sample};
+use crate::process::table;
+use crate::scheduler::{Handle, STREAMING, Shared};
+
+/// Table slots a snapshot reads per window (see the module docs).
+pub const WINDOW: usize = 1024;
+
+// ===== per process =====
+
+/// What a process is: set once by the behaviour that runs it.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Kind {
+    /// A plain process (`spawn`).
+    Process = 0,
+    /// A [`server`](crate::server) (gen_server).
+    Server = 1,
+    /// A [`statem`](crate::statem) machine (gen_statem).
+    Statem = 2,
+    /// A [`supervisor`](crate::supervisor).
+    Supervisor = 3,
+    /// An acceptor of an acceptor pool ([`net::start_acceptor_pool`](crate::net::start_acceptor_pool)).
+    Acceptor = 4,
+    /// A connection's process, started by an acceptor.
+    Connection = 5,
+}
+
+impl Kind {
+    fn from_u8(b: u8) -> Kind {
+        match b {
+            1 => Kind::Server,
+            2 => Kind::Statem,
+            3 => Kind::Supervisor,
+            4 => Kind::Acceptor,
+            5 => Kind::Connection,
+            _ => Kind::Process,
+        }
+    }
+}
+
+/// Where a process is in its schedule (Erlang's `status`).
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// A worker is polling it now.
+    Running,
+    /// It is in a run queue (or will be put back in one when its poll returns).
+    Runnable,
+    /// It waits for a message, a timer or a socket.
+    Waiting,
+    /// Its exit has begun, or an exit signal that will end it is pending.
+    Exiting,
+}
+
+/// The memory a process holds, in bytes.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Memory {
+    /// The process cell: header, mailbox ends, counters and the future (with its
+    /// `Context` and every local it keeps across an `.await`).
+    pub cell: usize,
+    /// Mailbox blocks allocated now (each holds 31 messages, inline), including the
+    /// recycled spare.
+    pub mailbox_blocks: usize,
+    /// Those blocks' bytes.
+    pub mailbox: usize,
+    /// The bonds record (links, monitors, timers), if the process has one.
+    pub bonds: usize,
+}
+
+impl Memory {
+    /// The sum of the parts.
+    pub fn total(&self) -> usize {
+        self.cell + self.mailbox + self.bonds
+    }
+}
+
+/// One process as read at one moment (module docs: each field exact at its read).
+#[non_exhaustive]
+#[derive(Debug, Clone)]
+pub struct ProcessInfo {
+    /// Its pid.
+    pub pid: ProcessId,
+    /// Its registered name, if it has one.
+    pub name: Option<Arc<str>>,
+    /// What runs it.
+    pub kind: Kind,
+    /// Where it is in its schedule.
+    pub status: Status,
+    /// Messages in its queue, not yet received (those a selective receive skipped are
+    /// counted in neither).
+    pub message_queue_len: usize,
+    /// Messages it has taken from its queue since it started: received, or moved to
+    /// the save area by a selective receive that looked past them.
+    pub messages_received: u64,
+    /// Times it has been polled (its reductions, in otter's unit).
+    pub polls: u64,
+    /// The memory it holds.
+    pub memory: Memory,
+    /// The processes it is linked to.
+    pub links: Vec<ProcessId>,
+    /// The processes monitoring it (Erlang's `monitored_by`).
+    pub monitored_by: Vec<ProcessId>,
+    /// Whether it traps exits.
+    pub trap_exit: bool,
+    /// The process that spawned it; `None` if it was spawned from outside any process.
+    pub parent: Option<ProcessId>,
+    /// Its parent, if that is a live supervisor.
+    pub supervisor: Option<ProcessId>,
+    /// When it was spawned, from the runtime's start, at the coarse clock's resolution
+    /// (module docs: a few milliseconds).
+    pub spawned_at: Duration,
+    /// How many times its supervisor had started its child spec before it (0 for the
+    /// first start, and for a process no supervisor started).
+    pub restarts: u32,
+}
+
+/// The counters of one process, kept in its cell after the mailbox (`process/cell.rs`).
+#[derive(Debug)]
+pub(crate) struct Counters {
+    /// Polls; written only by the worker polling (a load and a store).
+    polls: AtomicU64,
+    /// The spawner, or `RawPid::OUTSIDE`; the spawn time in ms of the coarse clock.
+    /// Both written before the cell is published.
+    parent: RawPid,
+    born: u64,
+    /// The process's [`Kind`], stored once by the behaviour that runs it (the process
+    /// itself).
+    kind: AtomicU8,
+    /// How many times the supervisor that started it had started its child spec
+    /// before, stored once by that supervisor (saturating).
+    restarts: AtomicU16,
+}
+
+impl Counters {
+    pub(crate) fn new(parent: RawPid, born: u64) -> Counters {
+        Counters {
+            polls: AtomicU64::new(0),
+            parent,
+            born,
+            kind: AtomicU8::new(0),
+            restarts: AtomicU16::new(0),
+        }
+    }
+
+    pub(crate) fn kind(&self) -> u8 {
+        self.kind.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_kind(&self, kind: u8) {
+        self.kind.store(kind, Ordering::Relaxed);
+    }
+
+    pub(crate) fn restarts(&self) -> u16 {
+        self.restarts.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_restarts(&self, restarts: u16) {
+        self.restarts.store(restarts, Ordering::Relaxed);
+    }
+
+    /// Counts a poll: the caller is the worker that set `RUNNING`, the one writer.
+    #[inline(always)]
+    pub(crate) fn count_poll(&self) {
+        self.polls.store(
+            self.polls.load(Ordering::Relaxed).wrapping_add(1),
+            Ordering::Relaxed,
+        );
+    }
+
+    pub(crate) fn polls(&self) -> u64 {
+        self.polls.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn parent(&self) -> RawPid {
+        self.parent
+    }
+
+    pub(crate) fn born(&self) -> u64 {
+        self.born
+    }
+}
+
+/// Sets the kind of the running process `me` (a behaviour at its start).
+pub(crate) fn set_kind(me: RawPid, kind: Kind) {
+    cell::set_kind(me, kind as u8);
+}
+
+/// Records on `child` that its spec had been started `restarts` times before it
+/// (saturating at `u16::MAX`, the header's room).
+pub(crate) fn set_restarts(child: RawPid, restarts: u32) {
+    cell::set_restarts(child, u16::try_from(restarts).unwrap_or(u16::MAX));
+}
+
+/// The info of `pid` if it is a live process of `rt` (its name left for the caller).
+fn read(rt: &Shared, pid: RawPid) -> Option<ProcessInfo> {
+    let sample = cell::sample(rt, pid)?;
+    Some(build(sample, is_supervisor))
+}
+
+/// Whether `pid` is a live supervisor.
+fn is_supervisor(pid: RawPid) -> bool {
+    cell::kind_of(pid) == Some(Kind::Supervisor as u8)
+}
+
+fn build(s: Sample, is_supervisor: impl FnOnce(RawPid) -> bool) -> ProcessInfo {
+    let parent = (s.parent != RawPid::OUTSIDE).then_some(ProcessId(s.parent));
+    let supervisor = parent.filter(|p| is_supervisor(p.0));
+    ProcessInfo {
+        pid: ProcessId(s.pid),
+        name: None,
+        kind: Kind::from_u8(s.kind),
+        status: s.status,
+        message_queue_len: s.queue_len,
+        messages_received: s.received,
+        polls: s.polls,
+        memory: Memory {
+            cell: s.cell_bytes,
+            mailbox_blocks: s.blocks,
+            mailbox: s.blocks * s.block_bytes,
+            bonds: s.bonds.bytes,
+        },
+        links: s.bonds.links.into_iter().map(ProcessId).collect(),
+        monitored_by: s.bonds.monitored_by.into_iter().map(ProcessId).collect(),
+        trap_exit: s.bonds.trap_exit,
+        parent,
+        supervisor,
+        spawned_at: Duration::from_millis(s.born),
+        restarts: s.restarts,
+    }
+}
+
+// ===== the snapshot =====
+
+/// A snapshot of a runtime's processes, read window by window as it is iterated
+/// ([`Handle::processes`]; module docs).
+#[derive(Debug)]
+pub struct Processes {
+    rt: Arc<Shared>,
+    next: u32,
+    end: u32,
+    /// The window read last, yielded from the front; reused from window to window, so
+    /// a walk allocates it once.
+    buffer: std::collections::VecDeque<ProcessInfo>,
+    /// Whether each parent met so far is a supervisor.
+    parents: std::collections::HashMap<RawPid, bool>,
+}
+
+/// The most parents a walk remembers ([`Processes::read_window`]).
+const PARENTS_KEPT: usize = 4096;
+
+impl Processes {
+    fn new(rt: Arc<Shared>) -> Processes {
+        Processes {
+            rt,
+            next: 0,
+            end: table::high_water(),
+            buffer: std::collections::VecDeque::new(),
+            parents: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Reads the next window into the buffer; false when the walk is over.
+    fn read_window(&mut self) -> bool {
+        if self.next >= self.end {
+            return false;
+        }
+        let stop = self.end.min(self.next.saturating_add(WINDOW as u32));
+        // Each parent is looked up once a walk (up to `PARENTS_KEPT` of them): siblings
+        // share one, and a lookup loads, or takes a count on, the parent's slot word,
+        // the line its senders write (a pair's round trips slowed by a few hundred
+        // nanoseconds at p99 while every process of the walk looked its parent up).
+        if self.parents.len() > PARENTS_KEPT {
+            self.parents.clear();
+        }
+        for index in self.next..stop {
+            if let Some(s) = cell::sample_slot(&self.rt, index) {
+                let parents = &mut self.parents;
+                let info = build(s, |p| *parents.entry(p).or_insert_with(|| is_supervisor(p)));
+                self.buffer.push_back(info);
+            }
+        }
+        self.next = stop;
+        self.rt
+            .registry
+            .fill_names(self.buffer.iter_mut().map(|i| (i.pid.0, &mut i.name)));
+        true
+    }
+}
+
+impl Iterator for Processes {
+    type Item = ProcessInfo;
+
+    fn next(&mut self) -> Option<ProcessInfo> {
+        loop {
+            if let Some(i) = self.buffer.pop_front() {
+                return Some(i);
+            }
+            if !self.read_window() {
+                return None;
+            }
+        }
+    }
+}
+
+// ===== per runtime and per worker =====
+
+/// Exits counted by the kind of their reason.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Exits {
+    /// `Normal`.
+    pub normal: u64,
+    /// `Shutdown`, `ShutdownWith`.
+    pub shutdown: u64,
+    /// `Killed` (and `Kill`, if a process returns it).
+    pub killed: u64,
+    /// `Panic`.
+    pub panic: u64,
+    /// `Error`.
+    pub error: u64,
+    /// `Noproc`, `Noconnection`.
+    pub other: u64,
+}
+
+impl Exits {
+    /// Every exit counted.
+    pub fn total(&self) -> u64 {
+        self.normal + self.shutdown + self.killed + self.panic + self.error + self.other
+    }
+
+    fn add(&mut self, o: &Exits) {
+        self.normal += o.normal;
+        self.shutdown += o.shutdown;
+        self.killed += o.killed;
+        self.panic += o.panic;
+        self.error += o.error;
+        self.other += o.other;
+    }
+}
+
+/// One worker's counters (a spare thread's too: `spare`).
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerInfo {
+    /// Its index among the runtime's worker slots.
+    pub index: usize,
+    /// Whether it is a spare thread's slot (standing in for a worker held by one poll).
+    pub spare: bool,
+    /// Turns it has started (a poll each, or a turn renewed in place).
+    pub polls: u64,
+    /// Time spent running processes, up to its latest search (module docs).
+    pub busy: Duration,
+    /// Processes it took from another worker (a steal of half a queue counts once).
+    pub steals: u64,
+    /// Times it parked (slept until woken or for a short recheck).
+    pub parks: u64,
+    /// Processes spawned on it.
+    pub spawns: u64,
+    /// Processes that exited on it.
+    pub exits: Exits,
+    /// Sends from it to pids that named no process (dropped, as in Erlang).
+    pub dead_sends: u64,
+}
+
+/// A runtime's counters ([`Handle::runtime_info`]).
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuntimeInfo {
+    /// Live processes: spawned minus exited.
+    pub processes: u64,
+    /// Processes spawned since the start.
+    pub spawns: u64,
+    /// Exits since the start, by reason.
+    pub exits: Exits,
+    /// Sends from its workers to pids that named no process (a local pid that has
+    /// exited, or a remote one whose node cannot be reached).
+    pub dead_sends: u64,
+    /// Time since the runtime started.
+    pub uptime: Duration,
+    /// Each worker slot that has run (spares that never started are left out).
+    pub workers: Vec<WorkerInfo>,
+}
+
+/// A per-worker counter: written by its worker only, with a load and a store.
+#[derive(Debug, Default)]
+struct Counter(AtomicU64);
+
+impl Counter {
+    #[inline]
+    fn add(&self, n: u64) {
+        self.0.store(
+            self.0.load(Ordering::Relaxed).wrapping_add(n),
+            Ordering::Relaxed,
+        );
+    }
+
+    fn set(&self, n: u64) {
+        self.0.store(n, Ordering::Relaxed);
+    }
+
+    fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// The counts a worker thread keeps for itself between flushes (module docs, rule 6):
+/// a spawn or an exit adds to a thread-local, a few instructions with no lookup of
+/// the worker, and [`flush`] copies the totals into the worker's [`WorkerStats`].
+struct Local {
+    spawns: Cell<u64>,
+    exits: [Cell<u64>; 6],
+    dead_sends: Cell<u64>,
+}
+
+thread_local! {
+    static LOCAL: Local = const {
+        Local {
+            spawns: Cell::new(0),
+            exits: [const { Cell::new(0) }; 6],
+            dead_sends: Cell::new(0),
+        }
+    };
+}
+
+fn bump(c: &Cell<u64>) {
+    c.set(c.get().wrapping_add(1));
+}
+
+/// A process spawned on this thread, a worker's (`Shared::schedule_spawned`).
+#[inline]
+pub(crate) fn count_spawn() {
+    LOCAL.with(|l| bump(&l.spawns));
+}
+
+/// A process that exits on this thread, a worker's (`Task::exit`).
+#[inline]
+pub(crate) fn count_exit(reason: &ExitReason) {
+    let slot = exit_slot(reason);
+    LOCAL.with(|l| bump(&l.exits[slot]));
+}
+
+/// A send to a pid that resolved to no process (a send from a thread that is no
+/// worker is never flushed: it has no runtime to count in).
+#[cold]
+pub(crate) fn count_dead_send() {
+    LOCAL.with(|l| bump(&l.dead_sends));
+}
+
+/// Copies this worker thread's counts into its `WorkerStats`: every
+/// `GLOBAL_INTERVAL` ticks, when it starts a search, when a spare goes dormant, and
+/// when it leaves. A thread is one worker slot for its whole life, so the totals are
+/// that slot's.
+pub(crate) fn flush(stats: &WorkerStats) {
+    LOCAL.with(|l| {
+        stats.spawns.set(l.spawns.get());
+        for (to, from) in stats.exits.iter().zip(&l.exits) {
+            to.set(from.get());
+        }
+        stats.dead_sends.set(l.dead_sends.get());
+    });
+}
+
+/// A worker's counters (module docs, rule 6); in its `Remote`.
+#[derive(Debug, Default)]
+pub(crate) struct WorkerStats {
+    spawns: Counter,
+    exits: [Counter; 6],
+    steals: Counter,
+    parks: Counter,
+    busy_ns: Counter,
+    dead_sends: Counter,
+}
+
+impl WorkerStats {
+    /// A steal from another worker.
+    pub(crate) fn stole(&self) {
+        self.steals.add(1);
+    }
+
+    /// A park.
+    pub(crate) fn parked(&self) {
+        self.parks.add(1);
+    }
+
+    /// Time spent running processes.
+    pub(crate) fn busy(&self, d: Duration) {
+        self.busy_ns
+            .add(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+    }
+
+    fn exits(&self) -> Exits {
+        let e = &self.exits;
+        Exits {
+            normal: e[0].get(),
+            shutdown: e[1].get(),
+            killed: e[2].get(),
+            panic: e[3].get(),
+            error: e[4].get(),
+            other: e[5].get(),
+        }
+    }
+}
+
+fn exit_slot(reason: &ExitReason) -> usize {
+    match reason {
+        ExitReason::Normal => 0,
+        ExitReason::Shutdown | ExitReason::ShutdownWith(_) => 1,
+        ExitReason::Kill | ExitReason::Killed => 2,
+        ExitReason::Panic(_) => 3,
+        ExitReason::Error(_) => 4,
+        ExitReason::Noproc | ExitReason::Noconnection => 5,
+    }
+}
+
+/// A runtime's own counters and its coarse clock; in its `Shared`.
+#[derive(Debug)]
+pub(crate) struct RuntimeStats {
+    start: Instant,
+    /// Milliseconds from `start`, advanced by the watchdog and by workers coming back
+    /// from a park (module docs, rule 4); only ever moved forward.
+    clock_ms: AtomicU64,
+    /// Spawns from threads that are not workers (a read-modify-write: they are few).
+    outside_spawns: AtomicU64,
+}
+
+impl Default for RuntimeStats {
+    fn default() -> Self {
+        RuntimeStats {
+            start: Instant::now(),
+            clock_ms: AtomicU64::new(0),
+            outside_spawns: AtomicU64::new(0),
+        }
+    }
+}
+
+impl RuntimeStats {
+    /// Advances the coarse clock to `now` (several writers; it only moves forward, and
+    /// a store is skipped while the millisecond has not changed).
+    pub(crate) fn tick_clock(&self, now: Instant) {
+        let ms = now.saturating_duration_since(self.start).as_millis() as u64;
+        if ms > self.clock_ms.load(Ordering::Relaxed) {
+            self.clock_ms.fetch_max(ms, Ordering::Relaxed);
+        }
+    }
+
+    /// The coarse clock: what a spawn on a worker records.
+    #[inline]
+    pub(crate) fn coarse_ms(&self) -> u64 {
+        self.clock_ms.load(Ordering::Relaxed)
+    }
+
+    /// A spawn from a thread that is not a worker.
+    pub(crate) fn spawned_outside(&self) {
+        self.outside_spawns.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+fn runtime_info(rt: &Shared) -> RuntimeInfo {
+    let mut spawns = rt.stats.outside_spawns.load(Ordering::Relaxed);
+    let mut exits = Exits::default();
+    let mut dead_sends = 0;
+    let mut workers = Vec::new();
+    for (index, w) in rt.workers.iter().enumerate() {
+        let s = &w.stats;
+        let info = WorkerInfo {
+            index,
+            spare: index >= rt.threads,
+            polls: w.ticks.load(Ordering::Relaxed) & !STREAMING,
+            busy: Duration::from_nanos(s.busy_ns.get()),
+            steals: s.steals.get(),
+            parks: s.parks.get(),
+            spawns: s.spawns.get(),
+            exits: s.exits(),
+            dead_sends: s.dead_sends.get(),
+        };
+        spawns += info.spawns;
+        dead_sends += info.dead_sends;
+        exits.add(&info.exits);
+        if index < rt.threads || info.polls > 0 || info.parks > 0 {
+            workers.push(info);
+        }
+    }
+    RuntimeInfo {
+        // Read racily: an exit counted before its spawn's worker counter was read.
+        processes: spawns.saturating_sub(exits.total()),
+        spawns,
+        exits,
+        dead_sends,
+        uptime: rt.stats.start.elapsed(),
+        workers,
+    }
+}
+
+// ===== the API =====
+
+impl Handle {
+    /// The info of the process `pid`, if it is a live process of this runtime (Erlang's
+    /// `process_info/1`); `None` for a pid that has exited, a remote pid, or a process
+    /// of another runtime.
+    ///
+    /// ```
+    /// use otter::introspect::{Kind, Status};
+    /// let rt = otter::Runtime::new();
+    /// let h = rt.handle();
+    /// let (me, child) = rt
+    ///     .block_on(move |mut cx: otter::Context<u8>| async move {
+    ///         let child = cx.spawn(|mut c: otter::Context<u8>| async move { c.recv().await; });
+    ///         cx.register("child", child).unwrap();
+    ///         let me = h.process_info(cx.pid()).unwrap();
+    ///         let child = h.process_info(child).unwrap();
+    ///         (me, child)
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(me.status, Status::Running);
+    /// assert_eq!(child.name.as_deref(), Some("child"));
+    /// assert_eq!((child.kind, child.parent), (Kind::Process, Some(me.pid)));
+    /// ```
+    pub fn process_info(&self, pid: impl Into<ProcessId>) -> Option<ProcessInfo> {
+        info_with_name(self.shared(), pid.into().0)
+    }
+
+    /// A snapshot of this runtime's processes, read window by window while the
+    /// runtime runs (module docs, "The snapshot"; Erlang's `processes/0` with
+    /// `process_info/1` on each).
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let h = rt.handle();
+    /// let n = rt
+    ///     .block_on(move |cx: otter::Context<()>| async move {
+    ///         for _ in 0..3 {
+    ///             cx.spawn(|mut c: otter::Context<()>| async move { c.recv().await });
+    ///         }
+    ///         h.processes().count()
+    ///     })
+    ///     .unwrap();
+    /// assert!(n >= 4);
+    /// ```
+    pub fn processes(&self) -> Processes {
+        Processes::new(self.shared().clone())
+    }
+
+    /// The runtime's and its workers' counters.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// rt.block_on(|_: otter::Context<()>| async {}).unwrap();
+    /// let info = rt.handle().runtime_info();
+    /// assert!(info.spawns >= 1 && info.exits.normal >= 1);
+    /// ```
+    pub fn runtime_info(&self) -> RuntimeInfo {
+        runtime_info(self.shared())
+    }
+}
+
+fn info_with_name(rt: &Shared, pid: RawPid) -> Option<ProcessInfo> {
+    let mut info = read(rt, pid)?;
+    info.name = rt.registry.name_of(pid);
+    Some(info)
+}
+
+impl<M: Send + 'static> Context<M> {
+    /// The info of the process `pid` of this process's runtime, as
+    /// [`Handle::process_info`]; `cx.process_info(cx.pid())` reads this process.
+    ///
+    /// ```
+    /// let rt = otter::Runtime::new();
+    /// let polls = rt
+    ///     .block_on(|cx: otter::Context<()>| async move {
+    ///         cx.yield_now().await;
+    ///         cx.process_info(cx.pid()).unwrap().polls
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(polls, 2);
+    /// ```
+    pub fn process_info(&self, pid: impl Into<ProcessId>) -> Option<ProcessInfo> {
+        info_with_name(self.owner.runtime()?, pid.into().0)
+    }
+}
