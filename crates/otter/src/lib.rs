@@ -11,6 +11,7 @@
 //! | `self()` | `cx.pid()`, a `Pid<Msg>`: it takes only `Msg` |
 //! | `Pid ! Msg` | `pid.send(msg)`; in a loop of sends, `cx.send(pid, msg).await`, which yields when the turn's budget is spent as `!` does (Scheduler, below) |
 //! | `process_info(self(), message_queue_len)`, `process_info(Pid, message_queue_len)` | `cx.message_queue_len()` (exact), `pid.message_queue_len()` (an estimate; its queue only, `None` once exited) |
+//! | `process_info(Pid)`, `processes()`, `erlang:statistics/1` | `handle.process_info(pid)` / `cx.process_info(pid)` (an `Option<introspect::ProcessInfo>`), `handle.processes()` (a snapshot walked while the runtime runs), `handle.runtime_info()` ([`introspect`]) |
 //! | a loop of `spawn`s, or of computation (reductions spent at each call) | `cx.spawn(..)` then `cx.consume_budget().await` |
 //! | `receive M -> .. end` | `let m = cx.recv().await;` |
 //! | `receive {hi, X} -> .. end` (selective) | `cx.recv_match(\|m\| matches!(m, Msg::Hi(_))).await` |
@@ -493,6 +494,10 @@
 //!   reads, and counts the queue only, not what a selective receive left aside;
 //!   Erlang's `process_info(Pid, message_queue_len)` is exact. A process's own
 //!   [`Context::message_queue_len`] is exact, as Erlang's.
+//! * [`introspect`]'s `process_info` has no `monitors` (a monitor is recorded on the
+//!   watched side only; `monitored_by` is given) and no `current_function`; its
+//!   reductions are polls; its memory leaves out the save area of selective receive;
+//!   the spawn time is coarse, to about 5 ms.
 //! * A [`Context`] may be moved out of its process (it is `Send`), but receives there are
 //!   not woken by new messages: polled again, they take what has arrived.
 //! * A [`Context`] is `Send` but not `Sync`: an `async fn` helper that holds it across
