@@ -249,7 +249,7 @@ fn a_senders_fields_are_the_first_48_bytes_of_the_cell() {
     assert!(GAP_OFFSET + offset_of!(Header, gate) >= 64);
     // The introspection counters follow the queue's head, off the sender's lines.
     assert_eq!(offset_of!(Prefix<u64>, counters), 112);
-    assert_eq!(std::mem::size_of::<Prefix<u64>>(), 136);
+    assert_eq!(std::mem::size_of::<Prefix<u64>>(), 144);
 }
 
 #[test]
