@@ -17,18 +17,7 @@
 //!    `Context` moved to a plain thread, a socket used outside any process) there is
 //!    no turn to yield: [`consume_op`] always says go on.
 //! 4. Each access is one `const`-initialised thread-local without a destructor: one
-//!    load, no lazy initialisation. The handed-on mark of rule 5 is the top bit of the
-//!    word that counts the sends (`SENT`): the turn's start clears both with the store
-//!    it makes anyway, and a poll that hands nothing on costs nothing more.
-//! 5. **A turn handed on.** A poll that leaves its process waiting for another's answer
-//!    (a call, a start's acknowledgement, a `stop`), or that gives an answer to a
-//!    process waiting for it (a call's reply, the server's exit that ends a call), marks
-//!    its turn [`hand_off`]. The worker then runs the process this poll woke (its LIFO
-//!    slot) next even while others are queued, in place of the turn that ended: a
-//!    request and its reply cost the two processes one wait in the run queue, not one
-//!    per hop (`scheduler/worker.rs`, rule 2). Go's `runnext` lets every woken goroutine
-//!    inherit the turn that way; here only a call's two directions do, so a ring or a
-//!    stream of plain sends still queues behind the others (docs/design/0037).
+//!    load, no lazy initialisation.
 
 use std::cell::Cell;
 
@@ -41,15 +30,11 @@ pub(crate) const BUDGET: u32 = 128;
 thread_local! {
     /// What remains of the running process's budget.
     static LEFT: Cell<u32> = const { Cell::new(BUDGET) };
-    /// Messages sent by the running process in this poll (the low 32 bits; no carry
-    /// reaches [`HANDED_OFF`] before 2^63 sends), and its handed-on mark (rule 5).
-    static SENT: Cell<u64> = const { Cell::new(0) };
+    /// Messages sent by the running process in this poll.
+    static SENT: Cell<u32> = const { Cell::new(0) };
     /// Whether this thread runs turns (a worker, between `enter` and `leave`).
     static IN_TURNS: Cell<bool> = const { Cell::new(false) };
 }
-
-/// The bit of `SENT` that marks the running poll's turn handed on (rule 5).
-const HANDED_OFF: u64 = 1 << 63;
 
 /// This thread runs turns from now on (a worker's start; rule 3).
 pub(crate) fn enter() {
@@ -73,24 +58,10 @@ pub(crate) fn start_turn(budget: u32) {
     SENT.with(|s| s.set(0));
 }
 
-/// The running poll waits for an answer from the process it just woke, or gave one to
-/// a process that waits for it: its turn goes to that process (rule 5).
-#[inline]
-pub(crate) fn hand_off() {
-    SENT.with(|s| s.set(s.get() | HANDED_OFF));
-}
-
-/// Whether the poll that just ended handed its turn on (rule 5); the next turn's start
-/// clears the mark.
-#[inline]
-pub(crate) fn handed_off() -> bool {
-    SENT.with(Cell::get) & HANDED_OFF != 0
-}
-
 /// Consumes one unit of the running process's budget; false when it is spent (rule 1).
 #[inline]
 pub(crate) fn consume_budget() -> bool {
-    let sent = SENT.with(Cell::get) as u32;
+    let sent = SENT.with(Cell::get);
     LEFT.with(|b| {
         let left = b.get();
         if left <= sent {
@@ -124,13 +95,13 @@ pub(crate) fn charge_spawn() {
 /// its unit, and the worker after a poll (a turn that spent it is not a `yield_now`).
 #[inline]
 pub(crate) fn budget_spent() -> bool {
-    LEFT.with(Cell::get) <= SENT.with(Cell::get) as u32
+    LEFT.with(Cell::get) <= SENT.with(Cell::get)
 }
 
 /// Messages sent by the running process in this poll.
 #[inline]
 pub(crate) fn sent() -> u32 {
-    SENT.with(Cell::get) as u32
+    SENT.with(Cell::get)
 }
 
 /// After a turn renewed in place for a send (`Owner::send_budget_spent`): the poll's
@@ -138,7 +109,7 @@ pub(crate) fn sent() -> u32 {
 /// turn lasts `budget` units from there.
 #[inline]
 pub(crate) fn resume_sends(sent: u32, budget: u32) {
-    SENT.with(|s| s.set(s.get() & HANDED_OFF | u64::from(sent)));
+    SENT.with(|s| s.set(sent));
     LEFT.with(|b| b.set(sent.saturating_add(budget)));
 }
 
@@ -149,6 +120,6 @@ pub(crate) fn count_send() -> u32 {
     SENT.with(|s| {
         let n = s.get().wrapping_add(1);
         s.set(n);
-        n as u32
+        n
     })
 }

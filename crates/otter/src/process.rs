@@ -174,7 +174,6 @@ impl<M: Send + 'static> Context<M> {
             f,
             |_| None,
             options.bound,
-            false,
         )
     }
 
@@ -244,7 +243,6 @@ impl<M: Send + 'static> Context<M> {
                 Some(Bonds::new(link.then_some(me), watcher(child)))
             },
             options.bound,
-            options.waited,
         )
     }
 

@@ -32,9 +32,6 @@
 //!   walked depth-first, where the back of the local queue walked it breadth-first and
 //!   kept most of a fork-join tree alive at once (docs/design/0034). The BEAM runs every
 //!   spawn first in, first out with everything else, and walks such a tree breadth-first.
-//! * Spawned by a start that waits for its `init` (`server::start` and the starts
-//!   built on it): as if woken by a message, so that it runs in its spawner's turn
-//!   (`coop.rs`, rule 5).
 //! * Yielding: the back of that worker's local queue.
 //! * From any other thread: the injector, and a spinning or parked worker is woken.
 //!
@@ -256,14 +253,9 @@ impl Shared {
         }
     }
 
-    /// Schedules a newly spawned process; `waited`: its spawner waits for it next (a
-    /// start waiting for `init`), and the child goes where a process woken by a message
-    /// goes (`schedule`), to run in its spawner's turn (`coop.rs`, rule 5).
+    /// Schedules a newly spawned process.
     #[inline]
-    pub(crate) fn schedule_spawned(&self, task: Task, waited: bool) {
-        if waited {
-            return self.schedule(task);
-        }
+    pub(crate) fn schedule_spawned(&self, task: Task) {
         match context::current_index(self) {
             Some(i) if self.workers[i].lifo.is_empty() => {
                 crate::introspect::count_spawn();

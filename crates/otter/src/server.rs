@@ -607,7 +607,6 @@ impl<S: Server> ServerRef<S> {
         });
         // Never refused by a bounded mailbox (`SpawnOptions::bounded_mailbox`).
         let _ = crate::process::send::send(self.pid, ServerMsg::Stop(Box::new(reason)));
-        reply::hand_off();
         pending.wait(timeout).await
     }
 }
@@ -731,12 +730,6 @@ fn start_with<S: Server, M: Send + 'static>(
     // again at once (proc_lib's `sync_start` waits for the `'DOWN'` likewise).
     let failure: Arc<Mutex<Option<ExitReason>>> = Arc::default();
     let failed = failure.clone();
-    // The future below waits for `init` first: the server runs in this turn's place
-    // (`coop.rs`, rule 5).
-    let options = SpawnOptions {
-        waited: true,
-        ..options
-    };
     cx.spawn_with(
         move |scx: ServerContext<S>| serve::<S>(scx, args, ack, failed, parent, name),
         options,
@@ -750,7 +743,6 @@ fn start_with<S: Server, M: Send + 'static>(
             }))
         },
     );
-    reply::hand_off();
     async move {
         match pending.wait(None).await {
             Ok(server) => Ok(server),

@@ -389,22 +389,19 @@ where
     Fut: Future + Send + 'static,
     Fut::Output: IntoExitReason,
 {
-    spawn_bonded(rt, parent, f, |_| None, 0, false)
+    spawn_bonded(rt, parent, f, |_| None, 0)
 }
 
 /// As [`spawn`], with the bonds `bonds(pid)` set before the process can run (for
 /// `spawn_link` and `spawn_monitor`: the child cannot exit unseen). `bonds` runs before
 /// the closure `f`, and must not fail. `bound` is the mailbox's bound word
-/// (`mailbox/bound.rs`: 0 for an unbounded mailbox). `waited`: the spawner waits for
-/// the child next (a start waiting for `init`), which then runs first
-/// (`Shared::schedule_spawned`).
+/// (`mailbox/bound.rs`: 0 for an unbounded mailbox).
 pub(crate) fn spawn_bonded<M, F, Fut>(
     rt: &Shared,
     parent: RawPid,
     f: F,
     bonds: impl FnOnce(RawPid) -> Option<Bonds>,
     bound: u32,
-    waited: bool,
 ) -> Pid<M>
 where
     M: Send + 'static,
@@ -497,7 +494,7 @@ where
     slot.cell.store(raw.cast(), Ordering::Relaxed);
     slot.word.publish();
     // SAFETY: the process is published and scheduled: a queued process is alive.
-    rt.schedule_spawned(unsafe { Task::new(header) }, waited);
+    rt.schedule_spawned(unsafe { Task::new(header) });
     Pid::from_raw(pid)
 }
 

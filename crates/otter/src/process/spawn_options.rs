@@ -26,9 +26,6 @@ pub struct SpawnOptions {
     pub(crate) bound: u32,
     /// Spawn linked to the caller.
     pub(crate) link: bool,
-    /// The spawner waits for the child next (a start waiting for `init`): the child
-    /// runs in its turn (`coop.rs`, rule 5; `Shared::schedule_spawned`).
-    pub(crate) waited: bool,
 }
 
 impl SpawnOptions {
@@ -44,7 +41,6 @@ impl SpawnOptions {
         SpawnOptions {
             bound: 0,
             link: false,
-            waited: false,
         }
     }
 

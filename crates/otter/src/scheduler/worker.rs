@@ -14,9 +14,7 @@
 //!    empty no process waits behind it here, and it is never pushed: a push would offer
 //!    a ring's or a pair's next process to a searching worker's steal for the moment it
 //!    stood there, and each steal moves the chain, and every process it touches, to a
-//!    cold core (docs/design/0023). Except after a poll that handed its turn on (a
-//!    call's request or reply, `coop.rs` rule 5): then the LIFO process runs next in
-//!    its place, queued processes or not, within the chain's bound (docs/design/0037).
+//!    cold core (docs/design/0023).
 //! 3. The local queue (FIFO).
 //! 4. The spawn stack, newest first: the second process of a turn's spawns (the first
 //!    took the LIFO slot). A fork-join tree is then walked depth-first, a path's worth
@@ -334,12 +332,10 @@ impl Worker {
     #[inline]
     fn run_chain(&mut self, shared: &Shared, me: &Remote, mut task: Task) {
         loop {
-            let waits = self.run_task(shared, me, task);
-            // A queued process waits for this chain only if the poll handed its turn on
-            // (rule 2), which is asked only then: the next poll's turn clears it.
+            self.run_task(shared, me, task);
             if self.lifo_polls >= MAX_LIFO_POLLS
                 || self.tick.is_multiple_of(GLOBAL_INTERVAL)
-                || (me.local.len() != 0 && !(waits && crate::coop::handed_off()))
+                || me.local.len() != 0
             {
                 return;
             }
@@ -422,9 +418,7 @@ impl Worker {
     }
 
     #[inline]
-    /// Runs one poll of `task`; true if it ended with the process waiting or gone (its
-    /// turn may then have been handed on: `coop.rs`, rule 5).
-    fn run_task(&mut self, shared: &Shared, me: &Remote, task: Task) -> bool {
+    fn run_task(&mut self, shared: &Shared, me: &Remote, task: Task) {
         self.tick = self.tick.wrapping_add(1);
         begin_turn(me, BUDGET);
         let outcome = task.run();
@@ -441,9 +435,8 @@ impl Worker {
                     // (docs/design/0032).
                     self.tick = self.tick.next_multiple_of(GLOBAL_INTERVAL);
                 }
-                false
             }
-            RunOutcome::Idle | RunOutcome::Exited => true,
+            RunOutcome::Idle | RunOutcome::Exited => {}
         }
     }
 

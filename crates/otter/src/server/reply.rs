@@ -218,13 +218,7 @@ impl<R: Send> CallWatch for Slot<R> {
             (r, Some(on_exit)) => on_exit(r),
             (r, None) => Err(CallError::Exit(r)),
         };
-        let waker = self.set_current(outcome);
-        if waker.is_some() {
-            // The exit answers a waiting call: the caller takes the exiting poll's turn
-            // (`coop.rs`, rule 5).
-            crate::coop::hand_off();
-        }
-        waker
+        self.set_current(outcome)
     }
 }
 
@@ -294,9 +288,6 @@ impl<R> ReplyTo<R> {
         // then finds it free to keep (rule 3).
         drop(slot);
         if let Some(w) = waker {
-            // The caller waited for this: it takes the server's turn if the server now
-            // waits (`coop.rs`, rule 5).
-            crate::coop::hand_off();
             w.wake();
         }
     }
@@ -361,7 +352,6 @@ impl<R: Send + 'static> Pending<R> {
     /// kept watching `target` (rule 3), else a new one and its watcher on `target`
     /// (`Noproc` at once if `target` is gone).
     pub(crate) fn call(target: RawPid, waker: Waker) -> (Pending<R>, ReplyTo<R>) {
-        hand_off();
         let mut waker = Some(waker);
         while let Some((slot, id)) = context::take_call_slot::<Slot<R>>(target) {
             if !slot.watched.load(Ordering::Relaxed) {
@@ -527,15 +517,6 @@ impl<R: Send + 'static> Drop for Pending<R> {
             }
         }
     }
-}
-
-/// The poll that makes a call, a start or a stop waits for its answer next: the server
-/// takes its turn (`coop.rs`, rule 5). Out of line of the call's future, which it would
-/// otherwise grow. A hint: a poll whose call is answered before it waits (by a server
-/// on another worker) keeps the mark, and hands on the process it wakes last.
-#[inline(never)]
-pub(crate) fn hand_off() {
-    crate::coop::hand_off();
 }
 
 /// No larger than it must be: a call's future is moved as a whole, and a few bytes
