@@ -91,13 +91,13 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::task::{Poll, Waker};
 use std::time::Duration;
 
-use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use crate::dist::bad_term::BadTerm;
 use crate::dist::connection::{self, Connection};
 use crate::dist::control::{Control, Target};
-use crate::dist::etf::{self, Atom, ExternalPid, ExternalRef, Term};
+use crate::dist::etf::{self, Atom, ExternalPid, ExternalRef, Raw, Term};
 use crate::dist::node::{Node, NodeShared};
 use crate::pid::RawPid;
 use crate::process::Context;
@@ -201,31 +201,6 @@ struct Pending {
     pid: Option<ExternalPid>,
     outcome: Option<Result<Term, ErpcError>>,
     waker: Option<Waker>,
-}
-
-/// Reads one term as its encoding (131 included), decoding nothing.
-pub(crate) struct Raw(pub(crate) Vec<u8>);
-
-impl<'de> Deserialize<'de> for Raw {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Raw, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Raw;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a term")
-            }
-            fn visit_bytes<E: de::Error>(self, b: &[u8]) -> Result<Raw, E> {
-                let mut v = Vec::with_capacity(b.len() + 1);
-                v.push(131);
-                v.extend_from_slice(b);
-                Ok(Raw(v))
-            }
-            fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Raw, D::Error> {
-                d.deserialize_any(self)
-            }
-        }
-        d.deserialize_newtype_struct(etf::RAW_TERM, V)
-    }
 }
 
 /// The encoding of `[]` (131 included).

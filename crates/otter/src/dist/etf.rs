@@ -183,6 +183,36 @@ use read::Reader;
 /// The name of the raw-term newtype struct (see the module doc's "raw-term hook").
 pub const RAW_TERM: &str = "$otter::etf::RawTerm";
 
+/// One term's encoding (131 included), read through the [`RAW_TERM`] hook, decoding
+/// nothing: what a connection hands on whole (an erpc call's arguments, a `gen_server`
+/// request kept for an error reply).
+pub(crate) struct Raw(pub(crate) Vec<u8>);
+
+impl<'de> serde::Deserialize<'de> for Raw {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Raw, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Raw;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a term")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, b: &[u8]) -> Result<Raw, E> {
+                let mut v = Vec::with_capacity(b.len() + 1);
+                v.push(131);
+                v.extend_from_slice(b);
+                Ok(Raw(v))
+            }
+            fn visit_newtype_struct<D: serde::Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> Result<Raw, D::Error> {
+                d.deserialize_any(self)
+            }
+        }
+        d.deserialize_newtype_struct(RAW_TERM, V)
+    }
+}
+
 /// How deeply terms may nest (a list in a list in a tuple ... counts each
 /// level) before decoding refuses the input.
 ///

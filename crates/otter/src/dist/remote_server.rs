@@ -41,11 +41,11 @@ use std::time::Duration;
 use std::fmt;
 use std::sync::atomic::Ordering;
 
-use serde::de::{self, DeserializeOwned, Visitor};
+use serde::de::{self, DeserializeOwned};
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::dist::bad_term::BadTerm;
-use crate::dist::etf::{self, Atom, Term};
+use crate::dist::etf::{self, Atom, Raw, Term};
 use crate::dist::node::{Exported, Node, NodeShared};
 use crate::pid::{Pid, RawPid};
 use crate::process::Context;
@@ -489,31 +489,6 @@ const MAX_REMOTE_CALLS: usize = 100_000;
 /// The largest term kept whole for [`BadTerm`]; a larger one is replaced by the atom
 /// `'$otter_term_too_large'` (a decoded term takes up to 50 times its encoding).
 const MAX_BAD_TERM: usize = 1 << 20;
-
-/// One term's encoding, borrowed through the codec's raw-term hook.
-struct Raw(Vec<u8>);
-
-impl<'de> Deserialize<'de> for Raw {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Raw, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Raw;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a term")
-            }
-            fn visit_bytes<E: de::Error>(self, b: &[u8]) -> Result<Raw, E> {
-                let mut v = Vec::with_capacity(b.len() + 1);
-                v.push(131);
-                v.extend_from_slice(b);
-                Ok(Raw(v))
-            }
-            fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Raw, D::Error> {
-                d.deserialize_any(self)
-            }
-        }
-        d.deserialize_newtype_struct(etf::RAW_TERM, V)
-    }
-}
 
 impl Raw {
     /// The term, if it is small enough to keep whole.
