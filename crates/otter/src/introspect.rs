@@ -747,12 +747,16 @@ impl Handle {
         Processes::new(self.shared().clone())
     }
 
-    /// The runtime's and its workers' counters.
+    /// The runtime's and its workers' counters. A worker hands in its spawns, exits and
+    /// dead sends every 61 polls, when it starts a search and when it stops (module
+    /// docs), so a read may be that late; once the runtime is dropped, it is exact.
     ///
     /// ```
     /// let rt = otter::Runtime::new();
+    /// let handle = rt.handle();
     /// rt.block_on(|_: otter::Context<()>| async {}).unwrap();
-    /// let info = rt.handle().runtime_info();
+    /// drop(rt); // its workers stop, and hand in what they counted
+    /// let info = handle.runtime_info();
     /// assert!(info.spawns >= 1 && info.exits.normal >= 1);
     /// ```
     pub fn runtime_info(&self) -> RuntimeInfo {
