@@ -7,7 +7,8 @@
 //! that still decodes is one the node would answer.
 
 use crate::dist::control::Control;
-use crate::dist::erpc::{Ask, as_list, decode_list, outcome, parse, parse_rex, stack};
+use crate::dist::erpc::client::outcome;
+use crate::dist::erpc::{Ask, as_list, decode_list, parse, parse_rex, stack};
 use crate::dist::etf::{self, Atom, ExternalPid, ExternalRef, Term};
 
 /// A small seeded generator (xorshift).
