@@ -461,6 +461,62 @@
 //! [`net::AcceptorPool::child_spec_with_drain`]): it stops accepting at once and lets
 //! its connections finish until a deadline, as axum's `with_graceful_shutdown` does.
 //!
+//! ## Operating a node
+//!
+//! What an Erlang operator reads with `observer`, `recon` and `sys`, otter gives from
+//! Rust, always on and without stopping the node:
+//!
+//! * **A process**: [`Handle::process_info`] (`process_info/1`): its name, kind
+//!   (process, server, statem, supervisor, acceptor, connection), status, queue
+//!   length, messages received, polls (its reductions), memory, links, monitored-by,
+//!   `trap_exit`, parent, supervisor, spawn time and restarts. `None` for a pid that
+//!   names no live process, never a panic.
+//! * **Every process**: [`Handle::processes`] walks the process table in windows while
+//!   the workers run (a million idle processes in well under a second): sort it for a
+//!   `recon:proc_count`-style top list, as below.
+//! * **The runtime and its workers**: [`Handle::runtime_info`]: processes, spawns, exits
+//!   by reason kind, sends to dead pids; per worker its polls, busy time, steals and
+//!   parks.
+//! * **A server, state machine or supervisor from inside**: [`sys`] (`get_state`,
+//!   `replace_state`, `get_status`, `statistics`, `suspend`/`resume`, `trace`, `stop`),
+//!   through system messages as OTP's; a supervisor's children with
+//!   [`SupervisorRef::which_children`](supervisor::SupervisorRef::which_children).
+//!   Erlang's shell reaches them on an otter node too (`sys:get_state({Name, Node})`,
+//!   `gen_server:stop/1`; see [`dist`]).
+//! * **Reports**: crashes, supervisor reports and progress reports as `tracing` events
+//!   with SASL's content ([`report`]); install `tracing_subscriber::fmt` and the log
+//!   reads as OTP's, one line per crash.
+//!
+//! Reading costs the node nothing while nobody reads: every counter has one writer and
+//! no message pays an atomic read-modify-write or a clock read for it
+//! ([`introspect`], "Always on, and cheap").
+//!
+//! ```
+//! use otter::{Context, Runtime};
+//!
+//! let rt = Runtime::new();
+//! let h = rt.handle();
+//! let top = rt
+//!     .block_on(move |mut cx: Context<()>| async move {
+//!         // Three processes that do not read their mail, each sent a different amount.
+//!         for n in 1..=3u32 {
+//!             let pid = cx.spawn(|mut c: Context<u32>| async move {
+//!                 c.sleep(std::time::Duration::from_secs(60)).await;
+//!             });
+//!             for i in 0..n * 10 {
+//!                 pid.send(i);
+//!             }
+//!         }
+//!         // The two longest queues, as `recon:proc_count(message_queue_len, 2)`.
+//!         let mut all: Vec<_> = h.processes().collect();
+//!         all.sort_by_key(|p| std::cmp::Reverse(p.message_queue_len));
+//!         let top: Vec<usize> = all.iter().take(2).map(|p| p.message_queue_len).collect();
+//!         top
+//!     })
+//!     .unwrap();
+//! assert_eq!(top, [30, 20]);
+//! ```
+//!
 //! ## Memory and the allocator
 //!
 //! Each process is one allocation (its control block, mailbox head and future); a
