@@ -570,6 +570,9 @@ pub mod introspect;
 mod io;
 #[cfg(not(loom))]
 pub mod mailbox;
+#[cfg(all(feature = "metrics", not(loom)))]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub mod metrics;
 #[cfg(loom)]
 pub mod mailbox {
     //! Only the lock-free queue is built for the loom models.
