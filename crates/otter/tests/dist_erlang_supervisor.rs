@@ -1,7 +1,8 @@
 //! OTP's `supervisor:which_children/1` and `count_children/1` from a real `erl` node
 //! against an otter supervisor registered for other nodes (`src/dist/remote_supervisor.rs`):
 //! OTP's shapes, a nested supervisor walked through its pid, a child killed from Erlang
-//! and restarted by otter, and bad input (a name nobody holds, a request otter does not
+//! and restarted by otter, a supervisor registered by name reached again after its
+//! restart, and bad input (a name nobody holds, a request otter does not
 //! serve) answered as an Erlang caller expects, the node going on.
 
 #[path = "support/erlang.rs"]
@@ -10,7 +11,7 @@ mod erlang;
 mod support;
 
 use otter::dist::Node;
-use otter::supervisor::{self, ChildSpec, Strategy, SupervisorRef, SupervisorSpec};
+use otter::supervisor::{self, ChildSpec, Strategy, Supervisor, SupervisorRef, SupervisorSpec};
 use otter::{Context, Runtime};
 
 fn otter_node(rt: &Runtime) -> Node {
@@ -174,5 +175,55 @@ rt_test!(
             .block_on(move |_: Context<()>| async move { top.id().is_alive() })
             .unwrap();
         assert!(alive);
+    }
+);
+
+rt_test!(
+    a_supervisor_registered_by_name_answers_again_after_its_restart,
+    |rt: &Runtime| {
+        let node = otter_node(rt);
+        node.register_server_name::<Supervisor>("conns");
+        let (tx, rx) = std::sync::mpsc::channel();
+        rt.handle().spawn(move |mut cx: Context<()>| async move {
+            let sub = ChildSpec::named_supervisor("sub", "conns", || {
+                SupervisorSpec::new(Strategy::OneForOne).child(idle("conn"))
+            });
+            let spec = SupervisorSpec::new(Strategy::OneForOne)
+                .intensity(100, std::time::Duration::from_secs(1))
+                .child(sub);
+            let top = supervisor::start_link(&cx, spec).await.unwrap();
+            tx.send(top).unwrap();
+            cx.recv().await;
+        });
+        let top = rx.recv().unwrap();
+        let mut e = erlang::Node::builder("erl").setup("ok").start();
+        let s = format!("{{conns, '{}'}}", node.name());
+        // Erlang kills the supervisor that holds the name; otter's `top` restarts it
+        // under the same name, and calls by name reach the new one (between the two, a
+        // call exits `noproc`, which the loop passes over).
+        assert_eq!(
+            e.eval_ok(&format!(
+                "{{status, P1, _, _}} = sys:get_status({s}), \
+                 [{{conn, C1, worker, []}}] = supervisor:which_children({s}), \
+                 R = monitor(process, P1), exit(P1, kill), \
+                 receive {{'DOWN', R, process, P1, Why}} -> ok end, \
+                 W = fun W(0) -> gave_up; \
+                         W(N) -> case catch sys:get_status({s}) of \
+                                   {{status, P, _, _}} when P =/= P1 -> \
+                                     {{restarted, supervisor:which_children({s})}}; \
+                                   _ -> W(N - 1) end end, \
+                 {{restarted, [{{conn, C2, worker, []}}]}} = W(100000), \
+                 {{Why, is_pid(C2), C2 =/= C1}}"
+            )),
+            "{killed,true,true}"
+        );
+        // otter's `top` sees the same: one restart of `sub`, under the name.
+        let restarted = rt
+            .block_on(move |cx: Context<()>| async move {
+                let sub = top.which_children().await.unwrap()[0].supervisor;
+                sub.is_some() && sub == supervisor::whereis(&cx, "conns")
+            })
+            .unwrap();
+        assert!(restarted);
     }
 );
