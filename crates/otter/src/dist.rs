@@ -56,6 +56,9 @@
 //!   `sys:get_status`, `sys:suspend`/`resume`, `sys:trace`, `sys:statistics`) and
 //!   `gen_server:stop({Name, Node})`; `sys:replace_state` is refused (an Erlang fun
 //!   cannot run here). The table is in `dist/system.rs`.
+//! * **Supervisors**: a supervisor registered with [`Node::register_supervisor`]
+//!   answers `supervisor:which_children({Name, Node})` and `count_children` in OTP's
+//!   shapes, its child supervisors through their pids ([`SupervisorRequest`]).
 //! * **Reply addresses in terms**: an [`Alias`] (Erlang's `alias()`, any reference
 //!   in a term) can be sent to (`Alias ! Msg`), and a [`CallFrom`] (the `From` of a
 //!   `{'$gen_call', From, Request}` a plain process receives) answered with
@@ -151,6 +154,7 @@ mod reason;
 mod receive;
 pub(crate) mod remote;
 mod remote_server;
+mod remote_supervisor;
 pub(crate) mod route;
 pub mod shapes;
 mod system;
@@ -167,6 +171,7 @@ pub use erpc::{ErpcError, MAX_IN_FLIGHT, Raise};
 pub use node::{ConnectError, Node, NodeBuilder, NodeEvent, StartError};
 pub use reason::RemoteReason;
 pub use remote_server::{BadCall, ErlangRequest, ErlangServer, RemoteServer};
+pub use remote_supervisor::{SupervisorReply, SupervisorRequest};
 
 use node::NodeShared;
 

@@ -44,9 +44,11 @@
 //!    `GLOBAL_INTERVAL` (61) ticks, when it starts a search, when a spare thread goes
 //!    dormant, and when it stops (the
 //!    flush is tokio's `runtime/metrics` batching). So a reader sees them at most 61
-//!    polls late, and at once on a worker gone idle. Busy time is the time between
-//!    coming back from a search or a park and starting the next search, counted when
-//!    the search starts. Nothing is added to `run_task` or `run_chain`. Spawns from
+//!    polls late, and at once on a worker gone idle. Run-queue lengths are read from
+//!    the queues' own ends when [`Handle::runtime_info`] is called: nothing is kept
+//!    for them. Busy time is the time between coming back from a search or a park
+//!    and starting the next search, counted when the search starts. Nothing is added
+//!    to `run_task` or `run_chain`. Spawns from
 //!    outside the workers count in a shared atomic (a read-modify-write, off the
 //!    workers' path), and read the clock to move the coarse clock on.
 //!
@@ -467,6 +469,9 @@ pub struct WorkerInfo {
     pub exits: Exits,
     /// Sends from it to pids that named no process (dropped, as in Erlang).
     pub dead_sends: u64,
+    /// Processes waiting to run on it at the read: its local queue, its LIFO slot and
+    /// its spawn stack (a snapshot of each, racy against the worker).
+    pub run_queue: usize,
 }
 
 /// A runtime's counters ([`Handle::runtime_info`]).
@@ -482,6 +487,9 @@ pub struct RuntimeInfo {
     /// Sends from its workers to pids that named no process (a local pid that has
     /// exited, or a remote one whose node cannot be reached).
     pub dead_sends: u64,
+    /// Processes waiting in the global queue (put there from outside the workers, or
+    /// by a worker whose local queue was full) at the read.
+    pub global_queue: usize,
     /// Time since the runtime started.
     pub uptime: Duration,
     /// Each worker slot that has run (spares that never started are left out).
@@ -679,6 +687,7 @@ fn runtime_info(rt: &Shared) -> RuntimeInfo {
             spawns: s.spawns.get(),
             exits: s.exits(),
             dead_sends: s.dead_sends.get(),
+            run_queue: w.local.len() + usize::from(!w.lifo.is_empty()) + w.spawned.len(),
         };
         spawns += info.spawns;
         dead_sends += info.dead_sends;
@@ -693,6 +702,7 @@ fn runtime_info(rt: &Shared) -> RuntimeInfo {
         spawns,
         exits,
         dead_sends,
+        global_queue: rt.injector.len(),
         uptime: rt.stats.start.elapsed(),
         workers,
     }

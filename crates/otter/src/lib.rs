@@ -631,6 +631,9 @@ pub mod mailbox {
     //! Only the lock-free queue is built for the loom models.
     pub(crate) mod queue;
 }
+#[cfg(all(feature = "metrics", not(loom)))]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub mod metrics;
 #[cfg(not(loom))]
 mod monitor;
 #[cfg(not(loom))]

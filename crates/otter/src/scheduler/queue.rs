@@ -253,6 +253,11 @@ impl Injector {
         self.len.load(Ordering::Acquire) == 0
     }
 
+    /// Tasks queued now (a snapshot, for introspection).
+    pub(crate) fn len(&self) -> usize {
+        self.len.load(Ordering::Relaxed)
+    }
+
     /// Takes the oldest task and moves up to `batch` more into `dst`.
     pub(crate) fn pop_into(&self, dst: &Local, batch: usize) -> Option<Task> {
         if self.is_empty() {

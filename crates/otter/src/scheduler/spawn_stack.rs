@@ -150,4 +150,9 @@ impl SpawnStack {
     pub(crate) fn is_empty(&self) -> bool {
         self.len.load(Ordering::Acquire) == 0
     }
+
+    /// Processes on the stack now (a snapshot, for introspection).
+    pub(crate) fn len(&self) -> usize {
+        self.len.load(Ordering::Relaxed)
+    }
 }
