@@ -146,6 +146,7 @@ mod flags;
 mod handshake;
 mod local;
 mod node;
+pub mod pg;
 pub(crate) mod pid_serde;
 mod reason;
 mod receive;
