@@ -233,3 +233,329 @@ fn ten_thousand_joins_and_leaves_a_second_on_one_node() {
     println!("pg: {rate:.0} joins and leaves a second on one otter node");
     assert!(rate >= 10_000.0, "{rate:.0} joins and leaves a second");
 }
+
+// ===== otter and Erlang =====
+
+/// An `erl` node running the scope `pg`, with a registered process `member` to join.
+fn erl_pg() -> erlang::Node {
+    erlang::Node::builder("erl")
+        .setup(
+            "{ok, _} = pg:start(pg), \
+             register(member, spawn(fun() -> receive stop -> ok end end))",
+        )
+        .start()
+}
+
+/// Evaluates `expr` on `e` until it prints `expected`; fails after [`WAIT`]. A
+/// failure guard: the state it waits for comes over the network.
+fn erl_until(e: &mut erlang::Node, expr: &str, expected: &str) {
+    let t0 = Instant::now();
+    loop {
+        let got = e.eval_ok(expr);
+        if got == expected {
+            return;
+        }
+        assert!(
+            t0.elapsed() < WAIT,
+            "`{expr}` is {got}, not {expected}, after {WAIT:?}"
+        );
+        std::thread::yield_now();
+    }
+}
+
+/// The nodes of `pg:get_members(pg, Group)` on `e`, sorted, as Erlang prints them.
+fn erl_member_nodes(group: &str) -> String {
+    format!("lists:sort([node(P) || P <- pg:get_members(pg, {group})])")
+}
+
+/// Connects `node` to `other` and waits for the handshake.
+fn connect(rt: &Runtime, node: &Node, other: &str) {
+    let (n, o) = (node.clone(), other.to_string());
+    rt.block_on(move |_: Context<()>| async move { n.connect(&o).await })
+        .expect("the connecting process runs")
+        .expect("the nodes connect");
+}
+
+/// The remote members of `group` on `scope`.
+fn remote_count(scope: &Scope, group: &impl Serialize) -> usize {
+    scope
+        .all_members(group)
+        .iter()
+        .filter(|m| !m.is_local())
+        .count()
+}
+
+fn quoted(node: &Node) -> String {
+    format!("[{}]", node.name())
+}
+
+rt_test!(two, |rt: &Runtime| {
+    let node = otter_node(rt);
+    let scope = node.pg_scope("pg").unwrap();
+    let p = forever(rt);
+    // `initial`: joined before the nodes meet, told in the first sync.
+    scope.join(&atom("two"), p).unwrap();
+    let mut e = erl_pg();
+    connect(rt, &node, e.name());
+    erl_until(&mut e, &erl_member_nodes("two"), &quoted(&node));
+    assert_eq!(e.eval_ok("pg:get_local_members(pg, two)"), "[]");
+    // A member's exit removes it on the peer.
+    p.send(Term::atom("stop"));
+    erl_until(&mut e, &erl_member_nodes("two"), "[]");
+    // Erlang's joins reach otter.
+    e.eval_ok("register(member2, spawn(fun() -> receive stop -> ok end end))");
+    assert_eq!(e.eval_ok("pg:join(pg, two, whereis(member))"), "ok");
+    assert_eq!(e.eval_ok("pg:join(pg, two, whereis(member2))"), "ok");
+    support::eventually("two Erlang members on otter", WAIT, || {
+        remote_count(&scope, &atom("two")) == 2
+    });
+    assert!(scope.local_members::<_, Term>(&atom("two")).is_empty());
+    assert_eq!(scope.members::<_, Term>(&atom("two")).len(), 2);
+    // A leave, and an Erlang member's exit.
+    assert_eq!(e.eval_ok("pg:leave(pg, two, whereis(member))"), "ok");
+    support::eventually("one left", WAIT, || {
+        remote_count(&scope, &atom("two")) == 1
+    });
+    e.eval_ok("member2 ! stop");
+    support::eventually("the other exited", WAIT, || {
+        scope.which_groups().is_empty()
+    });
+    // A pid of another node cannot join here (`process_owner_check`).
+    assert_eq!(e.eval_ok("pg:join(pg, owner, whereis(member))"), "ok");
+    support::eventually("owner", WAIT, || remote_count(&scope, &atom("owner")) == 1);
+    let remote = scope.members::<_, Term>(&atom("owner"))[0];
+    assert_eq!(
+        scope.join(&atom("owner"), remote),
+        Err(PgError::NotLocal(remote.id()))
+    );
+    assert_eq!(
+        scope.join_many(&atom("owner"), &[forever(rt), remote]),
+        Err(PgError::NotLocal(remote.id()))
+    );
+    assert_eq!(scope.members::<_, Term>(&atom("owner")), vec![remote]);
+});
+
+#[test]
+fn nolocal_double_and_empty_group_by_remote_leave() {
+    let rt = Runtime::builder().threads(support::MANY).build().unwrap();
+    let node = otter_node(&rt);
+    let scope = node.pg_scope("pg").unwrap();
+    let mut e = erl_pg();
+    connect(&rt, &node, e.name());
+    // nolocal: an Erlang process joined twice is no local member here.
+    assert_eq!(e.eval_ok("pg:join(pg, nolocal, whereis(member))"), "ok");
+    assert_eq!(e.eval_ok("pg:join(pg, nolocal, whereis(member))"), "ok");
+    support::eventually("joined twice", WAIT, || {
+        remote_count(&scope, &atom("nolocal")) == 2
+    });
+    assert!(scope.local_members::<_, Term>(&atom("nolocal")).is_empty());
+    // double: an otter process joined twice is listed twice there.
+    let p = forever(&rt);
+    scope.join(&atom("double"), p).unwrap();
+    scope.join_many(&atom("double"), &[p]).unwrap();
+    let twice = format!("[{0},{0}]", node.name());
+    erl_until(&mut e, &erl_member_nodes("double"), &twice);
+    // empty_group_by_remote_leave: the group goes with its last remote member.
+    assert_eq!(e.eval_ok("pg:leave(pg, nolocal, [whereis(member), whereis(member)])"), "ok");
+    support::eventually("nolocal gone", WAIT, || {
+        !scope.which_groups().contains(&Term::atom("nolocal"))
+    });
+    e.eval_ok("register(member2, spawn(fun() -> receive stop -> ok end end))");
+    assert_eq!(
+        e.eval_ok("pg:join(pg, empty, [whereis(member), whereis(member2)])"),
+        "ok"
+    );
+    support::eventually("two joined", WAIT, || remote_count(&scope, &atom("empty")) == 2);
+    assert_eq!(
+        e.eval_ok("pg:leave(pg, empty, [whereis(member2), whereis(member)])"),
+        "ok"
+    );
+    support::eventually("empty gone", WAIT, || {
+        !scope.which_groups().contains(&Term::atom("empty"))
+    });
+}
+
+/// `group_leave`, then the peer killed (`kill -9`): its members go with its
+/// connection, long before `net_ticktime`.
+#[test]
+fn group_leave_and_a_killed_node_takes_its_members_with_it() {
+    let rt = Runtime::builder().threads(support::MANY).build().unwrap();
+    let node = otter_node(&rt);
+    let scope = node.pg_scope("pg").unwrap();
+    let mut e = erl_pg();
+    connect(&rt, &node, e.name());
+    assert_eq!(
+        e.eval_ok("pg:join(pg, two, lists:duplicate(16, whereis(member)))"),
+        "ok"
+    );
+    assert_eq!(
+        e.eval_ok("pg:leave(pg, two, lists:duplicate(4, whereis(member)))"),
+        "ok"
+    );
+    support::eventually("12 listings", WAIT, || {
+        remote_count(&scope, &atom("two")) == 12
+    });
+    let t0 = Instant::now();
+    e.kill();
+    support::eventually("the killed node's members gone", WAIT, || {
+        scope.which_groups().is_empty()
+    });
+    println!(
+        "pg: a killed node's members gone on otter after {:?}",
+        t0.elapsed()
+    );
+}
+
+rt_test!(monitor_notices_both_ways, |rt: &Runtime| {
+    let node = otter_node(rt);
+    let scope = node.pg_scope("pg").unwrap();
+    let mut e = erl_pg();
+    connect(rt, &node, e.name());
+    let (watch, updates) = subscriber(rt);
+    let (sub, now) = scope.monitor(&atom("mon"), watch).unwrap();
+    assert!(now.is_empty());
+    let (all_watch, all_updates) = subscriber(rt);
+    let (all_sub, _) = scope.monitor_scope(all_watch);
+    // Erlang's join and leave, heard on otter.
+    assert_eq!(e.eval_ok("pg:join(pg, mon, whereis(member))"), "ok");
+    let u = updates.recv_timeout(WAIT).expect("a join");
+    assert_eq!((u.subscription, u.event), (sub, Event::Join));
+    assert_eq!(u.group, Term::atom("mon"));
+    assert!(!u.members[0].is_local());
+    assert_eq!(all_updates.recv_timeout(WAIT).unwrap().subscription, all_sub);
+    assert_eq!(e.eval_ok("pg:leave(pg, mon, whereis(member))"), "ok");
+    let u = updates.recv_timeout(WAIT).expect("a leave");
+    assert_eq!(u.event, Event::Leave);
+    assert!(scope.demonitor(sub));
+    assert!(!scope.demonitor(sub));
+    // otter's join and leave, heard by Erlang's `pg:monitor/2`.
+    assert_eq!(
+        e.eval_ok("{Ref, []} = pg:monitor(pg, omon), put(mref, Ref), ok"),
+        "ok"
+    );
+    let p = forever(rt);
+    scope.join(&atom("omon"), p).unwrap();
+    assert_eq!(
+        e.eval_ok(
+            "Ref = get(mref), receive {Ref, join, omon, [P]} -> node(P) after 5000 -> timeout end"
+        ),
+        node.name()
+    );
+    assert_eq!(scope.leave(&atom("omon"), p), Ok(true));
+    assert_eq!(
+        e.eval_ok(
+            "Ref = get(mref), receive {Ref, leave, omon, [P]} -> node(P) after 5000 -> timeout end"
+        ),
+        node.name()
+    );
+});
+
+rt_test!(
+    a_forged_member_or_a_message_from_outside_the_scope_is_refused_and_the_scope_serves_on,
+    |rt: &Runtime| {
+        let node = otter_node(rt);
+        let scope = node.pg_scope("pg").unwrap();
+        let mut e = erl_pg();
+        connect(rt, &node, e.name());
+        let p = forever(rt);
+        scope.join(&atom("own"), p).unwrap();
+        erl_until(&mut e, &erl_member_nodes("own"), &quoted(&node));
+        let to = format!("{{pg, '{}'}}", node.name());
+        // A known peer (Erlang's scope) names otter's own process as its member.
+        e.eval_ok(&format!(
+            "[O] = pg:get_members(pg, own), {to} ! {{join, whereis(pg), forged, O}}, \
+             {to} ! {{'$gen_cast', {{sync, whereis(pg), [{{forged, [O]}}]}}}}"
+        ));
+        // A message that claims to come from otter's own scope.
+        e.eval_ok(&format!(
+            "[O] = pg:get_members(pg, own), {to} ! {{join, O, forged, whereis(member)}}"
+        ));
+        // A join and a leave from a process that is no scope this one knows
+        // (`overlay_missing`), and messages that are not pg's.
+        e.eval_ok(&format!(
+            "{to} ! {{join, self(), outside, self()}}, \
+             {to} ! {{leave, self(), self(), [own]}}, \
+             {to} ! {{join, whereis(pg), outside}}, {to} ! garbage, \
+             {to} ! {{'$gen_call', {{self(), make_ref()}}, which_groups}}"
+        ));
+        // The scope serves on: Erlang's next join arrives, otter's next join leaves.
+        assert_eq!(e.eval_ok("pg:join(pg, after_bad, whereis(member))"), "ok");
+        support::eventually("after_bad", WAIT, || {
+            remote_count(&scope, &atom("after_bad")) == 1
+        });
+        let mut groups: Vec<String> = scope.which_groups().iter().map(Term::to_string).collect();
+        groups.sort();
+        assert_eq!(groups, ["after_bad", "own"]);
+        assert_eq!(scope.local_members::<_, Term>(&atom("own")), vec![p]);
+        scope.join(&atom("after_bad"), forever(rt)).unwrap();
+        erl_until(
+            &mut e,
+            "length(pg:get_members(pg, after_bad))",
+            "2",
+        );
+        // `overlay_missing`: once Erlang's scope is gone, its members go, and a join in
+        // its name is refused.
+        e.eval_ok("put(oldpg, whereis(pg)), gen_server:stop(pg)");
+        support::eventually("Erlang's members gone", WAIT, || {
+            remote_count(&scope, &atom("after_bad")) == 0
+        });
+        e.eval_ok(&format!(
+            "{to} ! {{join, get(oldpg), group, whereis(member)}}, \
+             {to} ! {{leave, get(oldpg), whereis(member), [after_bad]}}"
+        ));
+        // A scope started again is discovered again (`scope_restart`, the other way).
+        e.eval_ok("{ok, _} = pg:start(pg), ok = pg:join(pg, back, whereis(member))");
+        // Erlang's new scope discovers `nodes()` only, which leaves out a hidden node:
+        // the next connection makes them meet.
+        assert!(node.disconnect(e.name()));
+        let gone = e.name().to_string();
+        support::eventually("disconnected", WAIT, || !node.nodes().contains(&gone));
+        connect(rt, &node, e.name());
+        support::eventually("back", WAIT, || remote_count(&scope, &atom("back")) == 1);
+        assert!(!scope.which_groups().contains(&Term::atom("group")));
+        assert_eq!(scope.all_members(&atom("after_bad")).len(), 1);
+    }
+);
+
+#[test]
+fn netsplit_and_scope_restart() {
+    let rt = Runtime::builder().threads(support::MANY).build().unwrap();
+    let node = otter_node(&rt);
+    let scope = node.pg_scope("pg").unwrap();
+    let mut e = erl_pg();
+    connect(&rt, &node, e.name());
+    let p = forever(&rt);
+    scope.join(&atom("invisible"), p).unwrap();
+    assert_eq!(e.eval_ok("pg:join(pg, invisible, whereis(member))"), "ok");
+    support::eventually("joined", WAIT, || remote_count(&scope, &atom("invisible")) == 1);
+    erl_until(&mut e, "length(pg:get_members(pg, invisible))", "2");
+    // Partition: each side forgets the other's members.
+    assert!(node.disconnect(e.name()));
+    support::eventually("Erlang's gone", WAIT, || {
+        remote_count(&scope, &atom("invisible")) == 0
+    });
+    erl_until(&mut e, "length(pg:get_members(pg, invisible))", "1");
+    // Joins and leaves in the partition, on both sides.
+    assert_eq!(e.eval_ok("pg:leave(pg, invisible, whereis(member))"), "ok");
+    assert_eq!(e.eval_ok("pg:join(pg, visible, whereis(member))"), "ok");
+    let q = forever(&rt);
+    scope.join(&atom("visible"), q).unwrap();
+    // Healed: each side sees the other's members as they are now.
+    connect(&rt, &node, e.name());
+    support::eventually("visible", WAIT, || remote_count(&scope, &atom("visible")) == 1);
+    erl_until(&mut e, "length(pg:get_members(pg, visible))", "2");
+    erl_until(&mut e, &erl_member_nodes("invisible"), &quoted(&node));
+    assert_eq!(remote_count(&scope, &atom("invisible")), 0);
+    // scope_restart: otter's scope stops (Erlang forgets its members) and starts again
+    // without its local members, but with the peers'.
+    scope.stop();
+    let erl_only = format!("[{}]", e.name());
+    erl_until(&mut e, &erl_member_nodes("visible"), &erl_only);
+    let again = node.pg_scope("pg").unwrap();
+    support::eventually("Erlang's members again", WAIT, || {
+        remote_count(&again, &atom("visible")) == 1
+    });
+    assert!(again.local_members::<_, Term>(&atom("visible")).is_empty());
+    again.join(&atom("visible"), q).unwrap();
+    erl_until(&mut e, "length(pg:get_members(pg, visible))", "2");
+}

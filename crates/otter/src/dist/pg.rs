@@ -182,10 +182,13 @@ impl Node {
         let atom = Atom::try_new(name).ok_or_else(|| PgError::BadName(name.to_string()))?;
         let node = &self.shared;
         let mut scopes = node.pg.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(s) = scopes.get(&atom).and_then(Weak::upgrade)
-            && !s.lock().stopped
-        {
-            return Ok(Scope { shared: s });
+        if let Some(s) = scopes.get(&atom).and_then(Weak::upgrade) {
+            if !s.lock().stopped && s.pid.is_alive() {
+                return Ok(Scope { shared: s });
+            }
+            // Stopped, or its process was killed: its name is free (a no-op if
+            // stopped already).
+            s.stop();
         }
         if node
             .names
@@ -398,8 +401,7 @@ impl Scope {
     /// (their monitor of it fires), and this node forgets every member. A later
     /// [`Node::pg_scope`] of the name starts a new one.
     pub fn stop(&self) {
-        self.shared.lock().stopped = true;
-        self.shared.pid.send(Inbound::Stop);
+        self.shared.stop();
     }
 
     /// Whether the scope has stopped.

@@ -330,16 +330,17 @@ impl Shared {
         if m.peer().node != *via {
             return self.log_once(&mut st, via, "forged peer", || {
                 format!(
-                    "a message from {via} claims to come from {:?}, a process of another node: refused",
-                    m.peer()
+                    "a message from {via} claims to come from {}, a process of another node: refused",
+                    Term::Pid(m.peer().clone())
                 )
             });
         }
         if let Some(p) = m.members().find(|p| p.node != *via) {
             return self.log_once(&mut st, via, "forged member", || {
                 format!(
-                    "{via} names {p:?}, a process of another node, as its member \
-                     (a node may only join its own processes): refused"
+                    "{via} names {}, a process of another node, as its member \
+                     (a node may only join its own processes): refused",
+                    Term::Pid(p.clone())
                 )
             });
         }
@@ -423,6 +424,11 @@ impl Shared {
                     notify(&mut st, &key, &group, Event::Leave, &gone);
                 }
             }
+            drop(st);
+            // Its scope exited, its node is still there: a scope restarted by its
+            // supervisor answers this (Erlang's new scope discovers `nodes()`, which
+            // leaves out a hidden node).
+            self.discover(peer.node.as_str());
             return;
         }
         let raw = d.pid.0;
@@ -468,10 +474,13 @@ impl Shared {
         );
     }
 
-    /// The scope stops: its members are forgotten (peers drop them when its monitor
-    /// fires), its name is free again.
-    fn stop(&self) {
+    /// The scope stops: its members are forgotten (peers drop them when its process's
+    /// monitor fires), its name is free again at once; then its process exits.
+    pub(crate) fn stop(&self) {
         let mut st = self.lock();
+        if st.stopped {
+            return;
+        }
         st.stopped = true;
         for (raw, l) in st.local.drain() {
             crate::signal::bonds::remove_watcher(raw, l.monitor.id);
@@ -493,6 +502,8 @@ impl Shared {
         if names.get(&self.name).is_some_and(|e| e.pid == self.pid.raw) {
             names.remove(&self.name);
         }
+        drop(names);
+        self.pid.send(Inbound::Stop);
     }
 }
 
@@ -599,6 +610,7 @@ pub(crate) async fn run(mut cx: Context<Inbound>) {
             Inbound::Start(_) => {}
         }
     }
+    // After `Scope::stop`; or from elsewhere, a no-op.
     shared.stop();
 }
 
