@@ -213,7 +213,9 @@ impl Node {
         drop(scopes);
         // Every connection that comes up from now, and those up already (one may be
         // both: a second `discover` is answered with a `sync`, no harm).
-        self.monitor_nodes(None, move |e| pid.try_send(Inbound::Node(e.clone())).is_ok());
+        self.monitor_nodes(None, move |e| {
+            pid.try_send(Inbound::Node(e.clone())).is_ok()
+        });
         for n in self.nodes() {
             pid.send(Inbound::Node(NodeEvent::Up(n)));
         }
@@ -341,7 +343,12 @@ impl Scope {
             return R::default();
         };
         let key = Key::of(&t);
-        self.shared.lock().groups.get(&key).map(f).unwrap_or_default()
+        self.shared
+            .lock()
+            .groups
+            .get(&key)
+            .map(f)
+            .unwrap_or_default()
     }
 
     /// Every group with a member (`pg:which_groups(Scope)`), in no order.
@@ -379,14 +386,22 @@ impl Scope {
 
     /// Subscribes `pid` to the changes of `group` (`pg:monitor(Scope, Group)`), as
     /// [`Scope::monitor_scope`]; with the group's members now.
-    pub fn monitor<G, N>(&self, group: &G, pid: Pid<N>) -> Result<(Subscription, Vec<Member>), PgError>
+    pub fn monitor<G, N>(
+        &self,
+        group: &G,
+        pid: Pid<N>,
+    ) -> Result<(Subscription, Vec<Member>), PgError>
     where
         G: Serialize + ?Sized,
         N: From<Update> + Send + 'static,
     {
         let key = Key::of(&self.term(group)?);
         let mut st = self.shared.lock();
-        let now = st.groups.get(&key).map(|g| g.all.clone()).unwrap_or_default();
+        let now = st
+            .groups
+            .get(&key)
+            .map(|g| g.all.clone())
+            .unwrap_or_default();
         let s = self.shared.subscribe(&mut st, Some(key), sink(pid));
         Ok((s, now))
     }

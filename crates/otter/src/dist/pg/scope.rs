@@ -188,10 +188,7 @@ impl Shared {
         }
         st.groups.leave(&key, &left, true);
         notify(st, &key, group, Event::Leave, &left);
-        let pids: Vec<ExternalPid> = left
-            .iter()
-            .map(|m| self.node.external_pid(m.raw))
-            .collect();
+        let pids: Vec<ExternalPid> = left.iter().map(|m| self.node.external_pid(m.raw)).collect();
         self.broadcast(
             st,
             &wire::leave(&self.me, &pids, std::slice::from_ref(group)),
@@ -383,11 +380,7 @@ impl Shared {
                     .extend_from_slice(&members);
                 notify(&mut st, &key, &group, Event::Join, &members);
             }
-            Message::Leave {
-                peer,
-                pids,
-                groups,
-            } => {
+            Message::Leave { peer, pids, groups } => {
                 if !st.peers.contains_key(&peer) {
                     return self.outside(&mut st, via, "leave");
                 }

@@ -191,7 +191,10 @@ fn pid_list(pids: &[ExternalPid]) -> Term {
 
 /// `{discover, Me}`, encoded.
 pub(crate) fn discover(me: &ExternalPid) -> Vec<u8> {
-    encode(&Term::tuple(vec![Term::atom("discover"), Term::Pid(me.clone())]))
+    encode(&Term::tuple(vec![
+        Term::atom("discover"),
+        Term::Pid(me.clone()),
+    ]))
 }
 
 /// `{'$gen_cast', {sync, Me, [{Group, [Pid]}]}}`, encoded.
