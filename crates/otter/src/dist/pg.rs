@@ -80,6 +80,11 @@
 //!   one: it lives until [`Scope::stop`] or the runtime's end.
 //! * A scope is a process of the node: another process cannot be registered under its
 //!   name for peers (`PgError::NameTaken` the other way round).
+//! * An Erlang scope that is started while a hidden otter node is connected discovers
+//!   `nodes()` only, which leaves the otter node out. otter's scope sends `discover`
+//!   again when a peer's scope exits while its node stays connected, which reaches
+//!   a scope its supervisor restarted at once; a scope started later meets the otter
+//!   scope at the next connection between the nodes (or make the otter node visible).
 
 mod member;
 mod scope;

@@ -324,6 +324,11 @@ impl Shared {
                 "a pg message from this node itself ignored".to_string()
             });
         }
+        if !connection::get(&self.node, via).is_some_and(|c| c.is_up()) {
+            // Read before its connection went down: the peer's `Down` follows, and a
+            // monitor set now would connect again (a scope never connects).
+            return;
+        }
         if m.peer().node != *via {
             return self.log_once(&mut st, via, "forged peer", || {
                 format!(
