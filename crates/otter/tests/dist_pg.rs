@@ -2,17 +2,18 @@
 //! otter and real `erl` nodes in one scope.
 //!
 //! The cases named after OTP's `lib/kernel/test/pg_SUITE.erl` (OTP 25+, Apache-2.0,
-//! Copyright WhatsApp Inc. and its affiliates) port that suite's case of the same name:
-//! `pg`, `single`, `leave_exit_race`, `two`, `initial`, `nolocal`, `double`,
-//! `group_leave`, `empty_group_by_remote_leave`, `overlay_missing`,
-//! `process_owner_check`, `netsplit`, `scope_restart`. Adaptations: the "local" node
-//! of a cluster case is the otter node and the peer an `erl` node; `sync(Scope)` (a
-//! `sys:log` round trip through the scope process) becomes a bounded wait for the
-//! membership the case asserts, since otter's scope has no `sys` interface; white-box
-//! `sys:get_state` checks are left out. `errors`, `dyn_distribution`,
-//! `thundering_herd`, `trisplit`, `foursplit`, `exchange`, `missing_scope_join`,
-//! `disconnected_start` and `forced_sync` exercise Erlang's gen_server callbacks, its
-//! `nodeup` handling or partitions between Erlang nodes, and are not ported.
+//! Copyright WhatsApp Inc. and its affiliates) port that suite's case of the same name,
+//! or combine several (the test's name lists them): `pg`, `single`,
+//! `leave_exit_race`, `two` (with `initial` and `process_owner_check`), `nolocal`,
+//! `double`, `empty_group_by_remote_leave`, `group_leave`, `overlay_missing` (in the
+//! bad-input case), `netsplit`, `scope_restart`, `forced_sync`, `thundering_herd`.
+//! Adaptations: the "local" node of a cluster case is the otter node and the peer an
+//! `erl` node; `sync(Scope)` (a `sys:log` round trip through a scope process) becomes
+//! a bounded wait for the membership the case asserts, since otter's scope has no
+//! `sys` interface; `sys:get_state` checks of otter's scope are left out. `errors`,
+//! `dyn_distribution`, `trisplit`, `foursplit`, `exchange`, `missing_scope_join` and
+//! `disconnected_start` exercise Erlang's gen_server callbacks, its `nodeup`
+//! handling, or partitions among Erlang nodes only, and are not ported.
 
 #[path = "support/erlang.rs"]
 mod erlang;
@@ -794,4 +795,67 @@ fn a_join_on_any_node_of_a_mixed_cluster_is_seen_everywhere_and_a_killed_node_le
         t0.elapsed()
     );
     assert!(t0.elapsed() < Duration::from_secs(60));
+}
+
+/// `forced_sync`: a sync replaces what a peer said it has (a group it no longer lists
+/// loses its members, a changed one gets the difference), and the peer's next sync
+/// sets it right again.
+#[test]
+fn forced_sync() {
+    let rt = Runtime::builder().threads(support::MANY).build().unwrap();
+    let node = otter_node(&rt);
+    let scope = node.pg_scope("pg").unwrap();
+    let mut e = erl_pg();
+    connect(&rt, &node, e.name());
+    let p = forever(&rt);
+    scope.join(&atom("one"), p).unwrap();
+    assert_eq!(e.eval_ok("pg:join(pg, one, whereis(member))"), "ok");
+    support::eventually("one", WAIT, || remote_count(&scope, &atom("one")) == 1);
+    let to = format!("{{pg, '{}'}}", node.name());
+    // White-box, as the suite: a broken sync in the name of Erlang's scope.
+    e.eval_ok(&format!(
+        "M = whereis(member), \
+         {to} ! {{'$gen_cast', {{sync, whereis(pg), [{{one, [M, M]}}, {{forced_sync, [M, M]}}]}}}}"
+    ));
+    support::eventually("the broken sync", WAIT, || {
+        remote_count(&scope, &atom("forced_sync")) == 2
+    });
+    assert_eq!(remote_count(&scope, &atom("one")), 2);
+    assert_eq!(scope.local_members::<_, Term>(&atom("one")), vec![p]);
+    // Erlang's scope is asked for a sync as a `discover` from otter's scope asks.
+    e.eval_ok("[Otter] = maps:keys(element(4, sys:get_state(pg))), pg ! {discover, Otter}");
+    support::eventually("the true sync", WAIT, || {
+        remote_count(&scope, &atom("forced_sync")) == 0
+    });
+    assert_eq!(remote_count(&scope, &atom("one")), 1);
+    assert_eq!(scope.all_members(&atom("one")).len(), 2);
+}
+
+/// `thundering_herd`: thousands of syncs from a peer while this node has 10,000
+/// groups; the scope keeps up, and a join after them is seen at once.
+#[test]
+fn thundering_herd() {
+    let rt = Runtime::builder().threads(support::MANY).build().unwrap();
+    let node = otter_node(&rt);
+    let scope = node.pg_scope("pg").unwrap();
+    let p = forever(&rt);
+    for i in 0..10_000u32 {
+        scope.join(&(atom("group"), i), p).unwrap();
+    }
+    let mut e = erl_pg();
+    connect(&rt, &node, e.name());
+    erl_until(&mut e, "length(pg:which_groups(pg))", "10000");
+    let to = format!("{{pg, '{}'}}", node.name());
+    let t0 = Instant::now();
+    e.eval_ok(&format!(
+        "M = whereis(member), \
+         [{to} ! {{'$gen_cast', {{sync, whereis(pg), [{{{{group, 1}}, [M, M]}}]}}}} \
+          || _ <- lists:seq(1, 2000)], ok"
+    ));
+    assert_eq!(e.eval_ok("pg:join(pg, herd, whereis(member))"), "ok");
+    support::eventually("the join after the herd", Duration::from_secs(5), || {
+        remote_count(&scope, &atom("herd")) == 1
+    });
+    println!("pg: 2000 syncs and a join handled in {:?}", t0.elapsed());
+    assert_eq!(remote_count(&scope, &(atom("group"), 1)), 2);
 }
