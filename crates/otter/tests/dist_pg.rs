@@ -764,6 +764,14 @@ fn a_join_on_any_node_of_a_mixed_cluster_is_seen_everywhere_and_a_killed_node_le
     for e in erls.iter_mut() {
         erl_until(e, "pg:get_members(pg, churn)", "[]");
     }
+    // The same on an Erlang node of the cluster, for comparison.
+    let erl_rate = erls[1].eval_ok(
+        "M = whereis(member), T0 = erlang:monotonic_time(microsecond), \
+         [begin ok = pg:join(pg, churn, M), ok = pg:leave(pg, churn, M) end \
+          || _ <- lists:seq(1, 10000)], \
+         round(20000 * 1000000 / (erlang:monotonic_time(microsecond) - T0))",
+    );
+    println!("pg: {erl_rate} joins and leaves a second on an Erlang node of the same cluster");
 
     // kill -9 of the first Erlang node: its members (`{lat, 0}`, `{lat, 5}`...) go.
     let dead = erls[0].name().to_string();
