@@ -101,6 +101,8 @@ rt_test!(single, |rt: &Runtime| {
     assert_eq!(scope.local_members::<_, Term>(&g), vec![me, me, me]);
     assert_eq!(scope.members::<_, Term>(&g), vec![me, me, me]);
     assert_eq!(scope.leave(&atom("$missing$"), me), Ok(false));
+    scope.join_many::<_, Term>(&atom("empty"), &[]).unwrap();
+    assert!(!scope.which_groups().contains(&Term::atom("empty")));
     assert_eq!(scope.leave_many(&g, &[me, me]), Ok(true));
     assert_eq!(scope.leave(&g, me), Ok(true));
     assert!(scope.which_groups().is_empty());
@@ -486,6 +488,7 @@ rt_test!(
             "{to} ! {{join, self(), outside, self()}}, \
              {to} ! {{leave, self(), self(), [own]}}, \
              {to} ! {{join, whereis(pg), outside}}, {to} ! garbage, \
+             {to} ! {{join, whereis(pg), empty, []}}, \
              {to} ! {{'$gen_call', {{self(), make_ref()}}, which_groups}}"
         ));
         // The scope serves on: Erlang's next join arrives, otter's next join leaves.

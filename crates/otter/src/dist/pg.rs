@@ -74,7 +74,9 @@
 //! * A subscriber ([`Scope::monitor_scope`], [`Scope::monitor`]) gets [`Update`]s as
 //!   messages of its own type (`N: From<Update>`), not `{Ref, join, Group, Pids}`
 //!   tuples; it must be a process of this node, and its subscription ends with it
-//!   (at the next update after its exit) or with [`Scope::demonitor`].
+//!   (at the next update after its exit) or with [`Scope::demonitor`]. A subscriber
+//!   with a bounded mailbox that is full misses the update (Erlang's mailboxes have
+//!   no bound).
 //! * `pg:start_link/1` links the scope to its caller; [`Node::pg_scope`] starts the
 //!   scope on the node's runtime, unlinked, and returns the running one if there is
 //!   one: it lives until [`Scope::stop`] or the runtime's end.
@@ -267,6 +269,9 @@ impl Scope {
         let group = self.term(group)?;
         if let Some(p) = pids.iter().find(|p| p.raw.is_remote()) {
             return Err(PgError::NotLocal(p.id()));
+        }
+        if pids.is_empty() {
+            return Ok(());
         }
         let members: Vec<Member> = pids.iter().map(|p| Member::local::<M>(p.raw)).collect();
         for p in pids {

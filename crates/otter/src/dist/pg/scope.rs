@@ -374,6 +374,9 @@ impl Shared {
                 if !st.peers.contains_key(&peer) {
                     return self.outside(&mut st, via, "join");
                 }
+                if pids.is_empty() {
+                    return;
+                }
                 let members = intern(&pids);
                 let key = Key::of(&group);
                 st.groups.join(&key, &group, &members, false);
@@ -582,9 +585,12 @@ fn notify(st: &mut State, key: &Key, group: &Term, event: Event, members: &[Memb
         group: group.clone(),
         members: members.to_vec(),
     };
-    scope_subs.retain(|(id, sink)| sink(update(*id)) || subs.remove(id).is_none());
+    // User code (`N::from(Update)`): a subscriber whose conversion panics is dropped.
+    let send =
+        |id: u64, sink: &Sink| crate::unwind::catch_panic(|| sink(update(id))).unwrap_or(false);
+    scope_subs.retain(|(id, sink)| send(*id, sink) || subs.remove(id).is_none());
     if let Some(v) = group_subs.get_mut(key) {
-        v.retain(|(id, sink)| sink(update(*id)) || subs.remove(id).is_none());
+        v.retain(|(id, sink)| send(*id, sink) || subs.remove(id).is_none());
         if v.is_empty() {
             group_subs.remove(key);
         }

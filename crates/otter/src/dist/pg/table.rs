@@ -51,6 +51,10 @@ impl Groups {
 
     /// Adds `members` (local ones if `local`) to the group `key` named `name`.
     pub(crate) fn join(&mut self, key: &Key, name: &Term, members: &[Member], local: bool) {
+        if members.is_empty() {
+            // No empty groups.
+            return;
+        }
         let g = self.map.entry(key.clone()).or_insert_with(|| Group {
             name: name.clone(),
             all: Vec::new(),
