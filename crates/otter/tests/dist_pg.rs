@@ -217,6 +217,35 @@ rt_test!(
     }
 );
 
+/// A subscriber message type whose conversion panics.
+struct Fussy;
+
+impl From<Update> for Fussy {
+    fn from(_: Update) -> Fussy {
+        panic!("no updates here")
+    }
+}
+
+rt_test!(
+    a_subscriber_whose_conversion_panics_is_dropped_and_the_scope_serves_on,
+    |rt: &Runtime| {
+        let node = otter_node(rt);
+        let scope = node.pg_scope("pg").unwrap();
+        let fussy = rt.handle().spawn(|mut cx: Context<Fussy>| async move {
+            let _ = cx.recv().await;
+        });
+        let (bad, _) = scope.monitor_scope(fussy);
+        let (watch, updates) = subscriber(rt);
+        scope.monitor_scope(watch);
+        let p = forever(rt);
+        scope.join(&atom("g"), p).unwrap();
+        assert_eq!(updates.recv_timeout(WAIT).unwrap().event, Event::Join);
+        assert!(!scope.demonitor(bad), "the panicking subscriber is gone");
+        assert_eq!(scope.leave(&atom("g"), p), Ok(true));
+        assert_eq!(updates.recv_timeout(WAIT).unwrap().event, Event::Leave);
+    }
+);
+
 /// Joins and leaves on one node, one at a time, for about a second: the rate is
 /// printed (`--nocapture`), and must reach 10,000 a second.
 #[test]
