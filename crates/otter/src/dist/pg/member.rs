@@ -14,7 +14,7 @@
 //!   process does with a term it does not expect is its own affair (an otter process
 //!   gets `M::from(BadTerm)`, an Erlang one the term).
 //!
-//! So a group of mixed types is one group: [`Scope::members::<M>`](crate::dist::pg::Scope::members)
+//! So a group of mixed types is one group: [`Scope::members::<_, M>`](crate::dist::pg::Scope::members)
 //! gives its remote members and its local members of type `M`, and
 //! [`Scope::all_members`](crate::dist::pg::Scope::all_members) every member, untyped.
 
