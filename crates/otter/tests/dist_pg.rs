@@ -903,3 +903,28 @@ fn thundering_herd() {
     println!("pg: 2000 syncs and a join handled in {:?}", t0.elapsed());
     assert_eq!(remote_count(&scope, &(atom("group"), 1)), 2);
 }
+
+/// A visible otter node: Erlang's scope discovers it on `nodeup` as well as otter's
+/// discovers Erlang's; the two discoveries meet in one membership.
+#[test]
+fn a_visible_otter_node_and_an_erlang_node_discover_each_other() {
+    let rt = Runtime::builder().threads(support::MANY).build().unwrap();
+    erlang::ensure_epmd();
+    let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
+    let node = Node::builder(name)
+        .cookie("secret")
+        .hidden(false)
+        .start(&rt.handle())
+        .expect("the otter node starts");
+    let scope = node.pg_scope("pg").unwrap();
+    let p = forever(&rt);
+    scope.join(&atom("visible"), p).unwrap();
+    let mut e = erl_pg();
+    connect(&rt, &node, e.name());
+    assert_eq!(e.eval_ok("pg:join(pg, visible, whereis(member))"), "ok");
+    support::eventually("Erlang's member", WAIT, || {
+        remote_count(&scope, &atom("visible")) == 1
+    });
+    erl_until(&mut e, "length(pg:get_members(pg, visible))", "2");
+    assert_eq!(scope.all_members(&atom("visible")).len(), 2);
+}
