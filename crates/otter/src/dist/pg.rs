@@ -80,8 +80,11 @@
 //! * `pg:start_link/1` links the scope to its caller; [`Node::pg_scope`] starts the
 //!   scope on the node's runtime, unlinked, and returns the running one if there is
 //!   one: it lives until [`Scope::stop`] or the runtime's end.
-//! * A scope is a process of the node: another process cannot be registered under its
-//!   name for peers (`PgError::NameTaken` the other way round).
+//! * The scope's name is one of the names the node exports to peers
+//!   ([`Node::register`]'s): [`Node::pg_scope`] fails with [`PgError::NameTaken`] if
+//!   another process has it, but a later [`Node::register`] of the name takes it from
+//!   the scope (Erlang's `register/2` refuses a taken name), and peers' `discover`
+//!   then goes to that process: leave the name to the scope.
 //! * An Erlang scope that is started while a hidden otter node is connected discovers
 //!   `nodes()` only, which leaves the otter node out. otter's scope sends `discover`
 //!   again when a peer's scope exits while its node stays connected, which reaches
