@@ -51,6 +51,10 @@
 //!   Erlang functions, failures as [`ErpcError`]. The wire protocol (a distributed
 //!   spawn: `SPAWN_REQUEST`/`SPAWN_REPLY` and the monitor's exit) and the tables are in
 //!   `dist/erpc.rs`.
+//! * **Process groups**: [`Node::pg_scope`] runs a scope of Erlang's `pg` (OTP 23+)
+//!   that speaks `pg`'s protocol with the scopes of the same name on the connected
+//!   nodes, Erlang's and otter's: one membership, typed `Pid<M>` members, join and
+//!   leave notices, members gone with their process or their node ([`pg`]).
 //! * **System messages**: the same registered servers answer OTP's `sys` from other
 //!   nodes (`sys:get_state({Name, Node})` gives [`Server::format_status`](crate::server::Server::format_status)'s text,
 //!   `sys:get_status`, `sys:suspend`/`resume`, `sys:trace`, `sys:statistics`) and
@@ -96,10 +100,10 @@
 //!   [`Node::remote_name`] is not a process's: it stands for `{Name, Node}`, and sends
 //!   to it go by name again once the node is back.
 //! * The node is hidden by default ([`NodeBuilder::hidden`]); it does not take part in
-//!   `global`'s name registry or `pg`. A visible node (`hidden(false)`) never answers
-//!   `global`'s protocol either, so `global:sync()` on its Erlang peers waits for it
-//!   for ever and they do not connect to it transitively: keep it hidden where a peer
-//!   uses `global`.
+//!   `global`'s name registry (`pg` works on a hidden node: [`pg`]). A visible node
+//!   (`hidden(false)`) never answers `global`'s protocol either, so `global:sync()`
+//!   on its Erlang peers waits for it for ever and they do not connect to it
+//!   transitively: keep it hidden where a peer uses `global`.
 //! * `{Name, node()}` ([`Node::call`], [`Node::send_named`], [`Node::remote_name`]
 //!   given the node's own name) reaches the names exported to peers
 //!   ([`Node::register`] and the like), not the runtime's typed local registry
@@ -149,6 +153,7 @@ mod flags;
 mod handshake;
 mod local;
 mod node;
+pub mod pg;
 pub(crate) mod pid_serde;
 mod reason;
 mod receive;

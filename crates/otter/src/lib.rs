@@ -34,6 +34,7 @@
 //! | `ranch:suspend_listener/1`, then waiting for the connections | [`net::AcceptorPool::graceful_stop`]`(drain)` |
 //! | dirty schedulers | [`blocking::spawn_blocking`] |
 //! | `erpc:call(OtterNode, m, f, [A, B])` from Erlang; `erpc:call(Node, M, F, Args, T)` from otter | `node.register_rpc("m", "f", \|(a, b): (i64, i64)\| Ok(a + b))`; `node.erpc_call(&cx, node, "m", "f", &(a, b), t).await` ([`dist`], "erpc and rpc") |
+//! | `pg:start(Scope)`, `pg:join(Scope, G, Pid)`, `pg:get_members(Scope, G)`, `pg:monitor_scope(Scope)` | `node.pg_scope("pg")`, `scope.join(&g, pid)`, `scope.members::<_, M>(&g)`, `scope.monitor_scope(pid)` ([`dist::pg`]: Erlang's pg protocol, one membership with Erlang nodes) |
 //! | `os:set_signal(sigterm, handle)`, `{notify, sigterm}` | [`os_signal::notify`]`(&cx, &[Signal::Term], pid)`, an [`OsSignal`] message |
 //! | SASL's crash, supervisor and progress reports | `tracing` events ([`report`]): install a subscriber |
 //! | a `common_test` case, `-spec main` of an escript | `#[otter::test]` (`workers = [1, 4]`), `#[otter::main]` |

@@ -213,6 +213,8 @@ pub(crate) struct NodeShared {
     /// Monitors of this node's own exported names, by monitor id: the process that
     /// held the name when the monitor was set (`local.rs`).
     pub(crate) local_monitors: Mutex<HashMap<u64, RawPid>>,
+    /// The running `pg` scopes (`pg.rs`).
+    pub(crate) pg: crate::dist::pg::Scopes,
 }
 
 impl fmt::Debug for NodeShared {
@@ -281,6 +283,7 @@ impl Node {
             erpc: Default::default(),
             next_ref: std::sync::atomic::AtomicU64::new(1),
             local_monitors: Mutex::new(HashMap::new()),
+            pg: Default::default(),
         });
         if !handle.set_node() {
             return Err(StartError::AlreadyStarted);
