@@ -331,6 +331,8 @@ impl<M: Send + 'static> Context<M> {
             owner: &mut self.owner,
             spent: crate::coop::budget_spent(),
             waiting,
+            to,
+            muted: None,
         }
     }
 

@@ -468,6 +468,34 @@ fn queue_len<M>(pid: Pid<M>) -> Option<usize> {
     Some(prefix.mailbox.len())
 }
 
+/// Muting (`mailbox/bound.rs`, "Muting"): whether the sender woken by `waker` waits
+/// for `pid`'s queue to drain. `first` is the sender's look at its yield point, which
+/// mutes only past [`MUTE_AT`](crate::mailbox::bound::MUTE_AT); a muted sender's
+/// later looks keep it muted while the queue is past half that. A muted sender is
+/// filed as a waiter (the protocol's steps 1 and 2) before its last look (step 3).
+/// Never for a bounded mailbox (its bound rules), a remote or an exited pid.
+#[cold]
+#[inline(never)]
+pub(crate) fn mute<M>(pid: Pid<M>, waker: &std::task::Waker, first: bool) -> bool {
+    use crate::mailbox::bound::{MUTE_AT, wait_for_room};
+    let Some(lookup) = ProcessRef::new(pid.raw) else {
+        return false;
+    };
+    let h = lookup.header();
+    if h.vtable.bounded {
+        return false;
+    }
+    // SAFETY: the count `lookup` holds keeps the cell allocated until it drops, after
+    // this function; a `Pid<M>` names a `Cell<_, M>` (`deliver`).
+    let prefix = unsafe { cell_of::<Prefix<M>>(lookup.cell).as_ref() };
+    let limit = if first { MUTE_AT } else { MUTE_AT / 2 };
+    if prefix.mailbox.len() <= limit {
+        return false;
+    }
+    wait_for_room(h.pid, &h.bound, waker);
+    prefix.mailbox.len() > MUTE_AT / 2
+}
+
 /// A send to a pid the process table does not resolve: a process of another node
 /// (`remote.rs`), or one that has exited (the message is handed back).
 #[cold]

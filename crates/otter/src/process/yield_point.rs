@@ -7,7 +7,9 @@ use std::future::Future;
 use super::owner::Owner;
 use super::send;
 use crate::error::TrySendError;
+use crate::mailbox::bound::{MUTE_AT, MUTE_RECHECK};
 use crate::pid::Pid;
+use crate::timer::Sleep;
 
 /// The future of [`Context::yield_now`](crate::Context::yield_now).
 ///
@@ -64,6 +66,10 @@ pub struct Sending<'a, M, N = M> {
     /// Boxed: the future is stored in its caller's state across the `.await`, and a
     /// loop of sends would otherwise move the message's bytes there on every send.
     pub(super) waiting: Option<Box<(Pid<N>, N)>>,
+    /// The receiver: looked at when the send spent the budget (muting).
+    pub(super) to: Pid<N>,
+    /// The sender is muted (`mailbox/bound.rs`, "Muting"): its recheck timer.
+    pub(super) muted: Option<Box<Sleep>>,
 }
 
 // Nothing in a `Sending` is pinned: the message is moved in and out by value.
@@ -74,6 +80,7 @@ impl<M, N> std::fmt::Debug for Sending<'_, M, N> {
         f.debug_struct("Sending")
             .field("spent", &self.spent)
             .field("waiting", &self.waiting.is_some())
+            .field("muted", &self.muted.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -90,10 +97,16 @@ impl<M, N: Send + 'static> Future for Sending<'_, M, N> {
         if this.waiting.is_some() {
             return this.wait_for_room(cx);
         }
+        if this.muted.is_some() {
+            return this.muted(cx);
+        }
         if this.spent {
             // The first poll yields, unless the turn is renewed in place; the poll
             // after the yield finds `spent` cleared.
             this.spent = false;
+            if this.mute(cx) {
+                return std::task::Poll::Pending;
+            }
             if !this.owner.send_budget_spent() {
                 return std::task::Poll::Pending;
             }
@@ -103,6 +116,48 @@ impl<M, N: Send + 'static> Future for Sending<'_, M, N> {
 }
 
 impl<M, N: Send + 'static> Sending<'_, M, N> {
+    /// At the yield point: mutes this sender if the receiver's queue is too long
+    /// (`mailbox/bound.rs`, "Muting"), and arms its recheck timer.
+    #[inline]
+    fn mute(&mut self, cx: &mut std::task::Context<'_>) -> bool {
+        if self.owner.queue_len() > MUTE_AT || !send::mute(self.to, cx.waker(), true) {
+            return false;
+        }
+        let Some(rt) = self.owner.runtime() else {
+            return false;
+        };
+        let mut sleep = Box::new(Sleep::new(
+            rt.timer.clone(),
+            crate::timer::deadline_after(MUTE_RECHECK),
+        ));
+        if std::pin::Pin::new(&mut *sleep).poll(cx).is_ready() {
+            return false;
+        }
+        self.muted = Some(sleep);
+        true
+    }
+
+    /// A muted sender, woken: goes on once the receiver has drained to half, has
+    /// exited, or this process's own queue is too long; else waits again.
+    #[cold]
+    #[inline(never)]
+    fn muted(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if self.owner.queue_len() <= MUTE_AT && send::mute(self.to, cx.waker(), false) {
+            let sleep = self.muted.as_mut().expect("muted");
+            if std::pin::Pin::new(&mut **sleep).poll(cx).is_pending() {
+                return std::task::Poll::Pending;
+            }
+            if let Some(rt) = self.owner.runtime() {
+                **sleep = Sleep::new(rt.timer.clone(), crate::timer::deadline_after(MUTE_RECHECK));
+                if std::pin::Pin::new(&mut **sleep).poll(cx).is_pending() {
+                    return std::task::Poll::Pending;
+                }
+            }
+        }
+        self.muted = None;
+        std::task::Poll::Ready(())
+    }
+
     /// The receiver's bounded mailbox was full: tries again, and waits for room
     /// (`mailbox/bound.rs`, the sender's steps). A receiver that has exited drops the
     /// message, as a send to it would. The wait is the yield: `spent` is dropped.
