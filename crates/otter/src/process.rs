@@ -331,8 +331,6 @@ impl<M: Send + 'static> Context<M> {
             owner: &mut self.owner,
             spent: crate::coop::budget_spent(),
             waiting,
-            to,
-            muted: None,
         }
     }
 
@@ -906,9 +904,9 @@ impl TimerRef {
 /// body keeps only the call.
 #[cold]
 #[inline(never)]
-fn waiting<N>(to: Pid<N>, refused: crate::TrySendError<N>) -> Option<Box<(Pid<N>, N)>> {
+fn waiting<N>(to: Pid<N>, refused: crate::TrySendError<N>) -> Option<Box<yield_point::Slow<N>>> {
     match refused {
-        crate::TrySendError::Full(m) => Some(Box::new((to, m))),
+        crate::TrySendError::Full(m) => Some(Box::new(yield_point::Slow::Full(to, m))),
         crate::TrySendError::Exited(_) => None,
     }
 }

@@ -633,6 +633,17 @@ pub(crate) fn exit_pending(pid: RawPid) -> bool {
 
 // ===== introspection =====
 
+/// The queue length of the process `cell`, whatever its message type (a muted
+/// sender's look, `mailbox/bound.rs`).
+///
+/// # Safety
+///
+/// The caller holds a reference on `cell` (a table count).
+pub(crate) unsafe fn queue_len(cell: NonNull<Header>) -> usize {
+    // SAFETY: caller's contract: a live cell of this vtable's type, held.
+    unsafe { (cell.as_ref().vtable.inspect)(cell) }.queue_len
+}
+
 /// What introspection reads of one process (`introspect.rs`), with no type in it.
 pub(crate) struct Sample {
     pub(crate) pid: RawPid,
