@@ -472,9 +472,9 @@ fn queue_len<M>(pid: Pid<M>) -> Option<usize> {
 /// The look of an awaited send that spent the budget (`mailbox/bound.rs`, "Muting"):
 /// a process this poll has streamed to (the stream cache keeps a count on it) whose
 /// unbounded queue is past [`MUTE_AT`](crate::mailbox::bound::MUTE_AT), if any. It
-/// reads at most [`MUTE_LOOKS`] entries, the next ones after those the thread's
-/// previous look read: a fan-out over many receivers has each looked at within a few
-/// turns, for the price of one receiver's look a turn.
+/// reads at most [`MUTE_LOOKS`] entries, the next after the one the thread's previous
+/// look read: a fan-out over many receivers has each looked at within as many turns,
+/// for the price of one receiver's queue ends (two loads) a turn.
 #[cold]
 #[inline(never)]
 pub(crate) fn flooded() -> Option<RawPid> {
@@ -509,7 +509,7 @@ pub(crate) fn flooded() -> Option<RawPid> {
 }
 
 /// Stream cache entries a muting look reads at most ([`flooded`]).
-const MUTE_LOOKS: usize = 2;
+const MUTE_LOOKS: usize = 1;
 
 /// Whether the unbounded queue of the process `cell` holds more than `limit` messages.
 ///
