@@ -55,9 +55,11 @@
 //! An unbounded mailbox has no bound to refuse a send, but a flood of awaited sends
 //! still slows its senders, as Pony mutes a sender to an overloaded actor: at the
 //! yield point of an awaited send ([`Context::send`](crate::Context::send) whose turn's
-//! budget is spent, once per turn), the sender looks at the receiver's queue; past
-//! [`MUTE_AT`] messages it is *muted*: it waits, as a sender waits for room, until the
-//! receiver has drained its queue to half that. The message itself was delivered: a
+//! budget is spent, once per turn), the sender looks at the queue of one of the
+//! processes it streamed to in this poll (those the stream cache holds a count on,
+//! `process/send.rs`; one a look, in turn); past [`MUTE_AT`] messages it is *muted*:
+//! it waits, as a sender waits for room, until that receiver has drained its queue to
+//! half that. A flood is a stream, so its receiver is in the cache. The message itself was delivered: a
 //! mute delays the sender's next step, never a message. So a producer faster than its
 //! consumer keeps at most about `MUTE_AT` messages queued (plus a turn's sends), where
 //! it would otherwise queue all it can produce, and the consumer's own worker is not
