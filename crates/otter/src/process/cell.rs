@@ -652,8 +652,10 @@ pub(crate) fn exit_pending(pid: RawPid) -> bool {
 ///
 /// The caller holds a reference on `cell` (a table count).
 pub(crate) unsafe fn queue_len(cell: NonNull<Header>) -> usize {
-    // SAFETY: caller's contract: a live cell of this vtable's type, held.
-    unsafe { (cell.as_ref().vtable.queue_len)(cell) }
+    // SAFETY: caller's contract: a live cell, held.
+    let queue_len = unsafe { cell.as_ref() }.vtable.queue_len;
+    // SAFETY: caller's contract; `queue_len` is this cell's own type's.
+    unsafe { queue_len(cell) }
 }
 
 /// What introspection reads of one process (`introspect.rs`), with no type in it.
