@@ -9,7 +9,8 @@
 %%% seconds (5); bound (only 0: accepted so that otter's command lines with bound=0 run
 %%% here unchanged); pw (1, at most 1000000) us each producer computes before each
 %%% message (0: as fast as it can; the default of 1 keeps an unbounded flood within the
-%%% suite's memory budget, as otter's).
+%%% suite's memory budget, as otter's); send (try | await: accepted so that otter's
+%%% command lines run here unchanged; Erlang's `!` is the one send, and never waits).
 %%%
 %%%   - A producer loops until the stop flag (an `atomics` slot): compute pw us, then
 %%%     Consumer ! {item, From, Seq, SentNs}. The BEAM preempts it; no yield is needed.
@@ -38,7 +39,8 @@ params() ->
      {w, {range, 1, 1000000}, 10},
      {seconds, pos_int, 5},
      {bound, {range, 0, 0}, 0},
-     {pw, {range, 0, 1000000}, 1}].
+     {pw, {range, 0, 1000000}, 1},
+     {send, {enum, ['try', await]}, 'try'}].
 
 validate(#{p := P}) ->
     bench_common:process_room(p, P + 2).

@@ -312,6 +312,15 @@ pub(crate) fn cases(s: &Sizes) -> Vec<Case> {
     );
     bounded.impls = vec![Impl::Otter];
     v.push(bounded);
+    // The producers await their sends: an unbounded mailbox mutes them (otter only:
+    // Erlang's `!` is the one send, its row is the first case's).
+    let mut muted = case(
+        "overload",
+        &[("seconds", s.overload_seconds), ("bound", 0)],
+        &[("send", "await")],
+    );
+    muted.impls = vec![Impl::Otter];
+    v.push(muted);
 
     v.push(http_case(s));
     v

@@ -17,11 +17,14 @@
 //! than the consumer can handle in `seconds` (1.1 × seconds × 1e6 / w), then no one
 //! sends while the consumer works through them.
 //!
-//! * A producer loops until the stop flag: compute `pw` µs, then `try_send` the next item
-//!   (its number and the time it is sent). `Full` counts as refused; the producer backs
-//!   off (a sleep of 50 µs, doubling up to 1 ms, reset by the next accepted send) and
-//!   retries the same item. Every 64 attempts it takes a unit of budget
-//!   (`consume_budget`), so that it yields as a BEAM process would.
+//! * A producer loops until the stop flag: compute `pw` µs, then send the next item (its
+//!   number and the time it is sent). With `send=try` (the default) it uses `try_send`:
+//!   `Full` counts as refused; the producer backs off (a sleep of 50 µs, doubling up to
+//!   1 ms, reset by the next accepted send) and retries the same item; every 64
+//!   attempts it takes a unit of budget (`consume_budget`), so that it yields as a BEAM
+//!   process would. With `send=await` it awaits `Context::send`: it waits for room in a
+//!   bounded mailbox, and an unbounded one mutes it past `SpawnOptions::MUTE_AT`
+//!   queued messages (`mailbox/bound.rs`, "Muting"); nothing is refused.
 //! * The consumer receives, checks the item's number against the producer's last one,
 //!   records its queueing delay (receive time − send time), computes `w` µs, and counts.
 //!   Once the stop flag is set it drains what is left without computing, so that an
@@ -64,6 +67,7 @@ pub(crate) const WORKLOAD: Workload = Workload {
         ParamSpec::int("seconds", 5),
         ParamSpec::int_in("bound", 0, 1 << 30, 0),
         ParamSpec::int_in("pw", 0, MAX_WORK_US, 1),
+        ParamSpec::choice("send", &["try", "await"], "try"),
     ],
     validate,
     footprint,
@@ -122,6 +126,8 @@ struct Shared {
     stop: AtomicBool,
     /// Items the consumer has handled (computed) so far.
     handled: AtomicU64,
+    /// `send=await`: producers await `Context::send` instead of `try_send`.
+    awaited: bool,
 }
 
 fn validate(p: &Params) -> Result<(), String> {
@@ -179,9 +185,13 @@ fn run(rt: &Runtime, p: &Params) -> Result<Outcome, RunError> {
     let bound = p.int("bound") as usize;
     let samples_cap =
         (p.int("seconds").saturating_mul(1_000_000) / p.int("w").max(1)).min(MAX_SAMPLES) as usize;
+    let awaited = p.choice("send") == "await";
     Ok(rt.block_on(move |mut cx: Context<ToRoot>| async move {
         let root = cx.pid();
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared {
+            awaited,
+            ..Shared::default()
+        });
         let start = Instant::now();
         let opts = if bound > 0 {
             SpawnOptions::new().bounded_mailbox(bound)
@@ -300,7 +310,8 @@ fn run(rt: &Runtime, p: &Params) -> Result<Outcome, RunError> {
     })?)
 }
 
-/// A producer: sends items until the stop flag, backing off on `Full`; then reports.
+/// A producer: sends items until the stop flag (`try_send`, backing off on `Full`, or
+/// the awaited send); then reports.
 async fn produce(
     mut cx: Context<()>,
     from: u32,
@@ -310,6 +321,7 @@ async fn produce(
     pw: Duration,
     start: Instant,
 ) {
+    let awaited = shared.awaited;
     let (mut sent, mut seq) = (0u64, 0u64);
     let mut backoff = BACKOFF_MIN;
     while !shared.stop.load(Ordering::Acquire) {
@@ -320,6 +332,11 @@ async fn produce(
             sent_ns: start.elapsed().as_nanos() as u64,
         };
         sent += 1;
+        if awaited {
+            cx.send(consumer, item).await;
+            seq += 1;
+            continue;
+        }
         match consumer.try_send(item) {
             Ok(()) => {
                 seq += 1;

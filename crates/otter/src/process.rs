@@ -283,6 +283,15 @@ impl<M: Send + 'static> Context<M> {
     /// bounded and full ([`SpawnOptions::bounded_mailbox`]): then the future holds the
     /// message and sends it once the receiver has taken messages to make room.
     ///
+    /// **Muting.** At its yield point (once a turn), a sender whose receivers of this
+    /// turn include one whose unbounded queue holds more than
+    /// [`SpawnOptions::MUTE_AT`] messages waits until that queue has drained to half,
+    /// as Pony mutes a sender to an overloaded actor: a producer faster than its
+    /// consumer on another worker keeps about `MUTE_AT` messages queued instead of all
+    /// it can produce. A sender whose own queue is past `MUTE_AT` is not muted (so
+    /// processes that flood each other never wait for each other), and plain
+    /// [`Pid::send`] never is. Rules: `mailbox/bound.rs`, "Muting".
+    ///
     /// A turn's budget is shared by receives, sends, spawns and socket operations
     /// (crate docs, "Scheduler"). [`Pid::send`] draws on it too but cannot yield: a
     /// loop of plain sends holds its worker until it ends, and a receiver on the same
@@ -904,9 +913,9 @@ impl TimerRef {
 /// body keeps only the call.
 #[cold]
 #[inline(never)]
-fn waiting<N>(to: Pid<N>, refused: crate::TrySendError<N>) -> Option<Box<(Pid<N>, N)>> {
+fn waiting<N>(to: Pid<N>, refused: crate::TrySendError<N>) -> Option<Box<yield_point::Slow<N>>> {
     match refused {
-        crate::TrySendError::Full(m) => Some(Box::new((to, m))),
+        crate::TrySendError::Full(m) => Some(Box::new(yield_point::Slow::Full(to, m))),
         crate::TrySendError::Exited(_) => None,
     }
 }

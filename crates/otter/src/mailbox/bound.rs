@@ -49,12 +49,54 @@
 //!
 //! An unbounded mailbox pays one load and a branch per message taken (the word is 0);
 //! a bounded one pays the fence as well.
+//!
+//! # Muting
+//!
+//! An unbounded mailbox has no bound to refuse a send, but a flood of awaited sends
+//! still slows its senders, as Pony mutes a sender to an overloaded actor: at the
+//! yield point of an awaited send ([`Context::send`](crate::Context::send) whose turn's
+//! budget is spent, once per turn), the sender looks at the queue of one of the
+//! processes it streamed to in this poll (those the stream cache holds a count on,
+//! `process/send.rs`; one a look, in turn); past [`MUTE_AT`] messages it is *muted*:
+//! it waits, as a sender waits for room, until that receiver has drained its queue to
+//! half that. A flood is a stream, so its receiver is in the cache. The message itself was delivered: a
+//! mute delays the sender's next step, never a message. So a producer faster than its
+//! consumer keeps at most about `MUTE_AT` messages queued (plus a turn's sends), where
+//! it would otherwise queue all it can produce, and the consumer's own worker is not
+//! shared with a producer that keeps filling the queue.
+//!
+//! * The wait is the protocol above with a capacity of 0: the muted sender files its
+//!   waker and sets `WAITING` in a word that is otherwise 0, and looks again; the
+//!   receiver, which loads the word after every take anyway, sees it non-zero and
+//!   wakes its waiters at `MUTE_AT / 2`, then clears `WAITING` (the word is 0 again).
+//! * **Only awaited sends are muted.** [`Pid::send`](crate::Pid::send) and
+//!   `try_send` never wait, as Erlang's `!` never does; a bounded mailbox keeps its own
+//!   rules (its bound is the limit, not `MUTE_AT`).
+//! * **A sender whose own queue is past `MUTE_AT` is not muted**, and a muted sender
+//!   that finds its own queue past it (any message to it wakes it) goes on: a process
+//!   that must drain its own mail is never held by another's. So no cycle of processes
+//!   that send to each other waits for ever: each muted member's own queue is short,
+//!   and the one it waits for has a long one, which cannot hold all round a cycle.
+//! * **The receiver's exit.** The receiving end's drop sets `CLOSED` only when the
+//!   word is not 0, with no fence: an exit that races a sender's mute may miss it. A
+//!   muted sender so also looks again every [`MUTE_RECHECK`] on its own, and goes on
+//!   once the receiver is gone (or drained); the cost of the race is that delay, and
+//!   the exit path pays nothing for muting.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::task::Waker;
 
 use crate::pid::RawPid;
+
+/// An awaited send mutes its sender when the receiver's unbounded queue holds more
+/// than this at the sender's yield point (module docs, "Muting"); the sender goes on
+/// once the queue is at half.
+pub(crate) const MUTE_AT: usize = 1 << 16;
+
+/// How long a muted sender waits before it looks at the receiver again on its own
+/// (module docs, "Muting": an exit the receiver's wake-up does not cover).
+pub(crate) const MUTE_RECHECK: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// The capacity bits of the bound word; also the largest bound.
 pub(crate) const CAPACITY: u32 = (1 << 30) - 1;
@@ -101,7 +143,12 @@ pub(crate) fn wait_for_room(pid: RawPid, word: &AtomicU32, waker: &Waker) {
 pub(crate) fn taken(pid: RawPid, word: &AtomicU32, len: impl FnOnce() -> usize) {
     crate::loom::full_fence();
     let w = word.load(Ordering::Relaxed);
-    if w & WAITING == 0 || len() > ((w & CAPACITY) / 2) as usize {
+    // A capacity of 0 is an unbounded mailbox with muted senders (module docs).
+    let half = match (w & CAPACITY) as usize {
+        0 => MUTE_AT / 2,
+        capacity => capacity / 2,
+    };
+    if w & WAITING == 0 || len() > half {
         return;
     }
     word.fetch_and(!WAITING, Ordering::SeqCst);

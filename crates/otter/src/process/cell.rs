@@ -192,6 +192,9 @@ pub(super) struct VTable {
     /// Reads the mailbox and the counters for introspection. Caller: anyone holding a
     /// reference.
     inspect: unsafe fn(NonNull<Header>) -> Inspected,
+    /// The queue's length, two loads (a muted sender's look, `mailbox/bound.rs`).
+    /// Caller: anyone holding a reference.
+    queue_len: unsafe fn(NonNull<Header>) -> usize,
     /// The introspection counters. Caller: anyone holding a reference, for as long as
     /// it holds it.
     counters: unsafe fn(NonNull<Header>) -> NonNull<Counters>,
@@ -265,6 +268,7 @@ where
         drop_future: Self::drop_future,
         dealloc: Self::dealloc,
         inspect: Self::inspect,
+        queue_len: Self::queue_len,
         counters: Self::counters,
     };
 
@@ -282,6 +286,14 @@ where
         // SAFETY: caller's contract: a live `Cell<F, M>`; taking a field's address
         // reads nothing.
         NonNull::from(unsafe { &cell.as_ref().counters })
+    }
+
+    /// # Safety
+    ///
+    /// `ptr` is a live `Cell<F, M>`, kept allocated by the caller's reference.
+    unsafe fn queue_len(ptr: NonNull<Header>) -> usize {
+        // SAFETY: caller's contract: a live `Cell<F, M>`.
+        unsafe { cell_of::<Self>(ptr).as_ref() }.mailbox.len()
     }
 
     /// # Safety
@@ -632,6 +644,19 @@ pub(crate) fn exit_pending(pid: RawPid) -> bool {
 }
 
 // ===== introspection =====
+
+/// The queue length of the process `cell`, whatever its message type (a muted
+/// sender's look, `mailbox/bound.rs`).
+///
+/// # Safety
+///
+/// The caller holds a reference on `cell` (a table count).
+pub(crate) unsafe fn queue_len(cell: NonNull<Header>) -> usize {
+    // SAFETY: caller's contract: a live cell, held.
+    let queue_len = unsafe { cell.as_ref() }.vtable.queue_len;
+    // SAFETY: caller's contract; `queue_len` is this cell's own type's.
+    unsafe { queue_len(cell) }
+}
 
 /// What introspection reads of one process (`introspect.rs`), with no type in it.
 pub(crate) struct Sample {

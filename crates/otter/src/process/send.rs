@@ -44,7 +44,8 @@ use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
 
 use crate::error::TrySendError;
-use crate::pid::{Pid, ProcessId};
+use crate::mailbox::bound::MUTE_AT;
+use crate::pid::{Pid, ProcessId, RawPid};
 use crate::process::cell::{Header, Prefix, ProcessRef, cell_of, release_slot};
 use crate::process::harness::Task;
 use crate::process::state::TransitionToScheduled;
@@ -466,6 +467,83 @@ fn queue_len<M>(pid: Pid<M>) -> Option<usize> {
     // this line; a `Pid<M>` names a `Cell<_, M>` (`deliver`).
     let prefix = unsafe { cell_of::<Prefix<M>>(lookup.cell).as_ref() };
     Some(prefix.mailbox.len())
+}
+
+/// The look of an awaited send that spent the budget (`mailbox/bound.rs`, "Muting"):
+/// a process this poll has streamed to (the stream cache keeps a count on it) whose
+/// unbounded queue is past [`MUTE_AT`](crate::mailbox::bound::MUTE_AT), if any. It
+/// reads at most [`MUTE_LOOKS`] entries, the next after the one the thread's previous
+/// look read: a fan-out over many receivers has each looked at within as many turns,
+/// for the price of one receiver's queue ends (two loads) a turn.
+#[cold]
+#[inline(never)]
+pub(crate) fn flooded() -> Option<RawPid> {
+    thread_local! {
+        static NEXT: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    }
+    let held = context::kept_held();
+    if held == 0 {
+        return None;
+    }
+    let start = NEXT.with(std::cell::Cell::get);
+    // The held entries from `start` on, then those before it.
+    let mut rotated = held.rotate_right(start);
+    for _ in 0..MUTE_LOOKS {
+        if rotated == 0 {
+            break;
+        }
+        let i = (rotated.trailing_zeros() + start) as usize % STREAM_ENTRIES;
+        rotated &= rotated - 1;
+        NEXT.with(|n| n.set((i as u32 + 1) % STREAM_ENTRIES as u32));
+        let e = context::kept(i);
+        if let Some((slot, cell)) = e.held {
+            let pid = RawPid::from_bits(e.last);
+            // SAFETY: the count the cache keeps holds the cell until `end_stream` or
+            // the entry's reuse, after this call.
+            if slot.word.is_alive(pid.generation) && unsafe { queue_past_mute(cell, MUTE_AT) } {
+                return Some(pid);
+            }
+        }
+    }
+    None
+}
+
+/// Stream cache entries a muting look reads at most ([`flooded`]).
+const MUTE_LOOKS: usize = 1;
+
+/// Whether the unbounded queue of the process `cell` holds more than `limit` messages.
+///
+/// # Safety
+///
+/// The caller holds a table count on `cell`.
+unsafe fn queue_past_mute(cell: NonNull<Header>, limit: usize) -> bool {
+    // SAFETY: caller's contract.
+    let h = unsafe { cell.as_ref() };
+    // SAFETY: caller's contract.
+    !h.vtable.bounded && unsafe { crate::process::cell::queue_len(cell) } > limit
+}
+
+/// Muting (`mailbox/bound.rs`, "Muting"), a muted sender's look: whether the sender
+/// woken by `waker` keeps waiting for `pid`'s queue to drain to half of
+/// [`MUTE_AT`](crate::mailbox::bound::MUTE_AT). It files itself as a waiter (the
+/// protocol's steps 1 and 2) before its last look (step 3). Never for a bounded
+/// mailbox (its bound rules) or a pid that no longer resolves.
+#[cold]
+#[inline(never)]
+pub(crate) fn still_muted(pid: RawPid, waker: &std::task::Waker) -> bool {
+    let Some(lookup) = ProcessRef::new(pid) else {
+        return false;
+    };
+    let half = MUTE_AT / 2;
+    // SAFETY: the count `lookup` holds keeps the cell allocated until it drops, after
+    // this function.
+    if !unsafe { queue_past_mute(lookup.cell, half) } {
+        return false;
+    }
+    let h = lookup.header();
+    crate::mailbox::bound::wait_for_room(h.pid, &h.bound, waker);
+    // SAFETY: as above.
+    unsafe { queue_past_mute(lookup.cell, half) }
 }
 
 /// A send to a pid the process table does not resolve: a process of another node

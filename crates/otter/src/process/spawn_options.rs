@@ -32,6 +32,11 @@ impl SpawnOptions {
     /// The largest bound [`SpawnOptions::bounded_mailbox`] takes: 2^30 − 1.
     pub const MAX_MAILBOX_BOUND: usize = crate::mailbox::bound::CAPACITY as usize;
 
+    /// The queue length past which an unbounded mailbox mutes the senders that await
+    /// [`Context::send`](crate::Context::send) to it, until it has drained to half:
+    /// 65,536 messages. Plain sends are never muted.
+    pub const MUTE_AT: usize = crate::mailbox::bound::MUTE_AT;
+
     /// The options of a plain spawn: not linked, mailbox unbounded.
     ///
     /// ```

@@ -7,7 +7,8 @@ use std::future::Future;
 use super::owner::Owner;
 use super::send;
 use crate::error::TrySendError;
-use crate::pid::Pid;
+use crate::mailbox::bound::{MUTE_AT, MUTE_RECHECK};
+use crate::pid::{Pid, RawPid};
 
 /// The future of [`Context::yield_now`](crate::Context::yield_now).
 ///
@@ -63,7 +64,20 @@ pub struct Sending<'a, M, N = M> {
     /// The message and its receiver, while the receiver's bounded mailbox is full.
     /// Boxed: the future is stored in its caller's state across the `.await`, and a
     /// loop of sends would otherwise move the message's bytes there on every send.
-    pub(super) waiting: Option<Box<(Pid<N>, N)>>,
+    /// The sender muted (`mailbox/bound.rs`, "Muting") holds its recheck timer here.
+    /// One box for both, so that the usual send drops one `None`.
+    pub(super) waiting: Option<Box<Slow<N>>>,
+}
+
+/// What a [`Sending`] waits for, when it waits.
+pub(crate) enum Slow<N> {
+    /// Room in the receiver's bounded mailbox, for this message.
+    Full(Pid<N>, N),
+    /// The receiver's queue to drain: the sender is muted until it looks again on its
+    /// own at this deadline. The timer that wakes it then is not cancelled when it goes
+    /// on sooner (one spurious wake-up at most, within `MUTE_RECHECK`), so that this
+    /// type has no drop glue to run after every send.
+    Muted(RawPid, std::time::Instant),
 }
 
 // Nothing in a `Sending` is pinned: the message is moved in and out by value.
@@ -88,12 +102,15 @@ impl<M, N: Send + 'static> Future for Sending<'_, M, N> {
     ) -> std::task::Poll<()> {
         let this = self.get_mut();
         if this.waiting.is_some() {
-            return this.wait_for_room(cx);
+            return this.slow(cx);
         }
         if this.spent {
             // The first poll yields, unless the turn is renewed in place; the poll
             // after the yield finds `spent` cleared.
             this.spent = false;
+            if let Some(flooded) = send::flooded() {
+                return this.mute(cx, flooded);
+            }
             if !this.owner.send_budget_spent() {
                 return std::task::Poll::Pending;
             }
@@ -103,16 +120,79 @@ impl<M, N: Send + 'static> Future for Sending<'_, M, N> {
 }
 
 impl<M, N: Send + 'static> Sending<'_, M, N> {
+    /// At the yield point, a receiver of this turn's sends having its queue past
+    /// `MUTE_AT`: mutes this sender (`mailbox/bound.rs`, "Muting") unless its own queue
+    /// is past it too, and arms its recheck timer; else yields as [`Sending::poll`]
+    /// does.
+    #[cold]
+    #[inline(never)]
+    fn mute(&mut self, cx: &mut std::task::Context<'_>, to: RawPid) -> std::task::Poll<()> {
+        if self.owner.queue_len() <= MUTE_AT
+            && send::still_muted(to, cx.waker())
+            && let Some(deadline) = self.recheck_at(cx)
+        {
+            self.waiting = Some(Box::new(Slow::Muted(to, deadline)));
+            return std::task::Poll::Pending;
+        }
+        if self.owner.send_budget_spent() {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    }
+
+    /// Arms a timer that wakes this process after [`MUTE_RECHECK`]; its deadline, or
+    /// `None` if the runtime has shut down.
+    fn recheck_at(&self, cx: &mut std::task::Context<'_>) -> Option<std::time::Instant> {
+        let rt = self.owner.runtime()?;
+        let deadline = crate::timer::deadline_after(MUTE_RECHECK);
+        rt.timer
+            .insert(deadline, crate::timer::Action::Wake(cx.waker().clone()));
+        Some(deadline)
+    }
+
+    /// Waiting for room or muted: the slow paths of [`Sending::poll`].
+    #[cold]
+    #[inline(never)]
+    fn slow(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        match self.waiting.take().map(|b| *b) {
+            Some(Slow::Full(to, m)) => self.wait_for_room(cx, to, m),
+            Some(Slow::Muted(to, deadline)) => self.muted(cx, to, deadline),
+            None => std::task::Poll::Ready(()),
+        }
+    }
+
+    /// A muted sender, woken: goes on once the receiver has drained to half, has
+    /// exited, or this process's own queue is too long; else waits again (with a new
+    /// recheck timer if this one has run out).
+    fn muted(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        to: RawPid,
+        mut deadline: std::time::Instant,
+    ) -> std::task::Poll<()> {
+        if self.owner.queue_len() > MUTE_AT || !send::still_muted(to, cx.waker()) {
+            return std::task::Poll::Ready(());
+        }
+        if std::time::Instant::now() >= deadline {
+            match self.recheck_at(cx) {
+                Some(d) => deadline = d,
+                None => return std::task::Poll::Ready(()),
+            }
+        }
+        self.waiting = Some(Box::new(Slow::Muted(to, deadline)));
+        std::task::Poll::Pending
+    }
+
     /// The receiver's bounded mailbox was full: tries again, and waits for room
     /// (`mailbox/bound.rs`, the sender's steps). A receiver that has exited drops the
     /// message, as a send to it would. The wait is the yield: `spent` is dropped.
-    #[cold]
-    #[inline(never)]
-    fn wait_for_room(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
-        let Some(waiting) = self.waiting.take() else {
-            return std::task::Poll::Ready(());
-        };
-        let (to, m) = *waiting;
+    fn wait_for_room(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        to: Pid<N>,
+        m: N,
+    ) -> std::task::Poll<()> {
         let m = match send::send_checked(to, m) {
             Err(TrySendError::Full(m)) => m,
             Ok(()) | Err(TrySendError::Exited(_)) => return std::task::Poll::Ready(()),
@@ -120,7 +200,7 @@ impl<M, N: Send + 'static> Sending<'_, M, N> {
         send::wait_for_room(to, cx.waker());
         match send::send_checked(to, m) {
             Err(TrySendError::Full(m)) => {
-                self.waiting = Some(Box::new((to, m)));
+                self.waiting = Some(Box::new(Slow::Full(to, m)));
                 std::task::Poll::Pending
             }
             Ok(()) | Err(TrySendError::Exited(_)) => std::task::Poll::Ready(()),
