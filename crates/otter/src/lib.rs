@@ -483,7 +483,10 @@
 //!   through system messages as OTP's; a supervisor's children with
 //!   [`SupervisorRef::which_children`](supervisor::SupervisorRef::which_children).
 //!   Erlang's shell reaches them on an otter node too (`sys:get_state({Name, Node})`,
-//!   `gen_server:stop/1`; see [`dist`]).
+//!   `gen_server:stop/1`, `supervisor:which_children({Name, Node})`; see [`dist`]).
+//! * **Metrics** (feature `metrics`): `otter::metrics::Publisher` sets the runtime's
+//!   counters in the `metrics` facade on a timer, for Prometheus or any other exporter
+//!   (`examples/metrics_prometheus.rs`).
 //! * **Reports**: crashes, supervisor reports and progress reports as `tracing` events
 //!   with SASL's content ([`report`]); install `tracing_subscriber::fmt` and the log
 //!   reads as OTP's, one line per crash.
