@@ -9,6 +9,8 @@
 //!   process table in windows ([`WINDOW`] slots at a time) while the workers run.
 //! * [`Handle::runtime_info`]: the runtime's and its workers' counters,
 //!   [`RuntimeInfo`].
+//! * [`Handle::stuck`]: the processes inside one long poll now ("Stuck processes");
+//!   [`Handle::deadlocks`]: processes that call each other in a cycle ("Calls").
 //!
 //! # Always on, and cheap
 //!
@@ -78,16 +80,33 @@
 //! taken the slot of the walked processes' exited parent (p99 90 ns to 350 ns; the
 //! example `process_snapshot` measures it). The buffer of a window is reused.
 //!
+//! # Calls
+//!
+//! A call's reply slot (`server/reply.rs`) is watched by the server's bonds, and the
+//! caller stores its pid in the slot with each call (one store, on a line the call
+//! writes anyway). So a server's bonds tell which processes wait on it now: its call
+//! watchers whose latest call still waits, read under its bonds lock with the rest
+//! ([`ProcessInfo::callers`]). The wait-for graph of a runtime is those edges, each
+//! caller waiting on one server at a time; [`Handle::deadlocks`] walks every process
+//! and returns its cycles. Calls from outside any process (a `Handle`, a tokio task)
+//! have no caller to name, and a call to another node's server waits in the
+//! distribution's table of pending calls, not in a local slot: neither is an edge.
+//!
+//! # Stuck processes
+//!
+//! A poll that does not return holds its worker (crate docs, "Scheduler"). The worker
+//! stores the pid of the process it polls before each poll (one store on its own
+//! stats line), and the watchdog, which already looks at every worker's tick every
+//! 5 ms to hand on what queues behind a long poll, records on a busy worker whose tick
+//! has not moved for a period which tick it was and since when (the look that first
+//! saw it). [`Handle::stuck`] reads them: the pid, the worker, and how long the poll
+//! has lasted, at most one look late. Nothing is read on the path of a message.
+//!
 //! # Left out
 //!
 //! * **Monitors a process holds** (Erlang's `monitors`): a monitor is recorded on the
 //!   watched side only (`monitor.rs`); recording it on the monitoring side too would
 //!   cost every `monitor` and `Down`. Its inverse, `monitored_by`, is given.
-//! * **The call a process waits on** (Erlang's `current_function` of `gen:do_call`):
-//!   a call's watcher on the server is a reply slot with no owner (`server/reply.rs`,
-//!   kept per worker after its call), so it names neither its caller nor whether a
-//!   call waits on it; recording the server in the caller's cell would cost a store
-//!   per call, left for later.
 //! * **Saved messages**: the save area of selective receive lives in the process's
 //!   `Context`, inside its future, out of reach of another thread.
 //!   [`Memory::cell`] includes the future, hence the `Context`, but not the boxed
@@ -209,6 +228,10 @@ pub struct ProcessInfo {
     pub links: Vec<ProcessId>,
     /// The processes monitoring it (Erlang's `monitored_by`).
     pub monitored_by: Vec<ProcessId>,
+    /// The processes waiting now for a reply to a call to it (a server's, a state
+    /// machine's or a supervisor's callers, `sys` requests included; module docs,
+    /// "Calls").
+    pub callers: Vec<ProcessId>,
     /// Whether it traps exits.
     pub trap_exit: bool,
     /// The process that spawned it; `None` if it was spawned from outside any process.
@@ -330,6 +353,7 @@ fn build(s: Sample, is_supervisor: impl FnOnce(RawPid) -> bool) -> ProcessInfo {
         },
         links: s.bonds.links.into_iter().map(ProcessId).collect(),
         monitored_by: s.bonds.monitored_by.into_iter().map(ProcessId).collect(),
+        callers: s.bonds.callers.into_iter().map(ProcessId).collect(),
         trap_exit: s.bonds.trap_exit,
         parent,
         supervisor,
@@ -576,7 +600,7 @@ pub(crate) fn flush(stats: &WorkerStats) {
 }
 
 /// A worker's counters (module docs, rule 6); in its `Remote`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct WorkerStats {
     spawns: Counter,
     exits: [Counter; 6],
@@ -584,9 +608,46 @@ pub(crate) struct WorkerStats {
     parks: Counter,
     busy_ns: Counter,
     dead_sends: Counter,
+    /// The pid (bits) of the process the worker polls now, or polled last: a store per
+    /// poll by the worker ("Stuck processes").
+    polling: AtomicU64,
+    /// Written by the watchdog only: the worker's tick it found unchanged for a
+    /// watchdog period or more with the worker busy, and since when (ns from the
+    /// runtime's start), or [`NOT_HELD`].
+    held_tick: AtomicU64,
+    held_since_ns: AtomicU64,
 }
 
+/// [`WorkerStats::held_since_ns`] of a worker not held by one poll.
+const NOT_HELD: u64 = u64::MAX;
+
 impl WorkerStats {
+    /// The worker starts polling the process `pid` (one store, by the worker).
+    #[inline(always)]
+    pub(crate) fn polling(&self, pid: RawPid) {
+        self.polling.store(pid.to_bits(), Ordering::Relaxed);
+    }
+
+    /// The watchdog found the worker busy inside the poll that began tick `tick`,
+    /// unchanged since `since` (a look at least a watchdog period later).
+    pub(crate) fn held(&self, rt: &RuntimeStats, tick: u64, since: Instant) {
+        if self.held_since_ns.load(Ordering::Relaxed) == NOT_HELD
+            || self.held_tick.load(Ordering::Relaxed) != tick
+        {
+            let ns = since.saturating_duration_since(rt.start).as_nanos();
+            self.held_tick.store(tick, Ordering::Relaxed);
+            self.held_since_ns
+                .store(u64::try_from(ns).unwrap_or(NOT_HELD - 1), Ordering::Relaxed);
+        }
+    }
+
+    /// The watchdog saw the worker's tick move (or the worker idle): not held.
+    pub(crate) fn not_held(&self) {
+        if self.held_since_ns.load(Ordering::Relaxed) != NOT_HELD {
+            self.held_since_ns.store(NOT_HELD, Ordering::Relaxed);
+        }
+    }
+
     /// A steal from another worker.
     pub(crate) fn stole(&self) {
         self.steals.add(1);
@@ -636,6 +697,22 @@ pub(crate) struct RuntimeStats {
     clock_ms: AtomicU64,
     /// Spawns from threads that are not workers (a read-modify-write: they are few).
     outside_spawns: AtomicU64,
+}
+
+impl Default for WorkerStats {
+    fn default() -> Self {
+        WorkerStats {
+            spawns: Counter::default(),
+            exits: Default::default(),
+            steals: Counter::default(),
+            parks: Counter::default(),
+            busy_ns: Counter::default(),
+            dead_sends: Counter::default(),
+            polling: AtomicU64::new(RawPid::OUTSIDE.to_bits()),
+            held_tick: AtomicU64::new(0),
+            held_since_ns: AtomicU64::new(NOT_HELD),
+        }
+    }
 }
 
 impl Default for RuntimeStats {
@@ -772,6 +849,170 @@ impl Handle {
     pub fn runtime_info(&self) -> RuntimeInfo {
         runtime_info(self.shared())
     }
+
+    /// The processes inside one poll for `min` or longer now: each holds its worker
+    /// (module docs, "Stuck processes"), so the processes queued behind it wait for
+    /// the watchdog to hand them on and it answers nothing. Reported within a watchdog
+    /// period (5 ms) of `min`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = otter::Runtime::builder().threads(2).build().unwrap();
+    /// let h = rt.handle();
+    /// let (hog, stuck) = rt
+    ///     .block_on(move |cx: otter::Context<()>| async move {
+    ///         let hog = cx.spawn(|_: otter::Context<()>| async {
+    ///             std::thread::sleep(Duration::from_millis(300)); // a poll that never yields
+    ///         });
+    ///         loop {
+    ///             let stuck = h.stuck(Duration::from_millis(50));
+    ///             if !stuck.is_empty() {
+    ///                 return (hog, stuck);
+    ///             }
+    ///             cx.sleep(Duration::from_millis(5)).await;
+    ///         }
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(stuck[0].pid, hog.id());
+    /// assert!(stuck[0].polling_for >= Duration::from_millis(50));
+    /// ```
+    pub fn stuck(&self, min: Duration) -> Vec<Stuck> {
+        stuck(self.shared(), min)
+    }
+
+    /// Processes that wait on each other's calls in a cycle (A calls B while B calls
+    /// A, or longer), each cycle once, from its lowest pid: a deadlock that only a
+    /// call's timeout ends (module docs, "Calls"). Walks every process, as
+    /// [`Handle::processes`].
+    ///
+    /// ```
+    /// use otter::server::{Flow, ReplyTo, Server, ServerContext, ServerRef};
+    /// use otter::{Context, ExitReason, Runtime};
+    ///
+    /// /// Calls its peer when called: two of them calling each other wait for ever.
+    /// struct Peer(Option<ServerRef<Peer>>);
+    /// enum Call { SetPeer(ServerRef<Peer>, ReplyTo<()>), Ping(ReplyTo<()>) }
+    /// impl Server for Peer {
+    ///     type Args = (); type Call = Call; type Cast = (); type Info = ();
+    ///     async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> { Ok(Peer(None)) }
+    ///     async fn handle_call(&mut self, call: Call, _: &mut ServerContext<Self>) -> Flow {
+    ///         match call {
+    ///             Call::SetPeer(p, f) => { self.0 = Some(p); f.reply(()) }
+    ///             Call::Ping(f) => {
+    ///                 let _ = self.0.unwrap().call_timeout(Call::Ping, None).await;
+    ///                 f.reply(());
+    ///             }
+    ///         }
+    ///         Flow::Continue
+    ///     }
+    /// }
+    ///
+    /// let rt = Runtime::new();
+    /// let h = rt.handle();
+    /// let (cycles, a, b) = rt
+    ///     .block_on(move |cx: Context<()>| async move {
+    ///         let a = Peer::start(&cx, ()).await.unwrap();
+    ///         let b = Peer::start(&cx, ()).await.unwrap();
+    ///         a.call(|f| Call::SetPeer(b, f)).await.unwrap();
+    ///         b.call(|f| Call::SetPeer(a, f)).await.unwrap();
+    ///         // a calls b, which calls a: neither ever answers.
+    ///         cx.spawn(move |_: Context<()>| async move {
+    ///             let _ = a.call_timeout(Call::Ping, None).await;
+    ///         });
+    ///         loop {
+    ///             let found = h.deadlocks();
+    ///             if !found.is_empty() {
+    ///                 return (found, a.pid().id(), b.pid().id());
+    ///             }
+    ///             cx.yield_now().await;
+    ///         }
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(cycles, vec![vec![a.min(b), a.max(b)]]);
+    /// ```
+    pub fn deadlocks(&self) -> Vec<Vec<ProcessId>> {
+        deadlocks(self.processes())
+    }
+}
+
+/// A process inside one long poll ([`Handle::stuck`]).
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stuck {
+    /// The process.
+    pub pid: ProcessId,
+    /// The worker slot it holds (a spare's slot if a spare thread polls it).
+    pub worker: usize,
+    /// How long it has been inside this poll, at least (the watchdog's first look
+    /// after the poll began, at most a watchdog period late).
+    pub polling_for: Duration,
+}
+
+fn stuck(rt: &Shared, min: Duration) -> Vec<Stuck> {
+    let now = rt.stats.start.elapsed();
+    let mut out = Vec::new();
+    for (worker, w) in rt.workers.iter().enumerate() {
+        let s = &w.stats;
+        let since = s.held_since_ns.load(Ordering::Relaxed);
+        if since == NOT_HELD
+            || !w.busy.load(Ordering::Relaxed)
+            || w.ticks.load(Ordering::Relaxed) & !STREAMING != s.held_tick.load(Ordering::Relaxed)
+        {
+            continue;
+        }
+        let polling_for = now.saturating_sub(Duration::from_nanos(since));
+        let pid = RawPid::from_bits(s.polling.load(Ordering::Relaxed));
+        if polling_for >= min && pid != RawPid::OUTSIDE {
+            out.push(Stuck {
+                pid: ProcessId(pid),
+                worker,
+                polling_for,
+            });
+        }
+    }
+    out
+}
+
+/// The cycles of the wait-for graph of calls (each caller waits on one server at a
+/// time), each from its lowest pid, sorted.
+fn deadlocks(processes: impl Iterator<Item = ProcessInfo>) -> Vec<Vec<ProcessId>> {
+    use std::collections::HashMap;
+    let mut waits: HashMap<ProcessId, ProcessId> = HashMap::new();
+    for p in processes {
+        for c in p.callers {
+            waits.insert(c, p.pid);
+        }
+    }
+    // Walk from each process along its waits; a walk that comes back to a process of
+    // its own path has found a cycle. Each process is finished once.
+    let mut done: std::collections::HashSet<ProcessId> = std::collections::HashSet::new();
+    let mut cycles = Vec::new();
+    let mut starts: Vec<ProcessId> = waits.keys().copied().collect();
+    starts.sort_unstable();
+    for start in starts {
+        let mut path: Vec<ProcessId> = Vec::new();
+        let mut at = start;
+        loop {
+            if done.contains(&at) {
+                break;
+            }
+            if let Some(i) = path.iter().position(|&p| p == at) {
+                let mut cycle = path[i..].to_vec();
+                let lowest = (0..cycle.len()).min_by_key(|&k| cycle[k]).unwrap_or(0);
+                cycle.rotate_left(lowest);
+                cycles.push(cycle);
+                break;
+            }
+            path.push(at);
+            match waits.get(&at) {
+                Some(&next) => at = next,
+                None => break,
+            }
+        }
+        done.extend(path);
+    }
+    cycles.sort();
+    cycles
 }
 
 fn info_with_name(rt: &Shared, pid: RawPid) -> Option<ProcessInfo> {

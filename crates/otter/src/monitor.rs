@@ -153,6 +153,10 @@ pub(crate) trait CallWatch: Send + Sync {
     /// The server exited with `reason` (`Noproc`: it did not exist): end the call that
     /// waits on the slot, if any, and mark the slot as no longer watching.
     fn server_exited(&self, reason: ExitReason) -> Option<Waker>;
+
+    /// The process waiting for a reply through the slot now, if a process waits
+    /// (introspection's view of who calls whom; racy, exact at its reads).
+    fn waiting_caller(&self) -> Option<crate::pid::RawPid>;
 }
 
 /// A fresh monitor id (unique in the OS process).

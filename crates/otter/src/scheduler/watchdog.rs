@@ -15,7 +15,10 @@
 //!    `spawn_stack.rs`), and the look wakes a worker for it too;
 //! 3. wakes, once per poll, the calls whose deadlines it deferred (`deferred.rs`): its
 //!    flushes wait for the poll to end, and each call arms its own timer when another
-//!    thread polls it.
+//!    thread polls it;
+//! 4. records, for introspection, that the worker is held and since when (the look
+//!    that first saw its tick: at most a look late), so that
+//!    [`Handle::stuck`](crate::Handle::stuck) names the process in the long poll.
 //!
 //! Go's runtime has the same thread (`sysmon`), which hands the processor of a thread
 //! blocked in a system call to another thread. Before this thread, the looks were made
@@ -50,7 +53,7 @@ use crate::process::harness::Task;
 use crate::scheduler::doze::Doze;
 use crate::scheduler::queue::Local;
 use crate::scheduler::tuning::{WATCHDOG, WATCHDOG_QUIET};
-use crate::scheduler::{Shared, stand_in};
+use crate::scheduler::{STREAMING, Shared, stand_in};
 
 /// The watchdog thread's state in [`Shared`].
 #[derive(Debug, Default)]
@@ -149,6 +152,7 @@ impl Watch {
             let (was, since) = self.seen[v];
             if ticks != was {
                 self.seen[v] = (ticks, now);
+                w.stats.not_held();
                 moved = true;
                 continue;
             }
@@ -158,6 +162,12 @@ impl Watch {
             }
             if now.duration_since(since) < WATCHDOG {
                 continue;
+            }
+            // Item 4: what introspection reports as a stuck process.
+            if w.busy.load(Ordering::Relaxed) {
+                w.stats.held(&shared.stats, ticks & !STREAMING, since);
+            } else {
+                w.stats.not_held();
             }
             if stand_in::wants_spare(shared, v, ticks)
                 && let Some(s) = stand_in::stand_in_for(shared, v)

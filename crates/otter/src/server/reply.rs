@@ -79,7 +79,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context as TaskContext, Poll, Waker};
 use std::time::Duration;
@@ -159,7 +159,14 @@ struct Slot<R> {
     /// this; the exit clears this, then fills whatever call waits.
     watched: AtomicBool,
     on_exit: Mutex<Option<OnExit<R>>>,
+    /// The process that made the latest call through this slot (its pid's bits), or
+    /// [`NO_CALLER`] (a call from outside any process): what introspection reports as
+    /// waiting on the server (`introspect.rs`, "Calls"). A store per call, by the caller.
+    caller: AtomicU64,
 }
+
+/// [`Slot::caller`] when no process made the call.
+const NO_CALLER: u64 = u64::MAX;
 
 impl<R> Slot<R> {
     fn new(tag: u64, waker: Option<Waker>, watched: bool) -> Slot<R> {
@@ -167,6 +174,7 @@ impl<R> Slot<R> {
             outcome: OutcomeCell::waiting(tag, waker),
             watched: AtomicBool::new(watched),
             on_exit: Mutex::new(None),
+            caller: AtomicU64::new(NO_CALLER),
         }
     }
 
@@ -204,6 +212,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl<R: Send> CallWatch for Slot<R> {
+    fn waiting_caller(&self) -> Option<RawPid> {
+        if !self.outcome.latest_waits() {
+            return None;
+        }
+        let caller = self.caller.load(Ordering::Relaxed);
+        (caller != NO_CALLER).then(|| RawPid::from_bits(caller))
+    }
+
     fn server_exited(&self, reason: ExitReason) -> Option<Waker> {
         // Under the exiting server's lock: set the outcome now (what `demonitor`
         // relies on), leave the wake-up to the exit. The fence orders the clear before
@@ -352,6 +368,7 @@ impl<R: Send + 'static> Pending<R> {
     /// kept watching `target` (rule 3), else a new one and its watcher on `target`
     /// (`Noproc` at once if `target` is gone).
     pub(crate) fn call(target: RawPid, waker: Waker) -> (Pending<R>, ReplyTo<R>) {
+        let caller = crate::process::waker::pid_of(&waker).map_or(NO_CALLER, RawPid::to_bits);
         let mut waker = Some(waker);
         while let Some((slot, id)) = context::take_call_slot::<Slot<R>>(target) {
             if !slot.watched.load(Ordering::Relaxed) {
@@ -360,6 +377,8 @@ impl<R: Send + 'static> Pending<R> {
             }
             let tag = slot.outcome.tag() + 1;
             let Some(w) = waker.take() else { break };
+            // Before `begin`, whose barrier publishes it with the call.
+            slot.caller.store(caller, Ordering::Relaxed);
             slot.outcome.begin(tag, w);
             // After the publication (`begin`'s barrier). If the server's exit cleared
             // `watched` before it, it found no call waiting: end this one (dropping
@@ -382,6 +401,7 @@ impl<R: Send + 'static> Pending<R> {
         }
         let waker_set = waker.is_some();
         let slot = Arc::new(Slot::new(1, waker, true));
+        slot.caller.store(caller, Ordering::Relaxed);
         let id = crate::monitor::next_id();
         let watcher = Watcher {
             id,

@@ -171,6 +171,9 @@ pub(crate) struct Sample {
     /// The owners of the monitors on the process that are still alive (a monitor
     /// whose owner has exited stays until the next prune: `Bonds::add_watcher`).
     pub(crate) monitored_by: Vec<RawPid>,
+    /// The processes waiting for a reply from this one now (its call watchers whose
+    /// latest call waits).
+    pub(crate) callers: Vec<RawPid>,
     pub(crate) trap_exit: bool,
     /// The record's bytes, with its lists.
     pub(crate) bytes: usize,
@@ -187,6 +190,14 @@ pub(crate) fn sample(h: &Header) -> Sample {
         Sample {
             links: b.links.iter().copied().collect(),
             monitored_by: b.watchers.iter().filter_map(|w| w.owner).collect(),
+            callers: b
+                .watchers
+                .iter()
+                .filter_map(|w| match &w.notify {
+                    crate::monitor::Notify::Call(slot) => slot.waiting_caller(),
+                    crate::monitor::Notify::Message(_) => None,
+                })
+                .collect(),
             trap_exit: b.trap.is_some(),
             bytes: std::mem::size_of::<Bonds>()
                 + b.links.len() * std::mem::size_of::<RawPid>()
