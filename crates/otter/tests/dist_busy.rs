@@ -4,6 +4,9 @@
 //! plain send past the hard limit still closes the connection (`dist/connection.rs`,
 //! "Limits").
 //!
+//! The same 5 s stop with an otter peer: this test binary run again as a child
+//! process (`otter_peer_child`), whose node has an otter `sink`.
+//!
 //! The tests of this file run one at a time (`serial`): one of them measures the test
 //! process's resident memory, which the others would disturb.
 
@@ -225,6 +228,152 @@ rt_test!(
             "RSS grew by {} KiB over a baseline of {} KiB",
             grew >> 10,
             baseline >> 10
+        );
+    }
+);
+
+/// What the otter `sink` of `otter_peer_child` takes: [`ToSink`], decoded.
+#[derive(Debug, Deserialize)]
+enum SinkIn {
+    #[serde(rename = "chunk")]
+    Chunk(u64, u64, Bin),
+    #[serde(rename = "report")]
+    Report(Pid<(u64, u64, u64)>),
+    #[serde(skip)]
+    Bad(#[allow(dead_code)] BadTerm),
+}
+
+impl From<BadTerm> for SinkIn {
+    fn from(b: BadTerm) -> SinkIn {
+        SinkIn::Bad(b)
+    }
+}
+
+/// The child side of the otter-peer test: run only in the child process it starts. A
+/// node named `$OTTER_BUSY_PEER` with `SINK`'s rules in an otter process, until its
+/// stdin closes.
+#[test]
+fn otter_peer_child() {
+    use std::io::{BufRead, Write};
+    let Some(name) = std::env::var_os("OTTER_BUSY_PEER") else {
+        return;
+    };
+    let rt = Runtime::builder().threads(2).build().unwrap();
+    let node = Node::builder(name.to_string_lossy())
+        .cookie("secret")
+        .start(&rt.handle())
+        .expect("the peer node starts");
+    let sink = rt.handle().spawn(|mut cx: Context<SinkIn>| async move {
+        let mut next = std::collections::HashMap::<u64, u64>::new();
+        let (mut bytes, mut bad) = (0u64, 0u64);
+        loop {
+            match cx.recv().await {
+                SinkIn::Chunk(s, seq, b) => {
+                    let x = seq as u8;
+                    let n = next.entry(s).or_insert(0);
+                    let ok = *n == seq && b.0.first() == Some(&x) && b.0.last() == Some(&x);
+                    *n = seq + 1;
+                    bytes += b.0.len() as u64;
+                    bad += u64::from(!ok);
+                }
+                SinkIn::Report(from) => from.send((next.values().sum(), bytes, bad)),
+                SinkIn::Bad(_) => bad += 1,
+            }
+        }
+    });
+    node.register("sink", sink);
+    println!("otter-peer-ready {}", node.name());
+    std::io::stdout().flush().unwrap();
+    for _ in std::io::stdin().lock().lines() {}
+    std::process::exit(0);
+}
+
+/// `otter_peer_child` running in a child process, killed when dropped.
+struct OtterPeer {
+    child: std::process::Child,
+    name: String,
+}
+
+impl OtterPeer {
+    fn start() -> OtterPeer {
+        use std::io::BufRead;
+        erlang::ensure_epmd();
+        let name = format!("{}@{}", erlang::unique_name("peer"), erlang::short_host());
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "otter_peer_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("OTTER_BUSY_PEER", &name)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = std::io::BufReader::new(child.stdout.take().unwrap());
+        // The harness prints the test's name first, on the same line.
+        for line in out.lines() {
+            if line.unwrap().contains("otter-peer-ready") {
+                return OtterPeer { child, name };
+            }
+        }
+        panic!("the otter peer did not start");
+    }
+}
+
+impl Drop for OtterPeer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+rt_test!(
+    an_otter_peer_that_stops_reading_for_five_seconds_gets_every_awaited_message_in_bounded_memory,
+    |rt: &Runtime| {
+        let _serial = serial();
+        const TOTAL: u64 = 200 << 20;
+        let node = otter_node(rt, |b| b);
+        let peer = OtterPeer::start();
+        let sink: Pid<ToSink> = node.remote_name("sink", &peer.name);
+        let os_pid = peer.child.id();
+        let resumed = Arc::new(AtomicBool::new(false));
+        let r = resumed.clone();
+        let out = rt.block_on(move |mut cx: Context<Got>| async move {
+            assert_eq!(report(&mut cx, sink).await, (0, 0, 0));
+            let baseline = rss();
+            let peak = PeakRss::start();
+            signal(os_pid, "STOP");
+            // The scenario: the peer reads nothing for 5 s.
+            let cont = std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_secs(5));
+                r.store(true, Ordering::SeqCst);
+                signal(os_pid, "CONT");
+            });
+            let n = TOTAL / CHUNK as u64;
+            for seq in 0..n {
+                cx.send(sink, chunk(0, seq)).await;
+            }
+            let waited = resumed.load(Ordering::SeqCst);
+            let got = report(&mut cx, sink).await;
+            let peak = peak.stop();
+            (n, baseline, peak, waited, got, cont)
+        });
+        let (n, baseline, peak, waited, got, cont) = out.unwrap();
+        cont.join().unwrap();
+        assert_eq!(got, (n, TOTAL, 0), "(messages, bytes, bad) at the sink");
+        assert!(
+            waited,
+            "the awaited sends did not wait for the stopped peer"
+        );
+        let grew = peak.saturating_sub(baseline);
+        assert!(
+            grew <= BUSY_LIMIT + RSS_MARGIN,
+            "RSS grew by {} KiB (baseline {} KiB), over the busy limit + {} KiB",
+            grew >> 10,
+            baseline >> 10,
+            RSS_MARGIN >> 10
         );
     }
 );
