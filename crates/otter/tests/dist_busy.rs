@@ -299,7 +299,7 @@ impl OtterPeer {
         use std::io::BufRead;
         erlang::ensure_epmd();
         let name = format!("{}@{}", erlang::unique_name("peer"), erlang::short_host());
-        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        let child = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
                 "otter_peer_child",
@@ -311,11 +311,13 @@ impl OtterPeer {
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let out = std::io::BufReader::new(child.stdout.take().unwrap());
+        // Killed by the drop from here on, also if it does not start.
+        let mut peer = OtterPeer { child, name };
+        let out = std::io::BufReader::new(peer.child.stdout.take().unwrap());
         // The harness prints the test's name first, on the same line.
         for line in out.lines() {
             if line.unwrap().contains("otter-peer-ready") {
-                return OtterPeer { child, name };
+                return peer;
             }
         }
         panic!("the otter peer did not start");
