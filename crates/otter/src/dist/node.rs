@@ -443,6 +443,10 @@ impl Node {
     /// `from` is the pid the peer sees as the sender. An error only if `message`
     /// cannot be encoded. Given this node's own name, the message goes to the process
     /// exported under `name` here, as `{Name, node()} ! Message` does (`local.rs`).
+    /// Like `pid.send`, it never waits: to a busy peer the message is queued, up to
+    /// [`NodeBuilder::dist_buf_hard_limit`]; a process that should wait sends to
+    /// [`Node::remote_name`]'s pid with the awaitable
+    /// [`Context::send`](crate::Context::send) instead.
     pub fn send_named<M: Serialize + ?Sized, F>(
         &self,
         from: Pid<F>,
