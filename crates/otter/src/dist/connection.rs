@@ -45,8 +45,9 @@
 //!   `erlang:send(Pid, Msg, [nosuspend])`). Everything else is queued: plain sends
 //!   (`pid.send`, [`Node::send_named`](crate::dist::Node::send_named), sends from
 //!   outside a process, which have no awaitable form), and every signal, reply and
-//!   control message (Erlang suspends only senders of messages too, and never a
-//!   process that is exiting).
+//!   control message: they are sent from code that cannot wait (an exit, a `Down`,
+//!   the reader's answers), where Erlang may suspend the sender of a link or a
+//!   monitor too.
 //! * Past the **hard limit** the connection is closed: the frame that finds more than
 //!   the hard limit queued is not queued, and the connection goes down as it does
 //!   when the peer leaves (`Noconnection` to links and monitors). Until then nothing
