@@ -7,7 +7,9 @@
 //! the cluster's Erlang (and otter) nodes talk as local processes do:
 //!
 //! * **Sending.** A `Pid<M>` may name a process of another node: `pid.send(m)`
-//!   encodes `m` as an Erlang term and queues it on the connection. A local send pays
+//!   encodes `m` as an Erlang term and queues it on the connection; the awaitable
+//!   `cx.send(pid, m).await` waits first while the peer is busy (its queue over
+//!   [`NodeBuilder::dist_buf_busy_limit`]: "Differences from Erlang" below). A local send pays
 //!   nothing for this: remote pids are never found in the process table, and only the
 //!   send path's "no such process" branch looks further (`dist/remote.rs`).
 //!   [`Node::send_named`] is `{Name, Node} ! Msg`, and [`Node::remote_name`] gives a
@@ -132,8 +134,19 @@
 //!   I/O: one that prints waits until the call's timeout.
 //! * No atom cache, no fragmented messages (otter does not announce those
 //!   capabilities, so peers do not use them).
-//! * A peer that stops reading gets its connection closed once 64 MiB wait for it;
-//!   Erlang suspends the senders instead (`busy_dist_port`).
+//! * Backpressure (`busy_dist_port`): once more than
+//!   [`NodeBuilder::dist_buf_busy_limit`] bytes (default 1024 KiB, OTP's) wait for a
+//!   peer, it is busy: the awaitable `cx.send(pid, m).await` to its processes waits
+//!   until the queue is written down to the limit, as Erlang suspends the sender,
+//!   and `pid.try_send(m)` hands the message back as `Full` (Erlang's
+//!   `erlang:send(Pid, Msg, [nosuspend])`). Plain sends never wait, as they never
+//!   block anywhere (`pid.send`, [`Node::send_named`], and every send from outside a
+//!   process, which has no awaitable form): they queue up to
+//!   [`NodeBuilder::dist_buf_hard_limit`] (default 64 MiB), and the first frame past
+//!   it closes the connection (`Noconnection` to links and monitors); Erlang has no
+//!   hard limit and suspends plain senders too. Signals, replies and control
+//!   messages are never held back. Nothing queued is dropped while the connection is
+//!   up. The rules and the wake-up protocol: `dist/connection.rs`, "Limits".
 //! * Exit reasons map to terms as [`RemoteReason`]'s docs say: the atoms of
 //!   `ExitReason`'s variants, `{shutdown, _}`, `{panic, <<Message>>}`, and any other
 //!   term as `ExitReason::Error(RemoteReason(term))`.

@@ -281,7 +281,11 @@ impl<M: Send + 'static> Context<M> {
     /// loop). Like [`Pid::send`] it never fails; a message to a process that has
     /// exited is dropped. It waits for the receiver only if the receiver's mailbox is
     /// bounded and full ([`SpawnOptions::bounded_mailbox`]): then the future holds the
-    /// message and sends it once the receiver has taken messages to make room.
+    /// message and sends it once the receiver has taken messages to make room. The
+    /// same for a receiver on another node whose connection is busy (more than the
+    /// node's `dist_buf_busy_limit` queued for it, Erlang's `busy_dist_port`): the
+    /// message goes once the connection has written its queue down to the limit
+    /// (feature `dist`, `dist/connection.rs`'s "Limits").
     ///
     /// **Muting.** At its yield point (once a turn), a sender whose receivers of this
     /// turn include one whose unbounded queue holds more than
@@ -310,7 +314,8 @@ impl<M: Send + 'static> Context<M> {
     /// no message, and a loop of awaited sends costs about what a loop of plain ones
     /// does (plus, per send, a load and a branch on whether the receiver is bounded).
     /// Not awaiting it (`#[must_use]` warns) only skips the yield, except on a full
-    /// bounded mailbox, where the message is then dropped with the future.
+    /// bounded mailbox or a busy peer, where the message is then dropped with the
+    /// future.
     ///
     /// ```
     /// let rt = otter::Runtime::new();

@@ -35,11 +35,13 @@ pub(crate) trait Distribution: Send + Sync {
     fn is_connected(&self, pid: RawPid) -> bool;
 
     /// Sends `message` (the `Pid<M>`'s `M`, which the distribution encodes by its type)
-    /// to `to`; false if it could not go (no encoder for its type, no such pid, a
-    /// message that cannot be a term), and the caller hands it back, as a send to an
-    /// exited process does (`process/send.rs`). By reference: the caller keeps the
-    /// message, so a remote send allocates nothing here.
-    fn send(&self, to: RawPid, message: &dyn Any) -> bool;
+    /// to `to`, as `busy` says when its node's connection is busy
+    /// (`dist/connection.rs`, "Limits"). [`RemoteSend::Refused`] if it could not go
+    /// (no encoder for its type, no such pid, a message that cannot be a term): the
+    /// caller hands it back, as a send to an exited process does (`process/send.rs`).
+    /// By reference: the caller keeps the message, so a remote send allocates nothing
+    /// here.
+    fn send(&self, to: RawPid, message: &dyn Any, busy: Busy<'_>) -> RemoteSend;
 
     /// Adds `watcher` to `target` (`signal/bonds.rs`, `add_watcher`): the `Down` comes
     /// from the distribution, `Noconnection` or `Noproc` included.
@@ -60,6 +62,29 @@ pub(crate) trait Distribution: Send + Sync {
 
     /// Writes `pid` as Erlang shows it (`<Node.Id.Serial>`).
     fn fmt_pid(&self, pid: RawPid, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+}
+
+/// What a remote send does when the connection to the pid's node is busy.
+#[derive(Clone, Copy)]
+pub(crate) enum Busy<'a> {
+    /// Queue the message anyway (a plain send: up to the hard limit).
+    Queue,
+    /// Refuse it ([`RemoteSend::Busy`]): `try_send`, Erlang's `nosuspend`.
+    Refuse,
+    /// Refuse it, and wake this waker once the connection is not busy: the steps of
+    /// the wait, whose protocol `dist/connection.rs` states ("Busy").
+    Wait(&'a std::task::Waker),
+}
+
+/// What [`Distribution::send`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RemoteSend {
+    /// Queued on the connection.
+    Sent,
+    /// Not sent: the connection is busy (`Busy::Refuse`, `Busy::Wait`).
+    Busy,
+    /// Not sent and never will be: as a send to an exited process.
+    Refused,
 }
 
 static INSTALLED: OnceLock<&'static dyn Distribution> = OnceLock::new();

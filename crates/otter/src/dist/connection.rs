@@ -32,9 +32,53 @@
 //! [`EncodeError::FrameTooLarge`](etf::EncodeError::FrameTooLarge) for the sender)
 //! rather than send one the peer would drop the connection for. The reader's buffer grows only as bytes arrive
 //! (to at most twice what has arrived, never by what a length field claims), and is
-//! kept while large frames keep coming (`pump.rs`'s `SMALL_FRAMES_TO_SHRINK`). At most
-//! [`MAX_QUEUED`] bytes wait for a peer that does not read; beyond, the connection is
-//! closed (Erlang suspends the senders instead: `busy_dist_port`).
+//! kept while large frames keep coming (`pump.rs`'s `SMALL_FRAMES_TO_SHRINK`).
+//!
+//! The bytes queued for the writer and not yet written (`queued`) have two limits,
+//! the node's [`NodeBuilder::dist_buf_busy_limit`](crate::dist::NodeBuilder::dist_buf_busy_limit)
+//! and [`NodeBuilder::dist_buf_hard_limit`](crate::dist::NodeBuilder::dist_buf_hard_limit):
+//!
+//! * Past the **busy limit** the peer is *busy* (Erlang's `busy_dist_port`): a message
+//!   sent with the awaitable [`Context::send`](crate::Context::send) waits, holding
+//!   its message, until the writer has written the queue down to the limit, then is
+//!   queued; [`Pid::try_send`](crate::Pid::try_send) hands it back as `Full` (Erlang's
+//!   `erlang:send(Pid, Msg, [nosuspend])`). Everything else is queued: plain sends
+//!   (`pid.send`, [`Node::send_named`](crate::dist::Node::send_named), sends from
+//!   outside a process, which have no awaitable form), and every signal, reply and
+//!   control message: they are sent from code that cannot wait (an exit, a `Down`,
+//!   the reader's answers), where Erlang may suspend the sender of a link or a
+//!   monitor too.
+//! * Past the **hard limit** the connection is closed: the frame that finds more than
+//!   the hard limit queued is not queued, and the connection goes down as it does
+//!   when the peer leaves (`Noconnection` to links and monitors). Until then nothing
+//!   queued is dropped. Erlang has no hard limit: its plain sends suspend too.
+//!
+//! So with awaitable senders only, at most the busy limit plus one message per
+//! sender that saw the peer not busy at once waits in memory.
+//!
+//! ## Busy: the wake-up protocol
+//!
+//! The state is `queued` (bytes) and `flags` (`WAITING`, `CLOSED`). The peer is busy
+//! while `queued` exceeds the busy limit and `CLOSED` is not set. An awaitable sender
+//! that finds it busy ([`Connection::wait_not_busy`]):
+//! 1. files its waker in `busy_waiters`;
+//! 2. sets `WAITING` with a `SeqCst` read-modify-write;
+//! 3. reads `queued` again (`SeqCst`): if the peer is not busy now (or `CLOSED` was
+//!    set), it sends; else it waits.
+//!
+//! The writer, after each write to the socket, takes the bytes written off `queued`
+//! with a `SeqCst` read-modify-write, then reads `flags` (`SeqCst`): if `WAITING` is
+//! set and `queued` is at or under the busy limit, it clears `WAITING`, then takes
+//! the waiters and wakes them all (each sends one message, or files itself again).
+//!
+//! The two read-modify-writes and the loads after them form a Dekker pair: either the
+//! writer's load sees `WAITING` (and wakes the sender once the queue is under the
+//! limit), or the sender's step 3 sees the writer's subtraction. A waiter filed after
+//! the writer took the list sets `WAITING` after the writer cleared it, so its step 3
+//! sees the queue the writer left, or the next write wakes it. [`Connection::down`]
+//! sets `CLOSED` by a read-modify-write, then wakes every waiter: a sender whose step
+//! 2 came later reads `CLOSED` and does not wait (its message goes where messages on
+//! a closed connection go: nowhere).
 //!
 //! # Going down
 //!
@@ -46,7 +90,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::future::poll_fn;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::task::{Poll, Waker};
 use std::time::Duration;
@@ -78,8 +122,17 @@ pub(crate) const MAX_FRAME: usize = 64 << 20;
 /// The largest control term accepted (a control message is a short tuple).
 pub(crate) const MAX_CONTROL: usize = 64 << 10;
 
-/// The bytes that may wait in a connection's writer for a peer that does not read.
-pub(crate) const MAX_QUEUED: usize = 64 << 20;
+/// The default busy limit (Erlang's `dist_buf_busy_limit`, 1024 KiB): module docs,
+/// "Limits".
+pub(crate) const DEFAULT_BUSY_LIMIT: usize = 1 << 20;
+
+/// The default hard limit: module docs, "Limits".
+pub(crate) const DEFAULT_HARD_LIMIT: usize = 64 << 20;
+
+/// A sender waits for the peer to be not busy (module docs, "Busy").
+const WAITING: u8 = 1;
+/// The connection went down: nobody waits on it any more.
+const CLOSED: u8 = 2;
 
 /// What the writer's mailbox holds.
 #[derive(Clone)]
@@ -127,8 +180,15 @@ pub(crate) struct Connection {
     state: Mutex<State>,
     /// Frames the reader has read; the ticker watches it.
     received: AtomicU64,
-    /// Bytes queued for the writer and not yet written.
-    queued: std::sync::atomic::AtomicUsize,
+    /// Bytes queued for the writer and not yet written (module docs, "Limits").
+    queued: AtomicUsize,
+    /// `WAITING` and `CLOSED` (module docs, "Busy").
+    flags: AtomicU8,
+    /// Senders waiting for the peer to be not busy.
+    busy_waiters: Mutex<Vec<Waker>>,
+    /// The node's limits, copied here: a send reads them without the node.
+    busy_limit: usize,
+    hard_limit: usize,
     next_unlink: AtomicU64,
 }
 
@@ -153,7 +213,11 @@ impl Connection {
                     socket: None,
                 }),
                 received: AtomicU64::new(0),
-                queued: Default::default(),
+                queued: AtomicUsize::new(0),
+                flags: AtomicU8::new(0),
+                busy_waiters: Mutex::new(Vec::new()),
+                busy_limit: node.busy_limit,
+                hard_limit: node.hard_limit.max(node.busy_limit),
                 next_unlink: AtomicU64::new(1),
             }
         })
@@ -187,15 +251,61 @@ impl Connection {
         .await
     }
 
-    /// Queues a frame for the writer; closes the connection if the peer has left more
-    /// than [`MAX_QUEUED`] bytes unread.
+    /// Queues a frame for the writer; closes the connection instead if more than the
+    /// hard limit waits for the peer (module docs, "Limits").
     pub(crate) fn send_frame(&self, frame: Vec<u8>) {
-        let before = self.queued.fetch_add(frame.len(), Ordering::Relaxed);
-        if before > MAX_QUEUED {
-            self.close("the peer does not read");
+        let before = self.queued.fetch_add(frame.len(), Ordering::SeqCst);
+        if before > self.hard_limit {
+            self.close("the peer does not read (dist_buf_hard_limit)");
             return;
         }
         self.writer.send(Out::Frame(frame));
+    }
+
+    /// Whether the peer is busy: more than the busy limit waits for it, and the
+    /// connection is not closed (module docs, "Busy").
+    pub(crate) fn is_busy(&self) -> bool {
+        self.queued.load(Ordering::SeqCst) > self.busy_limit
+            && self.flags.load(Ordering::SeqCst) & CLOSED == 0
+    }
+
+    /// Steps 1 to 3 of a sender's wait (module docs, "Busy"): files `waker`, and
+    /// tells whether the peer is still busy (then the sender waits: `waker` is woken
+    /// once it is not, or the connection goes down).
+    pub(crate) fn wait_not_busy(&self, waker: &Waker) -> bool {
+        {
+            let mut w = self
+                .busy_waiters
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if !w.iter().any(|x| x.will_wake(waker)) {
+                w.push(waker.clone());
+            }
+        }
+        let flags = self.flags.fetch_or(WAITING, Ordering::SeqCst);
+        flags & CLOSED == 0 && self.queued.load(Ordering::SeqCst) > self.busy_limit
+    }
+
+    /// The writer wrote `bytes` of queued frames: takes them off `queued`, and wakes
+    /// the waiters if the peer is no longer busy (module docs, "Busy").
+    pub(crate) fn written(&self, bytes: usize) {
+        let now = self.queued.fetch_sub(bytes, Ordering::SeqCst) - bytes;
+        if now <= self.busy_limit && self.flags.load(Ordering::SeqCst) & WAITING != 0 {
+            self.flags.fetch_and(!WAITING, Ordering::SeqCst);
+            self.wake_busy_waiters();
+        }
+    }
+
+    fn wake_busy_waiters(&self) {
+        let waiters = std::mem::take(
+            &mut *self
+                .busy_waiters
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        for w in waiters {
+            w.wake();
+        }
     }
 
     /// Encodes and queues a control message without payload.
@@ -275,6 +385,10 @@ impl Connection {
             )
         };
         self.writer.send(Out::Close);
+        // Senders waiting for the peer to be not busy stop waiting (module docs,
+        // "Busy").
+        self.flags.fetch_or(CLOSED, Ordering::SeqCst);
+        self.wake_busy_waiters();
         // User code runs here (`From<Exit>`, `From<Down>`, node watchers): a panic in
         // it loses that one notification, never the rest of the teardown.
         for (local, remote) in links {

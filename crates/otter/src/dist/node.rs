@@ -103,6 +103,8 @@ pub struct NodeBuilder {
     hidden: bool,
     tick_time: Duration,
     epmd_port: u16,
+    busy_limit: usize,
+    hard_limit: usize,
 }
 
 impl NodeBuilder {
@@ -125,6 +127,34 @@ impl NodeBuilder {
     /// taken as down; a tick is sent every quarter of it.
     pub fn tick_time(mut self, t: Duration) -> Self {
         self.tick_time = t;
+        self
+    }
+
+    /// The bytes queued for a peer past which it is *busy* (Erlang's
+    /// `dist_buf_busy_limit`, default 1024 KiB as in OTP; `+zdbbl` takes KiB, this
+    /// takes bytes): an awaitable [`Context::send`](crate::Context::send) to one of
+    /// its processes waits until the queue is written down to this limit, and
+    /// [`Pid::try_send`](crate::Pid::try_send) hands the message back as `Full`;
+    /// plain sends and signals are queued up to [`NodeBuilder::dist_buf_hard_limit`].
+    /// The rules: `dist/connection.rs`, "Limits".
+    ///
+    /// ```
+    /// let b = otter::dist::Node::builder("otter@localhost").dist_buf_busy_limit(4 << 20);
+    /// # let _ = b;
+    /// ```
+    pub fn dist_buf_busy_limit(mut self, bytes: usize) -> Self {
+        self.busy_limit = bytes;
+        self
+    }
+
+    /// The bytes queued for a peer past which its connection is closed (default
+    /// 64 MiB; at least the busy limit): the frame that finds more queued is not
+    /// sent, and links and monitors across the connection fire `Noconnection`.
+    /// Erlang has no such limit (its plain sends to a busy peer suspend too); only
+    /// plain sends and signals can reach it, since awaitable sends wait at the busy
+    /// limit.
+    pub fn dist_buf_hard_limit(mut self, bytes: usize) -> Self {
+        self.hard_limit = bytes;
         self
     }
 
@@ -191,6 +221,9 @@ pub(crate) struct NodeShared {
     pub(crate) cookie: String,
     pub(crate) hidden: bool,
     pub(crate) tick_time: Duration,
+    /// [`NodeBuilder::dist_buf_busy_limit`] and [`NodeBuilder::dist_buf_hard_limit`].
+    pub(crate) busy_limit: usize,
+    pub(crate) hard_limit: usize,
     pub(crate) handle: Handle,
     pub(crate) connections: Mutex<HashMap<Atom, Arc<Connection>>>,
     pub(crate) names: RwLock<HashMap<Atom, Exported>>,
@@ -245,6 +278,8 @@ impl Node {
                 .ok()
                 .and_then(|p| p.parse().ok())
                 .unwrap_or(4369),
+            busy_limit: connection::DEFAULT_BUSY_LIMIT,
+            hard_limit: connection::DEFAULT_HARD_LIMIT,
         }
     }
 
@@ -269,6 +304,8 @@ impl Node {
             cookie,
             hidden: b.hidden,
             tick_time: b.tick_time,
+            busy_limit: b.busy_limit,
+            hard_limit: b.hard_limit,
             handle: handle.clone(),
             connections: Mutex::new(HashMap::new()),
             names: RwLock::new(HashMap::new()),
@@ -409,6 +446,10 @@ impl Node {
     /// `from` is the pid the peer sees as the sender. An error only if `message`
     /// cannot be encoded. Given this node's own name, the message goes to the process
     /// exported under `name` here, as `{Name, node()} ! Message` does (`local.rs`).
+    /// Like `pid.send`, it never waits: to a busy peer the message is queued, up to
+    /// [`NodeBuilder::dist_buf_hard_limit`]; a process that should wait sends to
+    /// [`Node::remote_name`]'s pid with the awaitable
+    /// [`Context::send`](crate::Context::send) instead.
     pub fn send_named<M: Serialize + ?Sized, F>(
         &self,
         from: Pid<F>,

@@ -22,6 +22,7 @@ use crate::dist::{reason, remote};
 use crate::exit::ExitReason;
 use crate::monitor::{Down, Watcher};
 use crate::pid::RawPid;
+use crate::remote::{Busy, RemoteSend};
 use crate::signal::Kind;
 
 type Encode = fn(&dyn Any, &mut Vec<u8>) -> Result<(), etf::EncodeError>;
@@ -64,8 +65,8 @@ impl crate::remote::Distribution for Route {
         is_connected(pid)
     }
 
-    fn send(&self, to: RawPid, message: &dyn Any) -> bool {
-        send(to, message)
+    fn send(&self, to: RawPid, message: &dyn Any, busy: Busy<'_>) -> RemoteSend {
+        send(to, message, busy)
     }
 
     fn monitor(&self, target: RawPid, watcher: Watcher) {
@@ -107,11 +108,12 @@ pub(crate) fn install() {
     crate::remote::install(&ROUTE);
 }
 
-/// Sends `message` to the remote pid `to`; false if the pid is retired, or it cannot be
-/// encoded (the core hands it back to the sender).
-fn send(to: RawPid, message: &dyn Any) -> bool {
+/// Sends `message` to the remote pid `to`, waiting for a busy connection as `busy`
+/// says (`dist/connection.rs`, "Limits"); `Refused` if the pid is retired, or it
+/// cannot be encoded (the core hands it back to the sender).
+fn send(to: RawPid, message: &dyn Any, busy: Busy<'_>) -> RemoteSend {
     let Some((node, pid)) = remote::resolve(to) else {
-        return false;
+        return RemoteSend::Refused;
     };
     let Some(encode) = ENCODERS
         .read()
@@ -119,26 +121,34 @@ fn send(to: RawPid, message: &dyn Any) -> bool {
         .as_ref()
         .and_then(|t| t.get(&message.type_id()).copied())
     else {
-        return false;
+        return RemoteSend::Refused;
     };
     if pid.node == node.name {
         // `{Name, node()}` (`local.rs`); no other pid of this node is remote.
         let Some(name) = remote::name_of(to) else {
-            return false;
+            return RemoteSend::Refused;
         };
         let mut payload = Vec::new();
         if let Err(e) = crate::dist::with_node(&node, || encode(message, &mut payload)) {
             eprintln!("otter: a message to {to:?} was not sent: {e}");
-            return false;
+            return RemoteSend::Refused;
         }
         let control = Control::RegSend {
             from: connection::node_pid(&node),
             to: name,
         };
         crate::dist::local::deliver(&node, &control, &payload);
-        return true;
+        return RemoteSend::Sent;
     }
     let conn = connection::get_or_connect(&node, &pid.node);
+    let busy = match busy {
+        Busy::Queue => false,
+        Busy::Refuse => conn.is_busy(),
+        Busy::Wait(waker) => conn.is_busy() && conn.wait_not_busy(waker),
+    };
+    if busy {
+        return RemoteSend::Busy;
+    }
     let peer = pid.node.clone();
     let control = match remote::name_of(to) {
         Some(name) => Control::RegSend {
@@ -153,14 +163,14 @@ fn send(to: RawPid, message: &dyn Any) -> bool {
     match frame {
         Ok(f) => {
             conn.send_frame(f);
-            true
+            RemoteSend::Sent
         }
         Err(e) => {
             // A message that cannot be a term (nested deeper than `etf::MAX_DEPTH`, a
             // `Serialize` error) or a frame (over `MAX_FRAME`): `try_send` hands it back; a plain `send` would lose
             // it without a word.
             eprintln!("otter: a message to {to:?} on {peer} was not sent: {e}");
-            false
+            RemoteSend::Refused
         }
     }
 }

@@ -32,6 +32,11 @@
 //! unbounded mailbox pays a load of the vtable's flag and a branch, and plain sends
 //! pay nothing.
 //!
+//! To a remote pid whose node's connection is busy (`dist/connection.rs`, "Limits"),
+//! the same three: the plain send queues, `try_send` refuses with `Full`, the
+//! awaitable send waits until the connection is not busy. Only the miss branch (the
+//! table does not resolve the pid) asks, so a local send pays nothing for it.
+//!
 //! [`Pid::message_queue_len`] reads a receiver's backlog through the same lookup (or the
 //! count the stream cache keeps), so a fan-out can look before each send.
 //!
@@ -50,6 +55,7 @@ use crate::process::cell::{Header, Prefix, ProcessRef, cell_of, release_slot};
 use crate::process::harness::Task;
 use crate::process::state::TransitionToScheduled;
 use crate::process::table;
+use crate::remote::{Busy, RemoteSend};
 use crate::scheduler::context;
 use crate::scheduler::tuning::{STREAM_AFTER, STREAM_ENTRIES};
 
@@ -79,7 +85,10 @@ impl<M> Pid<M> {
     /// Sends `message` unless the process has exited ([`TrySendError::Exited`]) or its
     /// mailbox is bounded and full ([`TrySendError::Full`]); the message is handed back.
     /// Never blocks. A send to a mailbox that is not bounded is refused only if the
-    /// process has exited. See
+    /// process has exited. A send to a process of another node is refused with `Full`
+    /// while the connection to that node is busy (Erlang's
+    /// `erlang:send(Pid, Msg, [nosuspend])`; feature `dist`, the node's
+    /// `dist_buf_busy_limit`). See
     /// [`SpawnOptions::bounded_mailbox`](crate::SpawnOptions::bounded_mailbox) for
     /// what the bound refuses.
     ///
@@ -345,7 +354,7 @@ pub(crate) fn send_checked<M: Send + 'static>(
         return stream_miss_checked(pid, message, spill);
     }
     let Some(lookup) = ProcessRef::new(pid.raw) else {
-        return not_local(pid, message).map_err(TrySendError::Exited);
+        return not_local_checked(pid, message);
     };
     // SAFETY: the count `lookup` holds keeps the cell allocated until it drops, after
     // this call; a `Pid<M>` names a `Cell<_, M>`.
@@ -365,7 +374,7 @@ fn stream_miss_checked<M: Send + 'static>(
     spill: bool,
 ) -> Result<(), TrySendError<M>> {
     let Some(lookup) = ProcessRef::new(pid.raw) else {
-        return not_local(pid, message).map_err(TrySendError::Exited);
+        return not_local_checked(pid, message);
     };
     // SAFETY: the count `lookup` holds keeps the cell allocated until it drops or moves
     // into the cache, after this call; a `Pid<M>` names a `Cell<_, M>`.
@@ -551,11 +560,41 @@ pub(crate) fn still_muted(pid: RawPid, waker: &std::task::Waker) -> bool {
 #[cold]
 #[inline(never)]
 fn not_local<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> {
-    match crate::remote::of(pid.raw) {
-        Some(d) if d.send(pid.raw, &message) => Ok(()),
-        _ => {
+    not_local_as(pid, message, Busy::Queue).map_err(|e| match e {
+        TrySendError::Full(m) | TrySendError::Exited(m) => m,
+    })
+}
+
+/// [`not_local`] for [`send_checked`]: a remote pid whose node's connection is busy
+/// refuses with `Full` (`dist/connection.rs`, "Limits").
+#[cold]
+#[inline(never)]
+fn not_local_checked<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), TrySendError<M>> {
+    not_local_as(pid, message, Busy::Refuse)
+}
+
+/// The awaitable send's retry to a remote pid whose node's connection was busy: sends
+/// unless it is still busy, and then files `waker` to be woken once it is not
+/// (`dist/connection.rs`, "Busy"), handing the message back as `Full`.
+pub(crate) fn send_remote_or_wait<M: Send + 'static>(
+    pid: Pid<M>,
+    message: M,
+    waker: &std::task::Waker,
+) -> Result<(), TrySendError<M>> {
+    not_local_as(pid, message, Busy::Wait(waker))
+}
+
+fn not_local_as<M: Send + 'static>(
+    pid: Pid<M>,
+    message: M,
+    busy: Busy<'_>,
+) -> Result<(), TrySendError<M>> {
+    match crate::remote::of(pid.raw).map(|d| d.send(pid.raw, &message, busy)) {
+        Some(RemoteSend::Sent) => Ok(()),
+        Some(RemoteSend::Busy) => Err(TrySendError::Full(message)),
+        Some(RemoteSend::Refused) | None => {
             crate::introspect::count_dead_send();
-            Err(message)
+            Err(TrySendError::Exited(message))
         }
     }
 }

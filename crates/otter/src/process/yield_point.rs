@@ -45,7 +45,9 @@ impl Future for YieldNow {
 /// The future of [`Context::send`](crate::Context::send): the yield after the send, if the send spent the
 /// turn's budget (and the turn is not renewed in place); else ready at once. If the
 /// receiver's mailbox is bounded and was full, the future holds the message and sends
-/// it once there is room (`mailbox/bound.rs`); `N` is the receiver's message type.
+/// it once there is room (`mailbox/bound.rs`); if the receiver is on another node
+/// whose connection is busy, once it is not (`dist/connection.rs`, "Limits"). `N` is
+/// the receiver's message type.
 ///
 /// ```
 /// let rt = otter::Runtime::new();
@@ -193,6 +195,17 @@ impl<M, N: Send + 'static> Sending<'_, M, N> {
         to: Pid<N>,
         m: N,
     ) -> std::task::Poll<()> {
+        if to.raw.is_remote() {
+            // A busy peer (`dist/connection.rs`, "Busy"): the retry files the waker
+            // and sends unless the connection is still busy.
+            return match send::send_remote_or_wait(to, m, cx.waker()) {
+                Err(TrySendError::Full(m)) => {
+                    self.waiting = Some(Box::new(Slow::Full(to, m)));
+                    std::task::Poll::Pending
+                }
+                Ok(()) | Err(TrySendError::Exited(_)) => std::task::Poll::Ready(()),
+            };
+        }
         let m = match send::send_checked(to, m) {
             Err(TrySendError::Full(m)) => m,
             Ok(()) | Err(TrySendError::Exited(_)) => return std::task::Poll::Ready(()),

@@ -27,11 +27,10 @@ pub(super) async fn run_writer(mut cx: Context<Out>, conn: Weak<Connection>) {
     loop {
         match cx.recv().await {
             Out::Frame(f) => {
-                let (sent, close) = write_frames(&mut cx, &socket, &mut buf, f).await;
-                if let Some(c) = conn.upgrade() {
-                    c.queued.fetch_sub(sent.bytes, Ordering::Relaxed);
-                }
-                if sent.failed || close {
+                let conn = conn.upgrade();
+                let (failed, close) =
+                    write_frames(&mut cx, &socket, &mut buf, f, conn.as_deref()).await;
+                if failed || close {
                     let _ = socket.shutdown(std::net::Shutdown::Both);
                     return;
                 }
@@ -53,40 +52,40 @@ pub(super) async fn run_writer(mut cx: Context<Out>, conn: Weak<Connection>) {
     }
 }
 
-/// What [`write_frames`] did.
-struct Sent {
-    /// The frames' bytes, written or not.
-    bytes: usize,
-    /// A write failed.
-    failed: bool,
-}
-
 /// The writer's batching: small frames go out together, copied into `buf` until it
 /// holds [`BATCH`] bytes or the mailbox has no more frames; a frame of [`BATCH`] bytes
 /// or more is written from its own buffer (after what was batched before it), never
-/// copied. Returns what was written and whether a `Close` was taken on the way.
+/// copied. After each write, the bytes written come off the connection's queue
+/// ([`Connection::written`]: the busy peer's senders wake as it drains). Returns
+/// whether a write failed and whether a `Close` was taken on the way.
 async fn write_frames(
     cx: &mut Context<Out>,
     socket: &SharedStream,
     buf: &mut Vec<u8>,
     first: Vec<u8>,
-) -> (Sent, bool) {
-    let mut sent = Sent {
-        bytes: 0,
-        failed: false,
+    conn: Option<&Connection>,
+) -> (bool, bool) {
+    let written = |n: usize| {
+        if let Some(c) = conn {
+            c.written(n);
+        }
     };
     let mut close = false;
     let mut next = Some(first);
     while let Some(f) = next.take() {
-        sent.bytes += f.len();
         if f.len() >= BATCH {
             if !buf.is_empty() {
-                sent.failed = socket.write_all(buf).await.is_err();
+                let failed = socket.write_all(buf).await.is_err();
+                written(buf.len());
                 buf.clear();
+                if failed {
+                    return (true, close);
+                }
             }
-            if sent.failed || socket.write_all(&f).await.is_err() {
-                sent.failed = true;
-                return (sent, close);
+            let failed = socket.write_all(&f).await.is_err();
+            written(f.len());
+            if failed {
+                return (true, close);
             }
         } else {
             buf.extend_from_slice(&f);
@@ -106,11 +105,13 @@ async fn write_frames(
             break;
         }
     }
+    let mut failed = false;
     if !buf.is_empty() {
-        sent.failed = socket.write_all(buf).await.is_err();
+        failed = socket.write_all(buf).await.is_err();
+        written(buf.len());
         buf.clear();
     }
-    (sent, close)
+    (failed, close)
 }
 
 /// The bytes the writer batches into one write (see [`write_frames`]).
