@@ -24,6 +24,7 @@
 //! | `exit(Pid, kill)` | `cx.exit(pid, ExitReason::Kill)`; from outside any process, `handle.exit(pid, ..)` |
 //! | `is_process_alive(Pid)` | `pid.is_alive()`: false from the start of its exit, or once an exit signal that ends it was sent; `pid.has_exited()`: its exit is over |
 //! | `register(Name, Pid)`, `whereis(Name)` | `cx.register(name, pid)`, `cx.whereis::<Msg>(name)` |
+//! | `busy_dist_port` (a sender to a peer that does not read is suspended); `erlang:send(P, M, [nosuspend])` | `cx.send(remote, m).await` waits past `NodeBuilder::dist_buf_busy_limit` (1 MiB); `remote.try_send(m)` gives `Full(m)`; plain `send` queues up to `dist_buf_hard_limit` (64 MiB), then the connection closes |
 //! | `erlang:send_after(T, Pid, Msg)`, `timer:sleep(T)` | `cx.send_after(pid, msg, t)`, `cx.sleep(t).await` |
 //! | `gen_server`, `gen_statem`, `supervisor` | [`server`], [`statem`], [`supervisor`] (below) |
 //! | `gen_tcp:listen/accept/recv/send`, `{active, once}` | [`net::TcpListener`], [`net::TcpStream`], [`net::Active`] (below) |
