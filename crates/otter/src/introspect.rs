@@ -625,7 +625,7 @@ impl WorkerStats {
     /// The worker starts polling the process `pid` (one store, by the worker).
     #[inline(always)]
     pub(crate) fn polling(&self, pid: RawPid) {
-        self.polling.store(pid.to_bits(), Ordering::Relaxed);
+        self.polling.store(pid.to_word(), Ordering::Relaxed);
     }
 
     /// The watchdog found the worker busy inside the poll that began tick `tick`,
@@ -708,7 +708,7 @@ impl Default for WorkerStats {
             parks: Counter::default(),
             busy_ns: Counter::default(),
             dead_sends: Counter::default(),
-            polling: AtomicU64::new(RawPid::OUTSIDE.to_bits()),
+            polling: AtomicU64::new(RawPid::OUTSIDE.to_word()),
             held_tick: AtomicU64::new(0),
             held_since_ns: AtomicU64::new(NOT_HELD),
         }
@@ -961,7 +961,7 @@ fn stuck(rt: &Shared, min: Duration) -> Vec<Stuck> {
             continue;
         }
         let polling_for = now.saturating_sub(Duration::from_nanos(since));
-        let pid = RawPid::from_bits(s.polling.load(Ordering::Relaxed));
+        let pid = RawPid::from_word(s.polling.load(Ordering::Relaxed));
         if polling_for >= min && pid != RawPid::OUTSIDE {
             out.push(Stuck {
                 pid: ProcessId(pid),
