@@ -186,7 +186,7 @@ pub use alias::{Alias, AliasError, CallFrom};
 pub use bad_term::BadTerm;
 pub use call::RemoteCallError;
 pub use erpc::{ErpcError, MAX_IN_FLIGHT, Raise};
-pub use node::{ConnectError, Node, NodeBuilder, NodeEvent, StartError};
+pub use node::{ConnectError, Node, NodeBuilder, NodeEvent, PeerInfo, StartError};
 pub use reason::RemoteReason;
 pub use remote_server::{BadCall, ErlangRequest, ErlangServer, RemoteServer};
 pub use remote_supervisor::{SupervisorReply, SupervisorRequest};

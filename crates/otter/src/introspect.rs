@@ -54,6 +54,13 @@
 //!    outside the workers count in a shared atomic (a read-modify-write, off the
 //!    workers' path), and read the clock to move the coarse clock on.
 //!
+//! 7. **Timers and the reactor**: timers armed are the wheel's length and timers fired
+//!    a count the timer thread keeps, both under the wheel's lock, which every insert,
+//!    cancel and firing takes anyway (a reader takes it too, briefly); reactor events
+//!    are added by the driver, the one thread holding the driver's lock, once per OS
+//!    poll. Per-peer distribution traffic is counted by each connection's reader and
+//!    writer ([`Node::peers`](crate::dist::Node::peers)).
+//!
 //! A reader loads the counters `Relaxed`, racily: each is exact at its load, and
 //! fields of one [`ProcessInfo`] may be from slightly different moments.
 //!
@@ -111,10 +118,6 @@
 //!   `Context`, inside its future, out of reach of another thread.
 //!   [`Memory::cell`] includes the future, hence the `Context`, but not the boxed
 //!   save area.
-//! * **Per runtime**: timers armed, reactor events and per-peer distribution bytes
-//!   and messages are not counted yet (their counters belong in `timer.rs`,
-//!   `io/reactor.rs` and `dist/`, each with one writer: the timer thread, the
-//!   polling worker, a connection's reader and writer).
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -518,6 +521,12 @@ pub struct RuntimeInfo {
     pub uptime: Duration,
     /// Each worker slot that has run (spares that never started are left out).
     pub workers: Vec<WorkerInfo>,
+    /// Timers armed now (`send_after`, intervals, sleeps, receive and call timeouts).
+    pub timers: usize,
+    /// Timers fired since the start.
+    pub timers_fired: u64,
+    /// Readiness events the reactor has dispatched since the start (0 without sockets).
+    pub reactor_events: u64,
 }
 
 /// A per-worker counter: written by its worker only, with a load and a store.
@@ -748,6 +757,7 @@ impl RuntimeStats {
 }
 
 fn runtime_info(rt: &Shared) -> RuntimeInfo {
+    let (timers, timers_fired) = rt.timer.counts();
     let mut spawns = rt.stats.outside_spawns.load(Ordering::Relaxed);
     let mut exits = Exits::default();
     let mut dead_sends = 0;
@@ -782,6 +792,9 @@ fn runtime_info(rt: &Shared) -> RuntimeInfo {
         global_queue: rt.injector.len(),
         uptime: rt.stats.start.elapsed(),
         workers,
+        timers,
+        timers_fired,
+        reactor_events: rt.io.get().map_or(0, |r| r.events()),
     }
 }
 

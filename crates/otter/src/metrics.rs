@@ -44,6 +44,14 @@
 //! | `otter_worker_steals_total` | counter | `worker` | steals from other workers (one per batch taken) |
 //! | `otter_worker_parks_total` | counter | `worker` | times the worker went to sleep |
 //! | `otter_worker_run_queue_length` | gauge | `worker` | processes waiting on the worker: its local queue, LIFO slot and spawn stack |
+//! | `otter_timers` | gauge | | timers armed now (`send_after`, intervals, sleeps, receive and call timeouts) |
+//! | `otter_timers_fired_total` | counter | | timers fired since the runtime started |
+//! | `otter_reactor_events_total` | counter | | readiness events the reactor dispatched (0 without sockets) |
+//! | `otter_dist_frames_received_total` | counter | `peer` | frames read from the peer node, ticks included (feature `dist`, with [`Publisher::node`]) |
+//! | `otter_dist_bytes_received_total` | counter | `peer` | bytes read from the peer node |
+//! | `otter_dist_frames_sent_total` | counter | `peer` | frames written to the peer node |
+//! | `otter_dist_bytes_sent_total` | counter | `peer` | bytes written to the peer node |
+//! | `otter_dist_queued_bytes` | gauge | `peer` | bytes queued for the peer and not yet written (busy past `dist_buf_busy_limit`) |
 //!
 //! `worker` is the slot's index: `0` to `threads - 1` for the runtime's workers, and
 //! from `threads` on for the spare threads that stood in for a worker held by a long
@@ -61,9 +69,8 @@
 //!
 //! # Left out
 //!
-//! * **Per-peer distribution bytes and messages**, **timers** and **reactor events**:
-//!   the runtime does not count them yet (`introspect`'s "Left out"), so nothing is
-//!   published for them.
+//! * **Per-peer series of a node that is not given** ([`Publisher::node`]): a
+//!   publisher knows its runtime, not the nodes started on it.
 //! * **Per-process metrics**: a process is too short-lived and too numerous for a
 //!   label; [`Handle::processes`](crate::Handle::processes) gives them.
 //! * Two runtimes publishing to one recorder set the same series unless each
@@ -91,6 +98,14 @@ mod name {
     pub(super) const STEALS: &str = "otter_worker_steals_total";
     pub(super) const PARKS: &str = "otter_worker_parks_total";
     pub(super) const RUN_QUEUE: &str = "otter_worker_run_queue_length";
+    pub(super) const TIMERS: &str = "otter_timers";
+    pub(super) const TIMERS_FIRED: &str = "otter_timers_fired_total";
+    pub(super) const REACTOR_EVENTS: &str = "otter_reactor_events_total";
+    pub(super) const DIST_FRAMES_IN: &str = "otter_dist_frames_received_total";
+    pub(super) const DIST_BYTES_IN: &str = "otter_dist_bytes_received_total";
+    pub(super) const DIST_FRAMES_OUT: &str = "otter_dist_frames_sent_total";
+    pub(super) const DIST_BYTES_OUT: &str = "otter_dist_bytes_sent_total";
+    pub(super) const DIST_QUEUED: &str = "otter_dist_queued_bytes";
 }
 
 /// Describes every metric (its unit and help text) to the recorder of the calling
@@ -141,6 +156,38 @@ pub fn describe() {
         Unit::Count,
         "Processes waiting to run on the worker."
     );
+    describe_gauge!(name::TIMERS, Unit::Count, "Timers armed now.");
+    describe_counter!(name::TIMERS_FIRED, Unit::Count, "Timers fired.");
+    describe_counter!(
+        name::REACTOR_EVENTS,
+        Unit::Count,
+        "Readiness events the reactor dispatched."
+    );
+    describe_counter!(
+        name::DIST_FRAMES_IN,
+        Unit::Count,
+        "Distribution frames read from the peer, ticks included."
+    );
+    describe_counter!(
+        name::DIST_BYTES_IN,
+        Unit::Bytes,
+        "Bytes read from the peer."
+    );
+    describe_counter!(
+        name::DIST_FRAMES_OUT,
+        Unit::Count,
+        "Distribution frames written to the peer."
+    );
+    describe_counter!(
+        name::DIST_BYTES_OUT,
+        Unit::Bytes,
+        "Bytes written to the peer."
+    );
+    describe_gauge!(
+        name::DIST_QUEUED,
+        Unit::Bytes,
+        "Bytes queued for the peer and not yet written."
+    );
 }
 
 /// Publishes a runtime's counters to a `metrics` recorder (module docs).
@@ -160,6 +207,8 @@ pub fn describe() {
 pub struct Publisher {
     handle: Handle,
     labels: Vec<Label>,
+    #[cfg(feature = "dist")]
+    node: Option<crate::dist::Node>,
 }
 
 impl Publisher {
@@ -168,7 +217,17 @@ impl Publisher {
         Publisher {
             handle: handle.clone(),
             labels: Vec::new(),
+            #[cfg(feature = "dist")]
+            node: None,
         }
+    }
+
+    /// Publishes `node`'s traffic with each peer too (`otter_dist_*`, labelled `peer`).
+    #[cfg(feature = "dist")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "dist")))]
+    pub fn node(mut self, node: &crate::dist::Node) -> Self {
+        self.node = Some(node.clone());
+        self
     }
 
     /// Adds the label `key = value` to every metric it publishes (e.g. to tell two
@@ -242,6 +301,20 @@ impl Publisher {
             counter!(name::STEALS, labels.clone()).absolute(w.steals);
             counter!(name::PARKS, labels.clone()).absolute(w.parks);
             gauge!(name::RUN_QUEUE, labels).set(w.run_queue as f64);
+        }
+        gauge!(name::TIMERS, base.clone()).set(info.timers as f64);
+        counter!(name::TIMERS_FIRED, base.clone()).absolute(info.timers_fired);
+        counter!(name::REACTOR_EVENTS, base.clone()).absolute(info.reactor_events);
+        #[cfg(feature = "dist")]
+        if let Some(node) = &self.node {
+            for p in node.peers() {
+                let labels = self.labels_with("peer", p.node);
+                counter!(name::DIST_FRAMES_IN, labels.clone()).absolute(p.frames_in);
+                counter!(name::DIST_BYTES_IN, labels.clone()).absolute(p.bytes_in);
+                counter!(name::DIST_FRAMES_OUT, labels.clone()).absolute(p.frames_out);
+                counter!(name::DIST_BYTES_OUT, labels.clone()).absolute(p.bytes_out);
+                gauge!(name::DIST_QUEUED, labels).set(p.queued as f64);
+            }
         }
     }
 }

@@ -42,6 +42,8 @@ impl std::fmt::Debug for Action {
 #[derive(Debug)]
 struct Inner {
     wheel: Wheel<Action>,
+    /// Timers that have fired since the start (introspection), counted under the lock.
+    fired: u64,
     /// The deadline the timer thread sleeps until (ms), `u64::MAX` if none.
     sleeping_until: u64,
     shutdown: bool,
@@ -102,6 +104,7 @@ impl Timer {
             start: Instant::now(),
             inner: Mutex::new(Inner {
                 wheel: Wheel::new(),
+                fired: 0,
                 sleeping_until: u64::MAX,
                 shutdown: false,
             }),
@@ -158,6 +161,12 @@ impl Timer {
     fn take(&self, key: TimerKey) -> Option<Action> {
         let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         g.wheel.cancel(key.0)
+    }
+
+    /// Timers armed now, and timers fired since the start (introspection).
+    pub(crate) fn counts(&self) -> (usize, u64) {
+        let g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        (g.wheel.len(), g.fired)
     }
 
     /// Whether `key`'s timer has neither fired nor been cancelled.
@@ -277,6 +286,7 @@ fn run_timer(timer: std::sync::Weak<Timer>) {
                 let now = t.now_ms();
                 g.wheel.advance(now, |a| due.push(a));
                 if !due.is_empty() {
+                    g.fired += due.len() as u64;
                     break;
                 }
                 match g.wheel.next_expiration() {

@@ -1,6 +1,6 @@
 //! Distribution between two otter nodes (two runtimes in this test process, each with
 //! its own node, talking over TCP on 127.0.0.1): typed messages and pids both ways,
-//! per-pair order, links, monitors and exit signals, a `RemoteServer` called with
+//! per-pair order, each node's count of its traffic with the other, links, monitors and exit signals, a `RemoteServer` called with
 //! `Node::call`, and `Noconnection` when a node stops.
 
 #[path = "support/erlang.rs"]
@@ -119,6 +119,20 @@ rt_test!(
             }
         }
         assert_eq!(a.nodes(), vec![b.name().to_string()]);
+        // Each side counts its traffic with the other (`Node::peers`).
+        let pa = a.peers();
+        assert_eq!(pa.len(), 1);
+        assert_eq!(pa[0].node, b.name());
+        assert!(
+            pa[0].frames_in >= 1000 && pa[0].bytes_in > 1000 * 8,
+            "{pa:?}"
+        );
+        assert!(pa[0].frames_out >= 1, "{pa:?}");
+        support::eventually("b counts the numbers it wrote", WAIT, || {
+            b.peers()
+                .first()
+                .is_some_and(|p| p.frames_out >= 1000 && p.frames_in >= 1 && !p.busy)
+        });
         drop(other);
     }
 );

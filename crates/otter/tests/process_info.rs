@@ -3,7 +3,7 @@
 //! took and its polls, and names its links, monitors, trap flag, parent, supervisor and
 //! kind; an exited, unknown or foreign pid gives `None`; a snapshot lists every live
 //! process of its runtime, with names, across windows; the runtime's counters count
-//! spawns and exits by reason.
+//! spawns and exits by reason, its timers and its reactor's events.
 
 #[path = "support/rt.rs"]
 mod support;
@@ -369,6 +369,31 @@ rt_test!(
             assert_eq!(conn.parent, Some(acceptor.pid));
             assert!(conn.links.contains(&acceptor.pid));
             drop(client);
+        })
+        .unwrap();
+    }
+);
+
+rt_test!(
+    the_runtime_counts_its_timers_and_its_reactor_events,
+    |rt: &Runtime| {
+        let h = rt.handle();
+        rt.block_on(move |mut cx: Context<u32>| async move {
+            let before = h.runtime_info();
+            let far = cx.send_after(cx.pid(), 1, Duration::from_secs(3600));
+            cx.send_after(cx.pid(), 2, Duration::from_millis(1));
+            assert_eq!(cx.recv().await, 2);
+            let after = h.runtime_info();
+            assert!(after.timers >= 1, "the far timer is armed: {after:?}");
+            assert!(after.timers_fired > before.timers_fired);
+            assert!(far.cancel());
+            // A socket's readiness goes through the reactor.
+            let listener = otter::net::TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+            let addr = listener.local_addr().unwrap();
+            let client = std::thread::spawn(move || std::net::TcpStream::connect(addr).unwrap());
+            let _conn = listener.accept().await.unwrap();
+            client.join().unwrap();
+            assert!(h.runtime_info().reactor_events > before.reactor_events);
         })
         .unwrap();
     }

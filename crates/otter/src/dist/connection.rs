@@ -180,6 +180,12 @@ pub(crate) struct Connection {
     state: Mutex<State>,
     /// Frames the reader has read; the ticker watches it.
     received: AtomicU64,
+    /// Traffic, for introspection ([`Node::peers`](crate::dist::Node::peers)): bytes the
+    /// reader has read in frames (written by the reader alone, a load and a store), and
+    /// frames and bytes the writer has written (by the writer alone).
+    bytes_in: AtomicU64,
+    frames_out: AtomicU64,
+    bytes_out: AtomicU64,
     /// Bytes queued for the writer and not yet written (module docs, "Limits").
     queued: AtomicUsize,
     /// `WAITING` and `CLOSED` (module docs, "Busy").
@@ -213,6 +219,9 @@ impl Connection {
                     socket: None,
                 }),
                 received: AtomicU64::new(0),
+                bytes_in: AtomicU64::new(0),
+                frames_out: AtomicU64::new(0),
+                bytes_out: AtomicU64::new(0),
                 queued: AtomicUsize::new(0),
                 flags: AtomicU8::new(0),
                 busy_waiters: Mutex::new(Vec::new()),
@@ -289,10 +298,34 @@ impl Connection {
     /// The writer wrote `bytes` of queued frames: takes them off `queued`, and wakes
     /// the waiters if the peer is no longer busy (module docs, "Busy").
     pub(crate) fn written(&self, bytes: usize) {
+        add(&self.bytes_out, bytes as u64);
         let now = self.queued.fetch_sub(bytes, Ordering::SeqCst) - bytes;
         if now <= self.busy_limit && self.flags.load(Ordering::SeqCst) & WAITING != 0 {
             self.flags.fetch_and(!WAITING, Ordering::SeqCst);
             self.wake_busy_waiters();
+        }
+    }
+
+    /// The reader read a frame of `len` bytes (its length word included).
+    pub(crate) fn read_frame(&self, len: usize) {
+        add(&self.bytes_in, len as u64);
+    }
+
+    /// The writer took `n` frames from its mailbox.
+    pub(crate) fn took_frames(&self, n: u64) {
+        add(&self.frames_out, n);
+    }
+
+    /// The connection's traffic and queue, for [`Node::peers`](crate::dist::Node::peers).
+    pub(crate) fn peer_info(&self) -> crate::dist::PeerInfo {
+        crate::dist::PeerInfo {
+            node: self.peer.as_str().to_string(),
+            frames_in: self.received.load(Ordering::Relaxed),
+            bytes_in: self.bytes_in.load(Ordering::Relaxed),
+            frames_out: self.frames_out.load(Ordering::Relaxed),
+            bytes_out: self.bytes_out.load(Ordering::Relaxed),
+            queued: self.queued.load(Ordering::Relaxed),
+            busy: self.queued.load(Ordering::Relaxed) > self.busy_limit,
         }
     }
 
@@ -573,4 +606,12 @@ pub(crate) fn node_pid(node: &NodeShared) -> ExternalPid {
         serial: 0,
         creation: node.creation,
     }
+}
+
+/// Adds `n` to a counter that has one writer (a load and a store, no read-modify-write).
+fn add(counter: &AtomicU64, n: u64) {
+    counter.store(
+        counter.load(Ordering::Relaxed).wrapping_add(n),
+        Ordering::Relaxed,
+    );
 }

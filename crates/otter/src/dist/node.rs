@@ -335,6 +335,25 @@ impl Node {
         self.shared.name.as_str()
     }
 
+    /// Each connection's traffic and output queue (introspection: Erlang's
+    /// `erlang:port_info/2` of a distribution port, or `inet:getstat/1`), sorted by node
+    /// name. Counted by the connection's reader and writer, one writer each.
+    pub fn peers(&self) -> Vec<PeerInfo> {
+        let c = self
+            .shared
+            .connections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut v: Vec<PeerInfo> = c
+            .values()
+            .filter(|c| c.is_up())
+            .map(|c| c.peer_info())
+            .collect();
+        drop(c);
+        v.sort_by(|a, b| a.node.cmp(&b.node));
+        v
+    }
+
     /// The nodes this node is connected to.
     pub fn nodes(&self) -> Vec<String> {
         let c = self
@@ -703,6 +722,27 @@ where
         deliver: deliver::<M>,
         by_local_name: false,
     }
+}
+
+/// One connection's traffic and output queue ([`Node::peers`]).
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerInfo {
+    /// The peer's name.
+    pub node: String,
+    /// Frames read from it, ticks included.
+    pub frames_in: u64,
+    /// Bytes read from it in frames (length words included).
+    pub bytes_in: u64,
+    /// Frames written to it, ticks excluded.
+    pub frames_out: u64,
+    /// Bytes written to it.
+    pub bytes_out: u64,
+    /// Bytes queued for it and not yet written.
+    pub queued: usize,
+    /// Whether `queued` is past the busy limit
+    /// ([`NodeBuilder::dist_buf_busy_limit`]): awaited sends to it wait.
+    pub busy: bool,
 }
 
 /// Why a connection to another node could not be made or was lost.

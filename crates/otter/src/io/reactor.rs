@@ -30,6 +30,9 @@ pub(crate) struct Reactor {
     sources: Mutex<Slab>,
     /// Sources registered now: with none, no worker polls.
     registered: AtomicUsize,
+    /// Readiness events dispatched since the start (introspection); written by the
+    /// driver, the one thread holding the driver's lock (a load and a store).
+    events: std::sync::atomic::AtomicU64,
 }
 
 /// The poll and its event buffers: whoever holds the lock is the driver. The sizes of
@@ -67,6 +70,7 @@ impl Reactor {
             waker,
             sources: Mutex::new(Slab::default()),
             registered: AtomicUsize::new(0),
+            events: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -105,6 +109,11 @@ impl Reactor {
                 dispatch(&d.few, self);
             }
         }
+    }
+
+    /// Readiness events dispatched since the start, the reactor's own wake-ups included.
+    pub(crate) fn events(&self) -> u64 {
+        self.events.load(Ordering::Relaxed)
     }
 
     /// Registers `source` for reading and writing.
@@ -179,6 +188,11 @@ fn poll_into(poll: &mut mio::Poll, events: &mut Events, timeout: Option<Duration
 /// Sets the readiness of every source `events` reports and wakes its waiting
 /// processes, after releasing the slab's lock.
 fn dispatch(events: &Events, reactor: &Reactor) {
+    let n = events.iter().count() as u64;
+    reactor.events.store(
+        reactor.events.load(Ordering::Relaxed).wrapping_add(n),
+        Ordering::Relaxed,
+    );
     let mut wake = Vec::new();
     {
         let slab = reactor

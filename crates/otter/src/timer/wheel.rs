@@ -74,7 +74,6 @@ impl<T> Wheel<T> {
     }
 
     /// Timers pending.
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.len
     }

@@ -72,7 +72,9 @@ async fn write_frames(
     };
     let mut close = false;
     let mut next = Some(first);
+    let mut frames = 0u64;
     while let Some(f) = next.take() {
+        frames += 1;
         if f.len() >= BATCH {
             if !buf.is_empty() {
                 let failed = socket.write_all(buf).await.is_err();
@@ -110,6 +112,9 @@ async fn write_frames(
         failed = socket.write_all(buf).await.is_err();
         written(buf.len());
         buf.clear();
+    }
+    if let Some(c) = conn {
+        c.took_frames(frames);
     }
     (failed, close)
 }
@@ -179,6 +184,7 @@ pub(super) async fn run_reader(node: Arc<NodeShared>, conn: Arc<Connection>, str
                 break;
             }
             conn.received.fetch_add(1, Ordering::Relaxed);
+            conn.read_frame(4 + len);
             small_frames = if len > CHUNK {
                 0
             } else {
