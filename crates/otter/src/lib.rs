@@ -633,8 +633,11 @@ mod io;
 pub mod mailbox;
 #[cfg(loom)]
 pub mod mailbox {
-    //! Only the lock-free queue is built for the loom models.
+    //! Only the lock-free queue and the bound word are built for the loom models.
     pub(crate) mod queue;
+    pub(crate) mod bound {
+        pub(crate) mod word;
+    }
 }
 #[cfg(all(feature = "metrics", not(loom)))]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
@@ -722,6 +725,7 @@ pub use timer::{Elapsed, Sleep, timeout};
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod __loom {
+    pub use crate::mailbox::bound::word::{closed, drained, flag_waiting, is_full};
     pub use crate::mailbox::queue::{Queue, TryPopError};
     pub use crate::process::gate::{Closed, Gate};
     pub use crate::process::state::{State, TransitionToIdle, TransitionToScheduled};

@@ -4,18 +4,19 @@
 //! `tests/loom_*.rs` explore every interleaving of the real protocol code; otherwise
 //! they are `std`'s. Only the protocol modules (`mailbox/queue.rs`, `process/state.rs`,
 //! `process/table.rs`'s slot word, `process/gate.rs`, `scheduler/queue.rs`,
-//! `scheduler/park.rs`, `scheduler/doze.rs`, `server/reply/outcome.rs`) import from here; the rest of
+//! `scheduler/park.rs`, `scheduler/doze.rs`, `server/reply/outcome.rs`, `mailbox/bound.rs`'s
+//! bound word) import from here; the rest of
 //! the crate uses `std` directly, because loom cannot model `static`s, threads it did
 //! not start, or `catch_unwind`.
 
 #[cfg(loom)]
 pub(crate) use ::loom::sync::atomic::{
-    AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering, fence,
+    AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
 };
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{
-    AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering, fence,
+    AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
 };
 
 #[cfg(loom)]

@@ -26,14 +26,18 @@
 //!
 //! A sender that must wait (the awaitable send, on `Full`):
 //! 1. files its waker under the receiver's pid in [`WAITERS`] (one entry per waker);
-//! 2. sets `WAITING` with a `SeqCst` read-modify-write;
+//! 2. sets `WAITING` with a `SeqCst` read-modify-write, and a fence after it
+//!    (`loom::fence_after_rmw`: free on x86, where the locked instruction is one);
 //! 3. tries the send again, and waits only if it is refused again.
 //!
 //! The receiver, after each message it takes from a bounded queue: a `SeqCst` fence,
 //! then a load of the word; if `WAITING` is set and the queue has drained to half the
 //! capacity, it clears `WAITING` and wakes every waiter filed under its pid.
 //!
-//! The fence and the sender's read-modify-write form a Dekker pair: either the receiver
+//! The receiver's fence and the sender's read-modify-write with its fence form a Dekker
+//! pair (the model `tests/loom_bound.rs`: without the sender's fence, loom finds the
+//! lost wake-up the C++ model allows; what touches the word is `bound/word.rs`, built
+//! for the models too): either the receiver
 //! sees `WAITING` (and wakes the sender once the queue is at half), or the sender's
 //! retry (3) sees the receiver's take (the queue's head moved) and finds room. A waiter
 //! filed after the receiver took the list sets `WAITING` again, after it, so the next
@@ -84,26 +88,15 @@
 //!   the exit path pays nothing for muting.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
 use std::task::Waker;
 
 use crate::pid::RawPid;
 
-/// An awaited send mutes its sender when the receiver's unbounded queue holds more
-/// than this at the sender's yield point (module docs, "Muting"); the sender goes on
-/// once the queue is at half.
-pub(crate) const MUTE_AT: usize = 1 << 16;
+pub(crate) mod word;
 
-/// How long a muted sender waits before it looks at the receiver again on its own
-/// (module docs, "Muting": an exit the receiver's wake-up does not cover).
-pub(crate) const MUTE_RECHECK: std::time::Duration = std::time::Duration::from_millis(10);
-
-/// The capacity bits of the bound word; also the largest bound.
-pub(crate) const CAPACITY: u32 = (1 << 30) - 1;
-/// A sender waits for room (module docs).
-const WAITING: u32 = 1 << 30;
-/// The receiving end is gone: nothing will make room, and nothing is refused.
-const CLOSED: u32 = 1 << 31;
+pub(crate) use word::{CAPACITY, MUTE_AT, MUTE_RECHECK, is_full};
+use word::{closed, drained, flag_waiting};
 
 /// Senders waiting for room, by receiver, in shards picked by the receiver's index.
 /// Touched only by a sender about to wait and by a receiver that finds `WAITING` set.
@@ -116,24 +109,16 @@ fn shard(pid: RawPid) -> std::sync::MutexGuard<'static, Vec<(u64, Waker)>> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Whether a send that respects the bound must refuse: `word` is the bound word of a
-/// bounded mailbox and `len` its queue's length.
-#[inline]
-pub(crate) fn is_full(word: u32, len: usize) -> bool {
-    word & CLOSED == 0 && len >= (word & CAPACITY) as usize
-}
-
 /// Steps 1 and 2 of the protocol for the sender woken by `waker`, waiting for room in
 /// the mailbox of `pid`, whose bound word is `word`. The caller then tries again (3).
 pub(crate) fn wait_for_room(pid: RawPid, word: &AtomicU32, waker: &Waker) {
-    {
+    flag_waiting(word, || {
         let mut w = shard(pid);
         let bits = pid.to_bits();
         if !w.iter().any(|(p, k)| *p == bits && k.will_wake(waker)) {
             w.push((bits, waker.clone()));
         }
-    }
-    word.fetch_or(WAITING, Ordering::SeqCst);
+    });
 }
 
 /// The receiver's side, after it took a message from the bounded mailbox of `pid`
@@ -141,24 +126,15 @@ pub(crate) fn wait_for_room(pid: RawPid, word: &AtomicU32, waker: &Waker) {
 #[cold]
 #[inline(never)]
 pub(crate) fn taken(pid: RawPid, word: &AtomicU32, len: impl FnOnce() -> usize) {
-    crate::loom::full_fence();
-    let w = word.load(Ordering::Relaxed);
-    // A capacity of 0 is an unbounded mailbox with muted senders (module docs).
-    let half = match (w & CAPACITY) as usize {
-        0 => MUTE_AT / 2,
-        capacity => capacity / 2,
-    };
-    if w & WAITING == 0 || len() > half {
-        return;
+    if drained(word, len) {
+        wake(pid);
     }
-    word.fetch_and(!WAITING, Ordering::SeqCst);
-    wake(pid);
 }
 
 /// The receiving end of the bounded mailbox of `pid` is dropped: nothing is refused
 /// from now on, and every waiter is woken (module docs).
 pub(crate) fn close(pid: RawPid, word: &AtomicU32) {
-    word.fetch_or(CLOSED, Ordering::SeqCst);
+    closed(word);
     wake(pid);
 }
 
