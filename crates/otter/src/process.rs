@@ -18,10 +18,12 @@ pub(crate) mod send;
 mod spawn_options;
 pub(crate) mod state;
 pub(crate) mod table;
+mod timer_ref;
 pub(crate) mod waker;
 mod yield_point;
 
 pub use spawn_options::SpawnOptions;
+pub use timer_ref::TimerRef;
 pub use yield_point::{ConsumeBudget, Sending, YieldNow};
 
 use std::future::Future;
@@ -35,10 +37,10 @@ use crate::mailbox::Saved;
 use crate::monitor::{Down, DownMessage, MonitorRef, Notify, Watcher};
 use crate::pid::{Pid, ProcessId, RawPid};
 use crate::registry::RegisterError;
-use crate::signal::bonds::{self, Bonds};
+use crate::signal::bonds;
 use crate::signal::{Exit, Kind};
 use crate::timer::interval::IntervalRef;
-use crate::timer::{Action, Sleep, Timer, TimerKey};
+use crate::timer::{Action, Sleep, Timer};
 use owner::Owner;
 
 use crate::ExitReason;
@@ -130,120 +132,6 @@ impl<M: Send + 'static> Context<M> {
     {
         crate::coop::charge_spawn();
         cell::spawn(self.spawn_runtime(), self.pid().raw, f)
-    }
-
-    /// Spawns a process with `options` (Erlang's `spawn_opt/2`): linked to this one
-    /// if [`SpawnOptions::link`], with a bounded mailbox if
-    /// [`SpawnOptions::bounded_mailbox`]. With `SpawnOptions::new()` it is
-    /// [`Context::spawn`].
-    ///
-    /// ```
-    /// use otter::{Context, Runtime, SpawnOptions};
-    /// let rt = Runtime::new();
-    /// let r = rt.block_on(|mut cx: Context<u32>| async move {
-    ///     let me = cx.pid();
-    ///     let worker = cx.spawn_opt(SpawnOptions::new().bounded_mailbox(16), move |mut c: Context<u32>| async move {
-    ///         let mut sum = 0;
-    ///         for _ in 0..100 { sum += c.recv().await; }
-    ///         me.send(sum);
-    ///     });
-    ///     // The awaitable send waits whenever the worker's 16 slots are taken.
-    ///     for i in 0..100 { cx.send(worker, i).await; }
-    ///     cx.recv().await
-    /// });
-    /// assert_eq!(r.unwrap(), 4950);
-    /// ```
-    ///
-    /// # Panics
-    ///
-    /// If the runtime is shutting down.
-    pub fn spawn_opt<N, F, Fut>(&self, options: SpawnOptions, f: F) -> Pid<N>
-    where
-        N: Send + 'static,
-        F: FnOnce(Context<N>) -> Fut,
-        Fut: Future + Send + 'static,
-        Fut::Output: IntoExitReason,
-    {
-        if options.link {
-            return self.spawn_with(f, options, |_| None);
-        }
-        crate::coop::charge_spawn();
-        cell::spawn_bonded(
-            self.spawn_runtime(),
-            self.pid().raw,
-            f,
-            |_| None,
-            options.bound,
-        )
-    }
-
-    /// [`Context::spawn_monitor`] with `options` (Erlang's `spawn_opt/2` with
-    /// `monitor`): see [`Context::spawn_opt`].
-    ///
-    /// ```
-    /// use otter::{Context, Down, ExitReason, Runtime, SpawnOptions};
-    /// struct Msg(Down);
-    /// impl From<Down> for Msg { fn from(d: Down) -> Msg { Msg(d) } }
-    /// let rt = Runtime::new();
-    /// let r = rt.block_on(|mut cx: Context<Msg>| async move {
-    ///     let opts = SpawnOptions::new().bounded_mailbox(1);
-    ///     let (_child, _) = cx.spawn_monitor_opt(opts, |_: Context<()>| async { ExitReason::Shutdown });
-    ///     let Msg(d) = cx.recv().await;
-    ///     d.reason
-    /// });
-    /// assert_eq!(r.unwrap(), ExitReason::Shutdown);
-    /// ```
-    ///
-    /// # Panics
-    ///
-    /// If the runtime is shutting down.
-    pub fn spawn_monitor_opt<N, F, Fut>(&self, options: SpawnOptions, f: F) -> (Pid<N>, MonitorRef)
-    where
-        M: From<Down>,
-        N: Send + 'static,
-        F: FnOnce(Context<N>) -> Fut,
-        Fut: Future + Send + 'static,
-        Fut::Output: IntoExitReason,
-    {
-        let mut reference = None;
-        let pid = self.spawn_with(f, options, |child| {
-            let (r, watcher) = self.watcher(child);
-            reference = Some(r);
-            Some(watcher)
-        });
-        (pid, reference.expect("bonds built at spawn"))
-    }
-
-    /// Spawns a process with `options` (linked to this one if `options.link`), and
-    /// watched by the watcher `watcher(child)` builds, both set before it can run
-    /// (`start_link`, supervisors).
-    pub(crate) fn spawn_with<N, F, Fut>(
-        &self,
-        f: F,
-        options: SpawnOptions,
-        watcher: impl FnOnce(RawPid) -> Option<Watcher>,
-    ) -> Pid<N>
-    where
-        N: Send + 'static,
-        F: FnOnce(Context<N>) -> Fut,
-        Fut: Future + Send + 'static,
-        Fut::Output: IntoExitReason,
-    {
-        crate::coop::charge_spawn();
-        let me = self.pid().raw;
-        let link = options.link;
-        cell::spawn_bonded(
-            self.spawn_runtime(),
-            me,
-            f,
-            |child| {
-                if link {
-                    bonds::link_one_side(me, child);
-                }
-                Some(Bonds::new(link.then_some(me), watcher(child)))
-            },
-            options.bound,
-        )
     }
 
     fn spawn_runtime(&self) -> &crate::scheduler::Shared {
@@ -339,7 +227,7 @@ impl<M: Send + 'static> Context<M> {
     pub fn send<N: Send + 'static>(&mut self, to: Pid<N>, message: N) -> Sending<'_, M, N> {
         let waiting = match send::send_checked(to, message) {
             Ok(()) => None,
-            Err(e) => waiting(to, e),
+            Err(e) => yield_point::waiting(to, e),
         };
         Sending {
             owner: &mut self.owner,
@@ -874,53 +762,4 @@ pub(crate) fn monitor_for<M: From<Down> + Send + 'static>(
 ) -> (MonitorRef, impl FnOnce()) {
     let (reference, watcher) = watcher_of(by, target.0);
     (reference, move || arm(reference, watcher))
-}
-
-/// A timer started by [`Context::send_after`].
-///
-/// ```
-/// use std::time::Duration;
-/// let rt = otter::Runtime::new();
-/// let cancelled = rt.block_on(|cx: otter::Context<u8>| async move {
-///     let t: otter::TimerRef = cx.send_after(cx.pid(), 1, Duration::from_secs(60));
-///     t.cancel()
-/// });
-/// assert!(cancelled.unwrap());
-/// ```
-#[derive(Debug)]
-pub struct TimerRef {
-    key: TimerKey,
-    timer: std::sync::Weak<Timer>,
-}
-
-impl TimerRef {
-    /// Cancels the timer. Returns `true` if it had not fired yet (the message will not
-    /// be sent), `false` if it already fired or its runtime is gone: Erlang's
-    /// `cancel_timer/1` returning the time left or `false`.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let rt = otter::Runtime::new();
-    /// let r = rt.block_on(|mut cx: otter::Context<u8>| async move {
-    ///     let t = cx.send_after(cx.pid(), 1, Duration::from_millis(1));
-    ///     let m = cx.recv().await;
-    ///     (m, t.cancel())
-    /// });
-    /// assert_eq!(r.unwrap(), (1, false));
-    /// ```
-    pub fn cancel(self) -> bool {
-        self.timer.upgrade().is_some_and(|t| t.cancel(self.key))
-    }
-}
-
-/// The message [`Context::send`] keeps for the wait for room, if its receiver's bounded
-/// mailbox was full (one to an exited process is dropped). Out of line: the send loop's
-/// body keeps only the call.
-#[cold]
-#[inline(never)]
-fn waiting<N>(to: Pid<N>, refused: crate::TrySendError<N>) -> Option<Box<yield_point::Slow<N>>> {
-    match refused {
-        crate::TrySendError::Full(m) => Some(Box::new(yield_point::Slow::Full(to, m))),
-        crate::TrySendError::Exited(_) => None,
-    }
 }

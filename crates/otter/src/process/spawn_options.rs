@@ -1,4 +1,13 @@
-//! [`SpawnOptions`]: how a process is spawned (Erlang's `spawn_opt/2` options).
+//! [`SpawnOptions`]: how a process is spawned (Erlang's `spawn_opt/2` options), and
+//! the spawns that take them.
+
+use std::future::Future;
+
+use super::{Context, cell};
+use crate::exit::IntoExitReason;
+use crate::monitor::{Down, MonitorRef, Watcher};
+use crate::pid::{Pid, RawPid};
+use crate::signal::bonds::{self, Bonds};
 
 /// Options for [`Context::spawn_opt`](crate::Context::spawn_opt),
 /// [`Context::spawn_monitor_opt`](crate::Context::spawn_monitor_opt) and the servers'
@@ -144,5 +153,121 @@ impl SpawnOptions {
         } else {
             Some(self.bound as usize)
         }
+    }
+}
+
+impl<M: Send + 'static> Context<M> {
+    /// Spawns a process with `options` (Erlang's `spawn_opt/2`): linked to this one
+    /// if [`SpawnOptions::link`], with a bounded mailbox if
+    /// [`SpawnOptions::bounded_mailbox`]. With `SpawnOptions::new()` it is
+    /// [`Context::spawn`].
+    ///
+    /// ```
+    /// use otter::{Context, Runtime, SpawnOptions};
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|mut cx: Context<u32>| async move {
+    ///     let me = cx.pid();
+    ///     let worker = cx.spawn_opt(SpawnOptions::new().bounded_mailbox(16), move |mut c: Context<u32>| async move {
+    ///         let mut sum = 0;
+    ///         for _ in 0..100 { sum += c.recv().await; }
+    ///         me.send(sum);
+    ///     });
+    ///     // The awaitable send waits whenever the worker's 16 slots are taken.
+    ///     for i in 0..100 { cx.send(worker, i).await; }
+    ///     cx.recv().await
+    /// });
+    /// assert_eq!(r.unwrap(), 4950);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If the runtime is shutting down.
+    pub fn spawn_opt<N, F, Fut>(&self, options: SpawnOptions, f: F) -> Pid<N>
+    where
+        N: Send + 'static,
+        F: FnOnce(Context<N>) -> Fut,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoExitReason,
+    {
+        if options.link {
+            return self.spawn_with(f, options, |_| None);
+        }
+        crate::coop::charge_spawn();
+        cell::spawn_bonded(
+            self.spawn_runtime(),
+            self.pid().raw,
+            f,
+            |_| None,
+            options.bound,
+        )
+    }
+
+    /// [`Context::spawn_monitor`] with `options` (Erlang's `spawn_opt/2` with
+    /// `monitor`): see [`Context::spawn_opt`].
+    ///
+    /// ```
+    /// use otter::{Context, Down, ExitReason, Runtime, SpawnOptions};
+    /// struct Msg(Down);
+    /// impl From<Down> for Msg { fn from(d: Down) -> Msg { Msg(d) } }
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|mut cx: Context<Msg>| async move {
+    ///     let opts = SpawnOptions::new().bounded_mailbox(1);
+    ///     let (_child, _) = cx.spawn_monitor_opt(opts, |_: Context<()>| async { ExitReason::Shutdown });
+    ///     let Msg(d) = cx.recv().await;
+    ///     d.reason
+    /// });
+    /// assert_eq!(r.unwrap(), ExitReason::Shutdown);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If the runtime is shutting down.
+    pub fn spawn_monitor_opt<N, F, Fut>(&self, options: SpawnOptions, f: F) -> (Pid<N>, MonitorRef)
+    where
+        M: From<Down>,
+        N: Send + 'static,
+        F: FnOnce(Context<N>) -> Fut,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoExitReason,
+    {
+        let mut reference = None;
+        let pid = self.spawn_with(f, options, |child| {
+            let (r, watcher) = self.watcher(child);
+            reference = Some(r);
+            Some(watcher)
+        });
+        (pid, reference.expect("bonds built at spawn"))
+    }
+
+    /// Spawns a process with `options` (linked to this one if `options.link`), and
+    /// watched by the watcher `watcher(child)` builds, both set before it can run
+    /// (`start_link`, supervisors).
+    pub(crate) fn spawn_with<N, F, Fut>(
+        &self,
+        f: F,
+        options: SpawnOptions,
+        watcher: impl FnOnce(RawPid) -> Option<Watcher>,
+    ) -> Pid<N>
+    where
+        N: Send + 'static,
+        F: FnOnce(Context<N>) -> Fut,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoExitReason,
+    {
+        crate::coop::charge_spawn();
+        let me = self.pid().raw;
+        let link = options.link;
+        cell::spawn_bonded(
+            self.spawn_runtime(),
+            me,
+            f,
+            |child| {
+                if link {
+                    bonds::link_one_side(me, child);
+                }
+                Some(Bonds::new(link.then_some(me), watcher(child)))
+            },
+            options.bound,
+        )
     }
 }

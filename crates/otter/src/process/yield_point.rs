@@ -260,3 +260,15 @@ impl<M> Future for ConsumeBudget<'_, M> {
         std::task::Poll::Ready(())
     }
 }
+
+/// The message [`Context::send`] keeps for the wait for room, if its receiver's bounded
+/// mailbox was full (one to an exited process is dropped). Out of line: the send loop's
+/// body keeps only the call.
+#[cold]
+#[inline(never)]
+pub(super) fn waiting<N>(to: Pid<N>, refused: crate::TrySendError<N>) -> Option<Box<Slow<N>>> {
+    match refused {
+        crate::TrySendError::Full(m) => Some(Box::new(Slow::Full(to, m))),
+        crate::TrySendError::Exited(_) => None,
+    }
+}
