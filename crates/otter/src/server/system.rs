@@ -42,7 +42,8 @@ use std::time::SystemTime;
 
 use crate::exit::ExitReason;
 use crate::pid::{ProcessId, RawPid};
-use crate::server::{Flow, Server, ServerContext, ServerMsg, handle};
+use crate::server::run::handle;
+use crate::server::{Flow, Server, ServerContext, ServerMsg};
 use crate::sys::{Kind, Mode, Request, Statistics, Status};
 
 /// A server's debug flags (OTP's debug list and `running`/`suspended` mode), and the
