@@ -71,8 +71,9 @@
 //!
 //! The sampler reads [`Handle::runtime_info`] once a second, a few loads per worker,
 //! into the workers' history. The process table is walked only when a request needs
-//! it, at most once per [`SNAPSHOT_MAX_AGE`] whatever the number of clients: a node
-//! nobody looks at pays for the sampler only. A walk ([`Handle::processes`]) keeps the
+//! it, at most once per [`SNAPSHOT_MAX_AGE`] whatever the number of clients, and less
+//! often on a node whose walk takes long: the walks take at most [`WALK_SHARE`] of one
+//! core on average. A node nobody looks at pays for the sampler only. A walk ([`Handle::processes`]) keeps the
 //! top [`TOP`] processes per key and each process's previous counters (for the
 //! deltas), not the whole table.
 //!
@@ -105,6 +106,7 @@ use crate::pid::Pid;
 use crate::scheduler::Handle;
 
 pub use http::limits;
+pub use snapshot::WALK_SHARE;
 
 /// Samples of the workers' load the dashboard keeps: one a second, five minutes.
 pub const HISTORY: usize = 300;
@@ -115,7 +117,8 @@ pub const TOP: usize = 100;
 /// The most children of one supervisor `/api/tree` lists.
 pub const TREE_CHILDREN: usize = 50;
 
-/// How old a snapshot of the processes may be before a request walks the table again.
+/// How old a snapshot of the processes may be before a request walks the table again,
+/// at least (a large table is walked less often: [`WALK_SHARE`]).
 pub const SNAPSHOT_MAX_AGE: Duration = Duration::from_millis(500);
 
 /// Why [`Dashboard::start`] did not start.

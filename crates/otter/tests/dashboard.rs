@@ -168,7 +168,7 @@ rt_test!(
             .iter()
             .map(|(p, n)| (p.to_string(), *n as u64))
             .collect();
-        want.sort_by(|a, b| b.1.cmp(&a.1));
+        want.sort_by_key(|w| std::cmp::Reverse(w.1));
         assert_eq!(seen, want);
         for key in ["polls", "memory", "received"] {
             let top = get_json(
@@ -486,7 +486,25 @@ fn in_chromium_the_page_draws_the_tree_with_the_supervisors_children_and_the_top
     }
     let summary = part(&dom, "summary", "error");
     assert!(summary.contains(" processes"), "{summary}");
-    assert!(!dom.contains("class=\"error\">needs"), "no error shown");
+    let error = part(&dom, "error", "workers-panel");
+    assert!(
+        error.starts_with("id=\"error\" class=\"error\"></span>"),
+        "no error shown: {error}"
+    );
+    // A process's detail, linked as `/#0.I.G`: the supervisor's children by spec id.
+    let Some(dom) = chromium(&format!("{url}#{}", id(demo.supervisor)), 2000, None) else {
+        return;
+    };
+    let detail = part(&dom, "detail-panel", "never");
+    let detail = &detail[..detail.find("</section>").unwrap_or(detail.len())];
+    assert!(!detail.contains("hidden"), "the detail is shown: {detail}");
+    for child in [
+        "cache (worker)",
+        "sessions (worker)",
+        "otter::supervisor::Supervisor (running)",
+    ] {
+        assert!(detail.contains(child), "{child} in {detail}");
+    }
     // The screenshot in the docs: `OTTER_DASHBOARD_SCREENSHOT=docs/dashboard.png`.
     if let Some(path) = std::env::var_os("OTTER_DASHBOARD_SCREENSHOT") {
         let path = std::path::Path::new(&path);

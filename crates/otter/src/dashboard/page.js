@@ -138,7 +138,8 @@
 
   function drawTop(p) {
     document.getElementById("top-note").textContent =
-      "of " + p.total + " · by " + p.sort + (p.interval_ms ? " · Δ over " + p.interval_ms + " ms" : "");
+      "of " + p.total + " · by " + p.sort + (p.interval_ms ? " · Δ over " + p.interval_ms + " ms" : "") +
+      " · snapshot " + (p.age_ms / 1000).toFixed(1) + " s old (walk " + (p.walk_us / 1000).toFixed(1) + " ms)";
     const body = document.querySelector("#top tbody");
     while (body.firstChild) body.removeChild(body.firstChild);
     p.rows.forEach(function (r) {
@@ -247,6 +248,8 @@
       .then(function () { busy = false; });
   }
 
-  refresh();
+  // A link to a process's detail: `/#0.I.G`.
+  if (location.hash.length > 1) openDetail(location.hash.slice(1));
+  else refresh();
   setInterval(refresh, REFRESH_MS);
 })();

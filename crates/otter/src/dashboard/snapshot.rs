@@ -7,9 +7,22 @@
 //! (for the next walk's deltas): a few words per process, not the processes' info. A
 //! process the previous walk did not see (spawned since) has its totals as its
 //! deltas; on the first walk every delta is 0.
+//!
+//! # Bounded cost
+//!
+//! A walk costs in proportion to the processes (on the order of 100 to 300 ns each,
+//! most of it [`Handle::processes`]'s own reading), so on a large node a walk a second
+//! would cost more than the dashboard may ([`WALK_SHARE`]). The next walk therefore
+//! waits for [`SNAPSHOT_MAX_AGE`] or for the last walk's time divided by
+//! [`WALK_SHARE`], whichever is longer: a node of 100,000 processes whose walk takes
+//! 15 ms is walked every 3 s, and the page shows the snapshot's age. The maps of the
+//! previous counters are kept from walk to walk (cleared, not freed) and hashed with a
+//! multiply-rotate hash of the pid's two words, not SipHash: a pid is not chosen by a
+//! client.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,6 +31,37 @@ use super::{SNAPSHOT_MAX_AGE, TOP, TREE_CHILDREN};
 use crate::introspect::{Kind, ProcessInfo, Status};
 use crate::pid::ProcessId;
 use crate::scheduler::Handle;
+
+/// The most of one core the walks may take on average: the next walk waits for the
+/// last one's time divided by this (module docs, "Bounded cost").
+pub const WALK_SHARE: f64 = 0.005;
+
+/// A multiply-rotate hash for pids (module docs): the table's own keys, not a
+/// client's.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct PidHasher(u64);
+
+impl Hasher for PidHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type PidMap<V> = HashMap<ProcessId, V, BuildHasherDefault<PidHasher>>;
 
 /// What `/api/processes` sorts by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,6 +157,8 @@ impl Ord for Ranked {
 #[derive(Debug)]
 pub(super) struct Snapshot {
     taken: Instant,
+    /// How long the walk took.
+    cost: Duration,
     /// Time since the previous snapshot, if there was one.
     interval: Option<Duration>,
     /// Processes seen by the walk.
@@ -130,6 +176,8 @@ impl Snapshot {
         let mut out = String::from("{");
         json::num(&mut out, true, "total", self.total);
         json::text(&mut out, false, "sort", key.name());
+        json::num(&mut out, false, "age_ms", self.taken.elapsed().as_millis());
+        json::num(&mut out, false, "walk_us", self.cost.as_micros());
         json::key(&mut out, false, "interval_ms");
         match self.interval {
             Some(d) => out.push_str(&d.as_millis().to_string()),
@@ -166,15 +214,19 @@ impl Snapshot {
 #[derive(Debug, Default)]
 pub(super) struct Walker {
     latest: Option<Arc<Snapshot>>,
-    previous: HashMap<ProcessId, (u64, u64)>,
+    previous: PidMap<(u64, u64)>,
+    /// The map before `previous`, kept for its allocation.
+    spare: PidMap<(u64, u64)>,
 }
 
 impl Walker {
-    /// The latest snapshot if it is younger than [`SNAPSHOT_MAX_AGE`], else a new one.
+    /// The latest snapshot if it is young enough (module docs, "Bounded cost"), else a
+    /// new one.
     pub(super) fn snapshot(&mut self, handle: &Handle) -> Arc<Snapshot> {
         let now = Instant::now();
         if let Some(s) = &self.latest
-            && now.saturating_duration_since(s.taken) < SNAPSHOT_MAX_AGE
+            && now.saturating_duration_since(s.taken)
+                < SNAPSHOT_MAX_AGE.max(s.cost.div_f64(WALK_SHARE))
         {
             return s.clone();
         }
@@ -185,7 +237,8 @@ impl Walker {
 
     fn walk(&mut self, handle: &Handle, now: Instant) -> Snapshot {
         let first = self.latest.is_none();
-        let mut next = HashMap::with_capacity(self.previous.len());
+        let mut next = std::mem::take(&mut self.spare);
+        next.clear();
         let mut heaps: [BinaryHeap<Reverse<Ranked>>; 4] = Default::default();
         let mut tree = Tree::default();
         let mut total = 0;
@@ -223,7 +276,7 @@ impl Walker {
                 }
             }
         }
-        self.previous = next;
+        self.spare = std::mem::replace(&mut self.previous, next);
         let top = heaps.map(|h| {
             // `into_sorted_vec` of `Reverse` is highest first.
             h.into_sorted_vec()
@@ -233,6 +286,7 @@ impl Walker {
         });
         Snapshot {
             taken: now,
+            cost: now.elapsed(),
             interval: self
                 .latest
                 .as_ref()
@@ -249,7 +303,7 @@ impl Walker {
 struct Tree {
     /// Each supervisor: its own supervisor, name, and children (at most
     /// [`TREE_CHILDREN`], and how many more).
-    supervisors: HashMap<ProcessId, Node>,
+    supervisors: PidMap<Node>,
 }
 
 #[derive(Debug, Default)]
