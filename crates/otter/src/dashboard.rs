@@ -20,7 +20,9 @@
 //! polls the JSON endpoints below every second:
 //!
 //! * **Supervision tree**: each supervisor and its children, from the processes'
-//!   [`supervisor`](crate::introspect::ProcessInfo::supervisor) fields; at most
+//!   [`supervisor`](crate::introspect::ProcessInfo::supervisor) fields, and under an
+//!   acceptor of an acceptor pool the connections it accepted (their
+//!   [`parent`](crate::introspect::ProcessInfo::parent)); at most
 //!   [`TREE_CHILDREN`] children are drawn per supervisor, with the count of the rest.
 //! * **Top processes** by queue length, polls, memory or messages received, with each
 //!   counter's delta since the previous snapshot; a click on a column sorts by it.

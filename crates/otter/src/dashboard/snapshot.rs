@@ -301,8 +301,8 @@ impl Walker {
 /// The supervision tree as a walk gathers it.
 #[derive(Debug, Default)]
 struct Tree {
-    /// Each supervisor: its own supervisor, name, and children (at most
-    /// [`TREE_CHILDREN`], and how many more).
+    /// Each supervisor (and acceptor): its own supervisor, name, and children (at
+    /// most [`TREE_CHILDREN`], and how many more).
     supervisors: PidMap<Node>,
 }
 
@@ -320,7 +320,13 @@ impl Tree {
             self.supervisors.entry(info.pid).or_default().seen =
                 Some((info.name.clone(), info.supervisor));
         }
-        if let Some(sup) = info.supervisor {
+        // A connection hangs under the acceptor that accepted it (and linked it), as
+        // a worker under its supervisor.
+        let up = match info.kind {
+            Kind::Connection => info.parent,
+            _ => info.supervisor,
+        };
+        if let Some(sup) = up {
             let node = self.supervisors.entry(sup).or_default();
             if node.children.len() < TREE_CHILDREN {
                 node.children.push((info.pid, info.name.clone(), info.kind));
@@ -366,7 +372,7 @@ impl Tree {
         let node = self
             .supervisors
             .get(&pid)
-            .filter(|_| kind == Kind::Supervisor);
+            .filter(|_| matches!(kind, Kind::Supervisor | Kind::Acceptor));
         if let Some(node) = node {
             for (i, (child, name, kind)) in node.children.iter().enumerate() {
                 if i > 0 {
