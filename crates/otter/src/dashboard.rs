@@ -53,6 +53,10 @@
 //!   request that does not carry it (`Authorization: Bearer TOKEN`, or `?token=TOKEN`
 //!   in the URL, which the page passes on to its requests) gets 401. The comparison
 //!   takes the same time wherever the first difference is.
+//! * With no token, a request whose `Host` is not the loopback address and port the
+//!   dashboard listens on (`127.0.0.1`, `localhost` or `[::1]`) gets 403: a page of
+//!   another site whose name was made to resolve to 127.0.0.1 (DNS rebinding) cannot
+//!   read the dashboard.
 //! * A kill (a `POST`) must carry the header `X-Otter-Dashboard: kill`: a browser
 //!   sends no custom header cross-origin without a preflight, which the dashboard
 //!   does not answer, so another site's page cannot post a kill to a local dashboard.
