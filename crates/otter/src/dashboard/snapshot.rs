@@ -337,7 +337,8 @@ impl Tree {
     }
 
     /// `{"roots":[node..]}`, a node `{"pid","id","name","kind","children":[node..],"more":N}`;
-    /// the roots are the supervisors with no live supervisor, in pid order.
+    /// the roots are the supervisors with no live supervisor, in pid order; children
+    /// are in the table's order (not their start order: a slot is reused).
     fn to_json(&self) -> String {
         let mut roots: Vec<ProcessId> = self
             .supervisors
