@@ -1,9 +1,10 @@
 //! Rules of the dashboard (`otter::dashboard`, feature `dashboard`), checked with real
 //! HTTP requests over std sockets to 127.0.0.1 and with a real headless Chromium: the
 //! page loads and draws the supervision tree and the top table; `/api/processes` sorts;
-//! a kill works only when allowed and the process then disappears; an unknown pid is a
-//! 404 and a malformed one a 400; requests over a limit are refused, and connections
-//! past the limit closed; off the loopback address a token is required.
+//! a kill works only when allowed and the process then disappears (in Chromium too: a
+//! killed child leaves the page, and the successor its supervisor starts shows); an
+//! unknown pid is a 404 and a malformed one a 400; requests over a limit are refused,
+//! and connections past the limit closed; off the loopback address a token is required.
 
 #[path = "support/rt.rs"]
 mod support;
@@ -492,10 +493,13 @@ fn part<'a>(dom: &'a str, id: &str, end: &str) -> &'a str {
 }
 
 #[test]
-fn in_chromium_the_page_draws_the_tree_with_the_supervisors_children_and_the_top_table() {
+fn in_chromium_the_page_draws_the_tree_and_the_top_table_and_a_killed_process_disappears() {
     let rt = Runtime::builder().threads(2).build().unwrap();
     let demo = demo(&rt);
-    let d = Dashboard::new(&rt.handle()).start().unwrap();
+    let d = Dashboard::new(&rt.handle())
+        .allow_kill(true)
+        .start()
+        .unwrap();
     let url = format!("http://{}/", d.local_addr());
     let Some(dom) = chromium(&url, 3000, None) else {
         return;
@@ -538,6 +542,51 @@ fn in_chromium_the_page_draws_the_tree_with_the_supervisors_children_and_the_top
     ] {
         assert!(detail.contains(child), "{child} in {detail}");
     }
+    assert!(detail.contains("class=\"kill\""), "a kill button: {detail}");
+    // Killed (the button's request), a child leaves the page, and the child its
+    // supervisor restarts in its place shows.
+    let victim = demo.children[0];
+    let kill = format!("/api/process/{}/kill", id(victim));
+    let (status, body) = request(
+        d.local_addr(),
+        "POST",
+        &kill,
+        &[("X-Otter-Dashboard", "kill")],
+        b"",
+    );
+    assert_eq!(status, 200, "{body}");
+    let mut restarted = String::new();
+    eventually("the supervisor has restarted the child", LIMIT, || {
+        let sup = get_json(
+            d.local_addr(),
+            &format!("/api/process/{}", id(demo.supervisor)),
+        );
+        match sup["sys"]["children"][0]["pid"].as_str() {
+            Some(p) if p != victim.to_string() => {
+                restarted = p.trim_matches(['<', '>']).to_string();
+                true
+            }
+            _ => false,
+        }
+    });
+    let Some(dom) = chromium(&url, 3000, None) else {
+        return;
+    };
+    let tree = part(&dom, "tree", "detail-panel");
+    assert!(
+        !tree.contains(&format!("href=\"#{}\"", id(victim))),
+        "{victim} gone: {tree}"
+    );
+    assert!(
+        tree.contains(&format!("href=\"#{restarted}\"")),
+        "{restarted} shown: {tree}"
+    );
+    let top = part(&dom, "top", "never");
+    let top = &top[..top.find("</table>").unwrap_or(top.len())];
+    assert!(
+        !top.contains(&format!("href=\"#{}\"", id(victim))),
+        "{victim} gone: {top}"
+    );
     // The screenshot in the docs: `OTTER_DASHBOARD_SCREENSHOT=docs/dashboard.png`.
     if let Some(path) = std::env::var_os("OTTER_DASHBOARD_SCREENSHOT") {
         let path = std::path::Path::new(&path);
