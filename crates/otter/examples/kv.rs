@@ -20,6 +20,13 @@
 //! connection goes on, the store keeps its keys. The server stops when its standard
 //! input closes (Ctrl-D).
 //!
+//! Built with the feature `dashboard`, `--dashboard PORT` also serves the live dashboard
+//! (`otter::dashboard`) on 127.0.0.1:
+//!
+//! ```text
+//! cargo run --release --features dashboard --example kv -- 7379 --dashboard 7380
+//! ```
+//!
 //! The Erlang original of this shape: a `ranch` listener whose protocol module calls a
 //! `gen_server` registered under a name.
 
@@ -141,6 +148,30 @@ async fn answer(cx: &mut Context<()>, line: &str) -> Option<String> {
     })
 }
 
+/// The dashboard on `--dashboard PORT`, if given (127.0.0.1 only: no token needed).
+#[cfg(feature = "dashboard")]
+fn start_dashboard(rt: &Runtime) -> Option<otter::dashboard::Running> {
+    let args: Vec<String> = std::env::args().collect();
+    let at = args.iter().position(|a| a == "--dashboard")?;
+    let port: u16 = args
+        .get(at + 1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(7380);
+    let dashboard = otter::dashboard::Dashboard::new(&rt.handle())
+        .bind(SocketAddr::from(([127, 0, 0, 1], port)))
+        .start();
+    match dashboard {
+        Ok(d) => {
+            println!("kv: dashboard on http://{}/", d.local_addr());
+            Some(d)
+        }
+        Err(e) => {
+            eprintln!("kv: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
 fn main() {
     let port: u16 = std::env::args()
         .nth(1)
@@ -148,6 +179,8 @@ fn main() {
         .unwrap_or(7379);
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let rt = Runtime::new();
+    #[cfg(feature = "dashboard")]
+    let _dashboard = start_dashboard(&rt);
     let r = rt.block_on(move |cx: Context<()>| async move {
         let tree = SupervisorSpec::new(Strategy::OneForOne)
             .child(ChildSpec::named_server::<Store>("kv", KV, || ()));

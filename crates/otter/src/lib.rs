@@ -618,6 +618,9 @@ pub mod blocking;
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod compat;
 mod coop;
+#[cfg(all(feature = "dashboard", not(loom)))]
+#[cfg_attr(docsrs, doc(cfg(feature = "dashboard")))]
+pub mod dashboard;
 #[cfg(all(feature = "dist", not(loom)))]
 #[cfg_attr(docsrs, doc(cfg(feature = "dist")))]
 pub mod dist;

@@ -48,7 +48,7 @@ impl TcpListener {
 
     /// Takes over a listening socket opened before the runtime was at hand (a
     /// distribution node learns its port before it starts its acceptor).
-    #[cfg(feature = "dist")]
+    #[cfg(any(feature = "dist", feature = "dashboard"))]
     pub(crate) fn from_std(l: std::net::TcpListener) -> io::Result<TcpListener> {
         l.set_nonblocking(true)?;
         let mut io = mio::net::TcpListener::from_std(l);
