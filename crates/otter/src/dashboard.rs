@@ -83,14 +83,17 @@
 //! top [`TOP`] processes per key and each process's previous counters (for the
 //! deltas), not the whole table.
 //!
+//! The page's problems (`/api/problems`) are the processes inside one poll for 100 ms
+//! or more ([`Handle::stuck`](crate::Handle::stuck), read per worker at each request:
+//! cheap) and the cycles of calls the latest walk found (each process's callers,
+//! [`Handle::deadlocks`](crate::Handle::deadlocks)'s rule, from the same walk).
+//!
 //! # Left out
 //!
 //! * **A server's or state machine's `sys` status**: [`sys::get_status`](crate::sys::get_status)
 //!   is a system message in the server's own typed mailbox, and the dashboard knows
 //!   only a pid and its [`Kind`](crate::introspect::Kind); a supervisor's mailbox type
 //!   is known, so a supervisor's status is shown.
-//! * **Stuck processes and deadlocks**: the runtime does not record them yet; they
-//!   belong in `api.rs` as their own endpoints and in the page as their own panels.
 //! * **A process's last messages when traced** (`sys::trace` logs through `tracing`,
 //!   and keeps nothing to show).
 

@@ -445,6 +445,8 @@ pub(crate) use counters::{
     RuntimeStats, WorkerStats, count_dead_send, count_exit, count_spawn, flush,
 };
 pub use waits::Stuck;
+#[cfg(feature = "dashboard")]
+pub(crate) use waits::cycles;
 use waits::{deadlocks, stuck};
 
 // ===== the API =====

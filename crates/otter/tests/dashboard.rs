@@ -4,7 +4,9 @@
 //! a kill works only when allowed and the process then disappears (in Chromium too: a
 //! killed child leaves the page, and the successor its supervisor starts shows); an
 //! unknown pid is a 404 and a malformed one a 400; requests over a limit are refused,
-//! and connections past the limit closed; off the loopback address a token is required.
+//! and connections past the limit closed; off the loopback address a token is required;
+//! a stuck process and a deadlock of two servers calling each other are listed under
+//! the page's problems (in Chromium too).
 
 #[path = "support/rt.rs"]
 mod support;
@@ -16,8 +18,9 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use otter::dashboard::{Dashboard, StartError, limits};
+use otter::server::{Flow, ReplyTo, Server, ServerContext, ServerRef};
 use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
-use otter::{Context, ProcessId, Runtime};
+use otter::{Context, ExitReason, ProcessId, Runtime};
 use serde_json::Value;
 use support::eventually;
 
@@ -456,8 +459,13 @@ fn chromium(url: &str, budget_ms: u32, screenshot: Option<&str>) -> Option<Strin
         );
         return None;
     }
-    let profile =
-        std::env::temp_dir().join(format!("otter-dashboard-chromium-{}", std::process::id()));
+    // A profile of its own per run: tests run at once, and Chromium locks its profile.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let profile = std::env::temp_dir().join(format!(
+        "otter-dashboard-chromium-{}-{run}",
+        std::process::id()
+    ));
     let mut cmd = Command::new("chromium");
     cmd.args([
         "--headless=new",
@@ -600,4 +608,110 @@ fn in_chromium_the_page_draws_the_tree_and_the_top_table_and_a_killed_process_di
         chromium(&url, 4000, Some(path.to_str().unwrap()));
     }
     d.stop();
+}
+
+/// A server that, pinged, pings its peer: two of them pinging each other wait on each
+/// other for ever (a deadlock only a call's timeout ends; here, none).
+struct Peer(Option<ServerRef<Peer>>);
+
+enum PeerCall {
+    SetPeer(ServerRef<Peer>, ReplyTo<()>),
+    Ping(ReplyTo<()>),
+}
+
+impl Server for Peer {
+    type Args = ();
+    type Call = PeerCall;
+    type Cast = ();
+    type Info = ();
+    async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> {
+        Ok(Peer(None))
+    }
+    async fn handle_call(&mut self, call: PeerCall, _: &mut ServerContext<Self>) -> Flow {
+        match call {
+            PeerCall::SetPeer(p, f) => {
+                self.0 = Some(p);
+                f.reply(());
+            }
+            PeerCall::Ping(f) => {
+                let peer = self.0.expect("a peer");
+                let _ = peer.call_timeout(PeerCall::Ping, None).await;
+                f.reply(());
+            }
+        }
+        Flow::Continue
+    }
+}
+
+/// Two servers calling each other, and a process inside one long poll (`hold`); their
+/// pids (`a`, `b`, the hog).
+fn trouble(rt: &Runtime, hold: Duration) -> (ProcessId, ProcessId, ProcessId) {
+    let (tx, rx) = mpsc::channel();
+    rt.handle().spawn(move |cx: Context<()>| async move {
+        let a = Peer::start(&cx, ()).await.unwrap();
+        let b = Peer::start(&cx, ()).await.unwrap();
+        a.call(|f| PeerCall::SetPeer(b, f)).await.unwrap();
+        b.call(|f| PeerCall::SetPeer(a, f)).await.unwrap();
+        cx.spawn(move |_: Context<()>| async move {
+            let _ = a.call_timeout(PeerCall::Ping, None).await;
+        });
+        let hog = cx.spawn(move |_: Context<()>| async move {
+            std::thread::sleep(hold); // a poll that never yields
+        });
+        tx.send((a.pid().id(), b.pid().id(), hog.id())).unwrap();
+        std::future::pending::<()>().await
+    });
+    rx.recv_timeout(LIMIT).unwrap()
+}
+
+#[test]
+fn stuck_processes_and_deadlocks_are_listed_under_problems() {
+    let rt = Runtime::builder().threads(2).build().unwrap();
+    let d = Dashboard::new(&rt.handle()).start().unwrap();
+    let (a, b, hog) = trouble(&rt, Duration::from_secs(3));
+    let mut cycle = [id(a), id(b)];
+    cycle.sort();
+    eventually("the hog and the cycle show", LIMIT, || {
+        let p = get_json(d.local_addr(), "/api/problems");
+        let stuck = p["stuck"].as_array().unwrap();
+        let deadlocks = p["deadlocks"].as_array().unwrap();
+        stuck
+            .iter()
+            .any(|s| s["id"] == id(hog).as_str() && s["ms"].as_u64() >= Some(100))
+            && deadlocks.iter().any(|c| {
+                let mut ids: Vec<String> = c
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| p["id"].as_str().unwrap().to_string())
+                    .collect();
+                ids.sort();
+                ids == cycle
+            })
+    });
+}
+
+#[test]
+fn in_chromium_a_deadlock_of_two_servers_calling_each_other_is_flagged() {
+    let rt = Runtime::builder().threads(2).build().unwrap();
+    let d = Dashboard::new(&rt.handle()).start().unwrap();
+    let (a, b, _) = trouble(&rt, Duration::ZERO);
+    let url = format!("http://{}/", d.local_addr());
+    // The walk that finds it may be the page's first: wait until the API has it.
+    eventually("the cycle shows in the API", LIMIT, || {
+        get_json(d.local_addr(), "/api/problems")["deadlocks"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty())
+    });
+    let Some(dom) = chromium(&url, 3000, None) else {
+        return;
+    };
+    let problems = part(&dom, "problems", "tree-panel");
+    assert!(problems.contains("deadlock"), "{problems}");
+    for pid in [a, b] {
+        assert!(
+            problems.contains(&format!("href=\"#{}\"", id(pid))),
+            "{pid} in the cycle: {problems}"
+        );
+    }
 }

@@ -127,6 +127,7 @@ pub(super) async fn route(
         },
         "/api/tree" => method_is(method, &Method::GET)
             .map(|()| Answer::json(shared.snapshot().tree_json().to_string())),
+        "/api/problems" => method_is(method, &Method::GET).map(|()| problems(shared)),
         _ => match path.strip_prefix("/api/process/") {
             Some(rest) => match rest.strip_suffix("/kill") {
                 Some(id) => match method_is(method, &Method::POST) {
@@ -191,6 +192,55 @@ fn overview(shared: &Shared) -> Answer {
         .write_json(&mut out);
     out.push('}');
     Answer::json(out)
+}
+
+/// Processes held in one poll for this long or longer are shown as stuck.
+const STUCK_AFTER: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// `/api/problems`: `{"stuck":[{"pid","id","worker","ms"}..],"deadlocks":[[{"pid","id"}..]..]}`:
+/// the processes inside one poll for [`STUCK_AFTER`] or longer now (read per worker:
+/// cheap), and the cycles of calls the latest walk found.
+fn problems(shared: &Shared) -> Answer {
+    let mut out = String::from("{");
+    json::key(&mut out, true, "stuck");
+    out.push('[');
+    for (i, s) in shared.handle.stuck(STUCK_AFTER).iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('{');
+        write_pid(&mut out, true, s.pid);
+        json::num(&mut out, false, "worker", s.worker);
+        json::num(&mut out, false, "ms", s.polling_for.as_millis());
+        out.push('}');
+    }
+    out.push(']');
+    json::key(&mut out, false, "deadlocks");
+    out.push('[');
+    for (i, cycle) in shared.snapshot().deadlocks().iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('[');
+        for (j, &pid) in cycle.iter().enumerate() {
+            if j > 0 {
+                out.push(',');
+            }
+            out.push('{');
+            write_pid(&mut out, true, pid);
+            out.push('}');
+        }
+        out.push(']');
+    }
+    out.push_str("]}");
+    Answer::json(out)
+}
+
+/// `"pid":"<0.I.G>","id":"0.I.G"`, as the other endpoints write a pid.
+fn write_pid(out: &mut String, first: bool, pid: ProcessId) {
+    let text = pid.to_string();
+    json::text(out, first, "pid", &text);
+    json::text(out, false, "id", text.trim_matches(['<', '>']));
 }
 
 /// `/api/processes?sort=KEY&limit=N`.

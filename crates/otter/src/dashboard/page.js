@@ -226,6 +226,31 @@
     document.getElementById("detail-panel").hidden = true;
   });
 
+  // ===== problems: stuck processes and deadlocks =====
+
+  function drawProblems(p) {
+    const box = document.getElementById("problems");
+    box.textContent = "";
+    if (p.stuck.length === 0 && p.deadlocks.length === 0) {
+      box.textContent = "none";
+      return;
+    }
+    p.stuck.forEach(function (s) {
+      box.appendChild(el("div", { cls: "problem stuck" }, [
+        el("b", { text: "stuck " }), pidLink(s.pid, s.id),
+        txt(" has held worker " + s.worker + " in one poll for " + s.ms + " ms"),
+      ]));
+    });
+    p.deadlocks.forEach(function (cycle) {
+      const parts = [el("b", { text: "deadlock " })];
+      cycle.concat([cycle[0]]).forEach(function (c, i) {
+        if (i > 0) parts.push(txt(" calls "));
+        parts.push(pidLink(c.pid, c.id));
+      });
+      box.appendChild(el("div", { cls: "problem deadlock" }, parts));
+    });
+  }
+
   // ===== the refresh =====
 
   function showError(e) { document.getElementById("error").textContent = e ? String(e.message || e) : ""; }
@@ -238,6 +263,7 @@
     api("/api/overview").then(drawOverview)
       .then(function () { return api("/api/processes?sort=" + sort + "&limit=20"); }).then(drawTop)
       .then(function () { return api("/api/tree"); }).then(drawTree)
+      .then(function () { return api("/api/problems"); }).then(drawProblems)
       .then(function () {
         if (detailId === null) return;
         return api("/api/process/" + detailId).then(drawDetail, function (e) {

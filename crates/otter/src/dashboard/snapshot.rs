@@ -167,6 +167,8 @@ pub(super) struct Snapshot {
     top: [Vec<Row>; 4],
     /// The supervision tree, as JSON.
     tree: String,
+    /// Cycles of processes calling each other (`introspect`'s "Calls").
+    deadlocks: Vec<Vec<ProcessId>>,
 }
 
 impl Snapshot {
@@ -205,6 +207,11 @@ impl Snapshot {
     }
 
     /// `/api/tree`.
+    /// The cycles of calls the walk found.
+    pub(super) fn deadlocks(&self) -> &[Vec<ProcessId>] {
+        &self.deadlocks
+    }
+
     pub(super) fn tree_json(&self) -> &str {
         &self.tree
     }
@@ -241,9 +248,11 @@ impl Walker {
         next.clear();
         let mut heaps: [BinaryHeap<Reverse<Ranked>>; 4] = Default::default();
         let mut tree = Tree::default();
+        let mut waits = Vec::new();
         let mut total = 0;
         for info in handle.processes() {
             total += 1;
+            waits.extend(info.callers.iter().map(|&c| (c, info.pid)));
             let (polls_before, received_before) = match self.previous.get(&info.pid) {
                 Some(&p) => p,
                 None if first => (info.polls, info.messages_received),
@@ -294,6 +303,7 @@ impl Walker {
             total,
             top,
             tree: tree.to_json(),
+            deadlocks: crate::introspect::cycles(waits),
         }
     }
 }

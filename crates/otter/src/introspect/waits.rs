@@ -2,6 +2,7 @@
 //! and [`Handle::deadlocks`](crate::Handle::deadlocks) (the module docs' "Calls" and
 //! "Stuck processes").
 
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -51,16 +52,22 @@ pub(super) fn stuck(rt: &Shared, min: Duration) -> Vec<Stuck> {
 /// The cycles of the wait-for graph of calls (each caller waits on one server at a
 /// time), each from its lowest pid, sorted.
 pub(super) fn deadlocks(processes: impl Iterator<Item = ProcessInfo>) -> Vec<Vec<ProcessId>> {
-    use std::collections::HashMap;
-    let mut waits: HashMap<ProcessId, ProcessId> = HashMap::new();
-    for p in processes {
-        for c in p.callers {
-            waits.insert(c, p.pid);
-        }
-    }
+    cycles(processes.flat_map(|p| {
+        let server = p.pid;
+        p.callers.into_iter().map(move |c| (c, server))
+    }))
+}
+
+/// The cycles of a wait-for graph given as (caller, server) edges, each caller waiting
+/// on one server (a later edge of the same caller replaces an earlier one): each cycle
+/// once, from its lowest pid, sorted.
+pub(crate) fn cycles(
+    waits: impl IntoIterator<Item = (ProcessId, ProcessId)>,
+) -> Vec<Vec<ProcessId>> {
+    let waits: HashMap<ProcessId, ProcessId> = waits.into_iter().collect();
     // Walk from each process along its waits; a walk that comes back to a process of
     // its own path has found a cycle. Each process is finished once.
-    let mut done: std::collections::HashSet<ProcessId> = std::collections::HashSet::new();
+    let mut done: HashSet<ProcessId> = HashSet::new();
     let mut cycles = Vec::new();
     let mut starts: Vec<ProcessId> = waits.keys().copied().collect();
     starts.sort_unstable();
