@@ -66,6 +66,7 @@ pub(crate) trait Distribution: Send + Sync {
 
 /// What a remote send does when the connection to the pid's node is busy.
 #[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "dist"), allow(dead_code))] // Read by the distribution only.
 pub(crate) enum Busy<'a> {
     /// Queue the message anyway (a plain send: up to the hard limit).
     Queue,
@@ -78,6 +79,7 @@ pub(crate) enum Busy<'a> {
 
 /// What [`Distribution::send`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(feature = "dist"), allow(dead_code))] // Made by the distribution only.
 pub(crate) enum RemoteSend {
     /// Queued on the connection.
     Sent,
