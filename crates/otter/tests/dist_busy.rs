@@ -12,6 +12,8 @@
 
 #[path = "support/erlang.rs"]
 mod erlang;
+#[path = "support/otter_node.rs"]
+mod otter_node;
 #[path = "support/rt.rs"]
 mod support;
 
@@ -20,7 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use std::time::Duration;
 
 use otter::dist::shapes::Binary as Bin;
-use otter::dist::{BadTerm, Node, NodeBuilder};
+use otter::dist::{BadTerm, Node};
 use otter::{Context, Down, ExitReason, Pid, Runtime, TrySendError};
 use serde::{Deserialize, Serialize};
 
@@ -34,13 +36,6 @@ const BUSY_LIMIT: usize = 1 << 20;
 fn serial() -> MutexGuard<'static, ()> {
     static SERIAL: Mutex<()> = Mutex::new(());
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn otter_node(rt: &Runtime, b: impl FnOnce(NodeBuilder) -> NodeBuilder) -> Node {
-    let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
-    b(Node::builder(name).cookie("secret"))
-        .start(&rt.handle())
-        .expect("the otter node starts")
 }
 
 /// What the Erlang `sink` takes: `{chunk, Sender, Seq, Bin}` and `{report, From}`.
@@ -181,7 +176,7 @@ rt_test!(
     |rt: &Runtime| {
         let _serial = serial();
         const TOTAL: u64 = 200 << 20;
-        let node = otter_node(rt, |b| b);
+        let node = otter_node::start(rt);
         let erl = erlang::Node::builder("erl").setup(SINK).start();
         let sink: Pid<ToSink> = node.remote_name("sink", erl.name());
         let os_pid = erl.os_pid();
@@ -336,7 +331,7 @@ rt_test!(
     |rt: &Runtime| {
         let _serial = serial();
         const TOTAL: u64 = 200 << 20;
-        let node = otter_node(rt, |b| b);
+        let node = otter_node::start(rt);
         let peer = OtterPeer::start();
         let sink: Pid<ToSink> = node.remote_name("sink", &peer.name);
         let os_pid = peer.child.id();
@@ -385,7 +380,7 @@ rt_test!(
     |rt: &Runtime| {
         let _serial = serial();
         const HARD: usize = 4 << 20;
-        let node = otter_node(rt, |b| b.dist_buf_hard_limit(HARD));
+        let node = otter_node::start_with(rt, |b| b.dist_buf_hard_limit(HARD));
         let erl = erlang::Node::builder("erl").setup(SINK).start();
         let sink: Pid<ToSink> = node.remote_name("sink", erl.name());
         let os_pid = erl.os_pid();
@@ -428,7 +423,7 @@ rt_test!(
         let _serial = serial();
         const SENDERS: u64 = 4;
         const EACH: u64 = 16 << 20;
-        let node = otter_node(rt, |b| b);
+        let node = otter_node::start(rt);
         let erl = erlang::Node::builder("erl").setup(SINK).start();
         let sink: Pid<ToSink> = node.remote_name("sink", erl.name());
         let os_pid = erl.os_pid();

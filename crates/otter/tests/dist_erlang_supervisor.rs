@@ -7,20 +7,14 @@
 
 #[path = "support/erlang.rs"]
 mod erlang;
+#[path = "support/otter_node.rs"]
+mod otter_node;
 #[path = "support/rt.rs"]
 mod support;
 
 use otter::dist::Node;
 use otter::supervisor::{self, ChildSpec, Strategy, Supervisor, SupervisorRef, SupervisorSpec};
 use otter::{Context, Runtime};
-
-fn otter_node(rt: &Runtime) -> Node {
-    let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
-    Node::builder(name)
-        .cookie("secret")
-        .start(&rt.handle())
-        .expect("the otter node starts")
-}
 
 fn idle(id: &str) -> ChildSpec {
     ChildSpec::process(id, || |mut c: Context<()>| async move { c.recv().await })
@@ -53,7 +47,7 @@ fn start_tree(rt: &Runtime, node: &Node) -> SupervisorRef {
 rt_test!(
     which_children_and_count_children_from_erlang_give_otps_shapes,
     |rt: &Runtime| {
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         let top = start_tree(rt, &node);
         let mut e = erlang::Node::builder("erl").setup("ok").start();
         let s = format!("{{top, '{}'}}", node.name());
@@ -130,7 +124,7 @@ rt_test!(
 rt_test!(
     bad_supervisor_requests_from_erlang_get_erlangs_answers_and_the_supervisor_goes_on,
     |rt: &Runtime| {
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         let top = start_tree(rt, &node);
         let mut e = erlang::Node::builder("erl").setup("ok").start();
         let s = format!("{{top, '{}'}}", node.name());
@@ -181,7 +175,7 @@ rt_test!(
 rt_test!(
     a_supervisor_registered_by_name_answers_again_after_its_restart,
     |rt: &Runtime| {
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         node.register_server_name::<Supervisor>("conns");
         let (tx, rx) = std::sync::mpsc::channel();
         rt.handle().spawn(move |mut cx: Context<()>| async move {
