@@ -27,6 +27,7 @@ use otter::dist::{
 use otter::server::{CallError, Flow, ReplyTo, Server, ServerContext, ServerRef};
 use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
 use otter::{Context, Down, Exit, ExitReason, Pid, Runtime};
+use otter_node::at;
 use serde::Deserialize;
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -143,11 +144,6 @@ impl Probe {
 
 /// An Erlang echo process registered as `echo`: `{From, Msg}` -> `From ! {echo, Msg}`.
 const ECHO: &str = "register(echo, spawn(fun Loop() -> receive {From, Msg} -> From ! {echo, Msg}, Loop() end end))";
-
-/// `{Name, 'otter@host'}` for Erlang expressions.
-fn at(name: &str, node: &Node) -> String {
-    format!("{{{name}, '{}'}}", node.name())
-}
 
 rt_test!(
     an_erlang_node_pings_an_otter_node_and_gets_pong,

@@ -83,7 +83,7 @@ rt_test!(
         let node = otter_node::start(rt);
         answerer(rt, &node);
         let mut e = erlang::Node::builder("erl").start();
-        let to = format!("{{answer, '{}'}}", node.name());
+        let to = otter_node::at("answer", &node);
         // OTP 24+: `From` is `{Pid, [alias | Ref]}`, the reply goes to the alias.
         assert_eq!(
             e.eval_ok(&format!("gen_server:call({to}, ping, 5000)")),
@@ -106,7 +106,7 @@ rt_test!(
         let node = otter_node::start(rt);
         answerer(rt, &node);
         let mut e = erlang::Node::builder("erl").start();
-        let to = format!("{{to_alias, '{}'}}", node.name());
+        let to = otter_node::at("to_alias", &node);
         assert_eq!(
             e.eval_ok(&format!(
                 "A = alias(), {to} ! {{A, hello}}, \

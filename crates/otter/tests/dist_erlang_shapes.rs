@@ -19,15 +19,11 @@ use otter::dist::shapes::{OkError, OkOrError, Tagged};
 use otter::dist::{ErlangServer, Node};
 use otter::server::{Flow, ReplyTo, Server, ServerContext, ServerRef};
 use otter::{Context, ExitReason, Runtime};
+use otter_node::at;
 use serde::Deserialize;
 
 fn erl() -> erlang::Node {
     erlang::Node::builder("erl").setup("ok").start()
-}
-
-/// `{Name, 'otter@host'}` for Erlang expressions.
-fn at(name: &str, node: &Node) -> String {
-    format!("{{{name}, '{}'}}", node.name())
 }
 
 /// A key-value store whose one `Call` enum Rust and Erlang callers both use.

@@ -14,7 +14,7 @@ mod support;
 
 use otter::dist::Node;
 use otter::supervisor::{self, ChildSpec, Strategy, Supervisor, SupervisorRef, SupervisorSpec};
-use otter::{Context, Runtime};
+use otter::{Context, ProcessId, Runtime};
 
 fn idle(id: &str) -> ChildSpec {
     ChildSpec::process(id, || |mut c: Context<()>| async move { c.recv().await })
@@ -44,13 +44,21 @@ fn start_tree(rt: &Runtime, node: &Node) -> SupervisorRef {
     rx.recv().unwrap()
 }
 
+/// The pid of `top`'s first child (`w1`), as otter's own `which_children` gives it.
+fn first_child(rt: &Runtime, top: SupervisorRef) -> ProcessId {
+    rt.block_on(
+        move |_: Context<()>| async move { top.which_children().await.unwrap()[0].pid.unwrap() },
+    )
+    .unwrap()
+}
+
 rt_test!(
     which_children_and_count_children_from_erlang_give_otps_shapes,
     |rt: &Runtime| {
         let node = otter_node::start(rt);
         let top = start_tree(rt, &node);
         let mut e = erlang::Node::builder("erl").setup("ok").start();
-        let s = format!("{{top, '{}'}}", node.name());
+        let s = otter_node::at("top", &node);
         assert_eq!(
             e.eval_ok(&format!(
                 "[{{w1, P1, worker, []}}, {{sub, P2, supervisor, []}}, {{stopped, undefined, worker, []}}] = \
@@ -81,11 +89,7 @@ rt_test!(
         );
         // The pids are the children's: otter's own `which_children` agrees (`<0.I.G>`
         // in otter is `<N.I.G>` on the Erlang node).
-        let w1 = rt
-            .block_on(move |_: Context<()>| async move {
-                top.which_children().await.unwrap()[0].pid.unwrap()
-            })
-            .unwrap();
+        let w1 = first_child(rt, top);
         let seen = e.eval_ok(&format!(
             "{{w1, P, worker, []}} = lists:keyfind(w1, 1, supervisor:which_children({s})), \
              pid_to_list(P)"
@@ -111,11 +115,7 @@ rt_test!(
             )),
             "{killed,restarted}"
         );
-        let w1_now = rt
-            .block_on(move |_: Context<()>| async move {
-                top.which_children().await.unwrap()[0].pid.unwrap()
-            })
-            .unwrap();
+        let w1_now = first_child(rt, top);
         assert_ne!(w1, w1_now);
         assert!(!w1.is_alive());
     }
@@ -127,7 +127,7 @@ rt_test!(
         let node = otter_node::start(rt);
         let top = start_tree(rt, &node);
         let mut e = erlang::Node::builder("erl").setup("ok").start();
-        let s = format!("{{top, '{}'}}", node.name());
+        let s = otter_node::at("top", &node);
         // A name no supervisor holds: `noproc`, as `gen_server:call` exits for it.
         assert_eq!(
             e.eval_ok(&format!(
@@ -191,7 +191,7 @@ rt_test!(
         });
         let top = rx.recv().unwrap();
         let mut e = erlang::Node::builder("erl").setup("ok").start();
-        let s = format!("{{conns, '{}'}}", node.name());
+        let s = otter_node::at("conns", &node);
         // Erlang kills the supervisor that holds the name; otter's `top` restarts it
         // under the same name, and calls by name reach the new one (between the two, a
         // call exits `noproc`, which the loop passes over).

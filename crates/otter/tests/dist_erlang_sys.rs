@@ -83,7 +83,7 @@ rt_test!(
         let node = otter_node::start(rt);
         let (_counter, _exits) = start_counter(rt, &node);
         let mut e = erlang::Node::builder("erl").setup("ok").start();
-        let s = format!("{{counter, '{}'}}", node.name());
+        let s = otter_node::at("counter", &node);
         assert_eq!(e.eval_ok(&format!("gen_server:call({s}, {{add, 5}})")), "5");
         assert_eq!(e.eval_ok(&format!("sys:get_state({s})")), "<<\"count=5\">>");
         assert_eq!(
@@ -133,7 +133,7 @@ rt_test!(
         let node = otter_node::start(rt);
         let (_counter, _exits) = start_counter(rt, &node);
         let mut e = erlang::Node::builder("erl").setup("ok").start();
-        let s = format!("{{counter, '{}'}}", node.name());
+        let s = otter_node::at("counter", &node);
         // An Erlang fun cannot run in otter: `sys:replace_state` raises.
         assert_eq!(
             e.eval_ok(&format!(
@@ -158,7 +158,7 @@ rt_test!(
         let node = otter_node::start(rt);
         let (counter, exits) = start_counter(rt, &node);
         let mut e = erlang::Node::builder("erl").setup("ok").start();
-        let s = format!("{{counter, '{}'}}", node.name());
+        let s = otter_node::at("counter", &node);
         assert_eq!(
             // (A binary: otter's `ShutdownWith` holds text, so `{shutdown, bye}` would
             // come back as `{shutdown, <<"bye">>}`, and `proc_lib:stop` raise it.)

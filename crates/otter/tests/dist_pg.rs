@@ -306,6 +306,15 @@ fn connect(rt: &Runtime, node: &Node, other: &str) {
         .expect("the nodes connect");
 }
 
+/// An otter node with the scope `pg`, connected to a new [`erl_pg`] node.
+fn pg_with_erlang(rt: &Runtime) -> (Node, Scope, erlang::Node) {
+    let node = otter_node::start(rt);
+    let scope = node.pg_scope("pg").unwrap();
+    let e = erl_pg();
+    connect(rt, &node, e.name());
+    (node, scope, e)
+}
+
 /// The remote members of `group` on `scope`.
 fn remote_count(scope: &Scope, group: &impl Serialize) -> usize {
     scope
@@ -364,10 +373,7 @@ rt_test!(two, |rt: &Runtime| {
 #[test]
 fn nolocal_double_and_empty_group_by_remote_leave() {
     let rt = Runtime::builder().threads(support::MANY).build().unwrap();
-    let node = otter_node::start(&rt);
-    let scope = node.pg_scope("pg").unwrap();
-    let mut e = erl_pg();
-    connect(&rt, &node, e.name());
+    let (node, scope, mut e) = pg_with_erlang(&rt);
     // nolocal: an Erlang process joined twice is no local member here.
     assert_eq!(e.eval_ok("pg:join(pg, nolocal, whereis(member))"), "ok");
     assert_eq!(e.eval_ok("pg:join(pg, nolocal, whereis(member))"), "ok");
@@ -411,10 +417,7 @@ fn nolocal_double_and_empty_group_by_remote_leave() {
 #[test]
 fn group_leave_and_a_killed_node_takes_its_members_with_it() {
     let rt = Runtime::builder().threads(support::MANY).build().unwrap();
-    let node = otter_node::start(&rt);
-    let scope = node.pg_scope("pg").unwrap();
-    let mut e = erl_pg();
-    connect(&rt, &node, e.name());
+    let (_node, scope, mut e) = pg_with_erlang(&rt);
     assert_eq!(
         e.eval_ok("pg:join(pg, two, lists:duplicate(16, whereis(member)))"),
         "ok"
@@ -438,10 +441,7 @@ fn group_leave_and_a_killed_node_takes_its_members_with_it() {
 }
 
 rt_test!(monitor_notices_both_ways, |rt: &Runtime| {
-    let node = otter_node::start(rt);
-    let scope = node.pg_scope("pg").unwrap();
-    let mut e = erl_pg();
-    connect(rt, &node, e.name());
+    let (node, scope, mut e) = pg_with_erlang(rt);
     let (watch, updates) = subscriber(rt);
     let (sub, now) = scope.monitor(&atom("mon"), watch).unwrap();
     assert!(now.is_empty());
@@ -487,14 +487,11 @@ rt_test!(monitor_notices_both_ways, |rt: &Runtime| {
 rt_test!(
     a_forged_member_or_a_message_from_outside_the_scope_is_refused_and_the_scope_serves_on,
     |rt: &Runtime| {
-        let node = otter_node::start(rt);
-        let scope = node.pg_scope("pg").unwrap();
-        let mut e = erl_pg();
-        connect(rt, &node, e.name());
+        let (node, scope, mut e) = pg_with_erlang(rt);
         let p = forever(rt);
         scope.join(&atom("own"), p).unwrap();
         erl_until(&mut e, &erl_member_nodes("own"), &quoted(&node));
-        let to = format!("{{pg, '{}'}}", node.name());
+        let to = otter_node::at("pg", &node);
         // A known peer (Erlang's scope) names otter's own process as its member.
         e.eval_ok(&format!(
             "[O] = pg:get_members(pg, own), {to} ! {{join, whereis(pg), forged, O}}, \
@@ -551,10 +548,7 @@ rt_test!(
 #[test]
 fn netsplit_and_scope_restart() {
     let rt = Runtime::builder().threads(support::MANY).build().unwrap();
-    let node = otter_node::start(&rt);
-    let scope = node.pg_scope("pg").unwrap();
-    let mut e = erl_pg();
-    connect(&rt, &node, e.name());
+    let (node, scope, mut e) = pg_with_erlang(&rt);
     let p = forever(&rt);
     scope.join(&atom("invisible"), p).unwrap();
     assert_eq!(e.eval_ok("pg:join(pg, invisible, whereis(member))"), "ok");
@@ -840,15 +834,12 @@ fn a_join_on_any_node_of_a_mixed_cluster_is_seen_everywhere_and_a_killed_node_le
 #[test]
 fn forced_sync() {
     let rt = Runtime::builder().threads(support::MANY).build().unwrap();
-    let node = otter_node::start(&rt);
-    let scope = node.pg_scope("pg").unwrap();
-    let mut e = erl_pg();
-    connect(&rt, &node, e.name());
+    let (node, scope, mut e) = pg_with_erlang(&rt);
     let p = forever(&rt);
     scope.join(&atom("one"), p).unwrap();
     assert_eq!(e.eval_ok("pg:join(pg, one, whereis(member))"), "ok");
     support::eventually("one", WAIT, || remote_count(&scope, &atom("one")) == 1);
-    let to = format!("{{pg, '{}'}}", node.name());
+    let to = otter_node::at("pg", &node);
     // White-box, as the suite: a broken sync in the name of Erlang's scope.
     e.eval_ok(&format!(
         "M = whereis(member), \
@@ -882,7 +873,7 @@ fn thundering_herd() {
     let mut e = erl_pg();
     connect(&rt, &node, e.name());
     erl_until(&mut e, "length(pg:which_groups(pg))", "10000");
-    let to = format!("{{pg, '{}'}}", node.name());
+    let to = otter_node::at("pg", &node);
     let t0 = Instant::now();
     e.eval_ok(&format!(
         "M = whereis(member), \

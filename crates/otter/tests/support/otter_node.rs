@@ -1,5 +1,6 @@
 //! An otter node for the tests that talk to real Erlang nodes: a unique name on the
-//! host `erl -sname` uses, the cookie `secret`, started on the test's runtime.
+//! host `erl -sname` uses, the cookie `secret`, started on the test's runtime; and how
+//! Erlang expressions name the processes registered on it.
 //!
 //! Used as `#[path = "support/otter_node.rs"] mod otter_node;` from `tests/`, next to
 //! `#[path = "support/erlang.rs"] mod erlang;` at the test crate's root (its names
@@ -27,4 +28,10 @@ pub fn start_with(rt: &Runtime, configure: impl FnOnce(NodeBuilder) -> NodeBuild
     configure(Node::builder(name).cookie("secret"))
         .start(&rt.handle())
         .expect("the otter node starts")
+}
+
+/// `{Name, 'otter@host'}`: the process registered as `name` on `node`, as an Erlang
+/// expression writes it.
+pub fn at(name: &str, node: &Node) -> String {
+    format!("{{{name}, '{}'}}", node.name())
 }
