@@ -44,6 +44,13 @@ fn start_tree(rt: &Runtime, node: &Node) -> SupervisorRef {
     rx.recv().unwrap()
 }
 
+/// An otter node serving [`start_tree`]'s `top`, and an Erlang node to ask it.
+fn tree_and_erlang(rt: &Runtime) -> (Node, SupervisorRef, erlang::Node) {
+    let node = otter_node::start(rt);
+    let top = start_tree(rt, &node);
+    (node, top, erlang::Node::builder("erl").setup("ok").start())
+}
+
 /// The pid of `top`'s first child (`w1`), as otter's own `which_children` gives it.
 fn first_child(rt: &Runtime, top: SupervisorRef) -> ProcessId {
     rt.block_on(
@@ -55,9 +62,7 @@ fn first_child(rt: &Runtime, top: SupervisorRef) -> ProcessId {
 rt_test!(
     which_children_and_count_children_from_erlang_give_otps_shapes,
     |rt: &Runtime| {
-        let node = otter_node::start(rt);
-        let top = start_tree(rt, &node);
-        let mut e = erlang::Node::builder("erl").setup("ok").start();
+        let (node, top, mut e) = tree_and_erlang(rt);
         let s = otter_node::at("top", &node);
         assert_eq!(
             e.eval_ok(&format!(
@@ -124,9 +129,7 @@ rt_test!(
 rt_test!(
     bad_supervisor_requests_from_erlang_get_erlangs_answers_and_the_supervisor_goes_on,
     |rt: &Runtime| {
-        let node = otter_node::start(rt);
-        let top = start_tree(rt, &node);
-        let mut e = erlang::Node::builder("erl").setup("ok").start();
+        let (node, top, mut e) = tree_and_erlang(rt);
         let s = otter_node::at("top", &node);
         // A name no supervisor holds: `noproc`, as `gen_server:call` exits for it.
         assert_eq!(
