@@ -893,13 +893,7 @@ fn thundering_herd() {
 #[test]
 fn a_visible_otter_node_and_an_erlang_node_discover_each_other() {
     let rt = Runtime::builder().threads(support::MANY).build().unwrap();
-    erlang::ensure_epmd();
-    let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
-    let node = Node::builder(name)
-        .cookie("secret")
-        .hidden(false)
-        .start(&rt.handle())
-        .expect("the otter node starts");
+    let node = otter_node::start_with(&rt, |b| b.hidden(false));
     let scope = node.pg_scope("pg").unwrap();
     let p = forever(&rt);
     scope.join(&atom("visible"), p).unwrap();
