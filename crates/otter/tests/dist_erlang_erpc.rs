@@ -58,12 +58,24 @@ fn erl_for(node: &Node) -> erlang::Node {
     e
 }
 
+/// An otter node serving [`register`]'s functions, and an Erlang node connected to it.
+fn calc_node(rt: &Runtime) -> (Node, erlang::Node) {
+    let node = otter_node::start(rt);
+    register(&node);
+    let e = erl_for(&node);
+    (node, e)
+}
+
+/// `call` as an Erlang expression that gives `{value, V}` or the `{Class, Reason}` it
+/// raised.
+fn catch(call: &str) -> String {
+    format!("try {call} of V -> {{value, V}} catch C:R -> {{C, R}} end")
+}
+
 rt_test!(
     erpc_call_from_erlang_runs_a_registered_function,
     |rt: &Runtime| {
-        let node = otter_node::start(rt);
-        register(&node);
-        let mut e = erl_for(&node);
+        let (node, mut e) = calc_node(rt);
         let n = node.name();
         assert_eq!(
             e.eval_ok(&format!("erpc:call('{n}', calc, add, [2, 3])")),
@@ -98,12 +110,8 @@ rt_test!(
 rt_test!(
     erpc_call_from_erlang_raises_the_functions_exception_class,
     |rt: &Runtime| {
-        let node = otter_node::start(rt);
-        register(&node);
-        let mut e = erl_for(&node);
+        let (node, mut e) = calc_node(rt);
         let n = node.name();
-        let catch =
-            |call: &str| format!("try {call} of V -> {{value, V}} catch C:R -> {{C, R}} end");
         assert_eq!(
             e.eval_ok(&catch(&format!("erpc:call('{n}', calc, divide, [1, 0])"))),
             "{error,{exception,badarith,[{calc,divide,[1,0],[]}]}}"
@@ -134,12 +142,8 @@ rt_test!(
 rt_test!(
     erpc_call_of_an_unregistered_function_or_bad_arguments_is_refused_and_the_node_serves_on,
     |rt: &Runtime| {
-        let node = otter_node::start(rt);
-        register(&node);
-        let mut e = erl_for(&node);
+        let (node, mut e) = calc_node(rt);
         let n = node.name();
-        let catch =
-            |call: &str| format!("try {call} of V -> {{value, V}} catch C:R -> {{C, R}} end");
         assert_eq!(
             e.eval_ok(&catch(&format!("erpc:call('{n}', nomod, nofun, [1])"))),
             "{error,{exception,undef,[{nomod,nofun,[1],[]}]}}"
@@ -198,9 +202,7 @@ rt_test!(erpc_cast_from_erlang_runs_the_function, |rt: &Runtime| {
 rt_test!(
     rpc_call_from_erlang_answers_values_and_badrpc,
     |rt: &Runtime| {
-        let node = otter_node::start(rt);
-        register(&node);
-        let mut e = erl_for(&node);
+        let (node, mut e) = calc_node(rt);
         let n = node.name();
         assert_eq!(
             e.eval_ok(&format!("rpc:call('{n}', calc, add, [2, 3])")),
@@ -235,9 +237,7 @@ rt_test!(
 
 rt_test!(rpc_call_through_rex_answers_as_rex_does, |rt: &Runtime| {
     // A peer without DFLAG_SPAWN calls `rex` with gen_server:call; this is that call.
-    let node = otter_node::start(rt);
-    register(&node);
-    let mut e = erl_for(&node);
+    let (node, mut e) = calc_node(rt);
     let n = node.name();
     assert_eq!(
         e.eval_ok(&format!(
