@@ -163,6 +163,8 @@ mod control;
 mod epmd;
 mod erpc;
 mod flags;
+#[cfg(test)]
+mod fuzz;
 mod handshake;
 mod local;
 mod node;

@@ -12,6 +12,8 @@
 
 #[path = "support/erlang.rs"]
 mod erlang;
+#[path = "support/otter_node.rs"]
+mod otter_node;
 #[path = "support/rt.rs"]
 mod support;
 
@@ -20,7 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use std::time::Duration;
 
 use otter::dist::shapes::Binary as Bin;
-use otter::dist::{BadTerm, Node, NodeBuilder};
+use otter::dist::{BadTerm, Node};
 use otter::{Context, Down, ExitReason, Pid, Runtime, TrySendError};
 use serde::{Deserialize, Serialize};
 
@@ -34,13 +36,6 @@ const BUSY_LIMIT: usize = 1 << 20;
 fn serial() -> MutexGuard<'static, ()> {
     static SERIAL: Mutex<()> = Mutex::new(());
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn otter_node(rt: &Runtime, b: impl FnOnce(NodeBuilder) -> NodeBuilder) -> Node {
-    let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
-    b(Node::builder(name).cookie("secret"))
-        .start(&rt.handle())
-        .expect("the otter node starts")
 }
 
 /// What the Erlang `sink` takes: `{chunk, Sender, Seq, Bin}` and `{report, From}`.
@@ -176,59 +171,67 @@ impl PeakRss {
 /// the wait, the queue would grow until the hard limit (64 MiB) closed the connection.
 const RSS_MARGIN: usize = 8 << 20;
 
+/// The scenario of the "stops reading for five seconds" tests, with an Erlang and with
+/// an otter peer: 200 MiB sent with awaited sends to `sink` on a peer (OS process
+/// `os_pid`) that reads nothing for 5 s. Every message arrives, the sends wait for the
+/// peer, and the resident memory grows by at most the busy limit plus [`RSS_MARGIN`].
+fn sends_to_a_peer_stopped_for_five_seconds(rt: &Runtime, sink: Pid<ToSink>, os_pid: u32) {
+    const TOTAL: u64 = 200 << 20;
+    let resumed = Arc::new(AtomicBool::new(false));
+    let r = resumed.clone();
+    let out = rt.block_on(move |mut cx: Context<Got>| async move {
+        // Connected, and the sink answers.
+        assert_eq!(report(&mut cx, sink).await, (0, 0, 0));
+        let baseline = rss();
+        let peak = PeakRss::start();
+        signal(os_pid, "STOP");
+        // The scenario: the peer reads nothing for 5 s.
+        let cont = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(5));
+            r.store(true, Ordering::SeqCst);
+            signal(os_pid, "CONT");
+        });
+        let n = TOTAL / CHUNK as u64;
+        for seq in 0..n {
+            cx.send(sink, chunk(0, seq)).await;
+        }
+        // The sends could not all be queued before the peer read again.
+        let waited = resumed.load(Ordering::SeqCst);
+        let got = report(&mut cx, sink).await;
+        let peak = peak.stop();
+        (n, baseline, peak, waited, got, cont)
+    });
+    let (n, baseline, peak, waited, got, cont) = out.unwrap();
+    cont.join().unwrap();
+    assert_eq!(got, (n, TOTAL, 0), "(messages, bytes, bad) at the sink");
+    assert!(
+        waited,
+        "the awaited sends did not wait for the stopped peer"
+    );
+    let grew = peak.saturating_sub(baseline);
+    assert!(
+        grew <= BUSY_LIMIT + RSS_MARGIN,
+        "RSS grew by {} KiB (baseline {} KiB), over the busy limit + {} KiB",
+        grew >> 10,
+        baseline >> 10,
+        RSS_MARGIN >> 10
+    );
+    eprintln!(
+        "RSS grew by {} KiB over a baseline of {} KiB",
+        grew >> 10,
+        baseline >> 10
+    );
+}
+
 rt_test!(
     a_peer_that_stops_reading_for_five_seconds_gets_every_awaited_message_in_bounded_memory,
     |rt: &Runtime| {
         let _serial = serial();
-        const TOTAL: u64 = 200 << 20;
-        let node = otter_node(rt, |b| b);
+        let node = otter_node::start(rt);
         let erl = erlang::Node::builder("erl").setup(SINK).start();
         let sink: Pid<ToSink> = node.remote_name("sink", erl.name());
         let os_pid = erl.os_pid();
-        let resumed = Arc::new(AtomicBool::new(false));
-        let r = resumed.clone();
-        let out = rt.block_on(move |mut cx: Context<Got>| async move {
-            // Connected, and the sink answers.
-            assert_eq!(report(&mut cx, sink).await, (0, 0, 0));
-            let baseline = rss();
-            let peak = PeakRss::start();
-            signal(os_pid, "STOP");
-            // The scenario: the peer reads nothing for 5 s.
-            let cont = std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_secs(5));
-                r.store(true, Ordering::SeqCst);
-                signal(os_pid, "CONT");
-            });
-            let n = TOTAL / CHUNK as u64;
-            for seq in 0..n {
-                cx.send(sink, chunk(0, seq)).await;
-            }
-            // The sends could not all be queued before the peer read again.
-            let waited = resumed.load(Ordering::SeqCst);
-            let got = report(&mut cx, sink).await;
-            let peak = peak.stop();
-            (n, baseline, peak, waited, got, cont)
-        });
-        let (n, baseline, peak, waited, got, cont) = out.unwrap();
-        cont.join().unwrap();
-        assert_eq!(got, (n, TOTAL, 0), "(messages, bytes, bad) at the sink");
-        assert!(
-            waited,
-            "the awaited sends did not wait for the stopped peer"
-        );
-        let grew = peak.saturating_sub(baseline);
-        assert!(
-            grew <= BUSY_LIMIT + RSS_MARGIN,
-            "RSS grew by {} KiB (baseline {} KiB), over the busy limit + {} KiB",
-            grew >> 10,
-            baseline >> 10,
-            RSS_MARGIN >> 10
-        );
-        eprintln!(
-            "RSS grew by {} KiB over a baseline of {} KiB",
-            grew >> 10,
-            baseline >> 10
-        );
+        sends_to_a_peer_stopped_for_five_seconds(rt, sink, os_pid);
     }
 );
 
@@ -335,48 +338,11 @@ rt_test!(
     an_otter_peer_that_stops_reading_for_five_seconds_gets_every_awaited_message_in_bounded_memory,
     |rt: &Runtime| {
         let _serial = serial();
-        const TOTAL: u64 = 200 << 20;
-        let node = otter_node(rt, |b| b);
+        let node = otter_node::start(rt);
         let peer = OtterPeer::start();
         let sink: Pid<ToSink> = node.remote_name("sink", &peer.name);
         let os_pid = peer.child.id();
-        let resumed = Arc::new(AtomicBool::new(false));
-        let r = resumed.clone();
-        let out = rt.block_on(move |mut cx: Context<Got>| async move {
-            assert_eq!(report(&mut cx, sink).await, (0, 0, 0));
-            let baseline = rss();
-            let peak = PeakRss::start();
-            signal(os_pid, "STOP");
-            // The scenario: the peer reads nothing for 5 s.
-            let cont = std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_secs(5));
-                r.store(true, Ordering::SeqCst);
-                signal(os_pid, "CONT");
-            });
-            let n = TOTAL / CHUNK as u64;
-            for seq in 0..n {
-                cx.send(sink, chunk(0, seq)).await;
-            }
-            let waited = resumed.load(Ordering::SeqCst);
-            let got = report(&mut cx, sink).await;
-            let peak = peak.stop();
-            (n, baseline, peak, waited, got, cont)
-        });
-        let (n, baseline, peak, waited, got, cont) = out.unwrap();
-        cont.join().unwrap();
-        assert_eq!(got, (n, TOTAL, 0), "(messages, bytes, bad) at the sink");
-        assert!(
-            waited,
-            "the awaited sends did not wait for the stopped peer"
-        );
-        let grew = peak.saturating_sub(baseline);
-        assert!(
-            grew <= BUSY_LIMIT + RSS_MARGIN,
-            "RSS grew by {} KiB (baseline {} KiB), over the busy limit + {} KiB",
-            grew >> 10,
-            baseline >> 10,
-            RSS_MARGIN >> 10
-        );
+        sends_to_a_peer_stopped_for_five_seconds(rt, sink, os_pid);
     }
 );
 
@@ -385,7 +351,7 @@ rt_test!(
     |rt: &Runtime| {
         let _serial = serial();
         const HARD: usize = 4 << 20;
-        let node = otter_node(rt, |b| b.dist_buf_hard_limit(HARD));
+        let node = otter_node::start_with(rt, |b| b.dist_buf_hard_limit(HARD));
         let erl = erlang::Node::builder("erl").setup(SINK).start();
         let sink: Pid<ToSink> = node.remote_name("sink", erl.name());
         let os_pid = erl.os_pid();
@@ -428,7 +394,7 @@ rt_test!(
         let _serial = serial();
         const SENDERS: u64 = 4;
         const EACH: u64 = 16 << 20;
-        let node = otter_node(rt, |b| b);
+        let node = otter_node::start(rt);
         let erl = erlang::Node::builder("erl").setup(SINK).start();
         let sink: Pid<ToSink> = node.remote_name("sink", erl.name());
         let os_pid = erl.os_pid();

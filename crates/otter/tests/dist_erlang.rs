@@ -12,6 +12,8 @@
 
 #[path = "support/erlang.rs"]
 mod erlang;
+#[path = "support/otter_node.rs"]
+mod otter_node;
 #[path = "support/rt.rs"]
 mod support;
 
@@ -25,17 +27,10 @@ use otter::dist::{
 use otter::server::{CallError, Flow, ReplyTo, Server, ServerContext, ServerRef};
 use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
 use otter::{Context, Down, Exit, ExitReason, Pid, Runtime};
+use otter_node::at;
 use serde::Deserialize;
 
 const WAIT: Duration = Duration::from_secs(20);
-
-fn otter_node(rt: &Runtime, cookie: &str) -> Node {
-    let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
-    Node::builder(name)
-        .cookie(cookie)
-        .start(&rt.handle())
-        .expect("the otter node starts")
-}
 
 fn erl(setup: &str) -> erlang::Node {
     erlang::Node::builder("erl").setup(setup).start()
@@ -150,15 +145,10 @@ impl Probe {
 /// An Erlang echo process registered as `echo`: `{From, Msg}` -> `From ! {echo, Msg}`.
 const ECHO: &str = "register(echo, spawn(fun Loop() -> receive {From, Msg} -> From ! {echo, Msg}, Loop() end end))";
 
-/// `{Name, 'otter@host'}` for Erlang expressions.
-fn at(name: &str, node: &Node) -> String {
-    format!("{{{name}, '{}'}}", node.name())
-}
-
 rt_test!(
     an_erlang_node_pings_an_otter_node_and_gets_pong,
     |rt: &Runtime| {
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let mut e = erl("ok");
         assert_eq!(
             e.eval_ok(&format!("net_adm:ping('{}')", node.name())),
@@ -175,7 +165,7 @@ rt_test!(
 rt_test!(
     a_peer_with_the_wrong_cookie_is_refused_both_ways,
     |rt: &Runtime| {
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let probe = Probe::start(rt, &node, "inbox");
         let mut e = erlang::Node::builder("erl").cookie("wrong").start();
         // Erlang to otter: refused, and nothing it sent is delivered.
@@ -200,7 +190,7 @@ rt_test!(
 rt_test!(
     otter_sends_to_a_named_erlang_process_and_receives_the_reply,
     |rt: &Runtime| {
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let probe = Probe::start(rt, &node, "inbox");
         let e = erl(ECHO);
         let (n, peer) = (node.clone(), e.name().to_string());
@@ -218,7 +208,7 @@ rt_test!(
 rt_test!(
     erlang_sends_to_a_name_registered_on_the_otter_node,
     |rt: &Runtime| {
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let probe = Probe::start(rt, &node, "inbox");
         let mut e = erl("ok");
         e.eval_ok(&format!(
@@ -235,7 +225,7 @@ rt_test!(
 rt_test!(
     erlang_replies_to_an_otter_pid_it_received_in_a_message,
     |rt: &Runtime| {
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let probe = Probe::start(rt, &node, "inbox");
         let e = erl(ECHO);
         let (n, peer) = (node.clone(), e.name().to_string());
@@ -260,7 +250,7 @@ rt_test!(
 rt_test!(
     a_message_nested_beyond_max_depth_is_refused_alone_and_one_sent_arrives_whole,
     |rt: &Runtime| {
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let (tx, rx) = channel();
         let pid = rt.handle().spawn(move |mut cx: Context<Term>| async move {
             while let Some(m) = cx.recv_timeout(WAIT).await {
@@ -316,7 +306,7 @@ rt_test!(
                 Strict::Bad(b)
             }
         }
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let (tx, rx) = channel();
         let pid = rt
             .handle()
@@ -345,7 +335,7 @@ rt_test!(
 );
 
 rt_test!(rpc_call_to_an_otter_node_fails_cleanly, |rt: &Runtime| {
-    let node = otter_node(rt, "secret");
+    let node = otter_node::start(rt);
     let mut e = erl("ok");
     let r = e.eval_ok(&format!(
         "rpc:call('{}', erlang, node, [], 5000)",
@@ -431,7 +421,7 @@ impl RemoteServer for Kv {
 rt_test!(
     an_erlang_gen_server_call_reaches_an_otter_server,
     |rt: &Runtime| {
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let n = node.clone();
         rt.block_on(move |cx: Context<()>| async move {
             let kv = Kv::start(&cx, ()).await.unwrap();
@@ -514,7 +504,7 @@ rt_test!(
     |rt: &Runtime| {
         // An Erlang server's catch-all `handle_call` clause: the caller gets an answer
         // at once, never a wait to its timeout.
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let n = node.clone();
         rt.block_on(move |cx: Context<()>| async move {
             let plain = Plain::start(&cx, ()).await.unwrap();
@@ -556,7 +546,7 @@ rt_test!(
             #[serde(rename = "server_pid")]
             ServerPid(Pid<otter::server::ServerMsg<Kv>>),
         }
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let kv = rt
             .block_on(|cx: Context<()>| async move { Kv::start(&cx, ()).await.unwrap() })
             .unwrap();
@@ -586,7 +576,7 @@ rt_test!(
     |rt: &Runtime| {
         // `{Name, Node} ! Msg` reaches the process registered as Name on the node at the
         // time, not the one that held it when the name was exported.
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         node.register_name::<In>("box");
         let (tx, rx) = channel();
         // A process that takes the name, forwards one message and ends.
@@ -617,7 +607,7 @@ rt_test!(
     a_server_exported_by_name_is_reached_again_after_its_supervisor_restarts_it,
     |rt: &Runtime| {
         // OTP's `{local, Name}`: the name follows the restarted server.
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         node.register_server_name::<Kv>("kv");
         // The supervisor lives in a process of its own (a root's end would end it).
         let (tx, rx) = channel();
@@ -663,7 +653,7 @@ rt_test!(
 rt_test!(
     an_otter_process_calls_a_real_erlang_gen_server,
     |rt: &Runtime| {
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let e = erl("ok");
         let peer = e.name().to_string();
         let n = node.clone();
@@ -692,7 +682,7 @@ rt_test!(
 rt_test!(
     an_otter_call_ends_with_the_erlang_servers_exit_reason,
     |rt: &Runtime| {
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         // A registered process that takes a call and dies with reason `boom`.
         let e = erl(
             "register(dier, spawn(fun() -> receive {'$gen_call', _, _} -> exit(boom) end end))",
@@ -761,7 +751,7 @@ fn expect_pid(probe: &Probe) -> Pid<Term> {
 rt_test!(
     a_link_to_an_erlang_process_carries_its_exit_reason,
     |rt: &Runtime| {
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let probe = Probe::start(rt, &node, "inbox");
         let mut e = erl_peer(&node, "receive go -> exit(boom) end");
         let peer = expect_pid(&probe);
@@ -788,7 +778,7 @@ rt_test!(
 rt_test!(
     an_erlang_process_linked_to_an_otter_process_gets_its_exit_and_down,
     |rt: &Runtime| {
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let probe = Probe::start(rt, &node, "inbox");
         // The otter process Erlang links to and monitors; it exits `Shutdown` when told.
         let victim = rt.handle().spawn(|mut cx: Context<In>| async move {
@@ -834,7 +824,7 @@ rt_test!(
 rt_test!(
     a_monitor_of_an_erlang_process_reports_its_exit_and_noproc,
     |rt: &Runtime| {
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let probe = Probe::start(rt, &node, "inbox");
         let mut e = erl_peer(&node, "receive go -> exit(shutdown) end");
         let peer = expect_pid(&probe);
@@ -864,7 +854,7 @@ rt_test!(
 rt_test!(
     a_killed_erlang_node_fires_noconnection_on_links_monitors_and_node_monitors,
     |rt: &Runtime| {
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let probe = Probe::start(rt, &node, "inbox");
         let mut e = erl_peer(&node, "receive _ -> ok end");
         let peer = expect_pid(&probe);
@@ -900,7 +890,7 @@ rt_test!(
 rt_test!(
     unlink_from_an_erlang_process_stops_its_exit_signal,
     |rt: &Runtime| {
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let probe = Probe::start(rt, &node, "inbox");
         let mut e = erl_peer(&node, "receive go -> exit(boom) end");
         let peer = expect_pid(&probe);
@@ -922,7 +912,7 @@ rt_test!(
 rt_test!(
     exit_2_across_nodes_follows_the_receipt_rules,
     |rt: &Runtime| {
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let probe = Probe::start(rt, &node, "inbox");
         // `peer` traps exits and prints what it gets; `killer` sends exit(P, normal) to the
         // pid it is given, and exit(P, kill) when told.
@@ -973,7 +963,7 @@ rt_test!(
 rt_test!(
     demonitor_of_an_erlang_process_removes_the_monitor_there,
     |rt: &Runtime| {
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let probe = Probe::start(rt, &node, "inbox");
         let mut e = erl_peer(&node, "receive go -> exit(boom) end");
         let peer = expect_pid(&probe);
@@ -998,12 +988,7 @@ rt_test!(
     |rt: &Runtime| {
         // Both sides tick every second (net_ticktime 4 s); a stopped Erlang node (SIGSTOP)
         // neither ticks nor closes its socket: only the ticks can tell.
-        let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
-        let node = Node::builder(name)
-            .cookie("secret")
-            .tick_time(Duration::from_secs(4))
-            .start(&rt.handle())
-            .unwrap();
+        let node = otter_node::start_with(rt, |b| b.tick_time(Duration::from_secs(4)));
         let probe = Probe::start(rt, &node, "inbox");
         let mut e = erlang::Node::builder("erl")
         .arg("-kernel")
@@ -1041,7 +1026,7 @@ rt_test!(
 rt_test!(
     in_a_cluster_of_three_erlang_nodes_a_killed_one_fires_noconnection_and_comes_back,
     |rt: &Runtime| {
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let probe = Probe::start(rt, &node, "inbox");
         let setup = format!(
             "Pid = spawn(fun() -> receive _ -> ok end end), register(peer, Pid), {} ! {{pid, Pid}}",
@@ -1123,7 +1108,7 @@ rt_test!(
     |rt: &Runtime| {
         // `{Name, Node} ! M` works again once the node is back; the pid of
         // `Node::remote_name` stands for the name, not for a connection.
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let probe = Probe::start(rt, &node, "inbox");
         let mut first = erl(ECHO);
         let name = first.name().to_string();
@@ -1161,7 +1146,7 @@ rt_test!(
 rt_test!(
     a_remote_name_sends_by_name_and_its_monitor_follows_the_name,
     |rt: &Runtime| {
-        let node = otter_node(rt, "secret");
+        let node = otter_node::start(rt);
         let probe = Probe::start(rt, &node, "inbox");
         let mut e = erl(
             "register(named, spawn(fun() -> receive {From, M} -> From ! {echo, M}, \

@@ -4,6 +4,8 @@
 
 #[path = "support/erlang.rs"]
 mod erlang;
+#[path = "support/otter_node.rs"]
+mod otter_node;
 #[path = "support/rt.rs"]
 mod support;
 
@@ -11,14 +13,6 @@ use otter::dist::etf::{Atom, Term};
 use otter::dist::{Alias, BadTerm, CallFrom, Node};
 use otter::{Context, Runtime};
 use serde::Deserialize;
-
-fn otter_node(rt: &Runtime) -> Node {
-    let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
-    Node::builder(name)
-        .cookie("secret")
-        .start(&rt.handle())
-        .expect("the otter node starts")
-}
 
 /// What `answer` takes: a call (`{'$gen_call', From, Request}`).
 #[derive(Debug, Deserialize)]
@@ -86,10 +80,10 @@ fn answerer(rt: &Runtime, node: &Node) {
 rt_test!(
     an_erlang_call_with_an_alias_tag_gets_its_reply,
     |rt: &Runtime| {
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         answerer(rt, &node);
         let mut e = erlang::Node::builder("erl").start();
-        let to = format!("{{answer, '{}'}}", node.name());
+        let to = otter_node::at("answer", &node);
         // OTP 24+: `From` is `{Pid, [alias | Ref]}`, the reply goes to the alias.
         assert_eq!(
             e.eval_ok(&format!("gen_server:call({to}, ping, 5000)")),
@@ -109,10 +103,10 @@ rt_test!(
 rt_test!(
     an_alias_sent_in_a_message_is_answered_as_an_alias,
     |rt: &Runtime| {
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         answerer(rt, &node);
         let mut e = erlang::Node::builder("erl").start();
-        let to = format!("{{to_alias, '{}'}}", node.name());
+        let to = otter_node::at("to_alias", &node);
         assert_eq!(
             e.eval_ok(&format!(
                 "A = alias(), {to} ! {{A, hello}}, \

@@ -6,6 +6,8 @@
 
 #[path = "support/erlang.rs"]
 mod erlang;
+#[path = "support/otter_node.rs"]
+mod otter_node;
 #[path = "support/rt.rs"]
 mod support;
 
@@ -15,14 +17,6 @@ use std::time::Duration;
 use otter::dist::etf::Term;
 use otter::dist::{ErpcError, Node, Raise};
 use otter::{Context, Runtime};
-
-fn otter_node(rt: &Runtime) -> Node {
-    let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
-    Node::builder(name)
-        .cookie("secret")
-        .start(&rt.handle())
-        .expect("the otter node starts")
-}
 
 /// Registers the functions the tests call.
 fn register(node: &Node) {
@@ -64,12 +58,24 @@ fn erl_for(node: &Node) -> erlang::Node {
     e
 }
 
+/// An otter node serving [`register`]'s functions, and an Erlang node connected to it.
+fn calc_node(rt: &Runtime) -> (Node, erlang::Node) {
+    let node = otter_node::start(rt);
+    register(&node);
+    let e = erl_for(&node);
+    (node, e)
+}
+
+/// `call` as an Erlang expression that gives `{value, V}` or the `{Class, Reason}` it
+/// raised.
+fn catch(call: &str) -> String {
+    format!("try {call} of V -> {{value, V}} catch C:R -> {{C, R}} end")
+}
+
 rt_test!(
     erpc_call_from_erlang_runs_a_registered_function,
     |rt: &Runtime| {
-        let node = otter_node(rt);
-        register(&node);
-        let mut e = erl_for(&node);
+        let (node, mut e) = calc_node(rt);
         let n = node.name();
         assert_eq!(
             e.eval_ok(&format!("erpc:call('{n}', calc, add, [2, 3])")),
@@ -104,12 +110,8 @@ rt_test!(
 rt_test!(
     erpc_call_from_erlang_raises_the_functions_exception_class,
     |rt: &Runtime| {
-        let node = otter_node(rt);
-        register(&node);
-        let mut e = erl_for(&node);
+        let (node, mut e) = calc_node(rt);
         let n = node.name();
-        let catch =
-            |call: &str| format!("try {call} of V -> {{value, V}} catch C:R -> {{C, R}} end");
         assert_eq!(
             e.eval_ok(&catch(&format!("erpc:call('{n}', calc, divide, [1, 0])"))),
             "{error,{exception,badarith,[{calc,divide,[1,0],[]}]}}"
@@ -140,12 +142,8 @@ rt_test!(
 rt_test!(
     erpc_call_of_an_unregistered_function_or_bad_arguments_is_refused_and_the_node_serves_on,
     |rt: &Runtime| {
-        let node = otter_node(rt);
-        register(&node);
-        let mut e = erl_for(&node);
+        let (node, mut e) = calc_node(rt);
         let n = node.name();
-        let catch =
-            |call: &str| format!("try {call} of V -> {{value, V}} catch C:R -> {{C, R}} end");
         assert_eq!(
             e.eval_ok(&catch(&format!("erpc:call('{n}', nomod, nofun, [1])"))),
             "{error,{exception,undef,[{nomod,nofun,[1],[]}]}}"
@@ -180,7 +178,7 @@ rt_test!(
 );
 
 rt_test!(erpc_cast_from_erlang_runs_the_function, |rt: &Runtime| {
-    let node = otter_node(rt);
+    let node = otter_node::start(rt);
     let (tx, rx) = mpsc::channel::<i64>();
     let tx = std::sync::Mutex::new(tx);
     node.register_rpc("sink", "put", move |(x,): (i64,)| {
@@ -204,9 +202,7 @@ rt_test!(erpc_cast_from_erlang_runs_the_function, |rt: &Runtime| {
 rt_test!(
     rpc_call_from_erlang_answers_values_and_badrpc,
     |rt: &Runtime| {
-        let node = otter_node(rt);
-        register(&node);
-        let mut e = erl_for(&node);
+        let (node, mut e) = calc_node(rt);
         let n = node.name();
         assert_eq!(
             e.eval_ok(&format!("rpc:call('{n}', calc, add, [2, 3])")),
@@ -241,9 +237,7 @@ rt_test!(
 
 rt_test!(rpc_call_through_rex_answers_as_rex_does, |rt: &Runtime| {
     // A peer without DFLAG_SPAWN calls `rex` with gen_server:call; this is that call.
-    let node = otter_node(rt);
-    register(&node);
-    let mut e = erl_for(&node);
+    let (node, mut e) = calc_node(rt);
     let n = node.name();
     assert_eq!(
         e.eval_ok(&format!(
@@ -262,7 +256,7 @@ rt_test!(rpc_call_through_rex_answers_as_rex_does, |rt: &Runtime| {
 rt_test!(
     erlang_introspection_calls_answer_for_the_otter_node,
     |rt: &Runtime| {
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         // A process exported under a name.
         let (tx, rx) = mpsc::channel();
         let n2 = node.clone();
@@ -332,7 +326,7 @@ const LONG: Duration = Duration::from_secs(10);
 rt_test!(
     erpc_call_to_erlang_returns_the_decoded_value,
     |rt: &Runtime| {
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         let e = erlang::Node::builder("erl").setup("ok").start();
         let peer = e.name().to_string();
         let n = node.clone();
@@ -374,7 +368,7 @@ rt_test!(
 rt_test!(
     erpc_call_to_erlang_maps_each_failure_to_its_error,
     |rt: &Runtime| {
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         let e = erlang::Node::builder("erl").setup("ok").start();
         let peer = e.name().to_string();
         let bogus = format!("{}@{}", erlang::unique_name("nosuch"), erlang::short_host());
@@ -439,7 +433,7 @@ rt_test!(
 );
 
 rt_test!(erpc_cast_to_erlang_runs_the_function, |rt: &Runtime| {
-    let node = otter_node(rt);
+    let node = otter_node::start(rt);
     let mut e = erlang::Node::builder("erl")
         .setup(
             "register(waiter, spawn(fun() -> \
@@ -494,7 +488,7 @@ fn erpc_call_throughput_from_erlang_into_otter_and_into_erlang_interleaved() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(2);
     let rt = otter::Runtime::builder().threads(threads).build().unwrap();
-    let node = otter_node(&rt);
+    let node = otter_node::start(&rt);
     node.register_rpc("benchrpc", "add", |(a, b): (i64, i64)| Ok(a + b));
     let mut target = erlang::Node::builder("erltarget").setup(&compile_on_erl(
         "benchrpc",

@@ -4,26 +4,20 @@
 
 #[path = "support/erlang.rs"]
 mod erlang;
+#[path = "support/otter_node.rs"]
+mod otter_node;
 #[path = "support/rt.rs"]
 mod support;
 
 use std::time::Duration;
 
+use otter::dist::BadTerm;
 use otter::dist::shapes::Binary as Bin;
-use otter::dist::{BadTerm, Node};
 use otter::{Context, Pid, Runtime};
 use serde::{Deserialize, Serialize};
 
 const WAIT: Duration = Duration::from_secs(60);
 const SIZES: [usize; 2] = [1 << 20, 16 << 20];
-
-fn otter_node(rt: &Runtime) -> Node {
-    let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
-    Node::builder(name)
-        .cookie("secret")
-        .start(&rt.handle())
-        .expect("the otter node starts")
-}
 
 /// `{echo, Bin}`.
 #[derive(Debug, Serialize, Deserialize)]
@@ -79,7 +73,7 @@ const ECHO: &str = "register(echo, spawn(fun Loop() -> receive {From, Msg} -> Fr
 rt_test!(
     large_binaries_from_otter_come_back_from_erlang_unchanged,
     |rt: &Runtime| {
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         let e = erlang::Node::builder("erl").setup(ECHO).start();
         let (n, peer) = (node.clone(), e.name().to_string());
         let r = rt.block_on(move |mut cx: Context<Reply>| async move {
@@ -104,7 +98,7 @@ rt_test!(
 rt_test!(
     large_binaries_from_erlang_come_back_from_otter_unchanged,
     |rt: &Runtime| {
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         let echo = rt.handle().spawn(|mut cx: Context<Request>| async move {
             loop {
                 if let Request::Echo(from, b) = cx.recv().await {

@@ -6,6 +6,8 @@
 
 #[path = "support/erlang.rs"]
 mod erlang;
+#[path = "support/otter_node.rs"]
+mod otter_node;
 #[path = "support/rt.rs"]
 mod support;
 
@@ -17,23 +19,11 @@ use otter::dist::shapes::{OkError, OkOrError, Tagged};
 use otter::dist::{ErlangServer, Node};
 use otter::server::{Flow, ReplyTo, Server, ServerContext, ServerRef};
 use otter::{Context, ExitReason, Runtime};
+use otter_node::at;
 use serde::Deserialize;
-
-fn otter_node(rt: &Runtime) -> Node {
-    let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
-    Node::builder(name)
-        .cookie("secret")
-        .start(&rt.handle())
-        .expect("the otter node starts")
-}
 
 fn erl() -> erlang::Node {
     erlang::Node::builder("erl").setup("ok").start()
-}
-
-/// `{Name, 'otter@host'}` for Erlang expressions.
-fn at(name: &str, node: &Node) -> String {
-    format!("{{{name}, '{}'}}", node.name())
 }
 
 /// A key-value store whose one `Call` enum Rust and Erlang callers both use.
@@ -131,7 +121,7 @@ fn start_store(rt: &Runtime, node: &Node) -> ServerRef<Store> {
 rt_test!(
     one_request_enum_serves_rust_and_erlang_callers,
     |rt: &Runtime| {
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         let store = start_store(rt, &node);
         let mut e = erl();
         let s = at("store", &node);
@@ -192,7 +182,7 @@ rt_test!(
     |rt: &Runtime| {
         // The server keeps Erlang's handle until a Rust caller comes: each gets the
         // other's number.
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         let store = start_store(rt, &node);
         let mut e = erl();
         let s = at("store", &node);
@@ -221,7 +211,7 @@ rt_test!(
 rt_test!(
     an_erlang_caller_of_a_server_that_exits_without_replying_exits_with_its_reason,
     |rt: &Runtime| {
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         let store = start_store(rt, &node);
         let mut e = erl();
         let s = at("store", &node);

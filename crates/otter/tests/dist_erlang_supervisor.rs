@@ -7,20 +7,14 @@
 
 #[path = "support/erlang.rs"]
 mod erlang;
+#[path = "support/otter_node.rs"]
+mod otter_node;
 #[path = "support/rt.rs"]
 mod support;
 
 use otter::dist::Node;
 use otter::supervisor::{self, ChildSpec, Strategy, Supervisor, SupervisorRef, SupervisorSpec};
-use otter::{Context, Runtime};
-
-fn otter_node(rt: &Runtime) -> Node {
-    let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
-    Node::builder(name)
-        .cookie("secret")
-        .start(&rt.handle())
-        .expect("the otter node starts")
-}
+use otter::{Context, ProcessId, Runtime};
 
 fn idle(id: &str) -> ChildSpec {
     ChildSpec::process(id, || |mut c: Context<()>| async move { c.recv().await })
@@ -50,13 +44,26 @@ fn start_tree(rt: &Runtime, node: &Node) -> SupervisorRef {
     rx.recv().unwrap()
 }
 
+/// An otter node serving [`start_tree`]'s `top`, and an Erlang node to ask it.
+fn tree_and_erlang(rt: &Runtime) -> (Node, SupervisorRef, erlang::Node) {
+    let node = otter_node::start(rt);
+    let top = start_tree(rt, &node);
+    (node, top, erlang::Node::builder("erl").setup("ok").start())
+}
+
+/// The pid of `top`'s first child (`w1`), as otter's own `which_children` gives it.
+fn first_child(rt: &Runtime, top: SupervisorRef) -> ProcessId {
+    rt.block_on(
+        move |_: Context<()>| async move { top.which_children().await.unwrap()[0].pid.unwrap() },
+    )
+    .unwrap()
+}
+
 rt_test!(
     which_children_and_count_children_from_erlang_give_otps_shapes,
     |rt: &Runtime| {
-        let node = otter_node(rt);
-        let top = start_tree(rt, &node);
-        let mut e = erlang::Node::builder("erl").setup("ok").start();
-        let s = format!("{{top, '{}'}}", node.name());
+        let (node, top, mut e) = tree_and_erlang(rt);
+        let s = otter_node::at("top", &node);
         assert_eq!(
             e.eval_ok(&format!(
                 "[{{w1, P1, worker, []}}, {{sub, P2, supervisor, []}}, {{stopped, undefined, worker, []}}] = \
@@ -87,11 +94,7 @@ rt_test!(
         );
         // The pids are the children's: otter's own `which_children` agrees (`<0.I.G>`
         // in otter is `<N.I.G>` on the Erlang node).
-        let w1 = rt
-            .block_on(move |_: Context<()>| async move {
-                top.which_children().await.unwrap()[0].pid.unwrap()
-            })
-            .unwrap();
+        let w1 = first_child(rt, top);
         let seen = e.eval_ok(&format!(
             "{{w1, P, worker, []}} = lists:keyfind(w1, 1, supervisor:which_children({s})), \
              pid_to_list(P)"
@@ -117,11 +120,7 @@ rt_test!(
             )),
             "{killed,restarted}"
         );
-        let w1_now = rt
-            .block_on(move |_: Context<()>| async move {
-                top.which_children().await.unwrap()[0].pid.unwrap()
-            })
-            .unwrap();
+        let w1_now = first_child(rt, top);
         assert_ne!(w1, w1_now);
         assert!(!w1.is_alive());
     }
@@ -130,10 +129,8 @@ rt_test!(
 rt_test!(
     bad_supervisor_requests_from_erlang_get_erlangs_answers_and_the_supervisor_goes_on,
     |rt: &Runtime| {
-        let node = otter_node(rt);
-        let top = start_tree(rt, &node);
-        let mut e = erlang::Node::builder("erl").setup("ok").start();
-        let s = format!("{{top, '{}'}}", node.name());
+        let (node, top, mut e) = tree_and_erlang(rt);
+        let s = otter_node::at("top", &node);
         // A name no supervisor holds: `noproc`, as `gen_server:call` exits for it.
         assert_eq!(
             e.eval_ok(&format!(
@@ -181,7 +178,7 @@ rt_test!(
 rt_test!(
     a_supervisor_registered_by_name_answers_again_after_its_restart,
     |rt: &Runtime| {
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         node.register_server_name::<Supervisor>("conns");
         let (tx, rx) = std::sync::mpsc::channel();
         rt.handle().spawn(move |mut cx: Context<()>| async move {
@@ -197,7 +194,7 @@ rt_test!(
         });
         let top = rx.recv().unwrap();
         let mut e = erlang::Node::builder("erl").setup("ok").start();
-        let s = format!("{{conns, '{}'}}", node.name());
+        let s = otter_node::at("conns", &node);
         // Erlang kills the supervisor that holds the name; otter's `top` restarts it
         // under the same name, and calls by name reach the new one (between the two, a
         // call exits `noproc`, which the loop passes over).

@@ -6,6 +6,8 @@
 
 #[path = "support/erlang.rs"]
 mod erlang;
+#[path = "support/otter_node.rs"]
+mod otter_node;
 #[path = "support/rt.rs"]
 mod support;
 
@@ -16,14 +18,6 @@ use otter::dist::{ErlangServer, Node};
 use otter::server::{Flow, ReplyTo, Server, ServerContext, ServerRef};
 use otter::{Context, Down, ExitReason, Runtime};
 use serde::Deserialize;
-
-fn otter_node(rt: &Runtime) -> Node {
-    let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
-    Node::builder(name)
-        .cookie("secret")
-        .start(&rt.handle())
-        .expect("the otter node starts")
-}
 
 /// A counter that Erlang calls with `get` and `{add, N}`.
 struct Counter(i64);
@@ -86,10 +80,10 @@ fn start_counter(rt: &Runtime, node: &Node) -> (ServerRef<Counter>, mpsc::Receiv
 rt_test!(
     sys_from_erlang_reads_and_suspends_an_otter_server,
     |rt: &Runtime| {
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         let (_counter, _exits) = start_counter(rt, &node);
         let mut e = erlang::Node::builder("erl").setup("ok").start();
-        let s = format!("{{counter, '{}'}}", node.name());
+        let s = otter_node::at("counter", &node);
         assert_eq!(e.eval_ok(&format!("gen_server:call({s}, {{add, 5}})")), "5");
         assert_eq!(e.eval_ok(&format!("sys:get_state({s})")), "<<\"count=5\">>");
         assert_eq!(
@@ -136,10 +130,10 @@ rt_test!(
 rt_test!(
     sys_from_erlang_refuses_what_an_otter_server_cannot_do,
     |rt: &Runtime| {
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         let (_counter, _exits) = start_counter(rt, &node);
         let mut e = erlang::Node::builder("erl").setup("ok").start();
-        let s = format!("{{counter, '{}'}}", node.name());
+        let s = otter_node::at("counter", &node);
         // An Erlang fun cannot run in otter: `sys:replace_state` raises.
         assert_eq!(
             e.eval_ok(&format!(
@@ -161,10 +155,10 @@ rt_test!(
 rt_test!(
     gen_server_stop_from_erlang_stops_an_otter_server_with_its_reason,
     |rt: &Runtime| {
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         let (counter, exits) = start_counter(rt, &node);
         let mut e = erlang::Node::builder("erl").setup("ok").start();
-        let s = format!("{{counter, '{}'}}", node.name());
+        let s = otter_node::at("counter", &node);
         assert_eq!(
             // (A binary: otter's `ShutdownWith` holds text, so `{shutdown, bye}` would
             // come back as `{shutdown, <<"bye">>}`, and `proc_lib:stop` raise it.)

@@ -5,10 +5,11 @@
 
 #[path = "support/erlang.rs"]
 mod erlang;
+#[path = "support/otter_node.rs"]
+mod otter_node;
 
 use std::time::Duration;
 
-use otter::dist::Node;
 use otter::{Context, Runtime};
 
 #[test]
@@ -22,11 +23,7 @@ fn no_descriptor_leaks_after_a_node_stops() {
         let mut e1 = erlang::Node::builder("erl").start();
         let e2 = erlang::Node::builder("erl").start();
         let rt = Runtime::new();
-        let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
-        let node = Node::builder(name)
-            .cookie("secret")
-            .start(&rt.handle())
-            .unwrap();
+        let node = otter_node::start(&rt);
         assert_eq!(
             e1.eval_ok(&format!("net_adm:ping('{}')", node.name())),
             "pong"

@@ -5,6 +5,8 @@
 
 #[path = "support/erlang.rs"]
 mod erlang;
+#[path = "support/otter_node.rs"]
+mod otter_node;
 #[path = "support/rt.rs"]
 mod support;
 
@@ -17,15 +19,6 @@ use otter::{Context, Down, Exit, ExitReason, Pid, Runtime};
 use serde::{Deserialize, Serialize};
 
 const WAIT: Duration = Duration::from_secs(20);
-
-fn start(rt: &Runtime) -> Node {
-    let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
-    erlang::ensure_epmd();
-    Node::builder(name)
-        .cookie("secret")
-        .start(&rt.handle())
-        .unwrap()
-}
 
 /// The messages of both sides.
 #[derive(Debug, Serialize, Deserialize)]
@@ -76,8 +69,8 @@ fn probe(rt: &Runtime, node: &Node, name: &str) -> (Pid<Msg>, Receiver<Msg>) {
 
 fn two(rt: &Runtime) -> (Runtime, Node, Node) {
     let other = Runtime::builder().threads(rt.threads()).build().unwrap();
-    let a = start(rt);
-    let b = start(&other);
+    let a = otter_node::start(rt);
+    let b = otter_node::start(&other);
     (other, a, b)
 }
 
@@ -373,7 +366,7 @@ rt_test!(
     |rt: &Runtime| {
         // Erlang's `monitor_node/2`: "if the connection cannot be made, a nodedown
         // message is delivered at once". Names no epmd knows, and names that are none.
-        let a = start(rt);
+        let a = otter_node::start(rt);
         for name in [
             "nosuch@localhost",
             "",

@@ -4,6 +4,8 @@
 
 #[path = "support/erlang.rs"]
 mod erlang;
+#[path = "support/otter_node.rs"]
+mod otter_node;
 #[path = "support/rt.rs"]
 mod support;
 
@@ -17,15 +19,6 @@ use otter::{Context, Down, ExitReason, Runtime};
 use serde::{Deserialize, Serialize};
 
 const WAIT: Duration = Duration::from_secs(20);
-
-fn start(rt: &Runtime) -> Node {
-    let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
-    erlang::ensure_epmd();
-    Node::builder(name)
-        .cookie("secret")
-        .start(&rt.handle())
-        .unwrap()
-}
 
 /// What the inbox receives.
 #[derive(Debug, Serialize, Deserialize)]
@@ -60,7 +53,7 @@ fn inbox(rt: &Runtime, node: &Node) -> (otter::Pid<Msg>, Receiver<Msg>) {
 rt_test!(
     a_send_to_the_own_node_name_reaches_the_local_registered_process,
     |rt: &Runtime| {
-        let node = start(rt);
+        let node = otter_node::start(rt);
         let (_, rx) = inbox(rt, &node);
         let n = node.clone();
         rt.block_on(move |cx: Context<()>| async move {
@@ -86,7 +79,7 @@ rt_test!(
 rt_test!(
     a_pid_for_the_own_node_name_sends_to_the_local_registered_process,
     |rt: &Runtime| {
-        let node = start(rt);
+        let node = otter_node::start(rt);
         let (_, rx) = inbox(rt, &node);
         let to = node.remote_name::<Msg>("inbox", node.name());
         to.send(Msg::Hello("by name".into()));
@@ -103,7 +96,7 @@ rt_test!(
 rt_test!(
     a_monitor_of_the_own_node_name_reports_its_holders_exit_and_noproc_without_one,
     |rt: &Runtime| {
-        let node = start(rt);
+        let node = otter_node::start(rt);
         let (holder, _rx) = inbox(rt, &node);
         let n = node.clone();
         let r = rt.block_on(move |mut cx: Context<Down>| async move {
@@ -175,7 +168,7 @@ impl RemoteServer for Adder {
 rt_test!(
     a_call_to_the_own_node_name_is_a_local_call,
     |rt: &Runtime| {
-        let node = start(rt);
+        let node = otter_node::start(rt);
         let n = node.clone();
         let r = rt.block_on(move |cx: Context<()>| async move {
             let adder = Adder::start(&cx, ()).await.unwrap();

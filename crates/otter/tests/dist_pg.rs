@@ -17,6 +17,8 @@
 
 #[path = "support/erlang.rs"]
 mod erlang;
+#[path = "support/otter_node.rs"]
+mod otter_node;
 #[path = "support/rt.rs"]
 mod support;
 
@@ -30,15 +32,6 @@ use otter::{Context, Pid, Runtime};
 use serde::{Deserialize, Serialize};
 
 const WAIT: Duration = Duration::from_secs(10);
-
-fn otter_node(rt: &Runtime) -> Node {
-    erlang::ensure_epmd();
-    let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
-    Node::builder(name)
-        .cookie("secret")
-        .start(&rt.handle())
-        .expect("the otter node starts")
-}
 
 /// A process that waits until told to stop (`pg_SUITE`'s `forever()`).
 fn forever(rt: &Runtime) -> Pid<Term> {
@@ -75,7 +68,7 @@ fn ids(ms: &[Pid<Term>]) -> Vec<otter::ProcessId> {
 // ===== one node =====
 
 rt_test!(pg, |rt: &Runtime| {
-    let node = otter_node(rt);
+    let node = otter_node::start(rt);
     let scope = node.pg_scope("pg").unwrap();
     let me = forever(rt);
     let g = atom("pg");
@@ -92,7 +85,7 @@ rt_test!(pg, |rt: &Runtime| {
 });
 
 rt_test!(single, |rt: &Runtime| {
-    let node = otter_node(rt);
+    let node = otter_node::start(rt);
     let scope = node.pg_scope("single").unwrap();
     let me = forever(rt);
     let g = atom("single");
@@ -127,7 +120,7 @@ rt_test!(single, |rt: &Runtime| {
 });
 
 rt_test!(leave_exit_race, |rt: &Runtime| {
-    let node = otter_node(rt);
+    let node = otter_node::start(rt);
     let scope = node.pg_scope("leave_exit_race").unwrap();
     for _ in 0..100 {
         let pid = rt.handle().spawn(|_: Context<Term>| async {});
@@ -142,7 +135,7 @@ rt_test!(leave_exit_race, |rt: &Runtime| {
 rt_test!(
     a_member_joined_to_several_groups_leaves_each_when_it_exits,
     |rt: &Runtime| {
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         let scope = node.pg_scope("pg").unwrap();
         let (watch, updates) = subscriber(rt);
         let (_, now) = scope.monitor_scope(watch);
@@ -182,7 +175,7 @@ impl From<BadTerm> for Job {
 rt_test!(
     a_group_of_mixed_types_gives_each_type_its_local_members,
     |rt: &Runtime| {
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         let scope = node.pg_scope("pg").unwrap();
         let t = forever(rt);
         let j = rt.handle().spawn(|mut cx: Context<Job>| async move {
@@ -206,7 +199,7 @@ rt_test!(
 rt_test!(
     a_scope_name_held_by_another_process_is_refused,
     |rt: &Runtime| {
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         node.register("taken", forever(rt));
         assert!(matches!(node.pg_scope("taken"), Err(PgError::NameTaken(_))));
         let scope = node.pg_scope("free").unwrap();
@@ -229,7 +222,7 @@ impl From<Update> for Fussy {
 rt_test!(
     a_subscriber_whose_conversion_panics_is_dropped_and_the_scope_serves_on,
     |rt: &Runtime| {
-        let node = otter_node(rt);
+        let node = otter_node::start(rt);
         let scope = node.pg_scope("pg").unwrap();
         let fussy = rt.handle().spawn(|mut cx: Context<Fussy>| async move {
             let _ = cx.recv().await;
@@ -251,7 +244,7 @@ rt_test!(
 #[test]
 fn ten_thousand_joins_and_leaves_a_second_on_one_node() {
     let rt = Runtime::builder().threads(support::MANY).build().unwrap();
-    let node = otter_node(&rt);
+    let node = otter_node::start(&rt);
     let scope = node.pg_scope("pg").unwrap();
     let pids: Vec<Pid<Term>> = (0..100).map(|_| forever(&rt)).collect();
     let groups: Vec<(Atom, u32)> = (0..100).map(|i| (atom("g"), i)).collect();
@@ -313,6 +306,15 @@ fn connect(rt: &Runtime, node: &Node, other: &str) {
         .expect("the nodes connect");
 }
 
+/// An otter node with the scope `pg`, connected to a new [`erl_pg`] node.
+fn pg_with_erlang(rt: &Runtime) -> (Node, Scope, erlang::Node) {
+    let node = otter_node::start(rt);
+    let scope = node.pg_scope("pg").unwrap();
+    let e = erl_pg();
+    connect(rt, &node, e.name());
+    (node, scope, e)
+}
+
 /// The remote members of `group` on `scope`.
 fn remote_count(scope: &Scope, group: &impl Serialize) -> usize {
     scope
@@ -327,7 +329,7 @@ fn quoted(node: &Node) -> String {
 }
 
 rt_test!(two, |rt: &Runtime| {
-    let node = otter_node(rt);
+    let node = otter_node::start(rt);
     let scope = node.pg_scope("pg").unwrap();
     let p = forever(rt);
     // `initial`: joined before the nodes meet, told in the first sync.
@@ -371,10 +373,7 @@ rt_test!(two, |rt: &Runtime| {
 #[test]
 fn nolocal_double_and_empty_group_by_remote_leave() {
     let rt = Runtime::builder().threads(support::MANY).build().unwrap();
-    let node = otter_node(&rt);
-    let scope = node.pg_scope("pg").unwrap();
-    let mut e = erl_pg();
-    connect(&rt, &node, e.name());
+    let (node, scope, mut e) = pg_with_erlang(&rt);
     // nolocal: an Erlang process joined twice is no local member here.
     assert_eq!(e.eval_ok("pg:join(pg, nolocal, whereis(member))"), "ok");
     assert_eq!(e.eval_ok("pg:join(pg, nolocal, whereis(member))"), "ok");
@@ -418,10 +417,7 @@ fn nolocal_double_and_empty_group_by_remote_leave() {
 #[test]
 fn group_leave_and_a_killed_node_takes_its_members_with_it() {
     let rt = Runtime::builder().threads(support::MANY).build().unwrap();
-    let node = otter_node(&rt);
-    let scope = node.pg_scope("pg").unwrap();
-    let mut e = erl_pg();
-    connect(&rt, &node, e.name());
+    let (_node, scope, mut e) = pg_with_erlang(&rt);
     assert_eq!(
         e.eval_ok("pg:join(pg, two, lists:duplicate(16, whereis(member)))"),
         "ok"
@@ -445,10 +441,7 @@ fn group_leave_and_a_killed_node_takes_its_members_with_it() {
 }
 
 rt_test!(monitor_notices_both_ways, |rt: &Runtime| {
-    let node = otter_node(rt);
-    let scope = node.pg_scope("pg").unwrap();
-    let mut e = erl_pg();
-    connect(rt, &node, e.name());
+    let (node, scope, mut e) = pg_with_erlang(rt);
     let (watch, updates) = subscriber(rt);
     let (sub, now) = scope.monitor(&atom("mon"), watch).unwrap();
     assert!(now.is_empty());
@@ -494,14 +487,11 @@ rt_test!(monitor_notices_both_ways, |rt: &Runtime| {
 rt_test!(
     a_forged_member_or_a_message_from_outside_the_scope_is_refused_and_the_scope_serves_on,
     |rt: &Runtime| {
-        let node = otter_node(rt);
-        let scope = node.pg_scope("pg").unwrap();
-        let mut e = erl_pg();
-        connect(rt, &node, e.name());
+        let (node, scope, mut e) = pg_with_erlang(rt);
         let p = forever(rt);
         scope.join(&atom("own"), p).unwrap();
         erl_until(&mut e, &erl_member_nodes("own"), &quoted(&node));
-        let to = format!("{{pg, '{}'}}", node.name());
+        let to = otter_node::at("pg", &node);
         // A known peer (Erlang's scope) names otter's own process as its member.
         e.eval_ok(&format!(
             "[O] = pg:get_members(pg, own), {to} ! {{join, whereis(pg), forged, O}}, \
@@ -558,10 +548,7 @@ rt_test!(
 #[test]
 fn netsplit_and_scope_restart() {
     let rt = Runtime::builder().threads(support::MANY).build().unwrap();
-    let node = otter_node(&rt);
-    let scope = node.pg_scope("pg").unwrap();
-    let mut e = erl_pg();
-    connect(&rt, &node, e.name());
+    let (node, scope, mut e) = pg_with_erlang(&rt);
     let p = forever(&rt);
     scope.join(&atom("invisible"), p).unwrap();
     assert_eq!(e.eval_ok("pg:join(pg, invisible, whereis(member))"), "ok");
@@ -659,7 +646,7 @@ struct OtterPeer {
 
 fn otter_recording() -> OtterPeer {
     let rt = Runtime::builder().threads(2).build().unwrap();
-    let node = otter_node(&rt);
+    let node = otter_node::start(&rt);
     let scope = node.pg_scope("pg").unwrap();
     let member = forever(&rt);
     let (tx, heard) = channel();
@@ -847,15 +834,12 @@ fn a_join_on_any_node_of_a_mixed_cluster_is_seen_everywhere_and_a_killed_node_le
 #[test]
 fn forced_sync() {
     let rt = Runtime::builder().threads(support::MANY).build().unwrap();
-    let node = otter_node(&rt);
-    let scope = node.pg_scope("pg").unwrap();
-    let mut e = erl_pg();
-    connect(&rt, &node, e.name());
+    let (node, scope, mut e) = pg_with_erlang(&rt);
     let p = forever(&rt);
     scope.join(&atom("one"), p).unwrap();
     assert_eq!(e.eval_ok("pg:join(pg, one, whereis(member))"), "ok");
     support::eventually("one", WAIT, || remote_count(&scope, &atom("one")) == 1);
-    let to = format!("{{pg, '{}'}}", node.name());
+    let to = otter_node::at("pg", &node);
     // White-box, as the suite: a broken sync in the name of Erlang's scope.
     e.eval_ok(&format!(
         "M = whereis(member), \
@@ -880,7 +864,7 @@ fn forced_sync() {
 #[test]
 fn thundering_herd() {
     let rt = Runtime::builder().threads(support::MANY).build().unwrap();
-    let node = otter_node(&rt);
+    let node = otter_node::start(&rt);
     let scope = node.pg_scope("pg").unwrap();
     let p = forever(&rt);
     for i in 0..10_000u32 {
@@ -889,7 +873,7 @@ fn thundering_herd() {
     let mut e = erl_pg();
     connect(&rt, &node, e.name());
     erl_until(&mut e, "length(pg:which_groups(pg))", "10000");
-    let to = format!("{{pg, '{}'}}", node.name());
+    let to = otter_node::at("pg", &node);
     let t0 = Instant::now();
     e.eval_ok(&format!(
         "M = whereis(member), \
@@ -909,13 +893,7 @@ fn thundering_herd() {
 #[test]
 fn a_visible_otter_node_and_an_erlang_node_discover_each_other() {
     let rt = Runtime::builder().threads(support::MANY).build().unwrap();
-    erlang::ensure_epmd();
-    let name = format!("{}@{}", erlang::unique_name("otter"), erlang::short_host());
-    let node = Node::builder(name)
-        .cookie("secret")
-        .hidden(false)
-        .start(&rt.handle())
-        .expect("the otter node starts");
+    let node = otter_node::start_with(&rt, |b| b.hidden(false));
     let scope = node.pg_scope("pg").unwrap();
     let p = forever(&rt);
     scope.join(&atom("visible"), p).unwrap();

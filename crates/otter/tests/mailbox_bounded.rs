@@ -5,44 +5,18 @@
 //! timer messages are never refused; a call to a full server fails with
 //! `CallError::Full` and the server answers again once it has drained.
 
+#[path = "support/gate.rs"]
+mod gate;
 #[path = "support/rt.rs"]
 mod support;
 
-use std::sync::{Arc, Mutex};
-use std::task::{Poll, Waker};
+use std::sync::Arc;
 use std::time::Duration;
 
+use gate::Gate;
 use otter::server::{self, CallError, Flow, ReplyTo, Server, ServerContext};
 use otter::{Context, Down, Exit, ExitReason, Runtime, SpawnOptions, TrySendError};
 use support::eventually;
-
-/// A gate a process awaits without touching its mailbox, opened by another.
-#[derive(Default)]
-struct Gate(Mutex<(bool, Vec<Waker>)>);
-
-impl Gate {
-    async fn wait(&self) {
-        std::future::poll_fn(|cx| {
-            let mut g = self.0.lock().unwrap();
-            if g.0 {
-                Poll::Ready(())
-            } else {
-                g.1.push(cx.waker().clone());
-                Poll::Pending
-            }
-        })
-        .await
-    }
-
-    fn open(&self) {
-        let wakers = {
-            let mut g = self.0.lock().unwrap();
-            g.0 = true;
-            std::mem::take(&mut g.1)
-        };
-        wakers.into_iter().for_each(Waker::wake);
-    }
-}
 
 rt_test!(
     try_send_to_a_full_bounded_mailbox_hands_the_message_back_as_full,

@@ -5,45 +5,19 @@
 //! processes that flood each other both finish; a muted sender goes on when its
 //! receiver exits.
 
+#[path = "support/gate.rs"]
+mod gate;
 #[path = "support/rt.rs"]
 mod support;
 
 use std::sync::{Arc, Mutex};
-use std::task::{Poll, Waker};
 use std::time::Duration;
 
+use gate::Gate;
 use otter::introspect::Status;
 use otter::{Context, Pid, Runtime, SpawnOptions};
 
 const MUTE_AT: usize = SpawnOptions::MUTE_AT;
-
-/// A gate a process awaits without touching its mailbox, opened by another.
-#[derive(Default)]
-struct Gate(Mutex<(bool, Vec<Waker>)>);
-
-impl Gate {
-    async fn wait(&self) {
-        std::future::poll_fn(|cx| {
-            let mut g = self.0.lock().unwrap();
-            if g.0 {
-                Poll::Ready(())
-            } else {
-                g.1.push(cx.waker().clone());
-                Poll::Pending
-            }
-        })
-        .await
-    }
-
-    fn open(&self) {
-        let wakers = {
-            let mut g = self.0.lock().unwrap();
-            g.0 = true;
-            std::mem::take(&mut g.1)
-        };
-        wakers.into_iter().for_each(Waker::wake);
-    }
-}
 
 #[derive(Debug, PartialEq)]
 enum Report {

@@ -3,16 +3,19 @@
 //! failing stays stopped until `restart_child`; `terminate_child` by pid is for
 //! simple_one_for_one children, and a pid that has exited is already terminated.
 
+#[path = "support/gate.rs"]
+mod gate;
 #[path = "support/rt.rs"]
 mod support;
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
-use std::task::{Poll, Waker};
+use std::task::Poll;
 use std::time::Duration;
 
+use gate::Gate;
 use otter::supervisor::{
     self, ChildError, ChildSpec, Restart, Strategy, SupervisorRef, SupervisorSpec,
 };
@@ -34,40 +37,11 @@ impl From<Down> for Ev {
     }
 }
 
-/// A gate that a start function's future waits on until the test opens it: the
-/// supervisor is then busy inside that start, and requests sent meanwhile queue.
-#[derive(Clone, Default)]
-struct Gate(Arc<Mutex<(bool, Option<Waker>)>>);
-
-impl Gate {
-    fn open(&self) {
-        let waker = {
-            let mut g = self.0.lock().unwrap();
-            g.0 = true;
-            g.1.take()
-        };
-        if let Some(w) = waker {
-            w.wake();
-        }
-    }
-
-    async fn wait(self) {
-        std::future::poll_fn(|cx| {
-            let mut g = self.0.lock().unwrap();
-            if g.0 {
-                Poll::Ready(())
-            } else {
-                g.1 = Some(cx.waker().clone());
-                Poll::Pending
-            }
-        })
-        .await
-    }
-}
-
 /// A child whose start function counts its attempts: attempt 2 waits on `gate` and
-/// then fails; every other attempt starts a process that exits when sent `()`.
-fn gated(log: Pid<Ev>, attempts: Arc<AtomicU32>, gate: Gate) -> ChildSpec {
+/// then fails; every other attempt starts a process that exits when sent `()`. While
+/// attempt 2 waits, the supervisor is busy inside that start, and requests sent
+/// meanwhile queue.
+fn gated(log: Pid<Ev>, attempts: Arc<AtomicU32>, gate: Arc<Gate>) -> ChildSpec {
     ChildSpec::new("gated", move |sup| {
         let n = attempts.fetch_add(1, Ordering::SeqCst) + 1;
         let started = (n != 2).then(|| {
@@ -108,8 +82,8 @@ async fn blocked(cx: &mut Context<Ev>) {
 /// A one_for_one supervisor of the gated child, whose first start succeeds and whose
 /// restart (attempt 2) fails once `gate` opens; returns once that child has crashed and
 /// the restart waits at the gate.
-async fn restarting(cx: &mut Context<Ev>, attempts: Arc<AtomicU32>) -> (SupervisorRef, Gate) {
-    let gate = Gate::default();
+async fn restarting(cx: &mut Context<Ev>, attempts: Arc<AtomicU32>) -> (SupervisorRef, Arc<Gate>) {
+    let gate = Arc::new(Gate::default());
     let spec = SupervisorSpec::new(Strategy::OneForOne)
         .intensity(10, Duration::from_secs(5))
         .child(gated(cx.pid(), attempts, gate.clone()));
@@ -160,7 +134,7 @@ rt_test!(
         let attempts = Arc::new(AtomicU32::new(0));
         let a2 = attempts.clone();
         let r = rt.block_on(move |mut cx: Context<Ev>| async move {
-            let gate = Gate::default();
+            let gate = Arc::new(Gate::default());
             let spec = SupervisorSpec::new(Strategy::SimpleOneForOne)
                 .intensity(10, Duration::from_secs(5));
             let sup = supervisor::start_link(&cx, spec).await.unwrap();

@@ -16,6 +16,7 @@
 //!
 //! Used as `#[path = "support/erlang.rs"] mod erlang;` from `tests/`, and by the
 //! crate's own unit tests through a `#[path]` to this file.
+//! The otter node such a test talks to comes from `support/otter_node.rs`.
 
 #![allow(dead_code, unreachable_pub, missing_docs)]
 

@@ -9,63 +9,15 @@
 use crate::dist::control::Control;
 use crate::dist::erpc::client::outcome;
 use crate::dist::erpc::{Ask, as_list, decode_list, parse, parse_rex, stack};
-use crate::dist::etf::{self, Atom, ExternalPid, ExternalRef, Term};
+use crate::dist::etf::{self, Atom, ExternalRef, Term};
+use crate::dist::fuzz::{self, Rng, encode, pid};
 
-/// A small seeded generator (xorshift).
-struct Rng(u64);
+/// The bytes the mutations favour: tags and length bytes of the terms erpc reads.
+const INTERESTING: [u8; 12] = [0, 1, 0x7f, 0xff, 97, 98, 104, 106, 107, 108, 109, 119];
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn usize(&mut self, n: usize) -> usize {
-        self.below(n as u64) as usize
-    }
-}
-
-/// One to four random edits: a byte changed (often to a tag or a length byte), a
-/// byte inserted or removed, a cut, a run duplicated.
+/// [`fuzz::mutate`] with this suite's [`INTERESTING`] bytes.
 fn mutate(rng: &mut Rng, bytes: &[u8]) -> Vec<u8> {
-    const INTERESTING: [u8; 12] = [0, 1, 0x7f, 0xff, 97, 98, 104, 106, 107, 108, 109, 119];
-    let mut b = bytes.to_vec();
-    for _ in 0..=rng.below(4) {
-        if b.is_empty() {
-            b.push(131);
-        }
-        let i = rng.usize(b.len());
-        match rng.below(6) {
-            0 => b[i] = rng.next() as u8,
-            1 => b[i] = INTERESTING[rng.usize(INTERESTING.len())],
-            2 => b.insert(i, INTERESTING[rng.usize(INTERESTING.len())]),
-            3 => {
-                b.remove(i);
-            }
-            4 => b.truncate(i),
-            _ => {
-                let end = (i + 1 + rng.usize(8)).min(b.len());
-                let run = b[i..end].to_vec();
-                b.splice(i..i, run);
-            }
-        }
-    }
-    b
-}
-
-fn pid(n: u32) -> ExternalPid {
-    ExternalPid {
-        node: Atom::new("erl@host"),
-        id: n,
-        serial: 0,
-        creation: 7,
-    }
+    fuzz::mutate(rng, bytes, &INTERESTING)
 }
 
 fn reference(n: u32) -> ExternalRef {
@@ -74,12 +26,6 @@ fn reference(n: u32) -> ExternalRef {
         creation: 7,
         id: vec![n, 0, 0],
     }
-}
-
-fn encode(t: &Term) -> Vec<u8> {
-    let mut out = Vec::new();
-    t.encode(&mut out);
-    out
 }
 
 /// What Erlang's `erpc:call(otter, calc, add, [1, 2])` sends: the control term and
