@@ -488,6 +488,13 @@
 //! * **Metrics** (feature `metrics`): `otter::metrics::Publisher` sets the runtime's
 //!   counters in the `metrics` facade on a timer, for Prometheus or any other exporter
 //!   (`examples/metrics_prometheus.rs`).
+//! * **A live page** (feature `dashboard`): [`dashboard::Dashboard`](crate::dashboard)
+//!   serves the supervision tree, the top processes, a process's detail, stuck
+//!   processes, deadlocks and the workers' load to a browser, from the node's own
+//!   processes.
+//! * **Stuck and deadlocked**: [`Handle::stuck`] names a process inside one long poll
+//!   (seen within 5 ms of the threshold), [`Handle::deadlocks`] the servers that call
+//!   each other in a cycle.
 //! * **Reports**: crashes, supervisor reports and progress reports as `tracing` events
 //!   with SASL's content ([`report`]); install `tracing_subscriber::fmt` and the log
 //!   reads as OTP's, one line per crash.
