@@ -102,8 +102,9 @@
 //! # Stuck processes
 //!
 //! A poll that does not return holds its worker (crate docs, "Scheduler"). The worker
-//! stores the pid of the process it polls before each poll (one store on its own
-//! stats line), and the watchdog, which already looks at every worker's tick every
+//! stores the pid of the process it polls before each poll (one store, beside its tick,
+//! on the line the start of a poll writes anyway: a line of its own would be one more
+//! line touched per poll), and the watchdog, which already looks at every worker's tick every
 //! 5 ms to hand on what queues behind a long poll, records on a busy worker whose tick
 //! has not moved for a period which tick it was and since when (the look that first
 //! saw it). [`Handle::stuck`] reads them: the pid, the worker, and how long the poll

@@ -109,6 +109,10 @@ pub(crate) struct Remote {
     /// Processes this worker has started polling, the watchdog's sign of progress; and
     /// [`STREAMING`] while the current poll streams (only this worker writes it).
     pub(crate) ticks: AtomicU64,
+    /// The pid (`RawPid::to_word`) of the process the worker polls now or polled last:
+    /// a store per poll beside `ticks`, on the line it writes anyway (`introspect`'s
+    /// "Stuck processes").
+    pub(crate) polling: AtomicU64,
     /// Set while the worker parks in the reactor's OS poll rather than in
     /// `thread::park` (set before it registers as sleeping: `io.rs`).
     pub(crate) in_driver: AtomicBool,
@@ -491,6 +495,7 @@ impl Builder {
                     lifo: LifoSlot::new(),
                     spawned: Default::default(),
                     ticks: AtomicU64::new(0),
+                    polling: AtomicU64::new(crate::pid::RawPid::OUTSIDE.to_word()),
                     in_driver: AtomicBool::new(false),
                     overflowed: AtomicBool::new(false),
                     busy: AtomicBool::new(false),

@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::exit::ExitReason;
-use crate::pid::RawPid;
 use crate::scheduler::{STREAMING, Shared};
 
 /// Exits counted by the kind of their reason.
@@ -186,9 +185,6 @@ pub(crate) struct WorkerStats {
     parks: Counter,
     busy_ns: Counter,
     dead_sends: Counter,
-    /// The pid (bits) of the process the worker polls now, or polled last: a store per
-    /// poll by the worker ("Stuck processes").
-    pub(super) polling: AtomicU64,
     /// Written by the watchdog only: the worker's tick it found unchanged for a
     /// watchdog period or more with the worker busy, and since when (ns from the
     /// runtime's start), or [`NOT_HELD`].
@@ -200,12 +196,6 @@ pub(crate) struct WorkerStats {
 pub(super) const NOT_HELD: u64 = u64::MAX;
 
 impl WorkerStats {
-    /// The worker starts polling the process `pid` (one store, by the worker).
-    #[inline(always)]
-    pub(crate) fn polling(&self, pid: RawPid) {
-        self.polling.store(pid.to_word(), Ordering::Relaxed);
-    }
-
     /// The watchdog found the worker busy inside the poll that began tick `tick`,
     /// unchanged since `since` (a look at least a watchdog period later).
     pub(crate) fn held(&self, rt: &RuntimeStats, tick: u64, since: Instant) {
@@ -286,7 +276,6 @@ impl Default for WorkerStats {
             parks: Counter::default(),
             busy_ns: Counter::default(),
             dead_sends: Counter::default(),
-            polling: AtomicU64::new(RawPid::OUTSIDE.to_word()),
             held_tick: AtomicU64::new(0),
             held_since_ns: AtomicU64::new(NOT_HELD),
         }

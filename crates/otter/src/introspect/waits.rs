@@ -37,7 +37,7 @@ pub(super) fn stuck(rt: &Shared, min: Duration) -> Vec<Stuck> {
             continue;
         }
         let polling_for = now.saturating_sub(Duration::from_nanos(since));
-        let pid = RawPid::from_word(s.polling.load(Ordering::Relaxed));
+        let pid = RawPid::from_word(w.polling.load(Ordering::Relaxed));
         if polling_for >= min && pid != RawPid::OUTSIDE {
             out.push(Stuck {
                 pid: ProcessId(pid),

@@ -421,7 +421,8 @@ impl Worker {
     fn run_task(&mut self, shared: &Shared, me: &Remote, task: Task) {
         self.tick = self.tick.wrapping_add(1);
         begin_turn(me, BUDGET);
-        me.stats.polling(task.header().pid);
+        me.polling
+            .store(task.header().pid.to_word(), Ordering::Relaxed);
         let outcome = task.run();
         // A table count the poll kept in the stream cache goes back now (rule 2 of the
         // stream cache, `process/send.rs`).
