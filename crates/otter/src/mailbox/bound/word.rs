@@ -8,7 +8,12 @@ use crate::loom::{AtomicU32, Ordering};
 /// An awaited send mutes its sender when the receiver's unbounded queue holds more
 /// than this at the sender's yield point (module docs, "Muting"); the sender goes on
 /// once the queue is at half.
+#[cfg(not(miri))]
 pub(crate) const MUTE_AT: usize = 1 << 16;
+/// Under Miri, small enough for a unit test to flood a mailbox past it
+/// (`process/cell/tests.rs`).
+#[cfg(miri)]
+pub(crate) const MUTE_AT: usize = 64;
 
 /// How long a muted sender waits before it looks at the receiver again on its own
 /// (module docs, "Muting": an exit the receiver's wake-up does not cover).

@@ -1,6 +1,6 @@
 //! Small runtime runs that exercise every `unsafe` path of this module (spawn, send,
 //! wake, exit, free by the last sender, free by the owner, shutdown of blocked
-//! processes), sized for Miri.
+//! processes, a muted sender's looks at its receiver's queue), sized for Miri.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -356,4 +356,57 @@ fn a_panic_payload_whose_drop_panics_is_an_exit_reason() {
         Ok(ExitReason::Panic("<non-string panic payload>".into()))
     );
     assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_muted_sender_reads_its_receivers_queue_and_goes_on_when_it_drains() {
+    // The muting look (`process/send.rs`'s `flooded`, `still_muted`) reads a queue's
+    // ends through the stream cache's count and through a lookup; the receiver reads
+    // nothing until the sender has been muted, then takes every message in order.
+    use crate::mailbox::bound::MUTE_AT;
+    use std::sync::Mutex;
+    use std::task::{Poll, Waker};
+    let gate: Arc<Mutex<(bool, Option<Waker>)>> = Arc::default();
+    let rt = Runtime::builder().threads(1).build().unwrap();
+    let h = rt.handle();
+    let g = gate.clone();
+    let n = 3 * MUTE_AT;
+    let got = rt.block_on(move |mut cx: Context<usize>| async move {
+        let me = cx.pid();
+        let receiver = cx.spawn(move |mut c: Context<usize>| async move {
+            std::future::poll_fn(|w| {
+                let mut g = g.lock().unwrap();
+                if g.0 {
+                    Poll::Ready(())
+                } else {
+                    g.1 = Some(w.waker().clone());
+                    Poll::Pending
+                }
+            })
+            .await;
+            for i in 0..n {
+                assert_eq!(c.recv().await, i);
+            }
+            me.send(n);
+        });
+        let sender = cx.spawn(move |mut c: Context<()>| async move {
+            for i in 0..n {
+                c.send(receiver, i).await;
+            }
+        });
+        while h.process_info(sender).map(|i| i.status) != Some(crate::introspect::Status::Waiting) {
+            cx.yield_now().await;
+        }
+        let queued = receiver.message_queue_len().unwrap();
+        let waker = {
+            let mut g = gate.lock().unwrap();
+            g.0 = true;
+            g.1.take()
+        };
+        waker.expect("the receiver waits").wake();
+        (queued, cx.recv().await)
+    });
+    let (queued, received) = got.unwrap();
+    assert!(queued > MUTE_AT, "muted past the limit, at {queued}");
+    assert_eq!(received, n);
 }
