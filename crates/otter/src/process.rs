@@ -507,13 +507,7 @@ impl<M: Send + 'static> Context<M> {
         Fut: Future + Send + 'static,
         Fut::Output: IntoExitReason,
     {
-        let mut reference = None;
-        let pid = self.spawn_with(f, SpawnOptions::new(), |child| {
-            let (r, watcher) = self.watcher(child);
-            reference = Some(r);
-            Some(watcher)
-        });
-        (pid, reference.expect("bonds built at spawn"))
+        self.spawn_monitor_opt(SpawnOptions::new(), f)
     }
 
     /// Spawns a process linked to this one (Erlang's `spawn_link/1`): the link exists

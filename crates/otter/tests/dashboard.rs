@@ -8,6 +8,8 @@
 //! a stuck process and a deadlock of two servers calling each other are listed under
 //! the page's problems (in Chromium too).
 
+#[path = "support/call_cycle.rs"]
+mod call_cycle;
 #[path = "support/rt.rs"]
 mod support;
 
@@ -17,10 +19,10 @@ use std::process::Command;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use call_cycle::PeerCall;
 use otter::dashboard::{Dashboard, StartError, limits};
-use otter::server::{Flow, ReplyTo, Server, ServerContext, ServerRef};
 use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
-use otter::{Context, ExitReason, ProcessId, Runtime};
+use otter::{Context, ProcessId, Runtime};
 use serde_json::Value;
 use support::eventually;
 
@@ -610,48 +612,12 @@ fn in_chromium_the_page_draws_the_tree_and_the_top_table_and_a_killed_process_di
     d.stop();
 }
 
-/// A server that, pinged, pings its peer: two of them pinging each other wait on each
-/// other for ever (a deadlock only a call's timeout ends; here, none).
-struct Peer(Option<ServerRef<Peer>>);
-
-enum PeerCall {
-    SetPeer(ServerRef<Peer>, ReplyTo<()>),
-    Ping(ReplyTo<()>),
-}
-
-impl Server for Peer {
-    type Args = ();
-    type Call = PeerCall;
-    type Cast = ();
-    type Info = ();
-    async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> {
-        Ok(Peer(None))
-    }
-    async fn handle_call(&mut self, call: PeerCall, _: &mut ServerContext<Self>) -> Flow {
-        match call {
-            PeerCall::SetPeer(p, f) => {
-                self.0 = Some(p);
-                f.reply(());
-            }
-            PeerCall::Ping(f) => {
-                let peer = self.0.expect("a peer");
-                let _ = peer.call_timeout(PeerCall::Ping, None).await;
-                f.reply(());
-            }
-        }
-        Flow::Continue
-    }
-}
-
 /// Two servers calling each other, and a process inside one long poll (`hold`); their
 /// pids (`a`, `b`, the hog).
 fn trouble(rt: &Runtime, hold: Duration) -> (ProcessId, ProcessId, ProcessId) {
     let (tx, rx) = mpsc::channel();
     rt.handle().spawn(move |cx: Context<()>| async move {
-        let a = Peer::start(&cx, ()).await.unwrap();
-        let b = Peer::start(&cx, ()).await.unwrap();
-        a.call(|f| PeerCall::SetPeer(b, f)).await.unwrap();
-        b.call(|f| PeerCall::SetPeer(a, f)).await.unwrap();
+        let (a, b) = call_cycle::pair(&cx, None).await;
         cx.spawn(move |_: Context<()>| async move {
             let _ = a.call_timeout(PeerCall::Ping, None).await;
         });

@@ -4,6 +4,8 @@
 //! one deadlock, their other callers outside it; a process inside one long poll shows as stuck while its poll lasts,
 //! and one that yields never does.
 
+#[path = "support/call_cycle.rs"]
+mod call_cycle;
 #[path = "support/rt.rs"]
 mod support;
 
@@ -11,7 +13,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use otter::server::{CallError, Flow, ReplyTo, Server, ServerContext, ServerRef};
+use call_cycle::PeerCall;
+use otter::server::{CallError, Flow, ReplyTo, Server, ServerContext};
 use otter::{Context, ExitReason, Runtime};
 use support::eventually;
 
@@ -97,49 +100,12 @@ rt_test!(
     }
 );
 
-/// Calls its peer when pinged.
-struct Peer(Option<ServerRef<Peer>>);
-
-enum PeerCall {
-    SetPeer(ServerRef<Peer>, ReplyTo<()>),
-    Ping(ReplyTo<()>),
-}
-
-impl Server for Peer {
-    type Args = ();
-    type Call = PeerCall;
-    type Cast = ();
-    type Info = ();
-    async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> {
-        Ok(Peer(None))
-    }
-    async fn handle_call(&mut self, call: PeerCall, _: &mut ServerContext<Self>) -> Flow {
-        match call {
-            PeerCall::SetPeer(p, f) => {
-                self.0 = Some(p);
-                f.reply(());
-            }
-            PeerCall::Ping(f) => {
-                let peer = self.0.expect("a peer");
-                let _ = peer
-                    .call_timeout(PeerCall::Ping, Some(Duration::from_secs(2)))
-                    .await;
-                f.reply(());
-            }
-        }
-        Flow::Continue
-    }
-}
-
 rt_test!(
     two_servers_that_call_each_other_show_as_one_deadlock_until_a_timeout_ends_it,
     |rt: &Runtime| {
         let h = rt.handle();
         rt.block_on(move |mut cx: Context<()>| async move {
-            let a = Peer::start(&cx, ()).await.unwrap();
-            let b = Peer::start(&cx, ()).await.unwrap();
-            a.call(|f| PeerCall::SetPeer(b, f)).await.unwrap();
-            b.call(|f| PeerCall::SetPeer(a, f)).await.unwrap();
+            let (a, b) = call_cycle::pair(&cx, Some(Duration::from_secs(2))).await;
             let me = cx.pid();
             let outer = cx.spawn(move |_: Context<()>| async move {
                 let _ = a
@@ -147,8 +113,7 @@ rt_test!(
                     .await;
                 me.send(());
             });
-            let mut cycle = vec![a.pid().id(), b.pid().id()];
-            cycle.sort();
+            let cycle = call_cycle::cycle(a, b);
             let t0 = Instant::now();
             eventually("the cycle shows", LIMIT, || {
                 h.deadlocks() == vec![cycle.clone()]
