@@ -80,12 +80,13 @@
 //!
 //! # Security
 //!
-//! Erlang distribution is not encrypted, and the cookie is the only authentication: a
-//! peer that knows it can do anything the protocol allows (here: send to exported
-//! processes, link, monitor, send exit signals). Run it on a trusted network, or
-//! through a tunnel (WireGuard, ssh); OTP's TLS distribution (`inet_tls_dist`) is not
-//! implemented. The cookie is checked both ways in the handshake: a peer with a wrong
-//! cookie is refused, logged on stderr, and nothing it sent is delivered. Bad input
+//! Plain Erlang distribution is not encrypted, and the cookie is its only
+//! authentication: a peer that knows it can do anything the protocol allows (here:
+//! send to exported processes, link, monitor, send exit signals). Run it on a trusted
+//! network, or with TLS (next section). The cookie is checked both ways in the
+//! handshake, over TLS too: a peer with a wrong cookie is refused, reported (a
+//! `tracing` warning of target `otter::dist`, [`crate::report`]), and nothing it sent
+//! is delivered. Bad input
 //! after the handshake (a frame that does not decode, a frame over 64 MiB or a control
 //! term over 64 KiB, a signal that claims a sender of another node) drops the
 //! connection: its links and monitors fire `Noconnection`, and the node goes on. The
@@ -93,6 +94,64 @@
 //! [`etf::MAX_DEPTH`]; atoms are values (there is no atom table to fill). A message
 //! nested deeper than that is refused alone: its receiver gets `M::from(BadTerm)`
 //! whose term is the atom `'$otter_term_too_deep'`, and the connection stays up.
+//!
+//! # TLS
+//!
+//! With the feature `tls`, [`NodeBuilder::tls`] makes every connection of the node
+//! TLS (rustls), as `erl -proto_dist inet_tls` does, and interoperates with it: the
+//! TLS handshake first, then the distribution handshake inside it (with 4-byte
+//! lengths, as `inet_tls_dist` frames it), the cookie still checked. Both sides show a
+//! certificate and verify the other's against the CA certificates given; a node
+//! connecting also checks that the peer's certificate names the host part of its node
+//! name. A TLS node refuses plain peers, and says why: a plain node's handshake at its
+//! listener fails with "the peer did not speak TLS" (reported as above), its own
+//! attempt to reach a plain node fails with an error that asks whether the peer is set
+//! up for TLS; a plain otter node that receives a TLS hello says "the peer started
+//! TLS". Details: [`TlsConfig`].
+//!
+//! A two-node setup, step by step (one CA, one certificate per host; the same files
+//! serve both nodes here since they run on one host):
+//!
+//! 1. Make a CA and a node certificate that names the host (with `-sname`, the short
+//!    host name; add `localhost` and the IP if peers use them), for instance with
+//!    `openssl`:
+//!    ```text
+//!    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 365 \
+//!        -subj /CN=cluster-ca -keyout ca.key -out ca.pem
+//!    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+//!        -subj /CN=$(hostname -s) -keyout node.key -out node.csr
+//!    openssl x509 -req -in node.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 365 \
+//!        -extfile <(printf "subjectAltName=DNS:$(hostname -s),DNS:localhost,IP:127.0.0.1") \
+//!        -out node.pem
+//!    ```
+//! 2. Tell `erl` about them in `ssl_dist.conf` (OTP's `-ssl_dist_optfile`):
+//!    ```text
+//!    [{server, [{certfile, "node.pem"}, {keyfile, "node.key"}, {cacertfile, "ca.pem"},
+//!               {verify, verify_peer}, {fail_if_no_peer_cert, true}]},
+//!     {client, [{certfile, "node.pem"}, {keyfile, "node.key"}, {cacertfile, "ca.pem"},
+//!               {verify, verify_peer}]}].
+//!    ```
+//!    and start it: `erl -sname erl -setcookie secret -proto_dist inet_tls
+//!    -ssl_dist_optfile ssl_dist.conf`.
+//! 3. Start the otter node on the same three files:
+//!    ```no_run
+//!    # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!    use otter::dist::{Node, TlsConfig};
+//!    let rt = otter::Runtime::new();
+//!    let tls = TlsConfig::from_pem_files("node.pem", "node.key", "ca.pem")?;
+//!    let host = "myhost"; // `hostname -s`
+//!    let node = Node::builder(format!("otter@{host}"))
+//!        .cookie("secret")
+//!        .tls(tls)
+//!        .start(&rt.handle())?;
+//!    # let _ = node;
+//!    # Ok(()) }
+//!    ```
+//! 4. From the Erlang shell, `net_adm:ping('otter@myhost')` answers `pong`; a node
+//!    started without `-proto_dist inet_tls` gets `pang`.
+//!
+//! `tests/dist_tls.rs` does the same with certificates it makes, against real `erl`
+//! nodes, both ways.
 //!
 //! # Differences from Erlang
 //!
@@ -166,6 +225,7 @@ mod flags;
 #[cfg(test)]
 mod fuzz;
 mod handshake;
+mod link;
 mod local;
 mod node;
 pub mod pg;
@@ -180,6 +240,8 @@ pub mod shapes;
 mod system;
 #[cfg(test)]
 mod tests;
+#[cfg(feature = "tls")]
+mod tls;
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -192,6 +254,9 @@ pub use node::{ConnectError, Node, NodeBuilder, NodeEvent, PeerInfo, StartError}
 pub use reason::RemoteReason;
 pub use remote_server::{BadCall, ErlangRequest, ErlangServer, RemoteServer};
 pub use remote_supervisor::{SupervisorReply, SupervisorRequest};
+#[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+pub use tls::{TlsConfig, TlsError};
 
 use node::NodeShared;
 

@@ -12,6 +12,7 @@
 //! | `otter::crash` | error | a panic caught where no process ends with it (a message's or a future's `Drop`, a monitor's notification, a supervisor's start function) | `reason`, `location` |
 //! | `otter::supervisor` | error | a child ends abnormally (`child_terminated`), a child fails to start or restart (`start_error`), a child stopped by its supervisor ends otherwise than its shutdown asked, killed when its time ran out or with another reason (`shutdown_error`), the restart intensity is reached and the supervisor shuts down (`shutdown`) | `supervisor`, `context`, `child_id` (not for `shutdown_error`), `pid`, `reason` |
 //! | `otter::progress` | info | a supervisor started a child (OTP's progress report) | `supervisor`, `child_id`, `pid` |
+//! | `otter::dist` | warn | a node refused a connection a peer opened: its TLS handshake or its distribution handshake failed (a wrong cookie, a plain peer at a TLS node, a bad certificate): OTP's `** Connection attempt from node .. rejected` | `peer` (its node name, else its address), `reason` |
 //!
 //! "Abnormal" is OTP's: any reason but `normal`, `shutdown` and `{shutdown, _}`
 //! ([`ExitReason::is_shutdown`]). A panic on a worker is printed by Rust's panic hook
@@ -166,5 +167,16 @@ pub(crate) fn child_started(supervisor: ProcessId, child_id: &str, pid: ProcessI
         child_id,
         pid = %pid,
         "supervisor {supervisor}: started child {child_id} ({pid})",
+    );
+}
+
+/// A node refused a connection a peer opened (`otter::dist`).
+#[cfg(feature = "dist")]
+pub(crate) fn connection_refused(peer: &dyn std::fmt::Display, reason: &str) {
+    tracing::warn!(
+        target: "otter::dist",
+        peer = %peer,
+        reason,
+        "refused a connection from {peer}: {reason}",
     );
 }

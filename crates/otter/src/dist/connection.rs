@@ -99,10 +99,10 @@ use serde::Serialize;
 
 use crate::dist::control::Control;
 use crate::dist::etf::{self, Atom, ExternalPid, ExternalRef};
+use crate::dist::link::Link;
 use crate::dist::node::{ConnectError, NodeEvent, NodeShared};
 use crate::dist::remote;
 use crate::monitor::{Down, Watcher};
-use crate::net::SharedStream;
 use crate::pid::{Pid, RawPid};
 use crate::process::Context;
 use crate::signal::Kind;
@@ -138,7 +138,9 @@ const CLOSED: u8 = 2;
 #[derive(Clone)]
 pub(crate) enum Out {
     /// The socket, once the handshake is done.
-    Socket(Arc<SharedStream>),
+    Socket(Link),
+    /// The reader left TLS records for the peer (`link.rs`): write them.
+    Flush,
     /// A frame, length included.
     Frame(Vec<u8>),
     /// A quarter of `net_ticktime` has passed.
@@ -168,7 +170,7 @@ struct State {
     /// watcher id there.
     watched: HashMap<Vec<u32>, (RawPid, u64)>,
     waiters: Vec<Waker>,
-    socket: Option<Arc<SharedStream>>,
+    socket: Option<Link>,
 }
 
 /// A connection to one peer node.
@@ -352,9 +354,7 @@ impl Connection {
     pub(crate) fn close(&self, why: &str) {
         let socket = self.state().socket.clone();
         match socket {
-            Some(s) => {
-                let _ = s.shutdown(std::net::Shutdown::Both);
-            }
+            Some(s) => s.shutdown(),
             None => {
                 if let Some(node) = self.node.upgrade() {
                     self.down(&node, ConnectError::Io(why.to_string()));
@@ -366,7 +366,7 @@ impl Connection {
     /// The handshake is done: the writer gets the socket, the waiters and the node
     /// watchers hear it. False if the connection was closed meanwhile (the node
     /// stopped, `disconnect`): then nothing changes and the caller drops the socket.
-    fn set_up(self: &Arc<Self>, node: &Arc<NodeShared>, socket: Arc<SharedStream>) -> bool {
+    fn set_up(self: &Arc<Self>, node: &Arc<NodeShared>, socket: Link) -> bool {
         let waiters = {
             let mut s = self.state();
             if !matches!(s.phase, Phase::Pending) || node.stopped.load(Ordering::Acquire) {

@@ -1,7 +1,9 @@
 //! The distribution handshake, version 6 (OTP 23 and later), both sides.
 //!
 //! Every handshake message is a 2-byte big-endian length, then the message; after
-//! the handshake the connection switches to 4-byte lengths. The initiator `A`
+//! the handshake the connection switches to 4-byte lengths. Over TLS the lengths are
+//! 4 bytes from the start (OTP's `inet_tls_dist` runs its handshake with
+//! `{packet, 4}`): [`LocalNode::header`]. The initiator `A`
 //! ([`connect`]) and the acceptor `B` ([`accept`]) exchange:
 //!
 //! ```text
@@ -62,6 +64,9 @@ pub(crate) struct LocalNode {
     pub(crate) flags: DistFlags,
     /// The cookie, expected from peers and used towards them.
     pub(crate) cookie: String,
+    /// The bytes of a handshake message's length: 2 over TCP, 4 over TLS (module
+    /// docs).
+    pub(crate) header: usize,
 }
 
 impl LocalNode {
@@ -72,7 +77,14 @@ impl LocalNode {
             creation,
             flags: DistFlags::ours(hidden),
             cookie: cookie.to_owned(),
+            header: 2,
         }
+    }
+
+    /// The same node, with the handshake's framing over TLS (4-byte lengths).
+    pub(crate) fn over_tls(mut self) -> LocalNode {
+        self.header = 4;
+        self
     }
 }
 
@@ -231,6 +243,9 @@ pub(crate) enum HandshakeError {
     },
     /// An initiator older than OTP 23 (`'n'` without `HANDSHAKE_23`).
     OldHandshake,
+    /// The peer's first bytes are a TLS hello: it runs TLS distribution, this node
+    /// does not.
+    PeerSpeaksTls,
 }
 
 impl fmt::Display for HandshakeError {
@@ -275,6 +290,10 @@ impl fmt::Display for HandshakeError {
             }
             HandshakeError::OldHandshake => f.write_str(
                 "handshake: the peer speaks only version 5 (older than OTP 23): not supported",
+            ),
+            HandshakeError::PeerSpeaksTls => f.write_str(
+                "handshake: the peer started TLS (erl -proto_dist inet_tls?): this node is not \
+                 set up for TLS distribution (NodeBuilder::tls)",
             ),
         }
     }
@@ -327,16 +346,16 @@ where
     name.extend_from_slice(&local.flags.bits().to_be_bytes());
     name.extend_from_slice(&local.creation.to_be_bytes());
     put_name(&mut name, &local.name);
-    write_frame(stream, &name).await?;
+    write_frame(stream, local.header, &name).await?;
 
-    let status = read_frame(stream, Stage::Status).await?;
+    let status = read_frame(stream, local.header, Stage::Status).await?;
     match parse_status(&status)? {
         Status::Ok | Status::OkSimultaneous => {}
         // The peer has a connection to us: an old one if this attempt is still ours
         // to make, else one that came up meanwhile (from the peer's side).
-        Status::Alive if still_ours() => write_frame(stream, b"strue").await?,
+        Status::Alive if still_ours() => write_frame(stream, local.header, b"strue").await?,
         Status::Alive => {
-            write_frame(stream, b"sfalse").await?;
+            write_frame(stream, local.header, b"sfalse").await?;
             return Err(HandshakeError::Withdrawn);
         }
         refused @ (Status::Nok | Status::NotAllowed) => {
@@ -344,7 +363,7 @@ where
         }
     }
 
-    let challenge = read_frame(stream, Stage::Challenge).await?;
+    let challenge = read_frame(stream, local.header, Stage::Challenge).await?;
     let mut m = Fields::new(&challenge, Stage::Challenge, b'N')?;
     let flags = DistFlags::from_bits(m.u64()?).normalised();
     let challenge_b = m.u32()?;
@@ -363,9 +382,9 @@ where
     let mut reply = vec![b'r'];
     reply.extend_from_slice(&challenge_a.to_be_bytes());
     reply.extend_from_slice(&digest(&local.cookie, challenge_b));
-    write_frame(stream, &reply).await?;
+    write_frame(stream, local.header, &reply).await?;
 
-    let ack = match read_frame(stream, Stage::ChallengeAck).await {
+    let ack = match read_frame(stream, local.header, Stage::ChallengeAck).await {
         Err(HandshakeError::Closed(_)) => return Err(HandshakeError::CookieRejected),
         Err(HandshakeError::Io(e)) if e.kind() == io::ErrorKind::ConnectionReset => {
             return Err(HandshakeError::CookieRejected);
@@ -396,7 +415,7 @@ where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     check_node_name(local.name.as_bytes())?;
-    let first = read_frame(stream, Stage::Name).await?;
+    let first = read_frame(stream, local.header, Stage::Name).await?;
     let (old, mut flags, mut creation, name) = match first.first().copied().unwrap_or(0) {
         b'N' => {
             let mut m = Fields::new(&first, Stage::Name, b'N')?;
@@ -431,11 +450,11 @@ where
     let status = decide(&name);
     let mut s = vec![b's'];
     s.extend_from_slice(status.as_str().as_bytes());
-    write_frame(stream, &s).await?;
+    write_frame(stream, local.header, &s).await?;
     match status {
         Status::Ok | Status::OkSimultaneous => {}
         Status::Nok | Status::NotAllowed => return Err(HandshakeError::Refused(status)),
-        Status::Alive => match &read_frame(stream, Stage::Status).await?[..] {
+        Status::Alive => match &read_frame(stream, local.header, Stage::Status).await?[..] {
             b"strue" => {}
             b"sfalse" => return Err(HandshakeError::Withdrawn),
             [b's', other @ ..] => {
@@ -458,17 +477,17 @@ where
     challenge.extend_from_slice(&challenge_b.to_be_bytes());
     challenge.extend_from_slice(&local.creation.to_be_bytes());
     put_name(&mut challenge, &local.name);
-    write_frame(stream, &challenge).await?;
+    write_frame(stream, local.header, &challenge).await?;
 
     if old {
-        let complement = read_frame(stream, Stage::Complement).await?;
+        let complement = read_frame(stream, local.header, Stage::Complement).await?;
         let mut m = Fields::new(&complement, Stage::Complement, b'c')?;
         flags = DistFlags::from_bits(flags.bits() | u64::from(m.u32()?) << 32);
         creation = m.u32()?;
         check_flags(flags.normalised())?;
     }
 
-    let reply = read_frame(stream, Stage::ChallengeReply).await?;
+    let reply = read_frame(stream, local.header, Stage::ChallengeReply).await?;
     let mut m = Fields::new(&reply, Stage::ChallengeReply, b'r')?;
     let challenge_a = m.u32()?;
     if !same_digest(m.bytes(16)?, &digest(&local.cookie, challenge_b)) {
@@ -476,7 +495,7 @@ where
     }
     let mut ack = vec![b'a'];
     ack.extend_from_slice(&digest(&local.cookie, challenge_a));
-    write_frame(stream, &ack).await?;
+    write_frame(stream, local.header, &ack).await?;
     Ok(Peer {
         name,
         flags: flags.normalised(),
@@ -616,20 +635,30 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// One message: its 2-byte length, then at most 65535 bytes (never empty).
-async fn read_frame<S>(stream: &mut S, stage: Stage) -> Result<Vec<u8>, HandshakeError>
+/// One message: its length in `header` bytes (2 or 4), then at most 65535 bytes
+/// (never empty).
+async fn read_frame<S>(
+    stream: &mut S,
+    header: usize,
+    stage: Stage,
+) -> Result<Vec<u8>, HandshakeError>
 where
     S: AsyncRead + Unpin,
 {
-    let mut len = [0u8; 2];
-    match read_exact(stream, &mut len).await {
+    let mut len = [0u8; 4];
+    let len = &mut len[4 - header..];
+    match read_exact(stream, len).await {
         Ok(0) => return Err(HandshakeError::Closed(stage)),
-        Ok(2) => {}
+        Ok(n) if n == header => {}
         Ok(_) => return Err(HandshakeError::Truncated(stage)),
         Err(e) => return Err(e.into()),
     }
-    let len = usize::from(u16::from_be_bytes(len));
-    if len == 0 {
+    if header == 2 && matches!(stage, Stage::Name) && len == [0x16, 0x03] {
+        // A TLS record of type handshake, version 3.x: a ClientHello, not a length.
+        return Err(HandshakeError::PeerSpeaksTls);
+    }
+    let len = len.iter().fold(0usize, |n, &b| n << 8 | usize::from(b));
+    if len == 0 || len > usize::from(u16::MAX) {
         return Err(HandshakeError::Malformed(stage));
     }
     let mut m = vec![0u8; len];
@@ -657,8 +686,8 @@ where
     Ok(done)
 }
 
-/// One message with its 2-byte length, flushed.
-async fn write_frame<S>(stream: &mut S, m: &[u8]) -> Result<(), HandshakeError>
+/// One message with its length in `header` bytes (2 or 4), flushed.
+async fn write_frame<S>(stream: &mut S, header: usize, m: &[u8]) -> Result<(), HandshakeError>
 where
     S: AsyncWrite + Unpin,
 {
@@ -668,8 +697,8 @@ where
             "handshake message longer than 65535 bytes",
         )
     })?;
-    let mut frame = Vec::with_capacity(2 + m.len());
-    frame.extend_from_slice(&len.to_be_bytes());
+    let mut frame = Vec::with_capacity(header + m.len());
+    frame.extend_from_slice(&u32::from(len).to_be_bytes()[4 - header..]);
     frame.extend_from_slice(m);
     let mut done = 0;
     while done < frame.len() {

@@ -105,6 +105,8 @@ pub struct NodeBuilder {
     epmd_port: u16,
     busy_limit: usize,
     hard_limit: usize,
+    #[cfg(feature = "tls")]
+    tls: Option<crate::dist::TlsConfig>,
 }
 
 impl NodeBuilder {
@@ -155,6 +157,17 @@ impl NodeBuilder {
     /// limit.
     pub fn dist_buf_hard_limit(mut self, bytes: usize) -> Self {
         self.hard_limit = bytes;
+        self
+    }
+
+    /// Distribution over TLS (feature `tls`), as `erl -proto_dist inet_tls`: every
+    /// connection, accepted or opened, runs TLS first and the distribution handshake
+    /// inside it; plain peers are refused. Verification and certificates:
+    /// [`TlsConfig`](crate::dist::TlsConfig).
+    #[cfg(feature = "tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
+    pub fn tls(mut self, config: crate::dist::TlsConfig) -> Self {
+        self.tls = Some(config);
         self
     }
 
@@ -224,6 +237,9 @@ pub(crate) struct NodeShared {
     /// [`NodeBuilder::dist_buf_busy_limit`] and [`NodeBuilder::dist_buf_hard_limit`].
     pub(crate) busy_limit: usize,
     pub(crate) hard_limit: usize,
+    /// [`NodeBuilder::tls`].
+    #[cfg(feature = "tls")]
+    pub(crate) tls: Option<crate::dist::TlsConfig>,
     pub(crate) handle: Handle,
     pub(crate) connections: Mutex<HashMap<Atom, Arc<Connection>>>,
     pub(crate) names: RwLock<HashMap<Atom, Exported>>,
@@ -280,6 +296,8 @@ impl Node {
                 .unwrap_or(4369),
             busy_limit: connection::DEFAULT_BUSY_LIMIT,
             hard_limit: connection::DEFAULT_HARD_LIMIT,
+            #[cfg(feature = "tls")]
+            tls: None,
         }
     }
 
@@ -306,6 +324,8 @@ impl Node {
             tick_time: b.tick_time,
             busy_limit: b.busy_limit,
             hard_limit: b.hard_limit,
+            #[cfg(feature = "tls")]
+            tls: b.tls.clone(),
             handle: handle.clone(),
             connections: Mutex::new(HashMap::new()),
             names: RwLock::new(HashMap::new()),

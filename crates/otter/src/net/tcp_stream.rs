@@ -52,7 +52,7 @@ impl Inner {
             .poll_transfer(Direction::Read, cx, len, || (&self.io).read(buf))
     }
 
-    pub(super) fn poll_write_buf(
+    pub(crate) fn poll_write_buf(
         &self,
         cx: &mut Context<'_>,
         buf: &[u8],

@@ -9,8 +9,8 @@ use std::time::Duration;
 use super::{Connection, MAX_CONTROL, MAX_FRAME, Out};
 use crate::dist::control::Control;
 use crate::dist::etf::{self, Term};
+use crate::dist::link::Link;
 use crate::dist::node::{ConnectError, NodeShared};
-use crate::net::{SharedStream, TcpStream};
 use crate::process::Context;
 
 /// The writer process (module docs).
@@ -31,21 +31,27 @@ pub(super) async fn run_writer(mut cx: Context<Out>, conn: Weak<Connection>) {
                 let (failed, close) =
                     write_frames(&mut cx, &socket, &mut buf, f, conn.as_deref()).await;
                 if failed || close {
-                    let _ = socket.shutdown(std::net::Shutdown::Both);
+                    socket.shutdown();
                     return;
                 }
                 wrote_since_tick = true;
             }
             Out::Tick => {
                 if !wrote_since_tick && socket.write_all(&[0, 0, 0, 0]).await.is_err() {
-                    let _ = socket.shutdown(std::net::Shutdown::Both);
+                    socket.shutdown();
                     return;
                 }
                 wrote_since_tick = false;
             }
             Out::Close => {
-                let _ = socket.shutdown(std::net::Shutdown::Both);
+                socket.shutdown();
                 return;
+            }
+            Out::Flush => {
+                if socket.write_all(&[]).await.is_err() {
+                    socket.shutdown();
+                    return;
+                }
             }
             Out::Socket(_) => {}
         }
@@ -60,7 +66,7 @@ pub(super) async fn run_writer(mut cx: Context<Out>, conn: Weak<Connection>) {
 /// whether a write failed and whether a `Close` was taken on the way.
 async fn write_frames(
     cx: &mut Context<Out>,
-    socket: &SharedStream,
+    socket: &Link,
     buf: &mut Vec<u8>,
     first: Vec<u8>,
     conn: Option<&Connection>,
@@ -152,7 +158,7 @@ pub(super) async fn run_ticker(mut cx: Context<()>, conn: Weak<Connection>, quar
 /// The reader loop (module docs), from the end of the handshake to the connection's
 /// end. However it ends (an error, the socket's close, or a panic in user code it ran),
 /// the connection goes down.
-pub(super) async fn run_reader(node: Arc<NodeShared>, conn: Arc<Connection>, stream: TcpStream) {
+pub(super) async fn run_reader(node: Arc<NodeShared>, conn: Arc<Connection>, socket: Link) {
     struct Down(Arc<NodeShared>, Arc<Connection>, Option<String>);
     impl Drop for Down {
         fn drop(&mut self) {
@@ -160,9 +166,8 @@ pub(super) async fn run_reader(node: Arc<NodeShared>, conn: Arc<Connection>, str
             self.1.down(&self.0, ConnectError::Io(why));
         }
     }
-    let socket = stream.into_shared();
     if !conn.set_up(&node, socket.clone()) {
-        let _ = socket.shutdown(std::net::Shutdown::Both);
+        socket.shutdown();
         return;
     }
     let mut guard = Down(node.clone(), conn.clone(), None);
@@ -221,8 +226,11 @@ pub(super) async fn run_reader(node: Arc<NodeShared>, conn: Arc<Connection>, str
             Ok(n) => end += n,
             Err(e) => break e.to_string(),
         }
+        if socket.wants_flush() {
+            conn.writer.send(Out::Flush);
+        }
     };
-    let _ = socket.shutdown(std::net::Shutdown::Both);
+    socket.shutdown();
     guard.2 = Some(why);
 }
 

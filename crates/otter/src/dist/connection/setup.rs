@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use super::{Connection, Phase, run_reader};
 use crate::dist::etf::Atom;
+use crate::dist::link::Link;
 use crate::dist::node::{ConnectError, NodeShared};
 use crate::dist::{epmd, handshake};
 use crate::net::TcpStream;
@@ -63,22 +64,34 @@ async fn run_connect(cx: Context<()>, node: Arc<NodeShared>, conn: Arc<Connectio
         Ok(a) => a.port,
         Err(e) => return conn.attempt_failed(&node, ConnectError::NotFound(e)),
     };
-    let mut stream = match TcpStream::connect_host(format!("{host}:{port}")).await {
+    let stream = match TcpStream::connect_host(format!("{host}:{port}")).await {
         Ok(s) => s,
         Err(e) => return conn.attempt_failed(&node, ConnectError::Io(e.to_string())),
     };
     let _ = stream.set_nodelay(true);
     let local = local_node(&node);
+    // One time limit for TLS's handshake and distribution's.
+    let mut limit = cx.sleep(SETUP_TIME);
+    let mut link = match with_timeout(&mut limit, open_link(&node, stream, Some(&host))).await {
+        Ok(Ok(link)) => link,
+        Ok(Err(e)) => return conn.attempt_failed(&node, ConnectError::Handshake(e)),
+        Err(()) => {
+            return conn.attempt_failed(
+                &node,
+                ConnectError::Handshake(tls_timeout_hint(&node, "TLS handshake timed out")),
+            );
+        }
+    };
     let shook = with_timeout(
-        cx.sleep(SETUP_TIME),
-        handshake::connect_unless(&mut stream, &local, &peer, || {
+        &mut limit,
+        handshake::connect_unless(&mut link, &local, &peer, || {
             let s = conn.state();
             matches!(s.phase, Phase::Pending) && !s.accepting
         }),
     )
     .await;
     match shook {
-        Ok(Ok(_)) => run_reader(node, conn, stream).await,
+        Ok(Ok(_)) => run_reader(node, conn, link).await,
         Ok(Err(
             handshake::HandshakeError::Refused(handshake::Status::Nok)
             | handshake::HandshakeError::Withdrawn,
@@ -86,8 +99,8 @@ async fn run_connect(cx: Context<()>, node: Arc<NodeShared>, conn: Arc<Connectio
             // The peer is connecting to us at the same time, and its attempt wins:
             // this connection waits for it (its queued frames will go out on it), for
             // one handshake's time at most.
-            drop(stream);
-            let arrived = with_timeout(cx.sleep(SETUP_TIME), conn.wait_up()).await;
+            drop(link);
+            let arrived = with_timeout(&mut cx.sleep(SETUP_TIME), conn.wait_up()).await;
             if arrived.is_err() {
                 conn.attempt_failed(
                     &node,
@@ -103,13 +116,13 @@ async fn run_connect(cx: Context<()>, node: Arc<NodeShared>, conn: Arc<Connectio
 /// The handshake's time limit (OTP's `net_setuptime` default is 7 s).
 const SETUP_TIME: Duration = Duration::from_secs(7);
 
-async fn with_timeout<T>(mut sleep: Sleep, f: impl Future<Output = T>) -> Result<T, ()> {
+async fn with_timeout<T>(sleep: &mut Sleep, f: impl Future<Output = T>) -> Result<T, ()> {
     let mut f = std::pin::pin!(f);
     poll_fn(|t| {
         if let Poll::Ready(v) = f.as_mut().poll(t) {
             return Poll::Ready(Ok(v));
         }
-        match std::pin::Pin::new(&mut sleep).poll(t) {
+        match std::pin::Pin::new(&mut *sleep).poll(t) {
             Poll::Ready(()) => Poll::Ready(Err(())),
             Poll::Pending => Poll::Pending,
         }
@@ -117,8 +130,49 @@ async fn with_timeout<T>(mut sleep: Sleep, f: impl Future<Output = T>) -> Result
     .await
 }
 
+/// The stream a handshake runs over: the TCP connection itself, or TLS over it
+/// when the node is set up for TLS (`tls.rs`): as the client to `host` (the host
+/// part of the peer's name) when this node connects, as the server when `host` is
+/// `None`.
+async fn open_link(
+    node: &NodeShared,
+    stream: TcpStream,
+    host: Option<&str>,
+) -> Result<Link, String> {
+    let sock = stream.into_shared();
+    #[cfg(feature = "tls")]
+    if let Some(tls) = &node.tls {
+        let link = match host {
+            Some(host) => crate::dist::tls::connect(tls, sock, host).await?,
+            None => crate::dist::tls::accept(tls, sock).await?,
+        };
+        return Ok(Link::Tls(Arc::new(link)));
+    }
+    let _ = (node, host);
+    Ok(Link::Tcp(sock))
+}
+
+/// A timeout's reason, with what a TLS node's timeout most often means.
+fn tls_timeout_hint(node: &NodeShared, what: &str) -> String {
+    #[cfg(feature = "tls")]
+    if node.tls.is_some() {
+        return format!(
+            "{what}: is the peer set up for TLS distribution (erl -proto_dist inet_tls)? \
+             A plain node waits for a handshake message that never comes"
+        );
+    }
+    let _ = node;
+    what.to_string()
+}
+
 fn local_node(node: &NodeShared) -> handshake::LocalNode {
-    handshake::LocalNode::new(node.name.as_str(), node.creation, node.hidden, &node.cookie)
+    let local =
+        handshake::LocalNode::new(node.name.as_str(), node.creation, node.hidden, &node.cookie);
+    #[cfg(feature = "tls")]
+    if node.tls.is_some() {
+        return local.over_tls();
+    }
+    local
 }
 
 /// Spawns the acceptor process on `listener`.
@@ -157,9 +211,16 @@ pub(crate) fn start_acceptor(
     Ok(())
 }
 
-async fn run_accept(cx: Context<()>, node: Arc<NodeShared>, mut stream: TcpStream) {
+async fn run_accept(cx: Context<()>, node: Arc<NodeShared>, stream: TcpStream) {
     let _ = stream.set_nodelay(true);
     let local = local_node(&node);
+    let peer_addr = stream.peer_addr();
+    let mut limit = cx.sleep(SETUP_TIME);
+    let mut link = match with_timeout(&mut limit, open_link(&node, stream, None)).await {
+        Ok(Ok(link)) => link,
+        Ok(Err(e)) => return refused(&peer_addr, &e),
+        Err(()) => return refused(&peer_addr, "the TLS handshake timed out"),
+    };
     // The connection this handshake brings up, and the one it replaces (`alive`).
     let mut chosen: Option<Arc<Connection>> = None;
     let mut replaces: Option<Arc<Connection>> = None;
@@ -200,11 +261,7 @@ async fn run_accept(cx: Context<()>, node: Arc<NodeShared>, mut stream: TcpStrea
             }
         }
     };
-    let shook = with_timeout(
-        cx.sleep(SETUP_TIME),
-        handshake::accept(&mut stream, &local, decide),
-    )
-    .await;
+    let shook = with_timeout(&mut limit, handshake::accept(&mut link, &local, decide)).await;
     let conn = match (chosen, replaces, &shook) {
         (Some(conn), _, _) => conn,
         (None, Some(old), Ok(Ok(peer))) => {
@@ -221,12 +278,9 @@ async fn run_accept(cx: Context<()>, node: Arc<NodeShared>, mut stream: TcpStrea
         _ => return,
     };
     match shook {
-        Ok(Ok(_)) => run_reader(node, conn, stream).await,
+        Ok(Ok(_)) => run_reader(node, conn, link).await,
         Ok(Err(e)) => {
-            eprintln!(
-                "otter: refused a connection from {}: {e}",
-                conn.peer.as_str()
-            );
+            crate::report::connection_refused(&conn.peer.as_str(), &e.to_string());
             conn.state().accepting = false;
             conn.down(&node, ConnectError::Handshake(e.to_string()));
         }
@@ -234,5 +288,14 @@ async fn run_accept(cx: Context<()>, node: Arc<NodeShared>, mut stream: TcpStrea
             conn.state().accepting = false;
             conn.down(&node, ConnectError::Handshake("timed out".into()));
         }
+    }
+}
+
+/// A connection refused before its peer named itself (its TLS handshake failed):
+/// reported by its address.
+fn refused(addr: &std::io::Result<std::net::SocketAddr>, why: &str) {
+    match addr {
+        Ok(a) => crate::report::connection_refused(a, why),
+        Err(_) => crate::report::connection_refused(&"an unknown address", why),
     }
 }

@@ -340,6 +340,45 @@ fn an_old_name_without_handshake_23_is_refused() {
     assert!(matches!(r, Err(HandshakeError::OldHandshake)), "{r:?}");
 }
 
+#[test]
+#[cfg_attr(miri, ignore)]
+fn over_tls_every_message_has_a_4_byte_length() {
+    // Both sides framed as OTP's `inet_tls_dist` frames them.
+    let (ra, rb) = both(
+        node("a@h", "c").over_tls(),
+        node("b@h", "c").over_tls(),
+        Status::Ok,
+    );
+    assert!(ra.is_ok() && rb.is_ok(), "{ra:?} {rb:?}");
+    // What the initiator sends first: a 4-byte length, then its name message.
+    let (mut sa, sb) = pair();
+    let a = node("a@h", "c").over_tls();
+    let initiator = std::thread::spawn(move || {
+        let _ = block_on(connect(&mut Blocking(sb), &a, "b@h"));
+    });
+    let mut len = [0u8; 4];
+    sa.read_exact(&mut len).unwrap();
+    let mut m = vec![0u8; u32::from_be_bytes(len) as usize];
+    sa.read_exact(&mut m).unwrap();
+    assert_eq!(m[0], b'N');
+    assert!(m.ends_with(b"a@h"));
+    drop(sa);
+    initiator.join().unwrap();
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_tls_hello_at_a_plain_acceptor_is_named() {
+    let (mut sa, sb) = pair();
+    let b = node("b@h", "c");
+    let acceptor =
+        std::thread::spawn(move || block_on(accept(&mut Blocking(sb), &b, |_| Status::Ok)));
+    // A TLS record header (handshake, TLS 1.x) where a length should be.
+    sa.write_all(&[0x16, 0x03, 0x01, 0x02, 0x00, 0x01]).unwrap();
+    let r = acceptor.join().unwrap();
+    assert!(matches!(r, Err(HandshakeError::PeerSpeaksTls)), "{r:?}");
+}
+
 /// Deterministic pseudo-random bytes (xorshift).
 fn noise(seed: u64, n: usize) -> Vec<u8> {
     let mut x = seed | 1;

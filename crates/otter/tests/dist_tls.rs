@@ -1,0 +1,260 @@
+//! Distribution over TLS (`NodeBuilder::tls`, `src/dist/tls.rs`) against real
+//! `erl -proto_dist inet_tls -ssl_dist_optfile ...` nodes, with certificates each test
+//! makes (`support/tls.rs`): messages both ways whichever side connects, large
+//! messages intact, two otter nodes, and the refusals: a plain peer (both ways, with
+//! the reason reported), a certificate from another CA (both ways), a wrong cookie
+//! (still checked inside TLS).
+
+#[path = "support/erlang.rs"]
+mod erlang;
+#[path = "support/otter_node.rs"]
+mod otter_node;
+#[path = "support/reports.rs"]
+mod reports;
+#[path = "support/rt.rs"]
+mod support;
+#[path = "support/tls.rs"]
+mod tls;
+
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+use otter::dist::etf::Term;
+use otter::dist::{ConnectError, Node, TlsConfig};
+use otter::{Context, Pid, Runtime};
+use otter_node::at;
+use tls::Pki;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// An Erlang echo process registered as `echo`: `{From, Msg}` -> `From ! {echo, Msg}`.
+const ECHO: &str = "register(echo, spawn(fun Loop() -> receive {From, Msg} -> From ! {echo, Msg}, Loop() end end))";
+
+fn tls_config(pki: &Pki) -> TlsConfig {
+    TlsConfig::from_pem_files(pki.cert(), pki.key(), pki.ca()).expect("the test's PEM files load")
+}
+
+/// An otter node with TLS distribution on `pki`'s certificates.
+fn tls_node(rt: &Runtime, pki: &Pki) -> Node {
+    otter_node::start_with(rt, |b| b.tls(tls_config(pki)))
+}
+
+/// A process registered as `inbox` on `node` that forwards every term it receives.
+fn inbox(rt: &Runtime, node: &Node) -> (Pid<Term>, Receiver<Term>) {
+    let (tx, rx) = channel();
+    let pid = rt.handle().spawn(move |mut cx: Context<Term>| async move {
+        loop {
+            let m = cx.recv().await;
+            if tx.send(m).is_err() {
+                return;
+            }
+        }
+    });
+    node.register("inbox", pid);
+    (pid, rx)
+}
+
+/// Sends `{Inbox, Msg}` to `echo` on `peer` for each of `msgs`, in order, from one
+/// process of `node`.
+fn send_to_echo(rt: &Runtime, node: &Node, peer: &str, inbox: Pid<Term>, msgs: Vec<Term>) {
+    let (n, peer) = (node.clone(), peer.to_string());
+    rt.handle().spawn(move |cx: Context<()>| async move {
+        for msg in msgs {
+            n.send_named(cx.pid(), "echo", &peer, &(inbox, msg))
+                .unwrap();
+        }
+    });
+}
+
+/// Whether `node` can connect to `peer` (from a process on its runtime).
+fn connect(rt: &Runtime, node: &Node, peer: &str) -> Result<(), ConnectError> {
+    let (n, peer) = (node.clone(), peer.to_string());
+    rt.block_on(move |_: Context<()>| async move { n.connect(&peer).await })
+        .unwrap()
+}
+
+rt_test!(
+    otter_connects_to_an_erlang_tls_node_and_messages_flow_both_ways,
+    |rt: &Runtime| {
+        let pki = Pki::new("otter test CA");
+        let node = tls_node(rt, &pki);
+        let (me, rx) = inbox(rt, &node);
+        let mut e = pki.erl(ECHO);
+        // otter opens the connection: its first message goes out over TLS.
+        send_to_echo(rt, &node, e.name(), me, vec![Term::atom("hello")]);
+        assert_eq!(rx.recv_timeout(WAIT).unwrap().to_string(), "{echo,hello}");
+        // Erlang answers on the same connection, to the name.
+        e.eval_ok(&format!("{} ! {{from_erlang, 42}}", at("inbox", &node)));
+        assert_eq!(
+            rx.recv_timeout(WAIT).unwrap().to_string(),
+            "{from_erlang,42}"
+        );
+        // Erlang sees the connection as TLS distribution's.
+        let info = e.eval_ok(&format!("net_kernel:node_info('{}')", node.name()));
+        assert!(info.contains("up"), "{info}");
+        assert_eq!(node.nodes(), vec![e.name().to_string()]);
+    }
+);
+
+rt_test!(
+    an_erlang_tls_node_connects_to_an_otter_tls_node,
+    |rt: &Runtime| {
+        let pki = Pki::new("otter test CA");
+        let node = tls_node(rt, &pki);
+        let (_, rx) = inbox(rt, &node);
+        let mut e = pki.erl("ok");
+        assert_eq!(
+            e.eval_ok(&format!("net_adm:ping('{}')", node.name())),
+            "pong"
+        );
+        e.eval_ok(&format!("{} ! {{hello, <<\"tls\">>}}", at("inbox", &node)));
+        assert_eq!(
+            rx.recv_timeout(WAIT).unwrap().to_string(),
+            "{hello,<<\"tls\">>}"
+        );
+        let hidden = e.eval_ok("nodes(hidden)");
+        assert!(hidden.contains(node.name()), "{hidden}");
+    }
+);
+
+rt_test!(large_messages_cross_tls_intact_in_order, |rt: &Runtime| {
+    let pki = Pki::new("otter test CA");
+    let node = tls_node(rt, &pki);
+    let (me, rx) = inbox(rt, &node);
+    let e = pki.erl(ECHO);
+    // Larger than a TLS record (16 KiB) and than rustls's buffer limit (64 KiB):
+    // the writer's loop of encrypt-and-flush, the reader's of many records.
+    let sizes = [1 << 20, 70_000, 3, 16_385, 1 << 20];
+    let msgs = sizes.iter().enumerate().map(|(i, &size)| {
+        let bytes: Vec<u8> = (0..size).map(|j| (i * 31 + j * 7) as u8).collect();
+        Term::tuple(vec![Term::Int(i as i64), Term::binary(bytes)])
+    });
+    send_to_echo(rt, &node, e.name(), me, msgs.collect());
+    for (i, &size) in sizes.iter().enumerate() {
+        let got = rx.recv_timeout(WAIT).unwrap();
+        let Term::Tuple(echo) = &got else {
+            panic!("not a tuple");
+        };
+        let Term::Tuple(msg) = &echo[1] else {
+            panic!("not the message");
+        };
+        assert_eq!(msg[0], Term::Int(i as i64), "out of order");
+        let expected: Vec<u8> = (0..size).map(|j| (i * 31 + j * 7) as u8).collect();
+        assert_eq!(msg[1], Term::binary(expected), "message {i} changed");
+    }
+});
+
+rt_test!(two_otter_nodes_talk_over_tls, |rt: &Runtime| {
+    let pki = Pki::new("otter test CA");
+    let a = tls_node(rt, &pki);
+    let rt_b = Runtime::builder().threads(2).build().unwrap();
+    let b = tls_node(&rt_b, &pki);
+    let (_, rx) = inbox(&rt_b, &b);
+    let (na, to) = (a.clone(), b.name().to_string());
+    rt.handle().spawn(move |cx: Context<()>| async move {
+        for i in 0..100 {
+            na.send_named(cx.pid(), "inbox", &to, &Term::Int(i))
+                .unwrap();
+        }
+    });
+    for i in 0..100 {
+        assert_eq!(rx.recv_timeout(WAIT).unwrap(), Term::Int(i));
+    }
+    assert_eq!(b.nodes(), vec![a.name().to_string()]);
+});
+
+rt_test!(
+    a_tls_node_refuses_plain_peers_both_ways_and_says_why,
+    |rt: &Runtime| {
+        let pki = Pki::new("otter test CA");
+        let node = tls_node(rt, &pki);
+        let (_, rx) = inbox(rt, &node);
+        let mut plain = erlang::Node::builder("erl").start();
+        // A plain Erlang node's handshake is refused, and the refusal is reported
+        // with its reason.
+        assert_eq!(
+            plain.eval_ok(&format!("net_adm:ping('{}')", node.name())),
+            "pang"
+        );
+        plain.eval_ok(&format!("{} ! sneaky", at("inbox", &node)));
+        support::eventually("the refusal is reported", WAIT, || {
+            reports::reports()
+                .iter()
+                .any(|r| r.target == "otter::dist" && r.get("reason").contains("did not speak TLS"))
+        });
+        // Our attempt to reach the plain node fails, and the error names TLS.
+        match connect(rt, &node, plain.name()) {
+            Err(ConnectError::Handshake(why)) => assert!(why.contains("TLS"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
+        assert!(node.nodes().is_empty());
+        // A plain otter node is refused by a TLS Erlang node.
+        let rt_plain = Runtime::builder().threads(1).build().unwrap();
+        let plain_otter = otter_node::start(&rt_plain);
+        let e = pki.erl("ok");
+        assert!(connect(&rt_plain, &plain_otter, e.name()).is_err());
+    }
+);
+
+rt_test!(
+    a_certificate_from_another_ca_is_refused_both_ways,
+    |rt: &Runtime| {
+        let ours = Pki::new("otter test CA");
+        let theirs = Pki::new("another CA");
+        let node = tls_node(rt, &ours);
+        let mut e = theirs.erl("ok");
+        assert_eq!(
+            e.eval_ok(&format!("net_adm:ping('{}')", node.name())),
+            "pang"
+        );
+        match connect(rt, &node, e.name()) {
+            Err(ConnectError::Handshake(why)) => assert!(why.contains("TLS"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(node.nodes().is_empty());
+    }
+);
+
+rt_test!(the_cookie_is_still_checked_inside_tls, |rt: &Runtime| {
+    let pki = Pki::new("otter test CA");
+    let node = tls_node(rt, &pki);
+    let mut e = erlang::Node::builder("erl")
+        .cookie("wrong")
+        .arg("-proto_dist")
+        .arg("inet_tls")
+        .arg("-ssl_dist_optfile")
+        .arg(&pki.optfile().display().to_string())
+        .start();
+    assert_eq!(
+        e.eval_ok(&format!("net_adm:ping('{}')", node.name())),
+        "pang"
+    );
+    match connect(rt, &node, e.name()) {
+        Err(ConnectError::Handshake(why)) => assert!(!why.contains("TLS"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(node.nodes().is_empty());
+});
+
+#[test]
+fn bad_pem_input_is_an_error_that_names_it() {
+    let pki = Pki::new("otter test CA");
+    let cert = std::fs::read(pki.cert()).unwrap();
+    let key = std::fs::read(pki.key()).unwrap();
+    let ca = std::fs::read(pki.ca()).unwrap();
+    let err = TlsConfig::from_pem(b"not a certificate", &key, &ca).unwrap_err();
+    assert!(err.to_string().contains("certificate"), "{err}");
+    let err = TlsConfig::from_pem(&cert, b"", &ca).unwrap_err();
+    assert!(err.to_string().contains("private key"), "{err}");
+    let err = TlsConfig::from_pem(&cert, &key, b"").unwrap_err();
+    assert!(err.to_string().contains("CA certificate"), "{err}");
+    let err =
+        TlsConfig::from_pem_files(pki.dir().join("missing.pem"), pki.key(), pki.ca()).unwrap_err();
+    assert!(err.to_string().contains("missing.pem"), "{err}");
+    // A key that is not the certificate's.
+    let other = Pki::new("another CA");
+    let other_key = std::fs::read(other.key()).unwrap();
+    assert!(TlsConfig::from_pem(&cert, &other_key, &ca).is_err());
+    assert!(TlsConfig::from_pem(&cert, &key, &ca).is_ok());
+}
