@@ -258,3 +258,78 @@ fn bad_pem_input_is_an_error_that_names_it() {
     assert!(TlsConfig::from_pem(&cert, &other_key, &ca).is_err());
     assert!(TlsConfig::from_pem(&cert, &key, &ca).is_ok());
 }
+
+/// Round trips `msg` to an Erlang echo `n` times from one process: the median of
+/// `rounds` timings, in µs per round trip.
+fn round_trips(rt: &Runtime, node: &Node, peer: &str, msg: Term, n: usize) -> f64 {
+    let (nd, peer) = (node.clone(), peer.to_string());
+    rt.block_on(move |mut cx: Context<Term>| async move {
+        // The connection and the first frames out of the way.
+        nd.send_named(cx.pid(), "echo", &peer, &(cx.pid(), msg.clone()))
+            .unwrap();
+        cx.recv().await;
+        let start = std::time::Instant::now();
+        for _ in 0..n {
+            nd.send_named(cx.pid(), "echo", &peer, &(cx.pid(), msg.clone()))
+                .unwrap();
+            cx.recv().await;
+        }
+        start.elapsed().as_secs_f64() * 1e6 / n as f64
+    })
+    .unwrap()
+}
+
+/// The cost of TLS on a round trip to Erlang, against the same over plain TCP, in one
+/// run, alternated (`cargo test --release --features tls --test dist_tls -- --ignored
+/// --nocapture`): a measurement, not a check.
+#[test]
+#[ignore]
+fn tls_round_trip_cost() {
+    let rt = Runtime::builder().threads(2).build().unwrap();
+    let pki = Pki::new("otter test CA");
+    let tls = tls_node(&rt, &pki);
+    let e_tls = pki.erl(ECHO);
+    let rt_plain = Runtime::builder().threads(2).build().unwrap();
+    let plain = otter_node::start(&rt_plain);
+    let e_plain = erlang::Node::builder("erl").setup(ECHO).start();
+    let small = Term::atom("ping");
+    let big = Term::binary(vec![7u8; 1 << 20]);
+    let (mut ts, mut ps, mut tb, mut pb) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..5 {
+        ts.push(round_trips(&rt, &tls, e_tls.name(), small.clone(), 2000));
+        ps.push(round_trips(
+            &rt_plain,
+            &plain,
+            e_plain.name(),
+            small.clone(),
+            2000,
+        ));
+        tb.push(round_trips(&rt, &tls, e_tls.name(), big.clone(), 20));
+        pb.push(round_trips(
+            &rt_plain,
+            &plain,
+            e_plain.name(),
+            big.clone(),
+            20,
+        ));
+    }
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        format!(
+            "{:.1} µs (min {:.1}, max {:.1})",
+            v[v.len() / 2],
+            v[0],
+            v[v.len() - 1]
+        )
+    };
+    println!(
+        "small round trip: TLS {} / plain {}",
+        med(&mut ts),
+        med(&mut ps)
+    );
+    println!(
+        "1 MiB round trip: TLS {} / plain {}",
+        med(&mut tb),
+        med(&mut pb)
+    );
+}
