@@ -173,7 +173,8 @@
 //!   such limit): on the way in the connection drops, as above; on the way out the
 //!   sender gets [`etf::EncodeError::FrameTooLarge`] ([`Node::send_named`],
 //!   [`Node::call`]; `try_send` to a remote pid hands the message back, `send` drops
-//!   it with a line on stderr) and the connection stays up.
+//!   it and reports it, a `tracing` warning of target `otter::dist`) and the connection
+//!   stays up.
 //! * A node name is checked as `erl -sname`/`-name` checks it ([`StartError::BadName`]).
 //! * [`etf::Term`] is a Rust tree: one that local code builds tens of thousands of
 //!   levels deep overflows the worker's stack when it is dropped or encoded, which

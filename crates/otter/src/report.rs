@@ -12,6 +12,7 @@
 //! | `otter::crash` | error | a panic caught where no process ends with it (a message's or a future's `Drop`, a monitor's notification, a supervisor's start function) | `reason`, `location` |
 //! | `otter::supervisor` | error | a child ends abnormally (`child_terminated`), a child fails to start or restart (`start_error`), a child stopped by its supervisor ends otherwise than its shutdown asked, killed when its time ran out or with another reason (`shutdown_error`), the restart intensity is reached and the supervisor shuts down (`shutdown`) | `supervisor`, `context`, `child_id` (not for `shutdown_error`), `pid`, `reason` |
 //! | `otter::progress` | info | a supervisor started a child (OTP's progress report) | `supervisor`, `child_id`, `pid` |
+//! | `otter::dist` | warn | the distribution dropped what it could not do: a message or a reply that does not encode (`send_failed`, `reply_failed`), a call from another node past the limit of calls in flight (`calls_dropped`), an `erpc` or `pg` request it could not serve (`erpc`, `pg`: once per kind and peer) | `context` |
 //! | `otter::dist` | warn | a node refused a connection a peer opened: its TLS handshake or its distribution handshake failed (a wrong cookie, a plain peer at a TLS node, a bad certificate): OTP's `** Connection attempt from node .. rejected` | `peer` (its node name, else its address), `reason` |
 //!
 //! "Abnormal" is OTP's: any reason but `normal`, `shutdown` and `{shutdown, _}`
@@ -179,4 +180,11 @@ pub(crate) fn connection_refused(peer: &dyn std::fmt::Display, reason: &str) {
         reason,
         "refused a connection from {peer}: {reason}",
     );
+}
+
+/// The distribution dropped something it could not do (`otter::dist`): `context` says
+/// what (module docs' table).
+#[cfg(feature = "dist")]
+pub(crate) fn dist_fault(context: &'static str, message: &dyn std::fmt::Display) {
+    tracing::warn!(target: "otter::dist", context, "{message}");
 }

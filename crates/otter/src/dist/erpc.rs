@@ -35,7 +35,7 @@
 //! after, so the reply always comes first on the connection. Arguments are decoded
 //! on the connection's reader before anything is spawned; a request that names an
 //! unknown function or whose arguments do not decode is answered at once with the
-//! error above and logged on stderr once per module, function and kind of fault,
+//! error above and reported (a `tracing` warning, `otter::dist`, [`crate::report`]) once per module, function and kind of fault,
 //! and at most [`MAX_LOGGED`] lines in the node's life (not per call: a peer cannot
 //! flood the log), and the connection goes on serving everyone else. A request for any other entry point (`spawn(Node, M, F, A)` from
 //! Erlang) is refused with `SPAWN_REPLY` `notsup`, and over [`MAX_IN_FLIGHT`] calls
@@ -608,7 +608,7 @@ impl Drop for Down {
     }
 }
 
-/// Logs `line()` on stderr, once per module, function and kind of fault.
+/// Reports `line()` (`otter::dist`), once per module, function and kind of fault.
 fn log_once(
     node: &NodeShared,
     m: &Atom,
@@ -625,7 +625,7 @@ fn log_once(
         return;
     }
     drop(logged);
-    eprintln!("otter: erpc: {} (logged once)", line());
+    crate::report::dist_fault("erpc", &format_args!("erpc: {} (logged once)", line()));
 }
 
 // ===== rex: rpc:call from a node without DFLAG_SPAWN =====

@@ -62,8 +62,8 @@
 //! must be one of `pg`'s, come from a scope process of the node whose connection it
 //! came over, name only that node's processes as members (a node may join only its own
 //! processes), and a `join` or `leave` must come from a scope this one knows (one that
-//! has discovered or synced with it). Anything else is refused and logged on stderr
-//! once per peer node and kind of fault; the connection and the scope go on serving
+//! has discovered or synced with it). Anything else is refused and reported (a `tracing` warning, `otter::dist`,
+//! [`crate::report`]) once per peer node and kind of fault; the connection and the scope go on serving
 //! everyone else. The decoder is fuzzed (`pg/tests.rs`).
 //!
 //! # Differences from Erlang

@@ -306,6 +306,9 @@ pub(crate) fn reply_gen_call(node: &Arc<NodeShared>, from: &Term, reply: Term) {
     };
     if let Err(e) = sent {
         // The caller's monitor or timeout ends its call, as if the server had crashed.
-        eprintln!("otter: a reply to {pid:?} was not sent: {e}");
+        crate::report::dist_fault(
+            "reply_failed",
+            &format_args!("a reply to {pid:?} was not sent: {e}"),
+        );
     }
 }

@@ -395,8 +395,11 @@ impl<'de, R: Serialize + Send + 'static> Deserialize<'de> for ReplyTo<R> {
                     Ok(bytes) => Term::decode(&bytes).map_err(|_| CallError::Timeout),
                     Err(e) => {
                         // No reply can go: the caller's timeout ends its call.
-                        eprintln!(
-                            "otter: a reply to a call from another node does not encode: {e}"
+                        crate::report::dist_fault(
+                            "reply_failed",
+                            &format_args!(
+                                "a reply to a call from another node does not encode: {e}"
+                            ),
                         );
                         Err(CallError::Timeout)
                     }
@@ -523,9 +526,7 @@ fn deliver<S: RemoteServer>(node: &Arc<NodeShared>, to: RawPid, payload: &[u8]) 
             // `sys` and `gen_server:stop` from another node (`system.rs`).
             if node.remote_calls.fetch_add(1, Ordering::AcqRel) >= MAX_REMOTE_CALLS {
                 node.remote_calls.fetch_sub(1, Ordering::AcqRel);
-                eprintln!(
-                    "otter: {MAX_REMOTE_CALLS} calls from other nodes in flight: one dropped"
-                );
+                calls_dropped();
                 return;
             }
             let node = node.clone();
@@ -561,7 +562,7 @@ fn deliver<S: RemoteServer>(node: &Arc<NodeShared>, to: RawPid, payload: &[u8]) 
             };
         if node.remote_calls.fetch_add(1, Ordering::AcqRel) >= MAX_REMOTE_CALLS {
             node.remote_calls.fetch_sub(1, Ordering::AcqRel);
-            eprintln!("otter: {MAX_REMOTE_CALLS} calls from other nodes in flight: one dropped");
+            calls_dropped();
             return;
         }
         let node = node.clone();
@@ -609,4 +610,12 @@ pub(crate) fn reply_to<R: Serialize>(node: &Arc<NodeShared>, from: &Term, reply:
         return;
     };
     crate::dist::receive::reply_gen_call(node, from, reply);
+}
+
+/// A call from another node found [`MAX_REMOTE_CALLS`] in flight: dropped, and said.
+fn calls_dropped() {
+    crate::report::dist_fault(
+        "calls_dropped",
+        &format_args!("{MAX_REMOTE_CALLS} calls from other nodes in flight: one dropped"),
+    );
 }

@@ -130,7 +130,10 @@ fn send(to: RawPid, message: &dyn Any, busy: Busy<'_>) -> RemoteSend {
         };
         let mut payload = Vec::new();
         if let Err(e) = crate::dist::with_node(&node, || encode(message, &mut payload)) {
-            eprintln!("otter: a message to {to:?} was not sent: {e}");
+            crate::report::dist_fault(
+                "send_failed",
+                &format_args!("a message to {to:?} was not sent: {e}"),
+            );
             return RemoteSend::Refused;
         }
         let control = Control::RegSend {
@@ -169,7 +172,10 @@ fn send(to: RawPid, message: &dyn Any, busy: Busy<'_>) -> RemoteSend {
             // A message that cannot be a term (nested deeper than `etf::MAX_DEPTH`, a
             // `Serialize` error) or a frame (over `MAX_FRAME`): `try_send` hands it back; a plain `send` would lose
             // it without a word.
-            eprintln!("otter: a message to {to:?} on {peer} was not sent: {e}");
+            crate::report::dist_fault(
+                "send_failed",
+                &format_args!("a message to {to:?} on {peer} was not sent: {e}"),
+            );
             RemoteSend::Refused
         }
     }

@@ -468,11 +468,12 @@ impl Shared {
         if st.logged.len() >= MAX_LOGGED || !st.logged.insert((via.clone(), kind)) {
             return;
         }
-        eprintln!(
-            "otter: pg scope {}: {} (logged once per node and kind)",
+        let line = format!(
+            "pg scope {}: {} (logged once per node and kind)",
             self.name,
             line()
         );
+        crate::report::dist_fault("pg", &line);
     }
 
     /// The scope stops: its members are forgotten (peers drop them when its process's
