@@ -26,9 +26,13 @@
 //!   [`TREE_CHILDREN`] children are drawn per supervisor, with the count of the rest.
 //! * **Top processes** by queue length, polls, memory or messages received, with each
 //!   counter's delta since the previous snapshot; a click on a column sorts by it.
-//! * **A process's detail** (a click on a pid): its [`ProcessInfo`](crate::introspect::ProcessInfo),
-//!   and for a supervisor its `sys` status and its children (`which_children`); a
-//!   kill button if the dashboard was started with [`Dashboard::allow_kill`].
+//! * **A process's detail** (a click on a pid): its [`ProcessInfo`](crate::introspect::ProcessInfo);
+//!   for a server, state machine or supervisor its `sys` status (the state as its
+//!   `format_status` writes it); for a server or state machine whose log is on
+//!   ([`sys::log`](crate::sys::log)) its last messages in and replies out; for a
+//!   supervisor its children (`which_children`); a kill button if the dashboard was
+//!   started with [`Dashboard::allow_kill`]. A server is asked by its pid alone: each
+//!   server files, at its start, how to reach it without its type (`server/untyped.rs`).
 //! * **Workers**: each worker's utilisation (busy time over wall time) and run queue,
 //!   plotted over the last [`HISTORY`] samples (one a second).
 //!
@@ -90,12 +94,10 @@
 //!
 //! # Left out
 //!
-//! * **A server's or state machine's `sys` status**: [`sys::get_status`](crate::sys::get_status)
-//!   is a system message in the server's own typed mailbox, and the dashboard knows
-//!   only a pid and its [`Kind`](crate::introspect::Kind); a supervisor's mailbox type
-//!   is known, so a supervisor's status is shown.
-//! * **A process's last messages when traced** (`sys::trace` logs through `tracing`,
-//!   and keeps nothing to show).
+//! * **The last messages of a plain process**: only servers and state machines keep a
+//!   log ([`sys::log`](crate::sys::log)); a plain process's mailbox is its own, and
+//!   what it took out is gone. A message's value is not kept either, only its kind
+//!   and type (a server's messages need not be `Debug`).
 
 mod api;
 mod http;

@@ -172,6 +172,8 @@ pub(crate) struct Shared {
     outside_spawns: AtomicUsize,
     pub(crate) timer: Arc<Timer>,
     pub(crate) registry: crate::registry::Registry,
+    /// The servers that code holding only a pid can reach (`server/untyped.rs`).
+    pub(crate) servers: crate::server::untyped::Servers,
     /// Introspection's runtime counters and coarse clock (`introspect.rs`).
     pub(crate) stats: crate::introspect::RuntimeStats,
     /// Whether a distribution node runs on this runtime (one at most).
@@ -518,6 +520,7 @@ impl Builder {
             outside_spawns: AtomicUsize::new(0),
             timer: Timer::new(format!("{}-timer", self.name)),
             registry: Default::default(),
+            servers: Default::default(),
             stats: Default::default(),
             has_node: Default::default(),
             io: OnceLock::new(),

@@ -111,6 +111,7 @@ mod name;
 mod reply;
 mod run;
 mod system;
+pub(crate) mod untyped;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};

@@ -9,6 +9,7 @@
 //! | `sys:suspend(Name)`, `sys:resume(Name)` | [`suspend`]`(server)`, [`resume`]`(server)` |
 //! | `sys:trace(Name, true)` (`*DBG*` lines) | [`trace`]`(server, true)`: `tracing` events, target `otter::sys` |
 //! | `sys:statistics(Name, true \| false \| get)` | [`statistics`]`(server, on)`, [`get_statistics`]`(server)` |
+//! | `sys:log(Name, {true, N} \| false \| get)` | [`log`]`(server, Some(n) \| None)`, [`get_log`]`(server)`: [`LogEvent`]s |
 //! | `sys:terminate(Name, Reason)`, `gen_server:stop/3` | [`stop`]`(server, reason, timeout)` |
 //!
 //! Each function takes a [`Target`]: a [`ServerRef`], a [`StatemRef`](crate::statem::StatemRef),
@@ -180,6 +181,32 @@ pub struct Statistics {
     pub messages_out: u64,
 }
 
+/// One event a server logged while its log was on ([`log`], [`get_log`]; OTP's
+/// `sys:log/2`): a message it handled, or a reply its handler sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LogEvent {
+    /// When the server logged it.
+    pub at: SystemTime,
+    /// A message in, or a reply out.
+    pub direction: Direction,
+    /// `call`, `cast`, `info`, `exit`, `down`, `stop`, `timeout`, or `reply`: as the
+    /// trace events' `kind` ([`trace`]).
+    pub kind: &'static str,
+    /// The message's Rust type (its value is not kept: a server's messages need not be
+    /// `Debug`, and the log holds no message alive).
+    pub message: &'static str,
+}
+
+/// Which way a [`LogEvent`] went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// A message the server handled.
+    In,
+    /// A reply its handler sent.
+    Out,
+}
+
 /// A system message (opaque): what the functions of [`sys`](self) send. The server
 /// loop answers it; a server never sees it.
 pub struct Request<S: Server>(pub(crate) Kind<S>);
@@ -195,6 +222,8 @@ impl<S: Server> fmt::Debug for Request<S> {
             Kind::Trace(..) => "Request(Trace)",
             Kind::Statistics(..) => "Request(Statistics)",
             Kind::GetStatistics(_) => "Request(GetStatistics)",
+            Kind::Log(..) => "Request(Log)",
+            Kind::GetLog(_) => "Request(GetLog)",
         })
     }
 }
@@ -210,6 +239,24 @@ pub(crate) enum Kind<S: Server> {
     Trace(bool, ReplyTo<()>),
     Statistics(bool, ReplyTo<()>),
     GetStatistics(ReplyTo<Option<Statistics>>),
+    Log(Option<usize>, ReplyTo<()>),
+    GetLog(ReplyTo<Vec<LogEvent>>),
+}
+
+/// The system messages that do not name the server's type: what code that holds only
+/// a pid may send (`server/untyped.rs`).
+pub(crate) enum Untyped {
+    Status(ReplyTo<Status>),
+    GetLog(ReplyTo<Vec<LogEvent>>),
+}
+
+impl<S: Server> From<Untyped> for Kind<S> {
+    fn from(u: Untyped) -> Kind<S> {
+        match u {
+            Untyped::Status(r) => Kind::Status(r),
+            Untyped::GetLog(r) => Kind::GetLog(r),
+        }
+    }
 }
 
 /// What a `sys` function is sent to: a server's handle, or the result of a lookup by
@@ -327,6 +374,22 @@ async fn request<S: Server, R: Send + 'static>(
         server.pid(),
         ServerMsg::System(Box::new(Request(make(reply_to)))),
     );
+    Ok(pending.wait(Some(DEFAULT_TIMEOUT)).await?)
+}
+
+/// [`request`] to the server `pid` of `handle`'s runtime, without its type
+/// (`server/untyped.rs`): [`SysError::Noproc`] when no server has that pid.
+pub(crate) async fn request_untyped<R: Send + 'static>(
+    handle: &crate::Handle,
+    pid: ProcessId,
+    make: impl FnOnce(ReplyTo<R>) -> Untyped,
+) -> Result<R, SysError> {
+    let target = pid.0;
+    let waker = requester(target).await?;
+    let (pending, reply_to) = Pending::call(target, waker);
+    if !handle.shared().servers.send(target, make(reply_to)) {
+        return Err(SysError::Noproc);
+    }
     Ok(pending.wait(Some(DEFAULT_TIMEOUT)).await?)
 }
 
@@ -568,6 +631,51 @@ pub async fn resume<T: Target>(target: T) -> Result<(), SysError> {
 /// ```
 pub async fn trace<T: Target>(target: T, on: bool) -> Result<(), SysError> {
     request(target.server(), |r| Kind::Trace(on, r)).await
+}
+
+/// Keeps the last `keep` events of the server, messages in and replies out, or, with
+/// `None`, stops and forgets them (`sys:log(Name, {true, N})`, `sys:log(Name, false)`;
+/// OTP's `true` keeps 10). Read them with [`get_log`]. Off, nothing is kept.
+///
+/// ```
+/// use otter::server::{Flow, ReplyTo, Server, ServerContext};
+/// use otter::sys::{self, Direction};
+/// use otter::{Context, ExitReason, Runtime};
+///
+/// struct Echo;
+/// impl Server for Echo {
+///     type Args = (); type Call = (u8, ReplyTo<u8>); type Cast = (); type Info = ();
+///     async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> { Ok(Echo) }
+///     async fn handle_call(&mut self, (n, from): (u8, ReplyTo<u8>), _: &mut ServerContext<Self>) -> Flow {
+///         from.reply(n);
+///         Flow::Continue
+///     }
+/// }
+///
+/// let rt = Runtime::new();
+/// let log = rt.block_on(|cx: Context<()>| async move {
+///     let e = Echo::start_link(&cx, ()).await.unwrap();
+///     sys::log(e, Some(2)).await.unwrap();
+///     for n in 0..3 {
+///         e.call(|f| (n, f)).await.unwrap();
+///     }
+///     sys::get_log(e).await.unwrap()
+/// });
+/// let log = log.unwrap();
+/// // The last two events: the third call in, its reply out.
+/// assert_eq!(log.iter().map(|e| (e.direction, e.kind)).collect::<Vec<_>>(),
+///            [(Direction::In, "call"), (Direction::Out, "reply")]);
+/// ```
+pub async fn log<T: Target>(target: T, keep: Option<usize>) -> Result<(), SysError> {
+    request(target.server(), |r| Kind::Log(keep, r)).await
+}
+
+/// The events the server kept since [`log`] turned its log on, oldest first
+/// (`sys:log(Name, get)`); empty when the log is off.
+///
+/// See [`log`] for an example.
+pub async fn get_log<T: Target>(target: T) -> Result<Vec<LogEvent>, SysError> {
+    request(target.server(), Kind::GetLog).await
 }
 
 /// Turns statistics on (counting from now) or off (`sys:statistics(Name, true |

@@ -6,7 +6,8 @@
 //! unknown pid is a 404 and a malformed one a 400; requests over a limit are refused,
 //! and connections past the limit closed; off the loopback address a token is required;
 //! a stuck process and a deadlock of two servers calling each other are listed under
-//! the page's problems (in Chromium too).
+//! the page's problems (in Chromium too); a server's detail shows its state through
+//! `sys` and, when logged, its last messages, found by pid alone.
 
 #[path = "support/call_cycle.rs"]
 mod call_cycle;
@@ -21,8 +22,10 @@ use std::time::Duration;
 
 use call_cycle::PeerCall;
 use otter::dashboard::{Dashboard, StartError, limits};
+use otter::server::{Flow, ReplyTo, Server, ServerContext};
 use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
-use otter::{Context, ProcessId, Runtime};
+use otter::sys;
+use otter::{Context, ExitReason, ProcessId, Runtime};
 use serde_json::Value;
 use support::eventually;
 
@@ -429,6 +432,85 @@ rt_test!(
             200
         );
         assert_eq!(get(a, "/?token=s3cret").0, 200);
+        d.stop();
+    }
+);
+
+/// A server that counts its calls and shows the count as its status.
+struct Counter(u32);
+
+impl Server for Counter {
+    type Args = ();
+    type Call = ReplyTo<u32>;
+    type Cast = ();
+    type Info = ();
+    async fn init(_: (), _: &mut ServerContext<Self>) -> Result<Self, ExitReason> {
+        Ok(Counter(0))
+    }
+    async fn handle_call(&mut self, from: ReplyTo<u32>, _: &mut ServerContext<Self>) -> Flow {
+        self.0 += 1;
+        from.reply(self.0);
+        Flow::Continue
+    }
+    fn format_status(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "count = {}", self.0)
+    }
+}
+
+rt_test!(
+    a_servers_detail_shows_its_state_and_its_last_messages_by_pid_alone,
+    |rt: &Runtime| {
+        let (tx, rx) = mpsc::channel();
+        rt.handle().spawn(move |cx: Context<()>| async move {
+            let logged = Counter::start(&cx, ()).await.unwrap();
+            let quiet = Counter::start(&cx, ()).await.unwrap();
+            sys::log(logged, Some(4)).await.unwrap();
+            for _ in 0..3 {
+                logged.call(|f| f).await.unwrap();
+                quiet.call(|f| f).await.unwrap();
+            }
+            tx.send((logged.id(), quiet.id())).unwrap();
+            std::future::pending::<()>().await
+        });
+        let (logged, quiet) = rx.recv_timeout(LIMIT).unwrap();
+        let d = Dashboard::new(&rt.handle()).start().unwrap();
+        let detail = get_json(d.local_addr(), &format!("/api/process/{}", id(logged)));
+        assert_eq!(detail["kind"], "server");
+        let sys = &detail["sys"];
+        assert!(
+            sys["behaviour"].as_str().unwrap().ends_with("Counter"),
+            "{detail}"
+        );
+        assert_eq!(sys["mode"], "running");
+        assert_eq!(sys["state"], "count = 3");
+        // The last four of six events, oldest first: the second call and its reply,
+        // the third call and its reply.
+        let log: Vec<(String, String)> = sys["log"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["direction"].as_str().unwrap().to_string(),
+                    e["kind"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        let want = [
+            ("in", "call"),
+            ("out", "reply"),
+            ("in", "call"),
+            ("out", "reply"),
+        ];
+        assert_eq!(
+            log,
+            want.map(|(a, b)| (a.to_string(), b.to_string())),
+            "{detail}"
+        );
+        // Not logged: its state, and an empty log.
+        let detail = get_json(d.local_addr(), &format!("/api/process/{}", id(quiet)));
+        assert_eq!(detail["sys"]["state"], "count = 3");
+        assert_eq!(detail["sys"]["log"].as_array().map(Vec::len), Some(0));
         d.stop();
     }
 );

@@ -1,6 +1,7 @@
 //! Rules of `otter::sys` (OTP's `sys` module, through system messages): get_state and
 //! replace_state on servers, state machines and supervisors; a panicking replace keeps
-//! the old state; suspension queues user messages; statistics and trace; noproc; stop.
+//! the old state; suspension queues user messages; statistics, the log and trace;
+//! noproc; stop.
 //!
 //! One global `tracing` subscriber collects the `otter::sys` events of this binary;
 //! each test looks only at the events of its own server.
@@ -345,6 +346,68 @@ rt_test!(statistics_count_messages_only_when_on, |rt: &Runtime| {
     assert_eq!((on.messages_in, on.messages_out), (3, 2));
     assert!(on.start_time <= on.current_time);
     assert_eq!(again, None);
+});
+
+// ===== log =====
+
+rt_test!(
+    log_keeps_the_last_n_events_in_and_out_and_off_forgets_them,
+    |rt: &Runtime| {
+        let r = rt.block_on(|cx: Context<()>| async move {
+            let s = Log::start_link(&cx, None).await.unwrap();
+            s.call(|f| Req::Push("before".into(), f)).await.unwrap();
+            let off = sys::get_log(s).await.unwrap();
+            sys::log(s, Some(3)).await.unwrap();
+            s.cast("a".into());
+            s.call(|f| Req::Push("b".into(), f)).await.unwrap();
+            s.call(Req::Seen).await.unwrap();
+            let on = sys::get_log(s).await.unwrap();
+            sys::log(s, None).await.unwrap();
+            s.cast("c".into());
+            let again = sys::get_log(s).await.unwrap();
+            // The server handled everything, with and without its log.
+            let seen = s.call(Req::Seen).await.unwrap();
+            (off, on, again, seen)
+        });
+        let (off, on, again, seen) = r.unwrap();
+        assert!(off.is_empty());
+        // Five events (cast in, call in, reply out, call in, reply out): the last three.
+        let got: Vec<_> = on.iter().map(|e| (e.direction, e.kind)).collect();
+        assert_eq!(
+            got,
+            [
+                (sys::Direction::Out, "reply"),
+                (sys::Direction::In, "call"),
+                (sys::Direction::Out, "reply"),
+            ]
+        );
+        assert!(on[1].message.ends_with("Req"), "{:?}", on[1]);
+        assert!(on[2].message.contains("Vec<"), "{:?}", on[2]);
+        assert!(on.windows(2).all(|w| w[0].at <= w[1].at));
+        assert!(again.is_empty());
+        assert_eq!(seen, ["before", "a", "b", "c"]);
+    }
+);
+
+rt_test!(a_state_machines_log_names_its_events, |rt: &Runtime| {
+    let r = rt.block_on(|cx: Context<()>| async move {
+        let door = Door::start_link(&cx, ()).await.unwrap();
+        sys::log(door, Some(10)).await.unwrap();
+        door.call(|f| f).await.unwrap();
+        door.call(|f| f).await.unwrap();
+        sys::get_log(door).await.unwrap()
+    });
+    let log = r.unwrap();
+    let got: Vec<_> = log.iter().map(|e| (e.direction, e.kind)).collect();
+    assert_eq!(
+        got,
+        [
+            (sys::Direction::In, "call"),
+            (sys::Direction::Out, "reply"),
+            (sys::Direction::In, "call"),
+            (sys::Direction::Out, "reply"),
+        ]
+    );
 });
 
 // ===== trace =====

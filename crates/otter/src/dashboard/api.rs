@@ -17,7 +17,7 @@ use crate::pid::{Pid, ProcessId, RawPid};
 use crate::scheduler::Handle;
 use crate::server::{ServerMsg, ServerRef};
 use crate::supervisor::{ChildKind, Supervisor, SupervisorRef};
-use crate::sys::{self, Mode};
+use crate::sys::{self, Direction, Mode, Untyped};
 
 /// The page, its script and style put in at start.
 const PAGE: &str = include_str!("page.html");
@@ -366,15 +366,12 @@ async fn process(shared: &Shared, id: &str) -> Answer {
     json::key(&mut out, false, "sys");
     match supervisor_of(shared, pid) {
         Some(sup) => write_supervisor(&mut out, sup).await,
+        None if matches!(info.kind, Kind::Server | Kind::Statem) => {
+            write_server(&mut out, &shared.handle, pid).await;
+        }
         None => {
-            let why = match info.kind {
-                Kind::Server | Kind::Statem => {
-                    "a server's sys status needs its type: call otter::sys::get_status from code that knows it"
-                }
-                _ => "not a server",
-            };
             out.push('{');
-            json::text(&mut out, true, "unavailable", why);
+            json::text(&mut out, true, "unavailable", "not a server");
             out.push('}');
         }
     }
@@ -385,18 +382,7 @@ async fn process(shared: &Shared, id: &str) -> Answer {
 /// A supervisor's `sys::get_status` and `which_children`, as the `sys` field.
 async fn write_supervisor(out: &mut String, sup: SupervisorRef) {
     out.push('{');
-    match sys::get_status(sup).await {
-        Ok(s) => {
-            json::text(out, true, "behaviour", s.behaviour);
-            let mode = match s.mode {
-                Mode::Running => "running",
-                Mode::Suspended => "suspended",
-            };
-            json::text(out, false, "mode", mode);
-            json::text(out, false, "state", &s.state);
-        }
-        Err(e) => json::text(out, true, "unavailable", &e.to_string()),
-    }
+    write_status(out, sys::get_status(sup).await);
     json::key(out, false, "children");
     match sup.which_children().await {
         Ok(children) => {
@@ -421,6 +407,56 @@ async fn write_supervisor(out: &mut String, sup: SupervisorRef) {
         Err(_) => out.push_str("null"),
     }
     out.push('}');
+}
+
+/// A server's or state machine's `sys` status and log, asked by pid
+/// (`server/untyped.rs`): `{"behaviour", "mode", "state", "log": [..]}`.
+async fn write_server(out: &mut String, handle: &Handle, pid: ProcessId) {
+    out.push('{');
+    write_status(
+        out,
+        sys::request_untyped(handle, pid, Untyped::Status).await,
+    );
+    if let Ok(log) = sys::request_untyped(handle, pid, Untyped::GetLog).await {
+        json::key(out, false, "log");
+        out.push('[');
+        for (i, e) in log.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push('{');
+            let at =
+                e.at.duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis());
+            json::num(out, true, "at_ms", at);
+            let dir = match e.direction {
+                Direction::In => "in",
+                Direction::Out => "out",
+            };
+            json::text(out, false, "direction", dir);
+            json::text(out, false, "kind", e.kind);
+            json::text(out, false, "message", e.message);
+            out.push('}');
+        }
+        out.push(']');
+    }
+    out.push('}');
+}
+
+/// The fields of a `sys` status (without braces), or why there is none.
+fn write_status(out: &mut String, status: Result<sys::Status, sys::SysError>) {
+    match status {
+        Ok(s) => {
+            json::text(out, true, "behaviour", s.behaviour);
+            let mode = match s.mode {
+                Mode::Running => "running",
+                Mode::Suspended => "suspended",
+            };
+            json::text(out, false, "mode", mode);
+            json::text(out, false, "state", &s.state);
+        }
+        Err(e) => json::text(out, true, "unavailable", &e.to_string()),
+    }
 }
 
 /// `POST /api/process/0.I.G/kill`.

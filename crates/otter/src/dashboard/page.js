@@ -197,6 +197,18 @@
       row(dl, "behaviour", txt(d.sys.behaviour + " (" + d.sys.mode + ")"));
       row(dl, "state", el("pre", { text: d.sys.state }));
     }
+    if (d.sys.log) {
+      if (d.sys.log.length === 0) {
+        row(dl, "last messages", txt("not logged (otter::sys::log turns it on)"));
+      } else {
+        const ol = el("ol", { cls: "log" });
+        d.sys.log.forEach(function (e) {
+          const t = new Date(e.at_ms).toISOString().slice(11, 23);
+          ol.appendChild(el("li", { text: t + " " + (e.direction === "in" ? "got " : "sent ") + e.kind + " (" + e.message + ")" }));
+        });
+        row(dl, "last messages", ol);
+      }
+    }
     if (d.sys.children) {
       const ul = el("ul");
       d.sys.children.forEach(function (c) {

@@ -50,6 +50,9 @@ pub(super) async fn serve<S: Server>(
         // A crash in `init`: the start sees it through its watcher.
         Err(panic) => return panic,
     };
+    // Reachable by pid alone (the dashboard) until the loop ends or the process is
+    // killed (`server/untyped.rs`).
+    let _filed = super::untyped::file::<S>(cx.handle().shared().clone(), cx.pid().id().0);
     ack.reply(ServerRef::from(cx.pid()));
     let mut handled = catch(state.after_init(&mut cx)).await;
     let mut me = system::Whoami {

@@ -32,7 +32,7 @@
 //! `pingpong style=server`: a few dozen instructions more per round trip). The main
 //! loop never receives from the debug path either: [`run`] gets its messages from it.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
@@ -44,7 +44,7 @@ use crate::exit::ExitReason;
 use crate::pid::{ProcessId, RawPid};
 use crate::server::run::handle;
 use crate::server::{Flow, Server, ServerContext, ServerMsg};
-use crate::sys::{Kind, Mode, Request, Statistics, Status};
+use crate::sys::{Direction, Kind, LogEvent, Mode, Request, Statistics, Status};
 
 /// A server's debug flags (OTP's debug list and `running`/`suspended` mode), and the
 /// messages that came while it was suspended: in [`Whoami`] while one flag is on.
@@ -52,6 +52,8 @@ pub(crate) struct Debug<S: Server> {
     suspended: bool,
     trace: bool,
     stats: Option<Counts>,
+    /// `sys::log`'s events, the last `keep`, oldest first.
+    log: Option<Log>,
     /// Messages received while suspended, oldest first: handled at the resume, before
     /// the mailbox.
     stash: VecDeque<ServerMsg<S>>,
@@ -63,6 +65,7 @@ impl<S: Server> Default for Debug<S> {
             suspended: false,
             trace: false,
             stats: None,
+            log: None,
             stash: VecDeque::new(),
         }
     }
@@ -75,9 +78,32 @@ struct Counts {
     messages_out: u64,
 }
 
+/// The last events of a logged server ([`crate::sys::log`]).
+struct Log {
+    keep: usize,
+    events: VecDeque<LogEvent>,
+}
+
+impl Log {
+    fn push(&mut self, direction: Direction, kind: &'static str, message: &'static str) {
+        if self.keep == 0 {
+            return;
+        }
+        if self.events.len() == self.keep {
+            self.events.pop_front();
+        }
+        self.events.push_back(LogEvent {
+            at: SystemTime::now(),
+            direction,
+            kind,
+            message,
+        });
+    }
+}
+
 impl<S: Server> Debug<S> {
     fn active(&self) -> bool {
-        self.suspended || self.trace || self.stats.is_some()
+        self.suspended || self.trace || self.stats.is_some() || self.log.is_some()
     }
 }
 
@@ -97,12 +123,15 @@ pub(crate) struct Whoami<'a, S: Server> {
 struct Hook {
     pid: ProcessId,
     trace: bool,
+    log: bool,
 }
 
 thread_local! {
     static HOOK: Cell<Option<Hook>> = const { Cell::new(None) };
     /// Replies seen under the hook during the current poll.
     static REPLIES: Cell<u64> = const { Cell::new(0) };
+    /// Their types, while the server's log is on.
+    static REPLY_TYPES: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Whether a debugged server is being polled on this thread (rule 3): what
@@ -117,9 +146,13 @@ pub(crate) fn hooked() -> bool {
 #[inline(never)]
 pub(crate) fn replied<R>() {
     REPLIES.with(|r| r.set(r.get() + 1));
-    if let Some(h) = HOOK.with(Cell::get)
-        && h.trace
-    {
+    let Some(h) = HOOK.with(Cell::get) else {
+        return;
+    };
+    if h.log {
+        REPLY_TYPES.with(|t| t.borrow_mut().push(std::any::type_name::<R>()));
+    }
+    if h.trace {
         let message = std::any::type_name::<R>();
         tracing::info!(
             target: "otter::sys",
@@ -133,20 +166,25 @@ pub(crate) fn replied<R>() {
     }
 }
 
-/// Runs `fut` with the hook set around each of its polls; returns its output and the
-/// replies it sent.
-async fn with_hook<F: Future>(hook: Hook, fut: F) -> (F::Output, u64) {
+/// Runs `fut` with the hook set around each of its polls; returns its output, the
+/// replies it sent, and their types if the hook logs.
+async fn with_hook<F: Future>(hook: Hook, fut: F) -> (F::Output, u64, Vec<&'static str>) {
     let mut fut = std::pin::pin!(fut);
     let mut replies = 0;
+    let mut types = Vec::new();
     std::future::poll_fn(move |cx| {
         let old = HOOK.with(|h| h.replace(Some(hook)));
         let before = REPLIES.with(Cell::get);
         // A panic is caught inside (`server::catch`): the restore always runs.
         let polled = fut.as_mut().poll(cx);
         replies += REPLIES.with(Cell::get) - before;
+        if hook.log {
+            // This poll's replies, taken on the thread that ran it.
+            REPLY_TYPES.with(|t| types.append(&mut t.borrow_mut()));
+        }
         HOOK.with(|h| h.set(old));
         match polled {
-            Poll::Ready(v) => Poll::Ready((v, replies)),
+            Poll::Ready(v) => Poll::Ready((v, replies, std::mem::take(&mut types))),
             Poll::Pending => Poll::Pending,
         }
     })
@@ -243,6 +281,10 @@ async fn one<S: Server>(
         return Ok(Flow::Continue);
     }
     let pid = cx.pid().id();
+    if let Some(log) = &mut debug.log {
+        let (kind, message) = kind(&message);
+        log.push(Direction::In, kind, message);
+    }
     if debug.trace {
         let (kind, message) = kind(&message);
         let name = me.name.map_or("", |n| &**n);
@@ -260,11 +302,17 @@ async fn one<S: Server>(
     let hook = Hook {
         pid,
         trace: debug.trace,
+        log: debug.log.is_some(),
     };
-    let (flow, replies) = with_hook(hook, handle::<S, true>(state, message, me, cx)).await;
+    let (flow, replies, types) = with_hook(hook, handle::<S, true>(state, message, me, cx)).await;
     if let Some(c) = &mut debug.stats {
         c.messages_in += 1;
         c.messages_out += replies;
+    }
+    if let Some(log) = &mut debug.log {
+        for t in types {
+            log.push(Direction::Out, "reply", t);
+        }
     }
     flow
 }
@@ -318,6 +366,19 @@ fn answer<S: Server>(
             });
             reply.reply(());
         }
+        Kind::Log(keep, reply) => {
+            debug.log = keep.map(|keep| Log {
+                keep,
+                events: VecDeque::with_capacity(keep.min(64)),
+            });
+            reply.reply(());
+        }
+        Kind::GetLog(reply) => reply.reply(
+            debug
+                .log
+                .as_ref()
+                .map_or_else(Vec::new, |l| l.events.iter().copied().collect()),
+        ),
         Kind::GetStatistics(reply) => reply.reply(debug.stats.as_ref().map(|c| Statistics {
             start_time: c.start,
             current_time: SystemTime::now(),
