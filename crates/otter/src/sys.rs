@@ -10,6 +10,7 @@
 //! | `sys:trace(Name, true)` (`*DBG*` lines) | [`trace`]`(server, true)`: `tracing` events, target `otter::sys` |
 //! | `sys:statistics(Name, true \| false \| get)` | [`statistics`]`(server, on)`, [`get_statistics`]`(server)` |
 //! | `sys:log(Name, {true, N} \| false \| get)` | [`log`]`(server, Some(n) \| None)`, [`get_log`]`(server)`: [`LogEvent`]s |
+//! | `sys:get_status(Pid)`, `sys:log(Pid, get)` with only a pid | [`get_status_of`]`(handle, pid)`, [`get_log_of`]`(handle, pid)` |
 //! | `sys:terminate(Name, Reason)`, `gen_server:stop/3` | [`stop`]`(server, reason, timeout)` |
 //!
 //! Each function takes a [`Target`]: a [`ServerRef`], a [`StatemRef`](crate::statem::StatemRef),
@@ -72,6 +73,9 @@ use crate::pid::ProcessId;
 use crate::server::{CallError, Pending, ReplyTo, Server, ServerMsg, ServerRef, requester};
 use crate::statem::{Machine, StateMachine};
 use crate::supervisor::SupervisorRef;
+
+mod by_pid;
+pub use by_pid::{get_log_of, get_status_of};
 
 /// How long a `sys` request waits for its answer: OTP's default for `sys` functions.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -374,22 +378,6 @@ async fn request<S: Server, R: Send + 'static>(
         server.pid(),
         ServerMsg::System(Box::new(Request(make(reply_to)))),
     );
-    Ok(pending.wait(Some(DEFAULT_TIMEOUT)).await?)
-}
-
-/// [`request`] to the server `pid` of `handle`'s runtime, without its type
-/// (`server/untyped.rs`): [`SysError::Noproc`] when no server has that pid.
-pub(crate) async fn request_untyped<R: Send + 'static>(
-    handle: &crate::Handle,
-    pid: ProcessId,
-    make: impl FnOnce(ReplyTo<R>) -> Untyped,
-) -> Result<R, SysError> {
-    let target = pid.0;
-    let waker = requester(target).await?;
-    let (pending, reply_to) = Pending::call(target, waker);
-    if !handle.shared().servers.send(target, make(reply_to)) {
-        return Err(SysError::Noproc);
-    }
     Ok(pending.wait(Some(DEFAULT_TIMEOUT)).await?)
 }
 

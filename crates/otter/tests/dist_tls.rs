@@ -259,8 +259,8 @@ fn bad_pem_input_is_an_error_that_names_it() {
     assert!(TlsConfig::from_pem(&cert, &key, &ca).is_ok());
 }
 
-/// Round trips `msg` to an Erlang echo `n` times from one process: the median of
-/// `rounds` timings, in µs per round trip.
+/// Round trips of `msg` to the process registered as `echo` on `peer`, `n` times from
+/// one process of `node`: µs per round trip.
 fn round_trips(rt: &Runtime, node: &Node, peer: &str, msg: Term, n: usize) -> f64 {
     let (nd, peer) = (node.clone(), peer.to_string());
     rt.block_on(move |mut cx: Context<Term>| async move {
@@ -279,57 +279,79 @@ fn round_trips(rt: &Runtime, node: &Node, peer: &str, msg: Term, n: usize) -> f6
     .unwrap()
 }
 
-/// The cost of TLS on a round trip to Erlang, against the same over plain TCP, in one
-/// run, alternated (`cargo test --release --features tls --test dist_tls -- --ignored
-/// --nocapture`): a measurement, not a check.
+/// The same from an Erlang node: `n` round trips of a `size`-byte binary to `echo` on
+/// `peer`, µs per round trip.
+fn erlang_round_trips(e: &mut erlang::Node, peer: &str, size: usize, n: usize) -> f64 {
+    let v = e.eval_ok(&format!(
+        "Bin = binary:copy(<<7>>, {size}), P = {{echo, '{peer}'}}, \
+         P ! {{self(), Bin}}, receive {{echo, _}} -> ok end, \
+         T0 = erlang:monotonic_time(nanosecond), \
+         lists:foreach(fun(_) -> P ! {{self(), Bin}}, receive {{echo, _}} -> ok end end, \
+                       lists:seq(1, {n})), \
+         (erlang:monotonic_time(nanosecond) - T0) / {n} / 1000"
+    ));
+    v.parse().unwrap_or_else(|_| panic!("not a number: {v}"))
+}
+
+/// An otter process registered as `echo` on `node`: `{From, Msg}` -> `From ! {echo, Msg}`.
+fn otter_echo(rt: &Runtime, node: &Node) {
+    let n = node.clone();
+    let pid = rt.handle().spawn(move |mut cx: Context<Term>| async move {
+        loop {
+            if let Term::Tuple(mut t) = cx.recv().await
+                && t.len() == 2
+                && let Some(msg) = t.pop()
+                && let Term::Pid(from) = &t[0]
+            {
+                let from: Pid<Term> = n.remote_pid(from);
+                from.send(Term::tuple(vec![Term::atom("echo"), msg]));
+            }
+        }
+    });
+    node.register("echo", pid);
+}
+
+/// The cost of TLS on round trips, otter and Erlang both ways and otter to otter, against
+/// Erlang to Erlang over TLS and otter to Erlang over plain TCP, 64 B, 4 KiB and 1 MiB
+/// binaries, in one run, alternated (`cargo test --release --features tls --test
+/// dist_tls -- --ignored --nocapture`): a measurement, not a check.
 #[test]
 #[ignore]
 fn tls_round_trip_cost() {
-    let rt = Runtime::builder().threads(2).build().unwrap();
     let pki = Pki::new("otter test CA");
-    let tls = tls_node(&rt, &pki);
-    let e_tls = pki.erl(ECHO);
-    let rt_plain = Runtime::builder().threads(2).build().unwrap();
-    let plain = otter_node::start(&rt_plain);
-    let e_plain = erlang::Node::builder("erl").setup(ECHO).start();
-    let small = Term::atom("ping");
-    let big = Term::binary(vec![7u8; 1 << 20]);
-    let (mut ts, mut ps, mut tb, mut pb) = (vec![], vec![], vec![], vec![]);
-    for _ in 0..5 {
-        ts.push(round_trips(&rt, &tls, e_tls.name(), small.clone(), 2000));
-        ps.push(round_trips(
-            &rt_plain,
-            &plain,
-            e_plain.name(),
-            small.clone(),
-            2000,
-        ));
-        tb.push(round_trips(&rt, &tls, e_tls.name(), big.clone(), 20));
-        pb.push(round_trips(
-            &rt_plain,
-            &plain,
-            e_plain.name(),
-            big.clone(),
-            20,
-        ));
+    let rt_a = Runtime::builder().threads(2).build().unwrap();
+    let a = tls_node(&rt_a, &pki);
+    let rt_b = Runtime::builder().threads(2).build().unwrap();
+    let b = tls_node(&rt_b, &pki);
+    otter_echo(&rt_b, &b);
+    let e = pki.erl(ECHO);
+    let mut c = pki.erl("ok");
+    let rt_p = Runtime::builder().threads(2).build().unwrap();
+    let p = otter_node::start(&rt_p);
+    let ep = erlang::Node::builder("erl").setup(ECHO).start();
+    let cases = [
+        "otter→Erlang TLS",
+        "Erlang→otter TLS",
+        "otter↔otter TLS",
+        "Erlang↔Erlang TLS",
+        "otter→Erlang plain",
+    ];
+    for (size, n) in [(64usize, 2000usize), (4096, 2000), (1 << 20, 20)] {
+        let bin = Term::binary(vec![7u8; size]);
+        let mut t: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+        for _ in 0..5 {
+            t[0].push(round_trips(&rt_a, &a, e.name(), bin.clone(), n));
+            t[1].push(erlang_round_trips(&mut c, b.name(), size, n));
+            t[2].push(round_trips(&rt_a, &a, b.name(), bin.clone(), n));
+            t[3].push(erlang_round_trips(&mut c, e.name(), size, n));
+            t[4].push(round_trips(&rt_p, &p, ep.name(), bin.clone(), n));
+        }
+        for (case, v) in cases.iter().zip(&mut t) {
+            v.sort_by(f64::total_cmp);
+            println!(
+                "{size:>8} B {case:<20} {:>9.1} µs [{:.1}–{:.1}]",
+                v[2], v[0], v[4]
+            );
+        }
     }
-    let med = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        format!(
-            "{:.1} µs (min {:.1}, max {:.1})",
-            v[v.len() / 2],
-            v[0],
-            v[v.len() - 1]
-        )
-    };
-    println!(
-        "small round trip: TLS {} / plain {}",
-        med(&mut ts),
-        med(&mut ps)
-    );
-    println!(
-        "1 MiB round trip: TLS {} / plain {}",
-        med(&mut tb),
-        med(&mut pb)
-    );
 }

@@ -410,6 +410,35 @@ rt_test!(a_state_machines_log_names_its_events, |rt: &Runtime| {
     );
 });
 
+rt_test!(
+    a_server_is_reached_by_pid_alone_until_it_exits,
+    |rt: &Runtime| {
+        let h = rt.handle();
+        let r = rt.block_on(move |cx: Context<()>| async move {
+            let door = Door::start_link(&cx, ()).await.unwrap();
+            door.call(|f| f).await.unwrap();
+            let s = Log::start(&cx, None).await.unwrap();
+            sys::log(s, Some(5)).await.unwrap();
+            s.cast("a".into());
+            let status = sys::get_status_of(&h, door.id()).await.unwrap();
+            let log = sys::get_log_of(&h, s.id()).await.unwrap();
+            let id = s.id();
+            sys::stop(s, ExitReason::Normal, None).await.unwrap();
+            let gone = sys::get_status_of(&h, id).await;
+            (status, log, gone)
+        });
+        let (status, log, gone) = r.unwrap();
+        assert!(status.behaviour.contains("Door"), "{}", status.behaviour);
+        assert_eq!(status.mode, Mode::Running);
+        assert_eq!(log.len(), 1);
+        assert_eq!(
+            (log[0].direction, log[0].kind),
+            (sys::Direction::In, "cast")
+        );
+        assert_eq!(gone, Err(SysError::Noproc));
+    }
+);
+
 // ===== trace =====
 
 /// One event of target `otter::sys`, its fields as text.

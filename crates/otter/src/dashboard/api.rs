@@ -17,7 +17,7 @@ use crate::pid::{Pid, ProcessId, RawPid};
 use crate::scheduler::Handle;
 use crate::server::{ServerMsg, ServerRef};
 use crate::supervisor::{ChildKind, Supervisor, SupervisorRef};
-use crate::sys::{self, Direction, Mode, Untyped};
+use crate::sys::{self, Direction, Mode};
 
 /// The page, its script and style put in at start.
 const PAGE: &str = include_str!("page.html");
@@ -413,11 +413,8 @@ async fn write_supervisor(out: &mut String, sup: SupervisorRef) {
 /// (`server/untyped.rs`): `{"behaviour", "mode", "state", "log": [..]}`.
 async fn write_server(out: &mut String, handle: &Handle, pid: ProcessId) {
     out.push('{');
-    write_status(
-        out,
-        sys::request_untyped(handle, pid, Untyped::Status).await,
-    );
-    if let Ok(log) = sys::request_untyped(handle, pid, Untyped::GetLog).await {
+    write_status(out, sys::get_status_of(handle, pid).await);
+    if let Ok(log) = sys::get_log_of(handle, pid).await {
         json::key(out, false, "log");
         out.push('[');
         for (i, e) in log.iter().enumerate() {
