@@ -13,7 +13,7 @@
 //! | `otter::supervisor` | error | a child ends abnormally (`child_terminated`), a child fails to start or restart (`start_error`), a child stopped by its supervisor ends otherwise than its shutdown asked, killed when its time ran out or with another reason (`shutdown_error`), the restart intensity is reached and the supervisor shuts down (`shutdown`) | `supervisor`, `context`, `child_id` (not for `shutdown_error`), `pid`, `reason` |
 //! | `otter::progress` | info | a supervisor started a child (OTP's progress report) | `supervisor`, `child_id`, `pid` |
 //! | `otter::dist` | warn | the distribution dropped what it could not do: a message or a reply that does not encode (`send_failed`, `reply_failed`), a call from another node past the limit of calls in flight (`calls_dropped`), an `erpc` or `pg` request it could not serve (`erpc`, `pg`: once per kind and peer) | `context` |
-//! | `otter::dist` | warn | a node refused a connection a peer opened: its TLS handshake or its distribution handshake failed (a wrong cookie, a plain peer at a TLS node, a bad certificate): OTP's `** Connection attempt from node .. rejected` | `peer` (its node name, else its address), `reason` |
+//! | `otter::dist` | warn | a node refused a connection a peer opened: its TLS handshake or its distribution handshake failed (a wrong cookie, a plain peer at a TLS node, a bad certificate): OTP's `** Connection attempt from node .. rejected`; once per peer and kind (TLS, handshake), 1,024 at most in a node's life | `node` (this node), `peer` (its node name, else its IP address), `reason` |
 //!
 //! "Abnormal" is OTP's: any reason but `normal`, `shutdown` and `{shutdown, _}`
 //! ([`ExitReason::is_shutdown`]). A panic on a worker is printed by Rust's panic hook
@@ -173,12 +173,13 @@ pub(crate) fn child_started(supervisor: ProcessId, child_id: &str, pid: ProcessI
 
 /// A node refused a connection a peer opened (`otter::dist`).
 #[cfg(feature = "dist")]
-pub(crate) fn connection_refused(peer: &dyn std::fmt::Display, reason: &str) {
+pub(crate) fn connection_refused(node: &str, peer: &str, reason: &str) {
     tracing::warn!(
         target: "otter::dist",
-        peer = %peer,
+        node,
+        peer,
         reason,
-        "refused a connection from {peer}: {reason}",
+        "{node} refused a connection from {peer}: {reason}",
     );
 }
 

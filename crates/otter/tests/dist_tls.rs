@@ -169,6 +169,8 @@ rt_test!(
         let pki = Pki::new("otter test CA");
         let node = tls_node(rt, &pki);
         let (_, rx) = inbox(rt, &node);
+        // The collector is in place before anything is refused.
+        reports::reports();
         let mut plain = erlang::Node::builder("erl").start();
         // A plain Erlang node's handshake is refused, and the refusal is reported
         // with its reason.
@@ -177,11 +179,27 @@ rt_test!(
             "pang"
         );
         plain.eval_ok(&format!("{} ! sneaky", at("inbox", &node)));
-        support::eventually("the refusal is reported", WAIT, || {
+        let refusals = || {
             reports::reports()
-                .iter()
-                .any(|r| r.target == "otter::dist" && r.get("reason").contains("did not speak TLS"))
-        });
+                .into_iter()
+                .filter(|r| r.target == "otter::dist" && r.get("node") == node.name())
+                .collect::<Vec<_>>()
+        };
+        support::eventually("the refusal is reported", WAIT, || !refusals().is_empty());
+        // Once per peer: the node's other attempts are refused without a word.
+        for _ in 0..3 {
+            assert_eq!(
+                plain.eval_ok(&format!("net_adm:ping('{}')", node.name())),
+                "pang"
+            );
+        }
+        let said = refusals();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].get("reason").contains("did not speak TLS"),
+            "{said:?}"
+        );
+        assert_eq!(said[0].get("peer"), "127.0.0.1");
         // Our attempt to reach the plain node fails, and the error names TLS.
         match connect(rt, &node, plain.name()) {
             Err(ConnectError::Handshake(why)) => assert!(why.contains("TLS"), "{why}"),
@@ -213,6 +231,39 @@ rt_test!(
             other => panic!("{other:?}"),
         }
         assert!(node.nodes().is_empty());
+    }
+);
+
+rt_test!(
+    an_expired_certificate_is_refused_both_ways,
+    |rt: &Runtime| {
+        let pki = Pki::new("otter test CA");
+        // Erlang shows the expired certificate: otter refuses it as server and client.
+        let node = tls_node(rt, &pki);
+        let mut e = pki.erl_expired("ok");
+        assert_eq!(
+            e.eval_ok(&format!("net_adm:ping('{}')", node.name())),
+            "pang"
+        );
+        match connect(rt, &node, e.name()) {
+            Err(ConnectError::Handshake(why)) => {
+                assert!(why.contains("TLS") && why.contains("xpired"), "{why}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(node.nodes().is_empty());
+        // otter shows it: Erlang refuses it both ways.
+        let rt_old = Runtime::builder().threads(1).build().unwrap();
+        let old = otter_node::start_with(&rt_old, |b| {
+            b.tls(TlsConfig::from_pem_files(pki.expired_cert(), pki.key(), pki.ca()).unwrap())
+        });
+        let mut e = pki.erl("ok");
+        assert_eq!(
+            e.eval_ok(&format!("net_adm:ping('{}')", old.name())),
+            "pang"
+        );
+        assert!(connect(&rt_old, &old, e.name()).is_err());
+        assert!(old.nodes().is_empty());
     }
 );
 

@@ -113,7 +113,7 @@ mod pump;
 mod setup;
 
 use pump::{run_reader, run_ticker, run_writer};
-pub(crate) use setup::{get_or_connect, start_acceptor};
+pub(crate) use setup::{Refusals, get_or_connect, start_acceptor};
 
 /// The largest frame accepted from a peer: a longer length field is taken as garbage,
 /// and the connection is dropped.

@@ -264,6 +264,8 @@ pub(crate) struct NodeShared {
     pub(crate) local_monitors: Mutex<HashMap<u64, RawPid>>,
     /// The running `pg` scopes (`pg.rs`).
     pub(crate) pg: crate::dist::pg::Scopes,
+    /// The refused connections reported so far (`connection/setup.rs`).
+    pub(crate) refusals: crate::dist::connection::Refusals,
 }
 
 impl fmt::Debug for NodeShared {
@@ -341,6 +343,7 @@ impl Node {
             next_ref: std::sync::atomic::AtomicU64::new(1),
             local_monitors: Mutex::new(HashMap::new()),
             pg: Default::default(),
+            refusals: Default::default(),
         });
         if !handle.set_node() {
             return Err(StartError::AlreadyStarted);

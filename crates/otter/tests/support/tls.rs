@@ -1,8 +1,9 @@
-//! Certificates for the TLS distribution tests, made by the test (rcgen): a CA, and a
-//! node certificate it signs naming this host (`-sname`'s short host name,
-//! `localhost` and 127.0.0.1), with the PEM files an otter node reads and the
-//! `-ssl_dist_optfile` an `erl -proto_dist inet_tls` node reads, in a directory removed
-//! when the [`Pki`] is dropped.
+//! Certificates for the TLS distribution tests, made by the test (rcgen): a CA, and two
+//! node certificates it signs naming this host (`-sname`'s short host name,
+//! `localhost` and 127.0.0.1) on one key, one valid and one that expired in 2020, with
+//! the PEM files an otter node reads and the `-ssl_dist_optfile`s an
+//! `erl -proto_dist inet_tls` node reads, in a directory removed when the [`Pki`] is
+//! dropped.
 //!
 //! Used as `#[path = "support/tls.rs"] mod tls;` next to `support/erlang.rs`.
 
@@ -48,25 +49,34 @@ impl Pki {
         node.distinguished_name
             .push(DnType::CommonName, "otter test node");
         let cert = node.signed_by(&key, &issuer).unwrap();
+        node.not_before = rcgen::date_time_ymd(2019, 1, 1);
+        node.not_after = rcgen::date_time_ymd(2020, 1, 1);
+        let expired = node.signed_by(&key, &issuer).unwrap();
 
         std::fs::write(dir.join("ca.pem"), ca_cert.pem()).unwrap();
         std::fs::write(dir.join("node.pem"), cert.pem()).unwrap();
+        std::fs::write(dir.join("expired.pem"), expired.pem()).unwrap();
         std::fs::write(dir.join("node.key"), key.serialize_pem()).unwrap();
-        let side = |extra: &str| {
-            format!(
-                "[{{certfile, {:?}}}, {{keyfile, {:?}}}, {{cacertfile, {:?}}}, \
-                 {{verify, verify_peer}}{extra}]",
-                dir.join("node.pem").display().to_string(),
-                dir.join("node.key").display().to_string(),
-                dir.join("ca.pem").display().to_string(),
-            )
-        };
-        let optfile = format!(
-            "[{{server, {}}}, {{client, {}}}].\n",
-            side(", {fail_if_no_peer_cert, true}"),
-            side("")
-        );
-        std::fs::write(dir.join("ssl_dist.conf"), optfile).unwrap();
+        for (conf, certfile) in [
+            ("ssl_dist.conf", "node.pem"),
+            ("expired.conf", "expired.pem"),
+        ] {
+            let side = |extra: &str| {
+                format!(
+                    "[{{certfile, {:?}}}, {{keyfile, {:?}}}, {{cacertfile, {:?}}}, \
+                     {{verify, verify_peer}}{extra}]",
+                    dir.join(certfile).display().to_string(),
+                    dir.join("node.key").display().to_string(),
+                    dir.join("ca.pem").display().to_string(),
+                )
+            };
+            let optfile = format!(
+                "[{{server, {}}}, {{client, {}}}].\n",
+                side(", {fail_if_no_peer_cert, true}"),
+                side("")
+            );
+            std::fs::write(dir.join(conf), optfile).unwrap();
+        }
         Pki { dir }
     }
 
@@ -82,6 +92,11 @@ impl Pki {
         self.dir.join("ca.pem")
     }
 
+    /// The node certificate that expired in 2020 (same key, same CA).
+    pub fn expired_cert(&self) -> PathBuf {
+        self.dir.join("expired.pem")
+    }
+
     /// The `-ssl_dist_optfile` for `erl`.
     pub fn optfile(&self) -> PathBuf {
         self.dir.join("ssl_dist.conf")
@@ -93,11 +108,20 @@ impl Pki {
 
     /// An Erlang node with TLS distribution on these certificates.
     pub fn erl(&self, setup: &str) -> erlang::Node {
+        self.erl_with("ssl_dist.conf", setup)
+    }
+
+    /// An Erlang node with TLS distribution on the expired certificate.
+    pub fn erl_expired(&self, setup: &str) -> erlang::Node {
+        self.erl_with("expired.conf", setup)
+    }
+
+    fn erl_with(&self, conf: &str, setup: &str) -> erlang::Node {
         erlang::Node::builder("erl")
             .arg("-proto_dist")
             .arg("inet_tls")
             .arg("-ssl_dist_optfile")
-            .arg(&self.optfile().display().to_string())
+            .arg(&self.dir.join(conf).display().to_string())
             .setup(setup)
             .start()
     }

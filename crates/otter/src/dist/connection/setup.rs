@@ -218,8 +218,8 @@ async fn run_accept(cx: Context<()>, node: Arc<NodeShared>, stream: TcpStream) {
     let mut limit = cx.sleep(SETUP_TIME);
     let mut link = match with_timeout(&mut limit, open_link(&node, stream, None)).await {
         Ok(Ok(link)) => link,
-        Ok(Err(e)) => return refused(&peer_addr, &e),
-        Err(()) => return refused(&peer_addr, "the TLS handshake timed out"),
+        Ok(Err(e)) => return refused(&node, &peer_addr, &e),
+        Err(()) => return refused(&node, &peer_addr, "the TLS handshake timed out"),
     };
     // The connection this handshake brings up, and the one it replaces (`alive`).
     let mut chosen: Option<Arc<Connection>> = None;
@@ -280,7 +280,9 @@ async fn run_accept(cx: Context<()>, node: Arc<NodeShared>, stream: TcpStream) {
     match shook {
         Ok(Ok(_)) => run_reader(node, conn, link).await,
         Ok(Err(e)) => {
-            crate::report::connection_refused(&conn.peer.as_str(), &e.to_string());
+            let peer = conn.peer.as_str().to_string();
+            node.refusals
+                .report(node.name.as_str(), peer, "handshake", &e.to_string());
             conn.state().accepting = false;
             conn.down(&node, ConnectError::Handshake(e.to_string()));
         }
@@ -292,10 +294,32 @@ async fn run_accept(cx: Context<()>, node: Arc<NodeShared>, stream: TcpStream) {
 }
 
 /// A connection refused before its peer named itself (its TLS handshake failed):
-/// reported by its address.
-fn refused(addr: &std::io::Result<std::net::SocketAddr>, why: &str) {
-    match addr {
-        Ok(a) => crate::report::connection_refused(a, why),
-        Err(_) => crate::report::connection_refused(&"an unknown address", why),
+/// reported by its IP address (not its port, which each attempt changes).
+fn refused(node: &NodeShared, addr: &std::io::Result<std::net::SocketAddr>, why: &str) {
+    let peer = match addr {
+        Ok(a) => a.ip().to_string(),
+        Err(_) => "an unknown address".to_string(),
+    };
+    node.refusals.report(node.name.as_str(), peer, "tls", why);
+}
+
+/// The refused connections a node has reported: each peer (its node name, else its IP
+/// address) and kind of refusal once, and at most [`MAX_REFUSALS_LOGGED`] in the node's
+/// life, so that a peer that keeps trying cannot flood the log.
+#[derive(Default, Debug)]
+pub(crate) struct Refusals(std::sync::Mutex<std::collections::HashSet<(String, &'static str)>>);
+
+/// The most refusals a node reports ([`Refusals`]).
+const MAX_REFUSALS_LOGGED: usize = 1024;
+
+impl Refusals {
+    fn report(&self, node: &str, peer: String, kind: &'static str, why: &str) {
+        let first = {
+            let mut seen = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+            seen.len() < MAX_REFUSALS_LOGGED && seen.insert((peer.clone(), kind))
+        };
+        if first {
+            crate::report::connection_refused(node, &peer, why);
+        }
     }
 }
