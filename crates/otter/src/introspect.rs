@@ -115,13 +115,9 @@
 //! * **Monitors a process holds** (Erlang's `monitors`): a monitor is recorded on the
 //!   watched side only (`monitor.rs`); recording it on the monitoring side too would
 //!   cost every `monitor` and `Down`. Its inverse, `monitored_by`, is given.
-//! * **Saved messages**: the save area of selective receive lives in the process's
-//!   `Context`, inside its future, out of reach of another thread.
-//!   [`Memory::cell`] includes the future, hence the `Context`, but not the boxed
-//!   save area.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::Context;
@@ -195,12 +191,16 @@ pub struct Memory {
     pub mailbox: usize,
     /// The bonds record (links, monitors, timers), if the process has one.
     pub bonds: usize,
+    /// The save area of selective receive (messages a `recv_match` passed over, held
+    /// inline, and the holes left by those taken out of order), as of its last growth:
+    /// it keeps its capacity once grown, as the mailbox keeps a spare block.
+    pub saved: usize,
 }
 
 impl Memory {
     /// The sum of the parts.
     pub fn total(&self) -> usize {
-        self.cell + self.mailbox + self.bonds
+        self.cell + self.mailbox + self.bonds + self.saved
     }
 }
 
@@ -263,7 +263,14 @@ pub(crate) struct Counters {
     /// How many times the supervisor that started it had started its child spec
     /// before, stored once by that supervisor (saturating).
     restarts: AtomicU16,
+    /// The bytes of the process's save area (selective receive), stored by the process
+    /// when the area's capacity changes (saturating); in the padding the fields above
+    /// leave, so a cell is no larger for it.
+    saved_bytes: AtomicU32,
 }
+
+// The save area's bytes took the padding after `restarts`: a cell is no larger.
+const _: () = assert!(std::mem::size_of::<Counters>() <= 32);
 
 impl Counters {
     pub(crate) fn new(parent: RawPid, born: u64) -> Counters {
@@ -273,7 +280,18 @@ impl Counters {
             born,
             kind: AtomicU8::new(0),
             restarts: AtomicU16::new(0),
+            saved_bytes: AtomicU32::new(0),
         }
+    }
+
+    pub(crate) fn saved_bytes(&self) -> usize {
+        self.saved_bytes.load(Ordering::Relaxed) as usize
+    }
+
+    /// Stored by the process itself (its save area grew).
+    pub(crate) fn set_saved_bytes(&self, bytes: usize) {
+        let bytes = u32::try_from(bytes).unwrap_or(u32::MAX);
+        self.saved_bytes.store(bytes, Ordering::Relaxed);
     }
 
     pub(crate) fn kind(&self) -> u8 {
@@ -352,6 +370,7 @@ fn build(s: Sample, is_supervisor: impl FnOnce(RawPid) -> bool) -> ProcessInfo {
             mailbox_blocks: s.blocks,
             mailbox: s.blocks * s.block_bytes,
             bonds: s.bonds.bytes,
+            saved: s.saved_bytes,
         },
         links: s.bonds.links.into_iter().map(ProcessId).collect(),
         monitored_by: s.bonds.monitored_by.into_iter().map(ProcessId).collect(),

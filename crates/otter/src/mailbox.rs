@@ -269,6 +269,20 @@ impl<M: Send + 'static> Context<M> {
         self.saved.get_or_insert_with(|| Box::new(Saved::new()))
     }
 
+    /// Puts `m` at the end of the save area; when the area grows, publishes its bytes
+    /// for introspection (`Memory::saved`: one store per growth, none per message).
+    fn save(&mut self, m: M) -> Seq {
+        let saved = self.saved_mut();
+        let capacity = saved.slots.capacity();
+        let seq = saved.push(m);
+        if saved.slots.capacity() != capacity {
+            let bytes = std::mem::size_of::<Saved<M>>()
+                + saved.slots.capacity() * std::mem::size_of::<Option<M>>();
+            self.owner.set_saved_bytes(bytes);
+        }
+        seq
+    }
+
     /// Takes the oldest message for which `pred` is true if there is one now, without
     /// waiting (`receive Pattern -> ... after 0 -> none end`). Unmatched messages stay in
     /// order, as with [`Context::recv_match`].
@@ -296,7 +310,7 @@ impl<M: Send + 'static> Context<M> {
             if pred(&m) {
                 return Some(m);
             }
-            self.saved_mut().push(m);
+            self.save(m);
         }
         None
     }
@@ -488,7 +502,7 @@ impl<M: Send + 'static, P: FnMut(&M) -> bool> Future for RecvMatch<'_, M, P> {
             if (this.pred)(&m) {
                 return Poll::Ready(Some(m));
             }
-            this.cursor = this.cx.saved_mut().push(m) + 1;
+            this.cursor = this.cx.save(m) + 1;
             examined += 1;
             if examined == crate::scheduler::tuning::BUDGET * 8 {
                 // A long scan yields like a long run of receives does.
@@ -551,7 +565,7 @@ impl<M: Keyed + Send + 'static> Future for RecvKey<'_, M> {
             if m.key().as_ref() == Some(this.key) {
                 return Poll::Ready(m);
             }
-            this.cx.saved_mut().push(m);
+            this.cx.save(m);
         }
         Poll::Pending
     }

@@ -1,6 +1,7 @@
 //! Rules of introspection (`otter::introspect`; Erlang's `process_info/1`,
 //! `processes/0`, `statistics/1`): a process's info counts its queue, the messages it
-//! took and its polls, and names its links, monitors, trap flag, parent, supervisor and
+//! took, its polls and its memory (the save area of selective receive included), and
+//! names its links, monitors, trap flag, parent, supervisor and
 //! kind; an exited, unknown or foreign pid gives `None`; a snapshot lists every live
 //! process of its runtime, with names, across windows; the runtime's counters count
 //! spawns and exits by reason, its timers and its reactor's events.
@@ -18,6 +19,31 @@ use otter::{Context, Down, Exit, ExitReason, ProcessId, Runtime};
 use support::eventually;
 
 const LIMIT: Duration = Duration::from_secs(10);
+
+rt_test!(
+    the_save_area_of_selective_receive_counts_in_a_processs_memory,
+    |rt: &Runtime| {
+        rt.block_on(move |mut cx: Context<u64>| async move {
+            let me = cx.pid();
+            let before = cx.process_info(me).unwrap().memory;
+            assert_eq!(before.saved, 0);
+            for i in 0..1000 {
+                me.send(i);
+            }
+            // Passes over the 1,000 messages: all of them go to the save area.
+            assert_eq!(cx.try_recv_match(|m| *m == u64::MAX), None);
+            assert_eq!(cx.message_queue_len(), 1000);
+            let after = cx.process_info(me).unwrap();
+            let inline = 1000 * std::mem::size_of::<Option<u64>>();
+            assert!(after.memory.saved >= inline, "{:?}", after.memory);
+            assert_eq!(
+                after.memory.total(),
+                after.memory.cell + after.memory.mailbox + after.memory.bonds + after.memory.saved
+            );
+        })
+        .unwrap();
+    }
+);
 
 rt_test!(
     a_waiting_process_shows_its_queue_the_messages_it_took_and_its_parent,

@@ -336,6 +336,7 @@ async fn process(shared: &Shared, id: &str) -> Answer {
     json::num(&mut out, false, "mailbox", m.mailbox);
     json::num(&mut out, false, "mailbox_blocks", m.mailbox_blocks);
     json::num(&mut out, false, "bonds", m.bonds);
+    json::num(&mut out, false, "saved", m.saved);
     out.push('}');
     for (name, pids) in [("links", &info.links), ("monitored_by", &info.monitored_by)] {
         json::key(&mut out, false, name);

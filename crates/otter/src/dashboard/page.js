@@ -184,7 +184,7 @@
     row(dl, "queue", txt(d.queue));
     row(dl, "received", txt(d.received));
     row(dl, "polls", txt(d.polls));
-    row(dl, "memory", txt(bytes(d.memory.total) + " (cell " + d.memory.cell + ", mailbox " + d.memory.mailbox + ", bonds " + d.memory.bonds + ")"));
+    row(dl, "memory", txt(bytes(d.memory.total) + " (cell " + d.memory.cell + ", mailbox " + d.memory.mailbox + ", bonds " + d.memory.bonds + ", saved " + d.memory.saved + ")"));
     row(dl, "links", pids(d.links));
     row(dl, "monitored by", pids(d.monitored_by));
     row(dl, "trap_exit", txt(d.trap_exit));

@@ -231,6 +231,7 @@ pub(crate) struct Inspected {
     polls: u64,
     parent: RawPid,
     born: u64,
+    saved_bytes: usize,
 }
 
 impl<M> Prefix<M> {
@@ -314,6 +315,7 @@ where
             polls: cell.counters.polls(),
             parent: cell.counters.parent(),
             born: cell.counters.born(),
+            saved_bytes: cell.counters.saved_bytes(),
         }
     }
 
@@ -672,6 +674,7 @@ pub(crate) struct Sample {
     pub(crate) restarts: u32,
     pub(crate) parent: RawPid,
     pub(crate) born: u64,
+    pub(crate) saved_bytes: usize,
     pub(crate) bonds: crate::signal::bonds::Sample,
 }
 
@@ -707,6 +710,7 @@ impl ProcessRef {
             restarts: u32::from(self.counters().restarts()),
             parent: i.parent,
             born: i.born,
+            saved_bytes: i.saved_bytes,
             bonds: crate::signal::bonds::sample(h),
         })
     }

@@ -75,6 +75,11 @@ impl<M> Owner<M> {
         unsafe { prefix.cast::<Prefix<M>>().as_ref() }
     }
 
+    /// Publishes the bytes of the process's save area (`introspect::Memory::saved`).
+    pub(crate) fn set_saved_bytes(&self, bytes: usize) {
+        self.prefix().counters.set_saved_bytes(bytes);
+    }
+
     /// The pid of this process. The owner of a `Cell<_, M>` is made by `spawn` with its
     /// own `M`, so the pid names a mailbox of `M` (the rule of `Pid::from_raw`).
     #[inline]
