@@ -225,6 +225,7 @@ mod erpc;
 mod flags;
 #[cfg(test)]
 mod fuzz;
+mod global;
 mod handshake;
 mod link;
 mod local;

@@ -346,8 +346,14 @@ impl Node {
             return Err(StartError::AlreadyStarted);
         }
         crate::dist::route::install();
-        connection::start_acceptor(&shared, listener).map_err(StartError::Listen)?;
-        Ok(Node { shared })
+        let node = Node { shared };
+        if !b.hidden {
+            // Before the first connection: Erlang peers start `global`'s handshake
+            // on `nodeup`.
+            crate::dist::global::start(&node);
+        }
+        connection::start_acceptor(&node.shared, listener).map_err(StartError::Listen)?;
+        Ok(node)
     }
 
     /// The node's name, `alive@host`.

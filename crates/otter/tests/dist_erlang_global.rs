@@ -1,0 +1,222 @@
+//! A visible otter node in a cluster of real `erl` nodes: Erlang's `global` name
+//! server meets otter's (`src/dist/global.rs`), so that `global:sync/0` returns, the
+//! otter node is in `nodes()` and raises `nodeup`, and global names registered among
+//! the Erlang nodes keep working while otter is connected. A hidden otter node stays
+//! out of `global`'s way, as before.
+
+#[path = "support/erlang.rs"]
+mod erlang;
+#[path = "support/otter_node.rs"]
+mod otter_node;
+#[path = "support/rt.rs"]
+mod support;
+
+use std::time::Duration;
+
+use otter::Runtime;
+use otter::dist::Node;
+
+/// How long `global`'s handshake with the otter node may take: Erlang's locker picks
+/// a new peer after 200 ms to 3 s.
+const DEADLINE: Duration = Duration::from_secs(15);
+
+fn visible(rt: &Runtime) -> Node {
+    otter_node::start_with(rt, |b| b.hidden(false))
+}
+
+/// Erlang pings the otter node: `pong`.
+fn ping(e: &mut erlang::Node, node: &Node) {
+    assert_eq!(
+        e.eval_ok(&format!("net_adm:ping('{}')", node.name())),
+        "pong"
+    );
+}
+
+/// `global:sync()` on `e`, which must return `ok` within [`DEADLINE`].
+fn sync(e: &mut erlang::Node) {
+    match e.eval_timeout("global:sync()", DEADLINE) {
+        Some(Ok(v)) => assert_eq!(v, "ok"),
+        Some(Err(err)) => panic!("global:sync() failed: {err}"),
+        None => panic!(
+            "global:sync() did not return within {DEADLINE:?}: output {}",
+            e.output()
+        ),
+    }
+}
+
+/// `global` on `e` logged nothing about the otter node (an unexpected message, a
+/// failed connection).
+fn no_global_warnings(e: &mut erlang::Node) {
+    let out = e.output();
+    assert!(
+        !out.contains("global") && !out.contains("unexpected"),
+        "{} logged: {out}",
+        e.name()
+    );
+}
+
+rt_test!(
+    global_sync_returns_with_a_visible_otter_node,
+    |rt: &Runtime| {
+        let node = visible(rt);
+        let mut e = erlang::Node::start("gsync");
+        ping(&mut e, &node);
+        sync(&mut e);
+        // The otter node is one `global` knows, synced with.
+        let synced = e.eval_ok("gen_server:call(global_name_server, get_synced)");
+        assert!(synced.contains(node.name()), "synced: {synced}");
+        // And again, at once.
+        sync(&mut e);
+        assert_eq!(e.eval_ok("global:registered_names()"), "[]");
+        no_global_warnings(&mut e);
+    }
+);
+
+rt_test!(
+    a_visible_otter_node_is_in_nodes_and_raises_nodeup,
+    |rt: &Runtime| {
+        let node = visible(rt);
+        let mut e = erlang::Node::start("gnodes");
+        assert_eq!(
+            e.eval_ok(
+                "Self = self(), P = spawn(fun() -> ok = net_kernel:monitor_nodes(true), \
+             Self ! ready, receive {nodeup, N} -> receive {fetch, F} -> F ! {up, N} end end end), \
+             register(watcher, P), receive ready -> ok end"
+            ),
+            "ok"
+        );
+        ping(&mut e, &node);
+        assert_eq!(
+            e.eval_ok("watcher ! {fetch, self()}, receive {up, N} -> N after 10000 -> timeout end"),
+            node.name().to_string()
+        );
+        assert_eq!(e.eval_ok("nodes()"), format!("[{}]", node.name()));
+        sync(&mut e);
+    }
+);
+
+rt_test!(
+    global_names_among_erlang_nodes_work_with_otter_connected,
+    |rt: &Runtime| {
+        let node = visible(rt);
+        let mut a = erlang::Node::start("ga");
+        let mut b = erlang::Node::start("gb");
+        ping(&mut a, &node);
+        ping(&mut b, &node);
+        assert_eq!(a.eval_ok(&format!("net_adm:ping('{}')", b.name())), "pong");
+        sync(&mut a);
+        sync(&mut b);
+        // A global name registered on `a` (its registration locks every known node, the
+        // otter node included).
+        match a.eval_timeout(
+            "P = spawn(fun() -> receive stop -> ok end end), register(holder, P), \
+         global:register_name(foo, P)",
+            DEADLINE,
+        ) {
+            Some(Ok(v)) => assert_eq!(v, "yes"),
+            other => panic!("global:register_name on {}: {other:?}", a.name()),
+        }
+        sync(&mut b);
+        let on_a = a.eval_ok("global:whereis_name(foo)");
+        let on_b = b.eval_ok("global:whereis_name(foo)");
+        assert_ne!(on_a, "undefined");
+        assert_eq!(
+            b.eval_ok("node(global:whereis_name(foo))"),
+            a.name().to_string(),
+            "b sees {on_b}"
+        );
+        assert_eq!(b.eval_ok("global:registered_names()"), "[foo]");
+        // Unregistered: gone on both.
+        match a.eval_timeout("global:unregister_name(foo)", DEADLINE) {
+            Some(Ok(v)) => assert_eq!(v, "ok"),
+            other => panic!("global:unregister_name: {other:?}"),
+        }
+        sync(&mut b);
+        assert_eq!(b.eval_ok("global:whereis_name(foo)"), "undefined");
+        no_global_warnings(&mut a);
+        no_global_warnings(&mut b);
+    }
+);
+
+rt_test!(
+    a_node_that_learns_of_otter_from_a_peer_syncs_with_it,
+    |rt: &Runtime| {
+        // `a` and `b` form a cluster first; then `a` meets the otter node, and tells `b`
+        // (`new_nodes`): `b` connects to it and waits for its `in_sync`.
+        let node = visible(rt);
+        let mut a = erlang::Node::start("gta");
+        let mut b = erlang::Node::start("gtb");
+        assert_eq!(a.eval_ok(&format!("net_adm:ping('{}')", b.name())), "pong");
+        sync(&mut a);
+        sync(&mut b);
+        ping(&mut a, &node);
+        sync(&mut a);
+        let mut found = false;
+        for _ in 0..100 {
+            if b.eval_ok("nodes()").contains(node.name()) {
+                found = true;
+                break;
+            }
+            sync(&mut b);
+        }
+        assert!(found, "{} never connected to the otter node", b.name());
+        sync(&mut b);
+        let synced = b.eval_ok("gen_server:call(global_name_server, get_synced)");
+        assert!(synced.contains(node.name()), "synced on b: {synced}");
+        no_global_warnings(&mut a);
+        no_global_warnings(&mut b);
+    }
+);
+
+rt_test!(
+    names_registered_before_otter_joins_are_unaffected,
+    |rt: &Runtime| {
+        let node = visible(rt);
+        let mut a = erlang::Node::start("gna");
+        let mut b = erlang::Node::start("gnb");
+        assert_eq!(a.eval_ok(&format!("net_adm:ping('{}')", b.name())), "pong");
+        sync(&mut a);
+        assert_eq!(
+            a.eval_ok(
+                "P = spawn(fun() -> receive stop -> ok end end), register(holder, P), \
+             global:register_name(bar, P)"
+            ),
+            "yes"
+        );
+        sync(&mut b);
+        // The otter node joins a cluster with a name: `a`'s `exchange` lists it (with
+        // its resolve fun), otter has none to add.
+        ping(&mut a, &node);
+        ping(&mut b, &node);
+        sync(&mut a);
+        sync(&mut b);
+        assert_eq!(a.eval_ok("global:registered_names()"), "[bar]");
+        assert_eq!(b.eval_ok("global:registered_names()"), "[bar]");
+        assert_eq!(
+        b.eval_ok("global:whereis_name(bar) =:= rpc:call(node(global:whereis_name(bar)), erlang, whereis, [holder])"),
+        "true"
+    );
+        // A name's holder exits: gone everywhere, otter or not.
+        assert_eq!(a.eval_ok("holder ! stop, ok"), "ok");
+        let mut gone = false;
+        for _ in 0..100 {
+            if b.eval_ok("global:whereis_name(bar)") == "undefined" {
+                gone = true;
+                break;
+            }
+            sync(&mut b);
+        }
+        assert!(gone, "bar outlived its holder on {}", b.name());
+        no_global_warnings(&mut a);
+        no_global_warnings(&mut b);
+    }
+);
+
+rt_test!(a_hidden_otter_node_stays_out_of_global, |rt: &Runtime| {
+    let node = otter_node::start(rt);
+    let mut e = erlang::Node::start("ghidden");
+    ping(&mut e, &node);
+    assert_eq!(e.eval_ok("nodes()"), "[]");
+    assert_eq!(e.eval_ok("nodes(hidden)"), format!("[{}]", node.name()));
+    sync(&mut e);
+});
