@@ -39,7 +39,9 @@
 //! * The server runs on visible nodes only, from the node's start for its life: a
 //!   hidden node's peers never start `global`'s handshake with it.
 
-mod wire;
+#[cfg(test)]
+mod tests;
+pub(crate) mod wire;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
