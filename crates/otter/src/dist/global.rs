@@ -37,7 +37,10 @@
 //!   `global`'s messages, is refused and reported (a `tracing` warning of target
 //!   `otter::dist`) once per peer node and kind of fault, [`MAX_LOGGED`] in all.
 //! * The server runs on visible nodes only, from the node's start for its life: a
-//!   hidden node's peers never start `global`'s handshake with it.
+//!   hidden node's peers never start `global`'s handshake with it. Its name is one of
+//!   the names the node exports ([`Node::register`]'s): a later registration of
+//!   `global_name_server` takes the name from it, and the peers' handshakes then go
+//!   to that process.
 
 #[cfg(test)]
 mod tests;

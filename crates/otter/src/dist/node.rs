@@ -119,7 +119,9 @@ impl NodeBuilder {
 
     /// Whether the node is hidden (the default): it connects only to the nodes it
     /// talks to, and does not appear in their `nodes()` (only in `nodes(hidden)`). A
-    /// node that is not hidden is published as an ordinary cluster member.
+    /// node that is not hidden is published as an ordinary cluster member, and answers
+    /// `global`'s handshake as a node that holds no global names (the module docs of
+    /// [`crate::dist`], "Visible nodes and `global`").
     pub fn hidden(mut self, hidden: bool) -> Self {
         self.hidden = hidden;
         self
