@@ -11,7 +11,7 @@ mod otter_node;
 #[path = "support/rt.rs"]
 mod support;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use otter::Runtime;
 use otter::dist::Node;
@@ -41,6 +41,33 @@ fn sync(e: &mut erlang::Node) {
             "global:sync() did not return within {DEADLINE:?}: output {}",
             e.output()
         ),
+    }
+}
+
+/// Waits (at most [`DEADLINE`], a round trip to `e` at a time) until `e` is connected
+/// to `node`: a node that hears of the otter node from a peer connects to it after
+/// its peer's locker has met the otter node (1 s or more).
+fn connected(e: &mut erlang::Node, node: &Node) {
+    erl_until(
+        e,
+        &format!("lists:member('{}', nodes())", node.name()),
+        "true",
+    );
+}
+
+/// Evaluates `expr` on `e` until it prints `expected`; fails after [`DEADLINE`].
+fn erl_until(e: &mut erlang::Node, expr: &str, expected: &str) {
+    let t0 = Instant::now();
+    loop {
+        let got = e.eval_ok(expr);
+        if got == expected {
+            return;
+        }
+        assert!(
+            t0.elapsed() < DEADLINE,
+            "on {}: `{expr}` is {got}, not {expected}, after {DEADLINE:?}",
+            e.name()
+        );
     }
 }
 
@@ -142,7 +169,8 @@ rt_test!(
     a_node_that_learns_of_otter_from_a_peer_syncs_with_it,
     |rt: &Runtime| {
         // `a` and `b` form a cluster first; then `a` meets the otter node, and tells `b`
-        // (`new_nodes`): `b` connects to it and waits for its `in_sync`.
+        // (`new_nodes`): `b` connects to it, and the otter node tells `b` it is in
+        // sync (`b` waits for that in `global:sync()`).
         let node = visible(rt);
         let mut a = erlang::Node::start("gta");
         let mut b = erlang::Node::start("gtb");
@@ -151,15 +179,7 @@ rt_test!(
         sync(&mut b);
         ping(&mut a, &node);
         sync(&mut a);
-        let mut found = false;
-        for _ in 0..100 {
-            if b.eval_ok("nodes()").contains(node.name()) {
-                found = true;
-                break;
-            }
-            sync(&mut b);
-        }
-        assert!(found, "{} never connected to the otter node", b.name());
+        connected(&mut b, &node);
         sync(&mut b);
         let synced = b.eval_ok("gen_server:call(global_name_server, get_synced)");
         assert!(synced.contains(node.name()), "synced on b: {synced}");
@@ -198,15 +218,7 @@ rt_test!(
     );
         // A name's holder exits: gone everywhere, otter or not.
         assert_eq!(a.eval_ok("holder ! stop, ok"), "ok");
-        let mut gone = false;
-        for _ in 0..100 {
-            if b.eval_ok("global:whereis_name(bar)") == "undefined" {
-                gone = true;
-                break;
-            }
-            sync(&mut b);
-        }
-        assert!(gone, "bar outlived its holder on {}", b.name());
+        erl_until(&mut b, "global:whereis_name(bar)", "undefined");
         no_global_warnings(&mut a);
         no_global_warnings(&mut b);
     }
@@ -220,3 +232,62 @@ rt_test!(a_hidden_otter_node_stays_out_of_global, |rt: &Runtime| {
     assert_eq!(e.eval_ok("nodes(hidden)"), format!("[{}]", node.name()));
     sync(&mut e);
 });
+
+rt_test!(
+    two_visible_otter_nodes_in_one_erlang_cluster,
+    |rt: &Runtime| {
+        let other_rt = Runtime::builder().threads(rt.threads()).build().unwrap();
+        let n1 = visible(rt);
+        let n2 = visible(&other_rt);
+        let mut e = erlang::Node::start("gtwo");
+        ping(&mut e, &n1);
+        ping(&mut e, &n2);
+        sync(&mut e);
+        // `e` told each otter node of the other (`new_nodes`): they connect, and neither
+        // waits on the other (both take the passive side).
+        support::eventually("the otter nodes connect", DEADLINE, || {
+            n1.nodes().iter().any(|n| n == n2.name())
+        });
+        sync(&mut e);
+        match e.eval_timeout(
+            "P = spawn(fun() -> receive stop -> ok end end), register(holder, P), \
+         global:register_name(two, P)",
+            DEADLINE,
+        ) {
+            Some(Ok(v)) => assert_eq!(v, "yes"),
+            other => panic!("global:register_name: {other:?}"),
+        }
+        assert_eq!(e.eval_ok("global:registered_names()"), "[two]");
+        no_global_warnings(&mut e);
+    }
+);
+
+rt_test!(
+    erlang_nodes_go_on_after_the_otter_node_stops,
+    |rt: &Runtime| {
+        let node = visible(rt);
+        let mut a = erlang::Node::start("gsa");
+        let mut b = erlang::Node::start("gsb");
+        ping(&mut a, &node);
+        assert_eq!(a.eval_ok(&format!("net_adm:ping('{}')", b.name())), "pong");
+        sync(&mut a);
+        sync(&mut b);
+        connected(&mut b, &node);
+        sync(&mut b);
+        node.stop();
+        let gone = format!("lists:member('{}', nodes())", node.name());
+        erl_until(&mut a, &gone, "false");
+        erl_until(&mut b, &gone, "false");
+        sync(&mut a);
+        sync(&mut b);
+        match a.eval_timeout(
+            "P = spawn(fun() -> receive stop -> ok end end), register(holder, P), \
+         global:register_name(after_stop, P)",
+            DEADLINE,
+        ) {
+            Some(Ok(v)) => assert_eq!(v, "yes"),
+            other => panic!("global:register_name: {other:?}"),
+        }
+        assert_eq!(b.eval_ok("global:registered_names()"), "[after_stop]");
+    }
+);
