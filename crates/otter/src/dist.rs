@@ -169,24 +169,31 @@
 //!   to it and syncs too, as in an all-Erlang cluster.
 //! * Global names registered among the Erlang nodes work while it is connected:
 //!   `global:register_name/2` locks every known node, the otter node included, and
-//!   the otter node grants every lock and accepts every registration (it keeps none),
-//!   so `global:whereis_name/1` and `global:registered_names/0` on Erlang nodes are
-//!   what they would be without it.
+//!   the otter node grants every lock and accepts every registration, so
+//!   `global:whereis_name/1` and `global:registered_names/0` on Erlang nodes are what
+//!   they would be without it.
+//! * [`Node::global_whereis_name`] and [`Node::global_registered_names`] read the
+//!   names the node has heard of: those its peers listed when they synced with it,
+//!   registered and unregistered since (every registration calls every known node),
+//!   and those their joins with other nodes brought; a name goes when its process
+//!   exits or the connection to its node goes, as on an Erlang node. On a hidden node
+//!   they find nothing.
 //!
 //! What it does not do:
 //!
-//! * Register global names, or look them up: there is no `global:register_name` or
-//!   `global:whereis_name` on the otter side. Registering would need what the otter
+//! * Register global names: there is no `global:register_name` on the otter side, and
+//!   the node tells its peers it holds no names. Registering would need what the otter
 //!   server leaves out: a lock table that refuses a lock held by another requester and
 //!   frees the locks of a requester that exits or whose node goes (the server grants
 //!   every lock, so the Erlang nodes alone arbitrate `global`'s locks, the otter
 //!   node's boss role included); the active side of the handshake and a list of known
 //!   nodes, to lock them all (`global:trans`'s `set_lock` calls to every known node,
-//!   then `{register, Name, Pid, Method}` to each); a names table kept by `exchange`,
-//!   `new_nodes` operations and registrations, each name's pid monitored; and the
-//!   resolution of a name clash, which runs the name's `Method`, an Erlang fun, on the
-//!   node of one of the two pids: an otter pid's clash could honour only the default
-//!   methods (`global:random_exit_name/3` and its kind) by their names.
+//!   then `{register, Name, Pid, Method}` to each, this node included); its own names
+//!   sent in `exchange`; and the resolution of a name clash found in an exchange,
+//!   which runs the name's `Method`, an Erlang fun, on the node of one of the two
+//!   pids (`rpc:call(Node, global, resolve_it, ...)`): for an otter pid, only the
+//!   default methods (`global:random_exit_name/3` and its kind) could be honoured, by
+//!   their names.
 //! * `global:set_lock/1,2` and `global:trans/2` run among the Erlang nodes: the otter
 //!   node says yes to every lock, so a lock is exclusive only through the Erlang nodes
 //!   it is also set on (every `global` lock includes the caller's own node).
@@ -205,7 +212,7 @@
 //!   to it go by name again once the node is back.
 //! * The node is hidden by default ([`NodeBuilder::hidden`]). A visible node takes
 //!   part in `global` as a node that holds no names ("Visible nodes and `global`"
-//!   above): it cannot register global names, and does not look them up.
+//!   above): it looks names up, but cannot register them.
 //! * `{Name, node()}` ([`Node::call`], [`Node::send_named`], [`Node::remote_name`]
 //!   given the node's own name) reaches the names exported to peers
 //!   ([`Node::register`] and the like), not the runtime's typed local registry

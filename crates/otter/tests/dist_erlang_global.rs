@@ -1,8 +1,9 @@
 //! A visible otter node in a cluster of real `erl` nodes: Erlang's `global` name
 //! server meets otter's (`src/dist/global.rs`), so that `global:sync/0` returns, the
 //! otter node is in `nodes()` and raises `nodeup`, and global names registered among
-//! the Erlang nodes keep working while otter is connected. A hidden otter node stays
-//! out of `global`'s way, as before.
+//! the Erlang nodes keep working while otter is connected, and the otter node finds
+//! them (`Node::global_whereis_name`). A hidden otter node stays out of `global`'s
+//! way, as before.
 
 #[path = "support/erlang.rs"]
 mod erlang;
@@ -15,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use otter::Runtime;
 use otter::dist::Node;
+use otter::dist::etf::{Atom, Term};
 
 /// How long `global`'s handshake with the otter node may take: Erlang's locker picks
 /// a new peer after 200 ms to 3 s.
@@ -291,3 +293,82 @@ rt_test!(
         assert_eq!(b.eval_ok("global:registered_names()"), "[after_stop]");
     }
 );
+
+rt_test!(
+    global_whereis_name_from_otter_follows_the_cluster,
+    |rt: &Runtime| {
+        let node = visible(rt);
+        let mut a = erlang::Node::start("gwa");
+        let mut b = erlang::Node::start("gwb");
+        assert_eq!(a.eval_ok(&format!("net_adm:ping('{}')", b.name())), "pong");
+        // `early`, registered before the otter node joins: it learns it from `exchange`.
+        assert_eq!(
+            a.eval_ok(
+                "Self = self(), P = spawn(fun() -> receive M -> Self ! {got, M} end, receive stop -> ok end end), \
+             register(early_holder, P), global:register_name(early, P)"
+            ),
+            "yes"
+        );
+        ping(&mut a, &node);
+        ping(&mut b, &node);
+        sync(&mut a);
+        sync(&mut b);
+        let early = Atom::new("early");
+        support::eventually("otter hears of `early`", DEADLINE, || {
+            node.global_whereis_name::<_, Term>(&early).is_some()
+        });
+        // A send to it reaches the Erlang process.
+        let pid = node.global_whereis_name::<_, Term>(&early).unwrap();
+        pid.send(Term::atom("hello"));
+        assert_eq!(
+            a.eval_ok("receive {got, M} -> M after 10000 -> timeout end"),
+            "hello"
+        );
+        // `late`, registered on `b` while the otter node is known: the registration's
+        // call reaches it.
+        assert_eq!(
+            b.eval_ok(
+                "P = spawn(fun() -> receive stop -> ok end end), register(late_holder, P), \
+             global:register_name(late, P)"
+            ),
+            "yes"
+        );
+        let late = Atom::new("late");
+        support::eventually("otter hears of `late`", DEADLINE, || {
+            node.global_whereis_name::<_, Term>(&late).is_some()
+        });
+        let mut names: Vec<String> = node
+            .global_registered_names()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        names.sort();
+        assert_eq!(names, ["early", "late"]);
+        // Unregistered on `a`; `late`'s holder exits: both gone from otter's view.
+        assert_eq!(a.eval_ok("global:unregister_name(early)"), "ok");
+        assert_eq!(b.eval_ok("late_holder ! stop, ok"), "ok");
+        support::eventually("otter forgets both", DEADLINE, || {
+            node.global_registered_names().is_empty()
+        });
+        assert!(node.global_whereis_name::<_, Term>(&late).is_none());
+    }
+);
+
+rt_test!(a_hidden_node_knows_no_global_names, |rt: &Runtime| {
+    let node = otter_node::start(rt);
+    let mut e = erlang::Node::start("gwh");
+    assert_eq!(
+        e.eval_ok(
+            "P = spawn(fun() -> receive stop -> ok end end), register(h, P), \
+             global:register_name(hidden_case, P)"
+        ),
+        "yes"
+    );
+    ping(&mut e, &node);
+    sync(&mut e);
+    assert!(
+        node.global_whereis_name::<_, Term>(&Atom::new("hidden_case"))
+            .is_none()
+    );
+    assert!(node.global_registered_names().is_empty());
+});

@@ -28,10 +28,9 @@
 //!
 //! # Invariants
 //!
-//! * The server holds no names and no locks: it sends no names in `exchange`, its
-//!   `resolved` has no operations, and its known nodes are `[]`. A name registered in
-//!   the cluster is not stored on the otter node (`global:whereis_name/1` from otter is
-//!   not implemented).
+//! * The node holds no names and no locks: it sends no names in `exchange`, its
+//!   `resolved` has no operations, and its known nodes are `[]`. The names it hears
+//!   of are a view for [`Node::global_whereis_name`] (`global/names.rs`), never sent.
 //! * A message must come from the node it names (`init_connect`'s, `exchange`'s and
 //!   `resolved`'s `Node`, `lock_set`'s locker): anything else, and anything not one of
 //!   `global`'s messages, is refused and reported (a `tracing` warning of target
@@ -42,6 +41,7 @@
 //!   `global_name_server` takes the name from it, and the peers' handshakes then go
 //!   to that process.
 
+pub(crate) mod names;
 #[cfg(test)]
 mod tests;
 pub(crate) mod wire;
@@ -53,6 +53,7 @@ use crate::dist::connection;
 use crate::dist::control::Control;
 use crate::dist::etf::{Atom, ExternalPid, Term};
 use crate::dist::node::{Exported, Node, NodeEvent, NodeShared};
+use crate::monitor::Down;
 use crate::pid::{Pid, RawPid};
 use crate::process::Context;
 use wire::{Message, WireError};
@@ -73,6 +74,14 @@ pub(crate) enum Inbound {
     },
     /// A connection came up or went down.
     Node(NodeEvent),
+    /// A pid that holds a global name exited, or its node went (`global/names.rs`).
+    Down(Down),
+}
+
+impl From<Down> for Inbound {
+    fn from(d: Down) -> Inbound {
+        Inbound::Down(d)
+    }
 }
 
 /// Starts the server of a visible node and registers it for peers: before the node
@@ -105,6 +114,9 @@ struct Peer {
 
 struct Server {
     node: Arc<NodeShared>,
+    pid: Pid<Inbound>,
+    /// The monitors of the names the node has heard of.
+    names: names::Table,
     /// The server's pid as peers know it (also the node's "locker").
     me: ExternalPid,
     /// The peers whose connection is up, by node.
@@ -117,6 +129,8 @@ async fn run(mut cx: Context<Inbound>, node: Arc<NodeShared>) {
     let me = node.external_pid(cx.pid().raw);
     let mut s = Server {
         node,
+        pid: cx.pid(),
+        names: names::Table::default(),
         me,
         peers: HashMap::new(),
         next_tag: 1,
@@ -137,6 +151,7 @@ async fn run(mut cx: Context<Inbound>, node: Arc<NodeShared>) {
                 }
             }
             Inbound::Peer { via, message } => s.message(&via, message),
+            Inbound::Down(d) => s.names.down(&s.node, &d),
         }
     }
 }
@@ -229,21 +244,26 @@ impl Server {
                 self.send(&node, &reply, false);
                 self.send(&node, &wire::exchange(&self.node.name, &his_tag), false);
             }
-            Message::Exchange { node, tag } => {
+            Message::Exchange { node, names, tag } => {
                 if !self.current(&node, Some(&tag)) {
                     return;
+                }
+                for (name, pid) in names {
+                    self.names.insert(&self.node, self.pid, name, pid);
                 }
                 if let Some(his_tag) = self.peers.get(&node).and_then(|p| p.his_tag.clone()) {
                     self.send(&node, &wire::resolved(&self.node.name, &his_tag), false);
                 }
             }
-            Message::Resolved { known, .. } | Message::NewNodes { nodes: known } => {
-                // Erlang's `sync_others`: the nodes our peer knows hear that we are in
-                // sync with them (they wait for it in `global:sync()`).
-                let m = wire::in_sync(&self.node.name);
-                for n in known {
-                    if n != self.node.name {
-                        self.send(&n, &m, true);
+            Message::Resolved { known, .. } => self.sync_others(known),
+            Message::NewNodes { nodes, ops } => {
+                self.sync_others(nodes);
+                for op in ops {
+                    match op {
+                        wire::Op::Insert(name, pid) => {
+                            self.names.insert(&self.node, self.pid, name, pid)
+                        }
+                        wire::Op::Delete(name) => self.names.delete(&self.node, &name),
                     }
                 }
             }
@@ -252,17 +272,36 @@ impl Server {
                     self.connect(&node);
                 }
             }
-            Message::Call { from, request } => match request.reply() {
-                Some(reply) => crate::dist::receive::reply_gen_call(&self.node, &from, reply),
-                None => {
-                    if let wire::Request::Other(r) = request {
-                        self.log_once(via, "unknown call", || {
+            Message::Call { from, request } => {
+                let reply = request.reply();
+                match request {
+                    wire::Request::Register { name, pid } => {
+                        self.names.insert(&self.node, self.pid, name, pid)
+                    }
+                    wire::Request::Unregister { name } => self.names.delete(&self.node, &name),
+                    wire::Request::Other(r) => {
+                        return self.log_once(via, "unknown call", || {
                             format!("a call {r} from {via} not answered")
                         });
                     }
+                    _ => {}
                 }
-            },
+                if let Some(reply) = reply {
+                    crate::dist::receive::reply_gen_call(&self.node, &from, reply);
+                }
+            }
             Message::Ignored(_) => {}
+        }
+    }
+
+    /// Erlang's `sync_others`: the nodes a peer knows hear that this one is in sync
+    /// with them (they wait for it in `global:sync()`); connecting, as Erlang does.
+    fn sync_others(&self, nodes: Vec<Atom>) {
+        let m = wire::in_sync(&self.node.name);
+        for n in nodes {
+            if n != self.node.name {
+                self.send(&n, &m, true);
+            }
         }
     }
 

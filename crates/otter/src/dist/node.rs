@@ -266,6 +266,8 @@ pub(crate) struct NodeShared {
     pub(crate) local_monitors: Mutex<HashMap<u64, RawPid>>,
     /// The running `pg` scopes (`pg.rs`).
     pub(crate) pg: crate::dist::pg::Scopes,
+    /// The global names a visible node has heard of (`global/names.rs`).
+    pub(crate) global: crate::dist::global::names::Names,
 }
 
 impl fmt::Debug for NodeShared {
@@ -343,6 +345,7 @@ impl Node {
             next_ref: std::sync::atomic::AtomicU64::new(1),
             local_monitors: Mutex::new(HashMap::new()),
             pg: Default::default(),
+            global: Default::default(),
         });
         if !handle.set_node() {
             return Err(StartError::AlreadyStarted);

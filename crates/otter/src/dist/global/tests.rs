@@ -5,7 +5,7 @@
 
 use crate::dist::etf::{Atom, Term};
 use crate::dist::fuzz::{self, Rng, encode, pid};
-use crate::dist::global::wire::{self, Message, Request, WireError};
+use crate::dist::global::wire::{self, Message, Op, Request, WireError};
 
 /// The bytes the mutations favour: tags and length bytes of the terms read here.
 const INTERESTING: [u8; 14] = [
@@ -119,6 +119,20 @@ fn each_message_erlang_sends_decodes() {
             known: vec![Atom::new("b@host")],
         })
     );
+    assert_eq!(
+        decoded[2],
+        Ok(Message::Exchange {
+            node: Atom::new("erl@host"),
+            names: vec![(Term::atom("foo"), pid(4))],
+            tag: Term::Int(5),
+        })
+    );
+    assert!(matches!(
+        &decoded[4],
+        Ok(Message::NewNodes { nodes, ops })
+            if nodes == &[Atom::new("b@host")]
+                && ops == &[Op::Insert(Term::atom("foo"), pid(4))]
+    ));
     assert!(matches!(
         &decoded[6],
         Ok(Message::Call {

@@ -8,13 +8,13 @@
 //! | `{'$gen_cast', {init_connect, {Vsn, HisTag}, Node, {locker, _, Known, Locker}}}` | remembers `HisTag`; sends its own `init_connect` if it had not |
 //! | `{'$gen_cast', {lock_set, Locker, true, Known, MyTag}}` (vsn 8; vsn 7 has no `MyTag`) | `{lock_set, Self, true, [], HisTag}`, then `{exchange, node(), [], [], HisTag}` |
 //! | `{'$gen_cast', {lock_set, Locker, false, ...}}` | nothing (the peer's locker tries again) |
-//! | `{'$gen_cast', {exchange, Node, Names, NamesExt, MyTag}}` | `{resolved, node(), [], [], unused, [], HisTag}` |
+//! | `{'$gen_cast', {exchange, Node, Names, NamesExt, MyTag}}` | `{resolved, node(), [], [], unused, [], HisTag}`; `Names` (`[{Name, Pid, Method}]`) go into the node's view (`global/names.rs`) |
 //! | `{'$gen_cast', {resolved, Node, Ops, Known, _, NamesExt, MyTag}}` | `{in_sync, node(), true}` to each node of `Known` |
-//! | `{'$gen_cast', {new_nodes, Node, Ops, NamesExt, Nodes, Extra}}` | `{in_sync, node(), true}` to each node of `Nodes` |
+//! | `{'$gen_cast', {new_nodes, Node, Ops, NamesExt, Nodes, Extra}}` | `{in_sync, node(), true}` to each node of `Nodes`; `Ops` (`{insert, {Name, Pid, Method}}`, `{delete, Name}`) applied to the view |
 //! | `{'$gen_cast', {in_sync \| async_del_name \| async_del_lock, ...}}` | nothing |
 //! | `{'$gen_call', From, {set_lock \| del_lock, Id}}` | `true` |
-//! | `{'$gen_call', From, {register \| register_ext, ...}}` | `yes` |
-//! | `{'$gen_call', From, {unregister, Name}}` | `ok` |
+//! | `{'$gen_call', From, {register \| register_ext, Name, Pid, ...}}` | `yes`; the name goes into the view |
+//! | `{'$gen_call', From, {unregister, Name}}` | `ok`; the name leaves the view |
 //! | `{'$gen_call', From, get_known \| get_synced \| get_names_ext}` | `[]` |
 //! | `{'$gen_call', From, get_protocol_version}` | `8` |
 //! | `{cancel_connect, Node, MyTag}` | a new `init_connect` (the peer restarted its side) |
@@ -43,11 +43,16 @@ pub(crate) enum Message {
         tag: Option<Term>,
     },
     /// `exchange`: the peer's names, once its lock is set.
-    Exchange { node: Atom, tag: Term },
+    Exchange {
+        node: Atom,
+        names: Vec<(Term, ExternalPid)>,
+        tag: Term,
+    },
     /// `resolved`: the peer is done; `known` are the nodes it knows.
     Resolved { node: Atom, known: Vec<Atom> },
-    /// `new_nodes`: nodes the sender has joined to its cluster.
-    NewNodes { nodes: Vec<Atom> },
+    /// `new_nodes`: nodes the sender has joined to its cluster, and the name
+    /// operations of that join.
+    NewNodes { nodes: Vec<Atom>, ops: Vec<Op> },
     /// `{cancel_connect, Node, Tag}`.
     CancelConnect { node: Atom, tag: Term },
     /// A `gen_server` call.
@@ -57,15 +62,24 @@ pub(crate) enum Message {
     Ignored(&'static str),
 }
 
+/// A name operation of `new_nodes`.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Op {
+    /// `{insert, {Name, Pid, Method}}`.
+    Insert(Term, ExternalPid),
+    /// `{delete, Name}`.
+    Delete(Term),
+}
+
 /// What a `gen_server` call to `global_name_server` asks.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Request {
     /// `{set_lock, Id}` or `{del_lock, Id}`.
     Lock,
-    /// `{register, ...}` or `{register_ext, ...}`.
-    Register,
+    /// `{register, Name, Pid, Method}` or `{register_ext, Name, Pid, Method, RegNode}`.
+    Register { name: Term, pid: ExternalPid },
     /// `{unregister, Name}`.
-    Unregister,
+    Unregister { name: Term },
     /// `get_known`, `get_synced`, `get_names_ext`.
     EmptyList,
     /// `get_protocol_version`.
@@ -79,8 +93,8 @@ impl Request {
     pub(crate) fn reply(&self) -> Option<Term> {
         match self {
             Request::Lock => Some(Term::atom("true")),
-            Request::Register => Some(Term::atom("yes")),
-            Request::Unregister => Some(Term::atom("ok")),
+            Request::Register { .. } => Some(Term::atom("yes")),
+            Request::Unregister { .. } => Some(Term::atom("ok")),
             Request::EmptyList => Some(Term::List(Vec::new())),
             Request::ProtocolVersion => Some(Term::Int(VSN)),
             Request::Other(_) => None,
@@ -162,6 +176,7 @@ fn cast(c: &Term) -> Result<Message, WireError> {
         }),
         (Some("exchange"), 5) => Ok(Message::Exchange {
             node: atom(&c[1], "exchange's Node")?,
+            names: names(&c[2])?,
             tag: c[4].clone(),
         }),
         (Some("resolved"), 7) => Ok(Message::Resolved {
@@ -170,6 +185,7 @@ fn cast(c: &Term) -> Result<Message, WireError> {
         }),
         (Some("new_nodes"), 6) => Ok(Message::NewNodes {
             nodes: nodes(&c[4], "new_nodes's Nodes")?,
+            ops: ops(&c[2])?,
         }),
         (Some("in_sync"), _) => Ok(Message::Ignored("in_sync")),
         (Some("async_del_name"), _) => Ok(Message::Ignored("async_del_name")),
@@ -187,9 +203,20 @@ fn request(r: &Term) -> Request {
         Some("set_lock" | "del_lock") if matches!(r, Term::Tuple(t) if t.len() == 2) => {
             Request::Lock
         }
-        Some("register") if matches!(r, Term::Tuple(t) if t.len() == 4) => Request::Register,
-        Some("register_ext") if matches!(r, Term::Tuple(t) if t.len() == 5) => Request::Register,
-        Some("unregister") if matches!(r, Term::Tuple(t) if t.len() == 2) => Request::Unregister,
+        Some("register" | "register_ext") => match r {
+            Term::Tuple(t) if t.len() == 4 || t.len() == 5 => match &t[2] {
+                Term::Pid(pid) => Request::Register {
+                    name: t[1].clone(),
+                    pid: pid.clone(),
+                },
+                _ => Request::Other(head_of(r)),
+            },
+            _ => Request::Other(head_of(r)),
+        },
+        Some("unregister") => match r {
+            Term::Tuple(t) if t.len() == 2 => Request::Unregister { name: t[1].clone() },
+            _ => Request::Other(head_of(r)),
+        },
         Some("get_known" | "get_synced" | "get_names_ext") if matches!(r, Term::Atom(_)) => {
             Request::EmptyList
         }
@@ -215,6 +242,47 @@ fn nodes(t: &Term, what: &'static str) -> Result<Vec<Atom>, WireError> {
             Term::Atom(a) => Ok(a.clone()),
             Term::Tuple(p) if p.len() == 2 => atom(&p[0], what),
             _ => Err(WireError::Malformed(what)),
+        })
+        .collect()
+}
+
+/// `[{Name, Pid, Method}]`: an `exchange`'s names.
+fn names(t: &Term) -> Result<Vec<(Term, ExternalPid)>, WireError> {
+    let Term::List(l) = t else {
+        return Err(WireError::Malformed("exchange's Names"));
+    };
+    l.iter()
+        .map(|n| match n {
+            Term::Tuple(e) if e.len() == 3 => match &e[1] {
+                Term::Pid(p) => Ok((e[0].clone(), p.clone())),
+                _ => Err(WireError::Malformed("exchange's Names")),
+            },
+            _ => Err(WireError::Malformed("exchange's Names")),
+        })
+        .collect()
+}
+
+/// `[{insert, {Name, Pid, Method}} | {delete, Name}]`: `new_nodes`' operations.
+fn ops(t: &Term) -> Result<Vec<Op>, WireError> {
+    let bad = || WireError::Malformed("new_nodes's Ops");
+    let Term::List(l) = t else {
+        return Err(bad());
+    };
+    l.iter()
+        .map(|o| {
+            let Term::Tuple(o) = o else {
+                return Err(bad());
+            };
+            match (o.first().and_then(Term::as_atom), o.get(1)) {
+                (Some("insert"), Some(Term::Tuple(e))) if o.len() == 2 && e.len() == 3 => {
+                    match &e[1] {
+                        Term::Pid(p) => Ok(Op::Insert(e[0].clone(), p.clone())),
+                        _ => Err(bad()),
+                    }
+                }
+                (Some("delete"), Some(name)) if o.len() == 2 => Ok(Op::Delete(name.clone())),
+                _ => Err(bad()),
+            }
         })
         .collect()
 }
