@@ -9,6 +9,8 @@
 mod erlang;
 #[path = "support/otter_node.rs"]
 mod otter_node;
+#[path = "support/reports.rs"]
+mod reports;
 #[path = "support/rt.rs"]
 mod support;
 
@@ -23,7 +25,18 @@ use otter::dist::etf::{Atom, Term};
 const DEADLINE: Duration = Duration::from_secs(15);
 
 fn visible(rt: &Runtime) -> Node {
+    // The reports' collector, before anything can be reported.
+    let _ = reports::reports();
     otter_node::start_with(rt, |b| b.hidden(false))
+}
+
+/// otter's `global` reports about messages from `e` (refused, unanswered).
+fn global_reports(e: &erlang::Node) -> Vec<String> {
+    reports::reports()
+        .into_iter()
+        .filter(|r| r.get("context") == "global" && r.get("message").contains(e.name()))
+        .map(|r| r.get("message").to_string())
+        .collect()
 }
 
 /// Erlang pings the otter node: `pong`.
@@ -74,8 +87,10 @@ fn erl_until(e: &mut erlang::Node, expr: &str, expected: &str) {
 }
 
 /// `global` on `e` logged nothing about the otter node (an unexpected message, a
-/// failed connection).
+/// failed connection), and otter refused nothing from `e`.
 fn no_global_warnings(e: &mut erlang::Node) {
+    let refused = global_reports(e);
+    assert!(refused.is_empty(), "otter refused: {refused:?}");
     let out = e.output();
     assert!(
         !out.contains("global") && !out.contains("unexpected"),
@@ -372,3 +387,43 @@ rt_test!(a_hidden_node_knows_no_global_names, |rt: &Runtime| {
     );
     assert!(node.global_registered_names().is_empty());
 });
+
+rt_test!(
+    bad_global_messages_are_refused_and_reported_once,
+    |rt: &Runtime| {
+        let node = visible(rt);
+        let mut e = erlang::Node::start("gbad");
+        ping(&mut e, &node);
+        sync(&mut e);
+        let to = otter_node::at("global_name_server", &node);
+        // Not one of global's messages, twice; one that names another node as its sender.
+        assert_eq!(
+            e.eval_ok(&format!(
+                "{to} ! hello, {to} ! hello, \
+             gen_server:cast({to}, {{exchange, 'other@host', [], [], 1}}), ok"
+            )),
+            "ok"
+        );
+        support::eventually("both faults reported", DEADLINE, || {
+            global_reports(&e).len() >= 2
+        });
+        let refused = global_reports(&e);
+        assert_eq!(refused.len(), 2, "{refused:?}");
+        assert!(
+            refused.iter().any(|m| m.contains("not a global message")),
+            "{refused:?}"
+        );
+        assert!(
+            refused.iter().any(|m| m.contains("other@host")),
+            "{refused:?}"
+        );
+        // The server goes on: a call it answers, and a second node syncs with it.
+        assert_eq!(
+            e.eval_ok(&format!("gen_server:call({to}, get_known)")),
+            "[]"
+        );
+        let mut f = erlang::Node::start("gbad2");
+        ping(&mut f, &node);
+        sync(&mut f);
+    }
+);
