@@ -427,3 +427,46 @@ rt_test!(
         sync(&mut f);
     }
 );
+
+rt_test!(
+    concurrent_registrations_and_locks_with_otter_known,
+    |rt: &Runtime| {
+        // The otter node grants every lock, and sorts last among the nodes (`otter_` >
+        // `gc..`): it is `global`'s boss, the node locked first. The Erlang nodes still
+        // arbitrate among themselves: concurrent registrations from two nodes all end.
+        let node = visible(rt);
+        let mut a = erlang::Node::start("gca");
+        let mut b = erlang::Node::start("gcb");
+        ping(&mut a, &node);
+        ping(&mut b, &node);
+        assert_eq!(a.eval_ok(&format!("net_adm:ping('{}')", b.name())), "pong");
+        sync(&mut a);
+        sync(&mut b);
+        let register = |prefix: &str| {
+            format!(
+                "Self = self(), \
+                 [spawn(fun() -> P = spawn(fun() -> receive stop -> ok end end), \
+                 Self ! {{done, global:register_name({{{prefix}, I}}, P)}} end) \
+                 || I <- lists:seq(1, 20)], ok"
+            )
+        };
+        assert_eq!(a.eval_ok(&register("a")), "ok");
+        assert_eq!(b.eval_ok(&register("b")), "ok");
+        let collect = "lists:usort([receive {done, R} -> R after 20000 -> timeout end \
+                       || _ <- lists:seq(1, 20)])";
+        assert_eq!(a.eval_ok(collect), "[yes]");
+        assert_eq!(b.eval_ok(collect), "[yes]");
+        sync(&mut a);
+        assert_eq!(a.eval_ok("length(global:registered_names())"), "40");
+        erl_until(&mut b, "length(global:registered_names())", "40");
+        assert_eq!(
+            a.eval_ok("global:trans({resource, self()}, fun() -> done end)"),
+            "done"
+        );
+        support::eventually("otter hears of all 40", DEADLINE, || {
+            node.global_registered_names().len() == 40
+        });
+        no_global_warnings(&mut a);
+        no_global_warnings(&mut b);
+    }
+);
