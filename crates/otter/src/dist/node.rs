@@ -119,9 +119,8 @@ impl NodeBuilder {
 
     /// Whether the node is hidden (the default): it connects only to the nodes it
     /// talks to, and does not appear in their `nodes()` (only in `nodes(hidden)`). A
-    /// node that is not hidden is published as an ordinary cluster member, and answers
-    /// `global`'s handshake as a node that holds no global names (the module docs of
-    /// [`crate::dist`], "Visible nodes and `global`").
+    /// node that is not hidden is published as a cluster member, and answers `global`
+    /// as a node with no global names ([`crate::dist`], "Visible nodes and `global`").
     pub fn hidden(mut self, hidden: bool) -> Self {
         self.hidden = hidden;
         self
@@ -353,8 +352,7 @@ impl Node {
         crate::dist::route::install();
         let node = Node { shared };
         if !b.hidden {
-            // Before the first connection: Erlang peers start `global`'s handshake
-            // on `nodeup`.
+            // Before the first connection: peers start `global`'s handshake on `nodeup`.
             crate::dist::global::start(&node);
         }
         connection::start_acceptor(&node.shared, listener).map_err(StartError::Listen)?;
