@@ -470,3 +470,24 @@ rt_test!(
         no_global_warnings(&mut b);
     }
 );
+
+rt_test!(a_reconnected_otter_node_syncs_again, |rt: &Runtime| {
+    let node = visible(rt);
+    let mut e = erlang::Node::start("grec");
+    for _ in 0..3 {
+        ping(&mut e, &node);
+        sync(&mut e);
+        let synced = e.eval_ok("gen_server:call(global_name_server, get_synced)");
+        assert!(synced.contains(node.name()), "synced: {synced}");
+        assert_eq!(
+            e.eval_ok(&format!("erlang:disconnect_node('{}')", node.name())),
+            "true"
+        );
+        let gone = format!("lists:member('{}', nodes())", node.name());
+        erl_until(&mut e, &gone, "false");
+        support::eventually("otter sees the connection go", DEADLINE, || {
+            node.nodes().is_empty()
+        });
+    }
+    no_global_warnings(&mut e);
+});

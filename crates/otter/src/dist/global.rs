@@ -225,6 +225,11 @@ impl Server {
         match m {
             Message::InitConnect { node, his_tag } => {
                 if !self.peers.contains_key(&node) {
+                    if !connection::get(&self.node, &node).is_some_and(|c| c.is_up()) {
+                        // Read before its connection went down: the next connection
+                        // brings a new `init_connect`.
+                        return;
+                    }
                     // Its connection's `Up` has not reached us yet.
                     self.connect(&node);
                 }
