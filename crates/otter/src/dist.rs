@@ -153,6 +153,56 @@
 //! `tests/dist_tls.rs` does the same with certificates it makes, against real `erl`
 //! nodes, both ways.
 //!
+//! # Visible nodes and `global`
+//!
+//! A hidden node (the default) connects only to the nodes it talks to, and its peers'
+//! `global` leaves it alone. A visible node (`hidden(false)`) is a cluster member: it is
+//! in `nodes()` on its Erlang peers and raises `nodeup` for `net_kernel:monitor_nodes`,
+//! and each peer's `global_name_server` starts `global`'s handshake with it (locks
+//! on both nodes, an exchange of names), which `global:sync()` waits for. So a
+//! visible node runs a built-in process registered as `global_name_server`
+//! (`dist/global.rs`) that answers that handshake as a node with no global names
+//! would:
+//!
+//! * `global:sync()` on its Erlang peers returns, the otter node among their synced
+//!   nodes; a peer that hears of it from another (`global`'s `new_nodes`) connects
+//!   to it and syncs too, as in an all-Erlang cluster.
+//! * Global names registered among the Erlang nodes work while it is connected:
+//!   `global:register_name/2` locks every known node, the otter node included, and
+//!   the otter node grants every lock and accepts every registration, so
+//!   `global:whereis_name/1` and `global:registered_names/0` on Erlang nodes are what
+//!   they would be without it.
+//! * [`Node::global_whereis_name`] and [`Node::global_registered_names`] read the
+//!   names the node has heard of: those its peers listed when they synced with it,
+//!   registered and unregistered since (every registration calls every known node),
+//!   and those their joins with other nodes brought; a name goes when its process
+//!   exits or the connection to its node goes, as on an Erlang node. On a hidden node
+//!   they find nothing.
+//!
+//! What it does not do:
+//!
+//! * Register global names: there is no `global:register_name` on the otter side, and
+//!   the node tells its peers it holds no names. Registering would need what the otter
+//!   server leaves out: a lock table that refuses a lock held by another requester and
+//!   frees the locks of a requester that exits or whose node goes (the server grants
+//!   every lock, so the Erlang nodes alone arbitrate `global`'s locks, the otter
+//!   node's boss role included); the active side of the handshake and a list of known
+//!   nodes, to lock them all (`global:trans`'s `set_lock` calls to every known node,
+//!   then `{register, Name, Pid, Method}` to each, this node included); its own names
+//!   sent in `exchange`; and the resolution of a name clash found in an exchange,
+//!   which runs the name's `Method`, an Erlang fun, on the node of one of the two
+//!   pids (`rpc:call(Node, global, resolve_it, ...)`): for an otter pid, only the
+//!   default methods (`global:random_exit_name/3` and its kind) could be honoured, by
+//!   their names.
+//! * `global:set_lock/1,2` and `global:trans/2` run among the Erlang nodes: the otter
+//!   node says yes to every lock, so a lock is exclusive only through the Erlang nodes
+//!   it is also set on (every `global` lock includes the caller's own node).
+//! * `prevent_overlapping_partitions` (OTP 25's default): the server ignores
+//!   `lost_connection` notices, so the otter node does not disconnect from a node
+//!   that another node lost; Erlang peers that get such a notice about the otter node
+//!   do disconnect from it, as they would from an Erlang node.
+//! * `global_groups` are not known to the otter node.
+//!
 //! # Differences from Erlang
 //!
 //! * A remote pid is valid for the life of the connection it came over: after the
@@ -160,11 +210,9 @@
 //!   (Erlang keeps it valid for the same node incarnation). The pid of
 //!   [`Node::remote_name`] is not a process's: it stands for `{Name, Node}`, and sends
 //!   to it go by name again once the node is back.
-//! * The node is hidden by default ([`NodeBuilder::hidden`]); it does not take part in
-//!   `global`'s name registry (`pg` works on a hidden node: [`pg`]). A visible node
-//!   (`hidden(false)`) never answers `global`'s protocol either, so `global:sync()`
-//!   on its Erlang peers waits for it for ever and they do not connect to it
-//!   transitively: keep it hidden where a peer uses `global`.
+//! * The node is hidden by default ([`NodeBuilder::hidden`]). A visible node takes
+//!   part in `global` as a node that holds no names ("Visible nodes and `global`"
+//!   above): it looks names up, but cannot register them.
 //! * `{Name, node()}` ([`Node::call`], [`Node::send_named`], [`Node::remote_name`]
 //!   given the node's own name) reaches the names exported to peers
 //!   ([`Node::register`] and the like), not the runtime's typed local registry
@@ -225,6 +273,7 @@ mod erpc;
 mod flags;
 #[cfg(test)]
 mod fuzz;
+mod global;
 mod handshake;
 mod link;
 mod local;

@@ -119,7 +119,8 @@ impl NodeBuilder {
 
     /// Whether the node is hidden (the default): it connects only to the nodes it
     /// talks to, and does not appear in their `nodes()` (only in `nodes(hidden)`). A
-    /// node that is not hidden is published as an ordinary cluster member.
+    /// node that is not hidden is published as a cluster member, and answers `global`
+    /// as a node with no global names ([`crate::dist`], "Visible nodes and `global`").
     pub fn hidden(mut self, hidden: bool) -> Self {
         self.hidden = hidden;
         self
@@ -161,9 +162,8 @@ impl NodeBuilder {
     }
 
     /// Distribution over TLS (feature `tls`), as `erl -proto_dist inet_tls`: every
-    /// connection, accepted or opened, runs TLS first and the distribution handshake
-    /// inside it; plain peers are refused. Verification and certificates:
-    /// [`TlsConfig`](crate::dist::TlsConfig).
+    /// connection runs TLS, then the handshake inside it; plain peers are refused
+    /// ([`TlsConfig`](crate::dist::TlsConfig), and the module docs' "TLS").
     #[cfg(feature = "tls")]
     #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
     pub fn tls(mut self, config: crate::dist::TlsConfig) -> Self {
@@ -237,9 +237,8 @@ pub(crate) struct NodeShared {
     /// [`NodeBuilder::dist_buf_busy_limit`] and [`NodeBuilder::dist_buf_hard_limit`].
     pub(crate) busy_limit: usize,
     pub(crate) hard_limit: usize,
-    /// [`NodeBuilder::tls`].
     #[cfg(feature = "tls")]
-    pub(crate) tls: Option<crate::dist::TlsConfig>,
+    pub(crate) tls: Option<crate::dist::TlsConfig>, // NodeBuilder::tls
     pub(crate) handle: Handle,
     pub(crate) connections: Mutex<HashMap<Atom, Arc<Connection>>>,
     pub(crate) names: RwLock<HashMap<Atom, Exported>>,
@@ -262,10 +261,12 @@ pub(crate) struct NodeShared {
     /// Monitors of this node's own exported names, by monitor id: the process that
     /// held the name when the monitor was set (`local.rs`).
     pub(crate) local_monitors: Mutex<HashMap<u64, RawPid>>,
-    /// The running `pg` scopes (`pg.rs`).
+    /// The running `pg` scopes (`pg.rs`), the refused connections reported so far
+    /// (`connection/setup.rs`), the global names a visible node has heard of
+    /// (`global/names.rs`).
     pub(crate) pg: crate::dist::pg::Scopes,
-    /// The refused connections reported so far (`connection/setup.rs`).
     pub(crate) refusals: crate::dist::connection::Refusals,
+    pub(crate) global: crate::dist::global::names::Names,
 }
 
 impl fmt::Debug for NodeShared {
@@ -344,13 +345,19 @@ impl Node {
             local_monitors: Mutex::new(HashMap::new()),
             pg: Default::default(),
             refusals: Default::default(),
+            global: Default::default(),
         });
         if !handle.set_node() {
             return Err(StartError::AlreadyStarted);
         }
         crate::dist::route::install();
-        connection::start_acceptor(&shared, listener).map_err(StartError::Listen)?;
-        Ok(Node { shared })
+        let node = Node { shared };
+        if !b.hidden {
+            // Before the first connection: peers start `global`'s handshake on `nodeup`.
+            crate::dist::global::start(&node);
+        }
+        connection::start_acceptor(&node.shared, listener).map_err(StartError::Listen)?;
+        Ok(node)
     }
 
     /// The node's name, `alive@host`.
