@@ -67,9 +67,11 @@ const MAX_LOGGED: usize = 1024;
 /// What the server receives.
 pub(crate) enum Inbound {
     /// A message from another node's process, decoded on the connection's reader
-    /// (`via`: the peer of that connection).
+    /// (`via`: the peer of that connection; `conn`: the connection, to tell a call
+    /// that came over one since gone).
     Peer {
         via: Atom,
+        conn: Option<std::sync::Weak<connection::Connection>>,
         message: Result<Message, WireError>,
     },
     /// A connection came up or went down.
@@ -150,7 +152,7 @@ async fn run(mut cx: Context<Inbound>, node: Arc<NodeShared>) {
                     s.peers.remove(&n);
                 }
             }
-            Inbound::Peer { via, message } => s.message(&via, message),
+            Inbound::Peer { via, conn, message } => s.message(&via, conn, message),
             Inbound::Down(d) => s.names.down(&s.node, &d),
         }
     }
@@ -195,7 +197,12 @@ impl Server {
             .is_some_and(|p| tag.is_none_or(|t| *t == Term::Int(p.my_tag)))
     }
 
-    fn message(&mut self, via: &Atom, message: Result<Message, WireError>) {
+    fn message(
+        &mut self,
+        via: &Atom,
+        conn: Option<std::sync::Weak<connection::Connection>>,
+        message: Result<Message, WireError>,
+    ) {
         let m = match message {
             Ok(m) => m,
             Err(e) => {
@@ -278,6 +285,17 @@ impl Server {
                 }
             }
             Message::Call { from, request } => {
+                // A call that came over a connection since gone is not answered: its
+                // caller's monitor has fired (`noconnection`), and a late reply on the
+                // next connection would reach a locker that has moved on.
+                let current = connection::get(&self.node, via);
+                let same = conn
+                    .and_then(|c| c.upgrade())
+                    .zip(current)
+                    .is_some_and(|(c, now)| Arc::ptr_eq(&c, &now) && now.is_up());
+                if !same {
+                    return;
+                }
                 let reply = request.reply();
                 match request {
                     wire::Request::Register { name, pid } => {
@@ -323,6 +341,7 @@ impl Server {
 /// connection's reader, with the peer it came from (`node.rs`'s `Exported`).
 fn deliver(node: &Arc<NodeShared>, to: RawPid, payload: &[u8]) {
     let via = crate::dist::current_via().unwrap_or_else(|| node.name.clone());
+    let conn = connection::get(node, &via).map(|c| Arc::downgrade(&c));
     let message = wire::decode(payload);
-    let _ = Pid::<Inbound>::from_raw(to).try_send(Inbound::Peer { via, message });
+    let _ = Pid::<Inbound>::from_raw(to).try_send(Inbound::Peer { via, conn, message });
 }
