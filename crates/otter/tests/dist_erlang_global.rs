@@ -14,7 +14,7 @@ mod reports;
 #[path = "support/rt.rs"]
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use otter::Runtime;
 use otter::dist::Node;
@@ -72,18 +72,7 @@ fn connected(e: &mut erlang::Node, node: &Node) {
 
 /// Evaluates `expr` on `e` until it prints `expected`; fails after [`DEADLINE`].
 fn erl_until(e: &mut erlang::Node, expr: &str, expected: &str) {
-    let t0 = Instant::now();
-    loop {
-        let got = e.eval_ok(expr);
-        if got == expected {
-            return;
-        }
-        assert!(
-            t0.elapsed() < DEADLINE,
-            "on {}: `{expr}` is {got}, not {expected}, after {DEADLINE:?}",
-            e.name()
-        );
-    }
+    e.eval_until(expr, expected, DEADLINE);
 }
 
 /// `global` on `e` logged nothing about the otter node (an unexpected message, a

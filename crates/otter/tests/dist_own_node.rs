@@ -9,13 +9,13 @@ mod otter_node;
 #[path = "support/rt.rs"]
 mod support;
 
-use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 use otter::dist::etf::Term;
-use otter::dist::{BadTerm, Node, RemoteCallError, RemoteServer};
+use otter::dist::{BadTerm, RemoteCallError, RemoteServer};
 use otter::server::{CallError, Flow, ReplyTo, Server, ServerContext, ServerRef};
 use otter::{Context, Down, ExitReason, Runtime};
+use otter_node::inbox;
 use serde::{Deserialize, Serialize};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -33,21 +33,6 @@ impl From<BadTerm> for Msg {
     fn from(b: BadTerm) -> Msg {
         Msg::Bad(b)
     }
-}
-
-/// A process registered as `inbox` for other nodes; forwards what it receives.
-fn inbox(rt: &Runtime, node: &Node) -> (otter::Pid<Msg>, Receiver<Msg>) {
-    let (tx, rx) = channel();
-    let pid = rt.handle().spawn(move |mut cx: Context<Msg>| async move {
-        loop {
-            let m = cx.recv().await;
-            if tx.send(m).is_err() {
-                return;
-            }
-        }
-    });
-    node.register("inbox", pid);
-    (pid, rx)
 }
 
 rt_test!(
@@ -97,7 +82,7 @@ rt_test!(
     a_monitor_of_the_own_node_name_reports_its_holders_exit_and_noproc_without_one,
     |rt: &Runtime| {
         let node = otter_node::start(rt);
-        let (holder, _rx) = inbox(rt, &node);
+        let (holder, _rx) = inbox::<Msg>(rt, &node);
         let n = node.clone();
         let r = rt.block_on(move |mut cx: Context<Down>| async move {
             let own = n.name().to_string();

@@ -276,21 +276,9 @@ fn erl_pg() -> erlang::Node {
         .start()
 }
 
-/// Evaluates `expr` on `e` until it prints `expected`; fails after [`WAIT`]. A
-/// failure guard: the state it waits for comes over the network.
+/// Evaluates `expr` on `e` until it prints `expected`; fails after [`WAIT`].
 fn erl_until(e: &mut erlang::Node, expr: &str, expected: &str) {
-    let t0 = Instant::now();
-    loop {
-        let got = e.eval_ok(expr);
-        if got == expected {
-            return;
-        }
-        assert!(
-            t0.elapsed() < WAIT,
-            "`{expr}` is {got}, not {expected}, after {WAIT:?}"
-        );
-        std::thread::yield_now();
-    }
+    e.eval_until(expr, expected, WAIT);
 }
 
 /// The nodes of `pg:get_members(pg, Group)` on `e`, sorted, as Erlang prints them.

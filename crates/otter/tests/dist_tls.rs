@@ -16,13 +16,12 @@ mod support;
 #[path = "support/tls.rs"]
 mod tls;
 
-use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 use otter::dist::etf::Term;
 use otter::dist::{ConnectError, Node, TlsConfig};
 use otter::{Context, Pid, Runtime};
-use otter_node::at;
+use otter_node::{at, inbox};
 use tls::Pki;
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -37,21 +36,6 @@ fn tls_config(pki: &Pki) -> TlsConfig {
 /// An otter node with TLS distribution on `pki`'s certificates.
 fn tls_node(rt: &Runtime, pki: &Pki) -> Node {
     otter_node::start_with(rt, |b| b.tls(tls_config(pki)))
-}
-
-/// A process registered as `inbox` on `node` that forwards every term it receives.
-fn inbox(rt: &Runtime, node: &Node) -> (Pid<Term>, Receiver<Term>) {
-    let (tx, rx) = channel();
-    let pid = rt.handle().spawn(move |mut cx: Context<Term>| async move {
-        loop {
-            let m = cx.recv().await;
-            if tx.send(m).is_err() {
-                return;
-            }
-        }
-    });
-    node.register("inbox", pid);
-    (pid, rx)
 }
 
 /// Sends `{Inbox, Msg}` to `echo` on `peer` for each of `msgs`, in order, from one
@@ -78,7 +62,7 @@ rt_test!(
     |rt: &Runtime| {
         let pki = Pki::new("otter test CA");
         let node = tls_node(rt, &pki);
-        let (me, rx) = inbox(rt, &node);
+        let (me, rx) = inbox::<Term>(rt, &node);
         let mut e = pki.erl(ECHO);
         // otter opens the connection: its first message goes out over TLS.
         send_to_echo(rt, &node, e.name(), me, vec![Term::atom("hello")]);
@@ -101,7 +85,7 @@ rt_test!(
     |rt: &Runtime| {
         let pki = Pki::new("otter test CA");
         let node = tls_node(rt, &pki);
-        let (_, rx) = inbox(rt, &node);
+        let (_, rx) = inbox::<Term>(rt, &node);
         let mut e = pki.erl("ok");
         assert_eq!(
             e.eval_ok(&format!("net_adm:ping('{}')", node.name())),
@@ -120,7 +104,7 @@ rt_test!(
 rt_test!(large_messages_cross_tls_intact_in_order, |rt: &Runtime| {
     let pki = Pki::new("otter test CA");
     let node = tls_node(rt, &pki);
-    let (me, rx) = inbox(rt, &node);
+    let (me, rx) = inbox::<Term>(rt, &node);
     let e = pki.erl(ECHO);
     // Larger than a TLS record (16 KiB) and than rustls's buffer limit (64 KiB):
     // the writer's loop of encrypt-and-flush, the reader's of many records.
@@ -149,7 +133,7 @@ rt_test!(two_otter_nodes_talk_over_tls, |rt: &Runtime| {
     let a = tls_node(rt, &pki);
     let rt_b = Runtime::builder().threads(2).build().unwrap();
     let b = tls_node(&rt_b, &pki);
-    let (_, rx) = inbox(&rt_b, &b);
+    let (_, rx) = inbox::<Term>(&rt_b, &b);
     let (na, to) = (a.clone(), b.name().to_string());
     rt.handle().spawn(move |cx: Context<()>| async move {
         for i in 0..100 {
@@ -168,7 +152,7 @@ rt_test!(
     |rt: &Runtime| {
         let pki = Pki::new("otter test CA");
         let node = tls_node(rt, &pki);
-        let (_, rx) = inbox(rt, &node);
+        let (_, rx) = inbox::<Term>(rt, &node);
         // The collector is in place before anything is refused.
         reports::reports();
         let mut plain = erlang::Node::builder("erl").start();

@@ -3,15 +3,15 @@
 //! the old state; suspension queues user messages; statistics, the log and trace;
 //! noproc; stop.
 //!
-//! One global `tracing` subscriber collects the `otter::sys` events of this binary;
-//! each test looks only at the events of its own server.
+//! One global `tracing` subscriber collects the `otter::sys` events of this binary
+//! (`support/reports.rs`); each test looks only at the events of its own server.
 
+#[path = "support/reports.rs"]
+mod reports;
 #[path = "support/rt.rs"]
 mod support;
 
-use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use otter::server::{CallError, Flow, Name, ReplyTo, Server, ServerContext};
@@ -19,9 +19,7 @@ use otter::statem::{Event, Machine, StateMachine, StatemContext, Transition};
 use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
 use otter::sys::{self, Mode, SysError};
 use otter::{Context, ExitReason, Pid, Runtime};
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Metadata, Subscriber};
+use reports::Report;
 
 // ===== A server that logs what it handles =====
 
@@ -441,51 +439,12 @@ rt_test!(
 
 // ===== trace =====
 
-/// One event of target `otter::sys`, its fields as text.
-#[derive(Debug, Clone)]
-struct Traced(BTreeMap<String, String>);
-
-struct Collect(Mutex<Vec<Traced>>);
-
-struct Fields<'a>(&'a mut BTreeMap<String, String>);
-
-impl Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.0
-            .insert(field.name().to_string(), format!("{value:?}"));
-    }
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.insert(field.name().to_string(), value.to_string());
-    }
-}
-
-impl Subscriber for &'static Collect {
-    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
-        metadata.target() == "otter::sys"
-    }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
-    }
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        let mut fields = BTreeMap::new();
-        event.record(&mut Fields(&mut fields));
-        self.0.lock().unwrap().push(Traced(fields));
-    }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
-}
-
-/// The `otter::sys` events so far (installing the collector on first use).
-fn traced() -> Vec<Traced> {
-    static COLLECT: OnceLock<&'static Collect> = OnceLock::new();
-    let c = COLLECT.get_or_init(|| {
-        let c: &'static Collect = Box::leak(Box::new(Collect(Mutex::new(Vec::new()))));
-        tracing::subscriber::set_global_default(c).unwrap();
-        c
-    });
-    c.0.lock().unwrap().clone()
+/// The `otter::sys` events so far (`support/reports.rs` collects them).
+fn traced() -> Vec<Report> {
+    reports::reports()
+        .into_iter()
+        .filter(|r| r.target == "otter::sys")
+        .collect()
 }
 
 rt_test!(
@@ -504,11 +463,11 @@ rt_test!(
             s.id()
         });
         let pid = r.unwrap().to_string();
-        let mine: Vec<Traced> = traced()
+        let mine: Vec<Report> = traced()
             .into_iter()
-            .filter(|t| t.0.get("pid") == Some(&pid))
+            .filter(|t| t.get("pid") == pid)
             .collect();
-        let field = |t: &Traced, f: &str| t.0.get(f).cloned().unwrap_or_default();
+        let field = |t: &Report, f: &str| t.get(f).to_string();
         let events: Vec<(String, String)> = mine
             .iter()
             .map(|t| (field(t, "event"), field(t, "kind")))

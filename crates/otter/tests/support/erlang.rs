@@ -314,6 +314,24 @@ impl Node {
         }
     }
 
+    /// Evaluates `exprs` until it prints `expected`; fails after `limit`. A failure
+    /// guard for state that comes over the network (a pg join, a global sync), not a
+    /// synchronisation: each try is a round trip to the node.
+    pub fn eval_until(&mut self, exprs: &str, expected: &str, limit: Duration) {
+        let t0 = Instant::now();
+        loop {
+            let got = self.eval_ok(exprs);
+            if got == expected {
+                return;
+            }
+            if t0.elapsed() >= limit {
+                let why = format!("`{exprs}` is {got}, not {expected}, after {limit:?}");
+                self.fail(&why);
+            }
+            std::thread::yield_now();
+        }
+    }
+
     /// Waits at most `limit` for a line the node prints that `matches`, and takes it;
     /// lines passed over stay for later waits.
     pub fn wait_for_line(

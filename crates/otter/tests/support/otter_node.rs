@@ -9,8 +9,11 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use otter::Runtime;
-use otter::dist::{Node, NodeBuilder};
+use std::sync::mpsc::{Receiver, channel};
+
+use otter::dist::{BadTerm, Node, NodeBuilder};
+use otter::{Context, Pid, Runtime};
+use serde::de::DeserializeOwned;
 
 use crate::erlang;
 
@@ -34,4 +37,23 @@ pub fn start_with(rt: &Runtime, configure: impl FnOnce(NodeBuilder) -> NodeBuild
 /// expression writes it.
 pub fn at(name: &str, node: &Node) -> String {
     format!("{{{name}, '{}'}}", node.name())
+}
+
+/// A process registered as `inbox` on `node` for other nodes, that forwards every
+/// message it receives to the returned channel.
+pub fn inbox<M>(rt: &Runtime, node: &Node) -> (Pid<M>, Receiver<M>)
+where
+    M: DeserializeOwned + From<BadTerm> + Send + 'static,
+{
+    let (tx, rx) = channel();
+    let pid = rt.handle().spawn(move |mut cx: Context<M>| async move {
+        loop {
+            let m = cx.recv().await;
+            if tx.send(m).is_err() {
+                return;
+            }
+        }
+    });
+    node.register("inbox", pid);
+    (pid, rx)
 }
