@@ -151,13 +151,11 @@ pub(crate) const STREAMING: u64 = 1 << 63;
 /// State shared by a runtime's workers, handles and processes.
 #[derive(Debug)]
 pub(crate) struct Shared {
-    /// The runtime's workers, then as many slots for spare threads
-    /// (`scheduler/stand_in.rs`).
+    /// The runtime's workers, then as many slots for spare threads (`stand_in.rs`).
     pub(crate) workers: Box<[Remote]>,
     /// How many of `workers` are the runtime's own ([`Builder::threads`]).
     pub(crate) threads: usize,
-    /// The spare threads started so far (`stand_in.rs`); their start and the shutdown
-    /// take this lock.
+    /// The spare threads started so far; their start and the shutdown take this lock.
     pub(crate) spares: Mutex<Vec<JoinHandle<()>>>,
     /// Where dormant spares wait for their slot to be claimed or for the shutdown.
     pub(crate) dormant: (Mutex<()>, Condvar),
@@ -172,8 +170,7 @@ pub(crate) struct Shared {
     outside_spawns: AtomicUsize,
     pub(crate) timer: Arc<Timer>,
     pub(crate) registry: crate::registry::Registry,
-    /// The servers that code holding only a pid can reach (`server/untyped.rs`).
-    pub(crate) servers: crate::server::untyped::Servers,
+    pub(crate) servers: crate::server::untyped::Servers, // reached by pid alone
     /// Introspection's runtime counters and coarse clock (`introspect.rs`).
     pub(crate) stats: crate::introspect::RuntimeStats,
     /// Whether a distribution node runs on this runtime (one at most).
@@ -182,11 +179,9 @@ pub(crate) struct Shared {
     pub(crate) io: OnceLock<Arc<Reactor>>,
     /// The blocking pool (`blocking.rs`); no thread until its first job.
     pub(crate) blocking: Arc<crate::blocking::Pool>,
-    /// How long a worker that runs out of work searches before it may park, whatever
-    /// else runs ([`Builder::busy_wait`]).
+    /// How long a worker out of work searches before it may park ([`Builder::busy_wait`]).
     pub(crate) busy_wait: Duration,
-    /// Whether the threads that run processes enter tokio's context
-    /// ([`Builder::tokio_context`]).
+    /// Whether process threads enter tokio's context ([`Builder::tokio_context`]).
     #[cfg(feature = "tokio")]
     pub(crate) tokio_context: bool,
 }
