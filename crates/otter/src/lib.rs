@@ -36,6 +36,7 @@
 //! | dirty schedulers | [`blocking::spawn_blocking`] |
 //! | `erpc:call(OtterNode, m, f, [A, B])` from Erlang; `erpc:call(Node, M, F, Args, T)` from otter | `node.register_rpc("m", "f", \|(a, b): (i64, i64)\| Ok(a + b))`; `node.erpc_call(&cx, node, "m", "f", &(a, b), t).await` ([`dist`], "erpc and rpc") |
 //! | `pg:start(Scope)`, `pg:join(Scope, G, Pid)`, `pg:get_members(Scope, G)`, `pg:monitor_scope(Scope)` | `node.pg_scope("pg")`, `scope.join(&g, pid)`, `scope.members::<_, M>(&g)`, `scope.monitor_scope(pid)` ([`dist::pg`]: Erlang's pg protocol, one membership with Erlang nodes) |
+//! | `erl -proto_dist inet_tls -ssl_dist_optfile F`; `global:sync()`, `global:whereis_name(N)` with a visible node | `Node::builder(n).tls(TlsConfig::from_pem_files(cert, key, ca)?)` (feature `tls`); `.hidden(false)`, `node.global_whereis_name("n")` ([`dist`]: "TLS", "Visible nodes and `global`") |
 //! | `os:set_signal(sigterm, handle)`, `{notify, sigterm}` | [`os_signal::notify`]`(&cx, &[Signal::Term], pid)`, an [`OsSignal`] message |
 //! | SASL's crash, supervisor and progress reports | `tracing` events ([`report`]): install a subscriber |
 //! | a `common_test` case, `-spec main` of an escript | `#[otter::test]` (`workers = [1, 4]`), `#[otter::main]` |
@@ -219,6 +220,7 @@
 //! | `sys:get_state(counter)`, `sys:replace_state(Pid, Fun)` | `sys::get_state(COUNTER.whereis(&cx))`, `sys::replace_state(counter, \|s\| ..)` ([`sys`]) |
 //! | `sys:get_status/1`, `sys:suspend/1`, `sys:resume/1`, `sys:terminate/2` | `sys::get_status(s)`, `sys::suspend(s)`, `sys::resume(s)`, `sys::stop(s, reason, timeout)` |
 //! | `sys:trace(Pid, true)`, `sys:statistics(Pid, true \| get)` | `sys::trace(s, true)` (`tracing`, target `otter::sys`), `sys::statistics(s, true)`, `sys::get_statistics(s)` |
+//! | `sys:log(Pid, {true, N} \| get)`; `sys:get_status(Pid)` with only a pid | `sys::log(s, Some(n))`, `sys::get_log(s)`; `sys::get_status_of(&handle, pid)`, `sys::get_log_of(&handle, pid)` |
 //! | `sys:get_state({counter, OtterNode})`, `gen_server:stop({counter, OtterNode})` from an Erlang shell | answered by a server registered with `Node::register_server` (`dist` docs, "System messages") |
 //! | `DynamicSupervisor.start_child(Sup, Spec)` (typed) | `sup.start_server_child::<S>(ChildSpec::server::<S>(..))` |
 //! | `supervisor:start_link({local, N}, ..)` as a child | `ChildSpec::named_supervisor(id, N, spec)` |
