@@ -191,9 +191,9 @@ pub struct Memory {
     pub mailbox: usize,
     /// The bonds record (links, monitors, timers), if the process has one.
     pub bonds: usize,
-    /// The save area of selective receive (messages a `recv_match` passed over, held
-    /// inline, and the holes left by those taken out of order), as of its last growth:
-    /// it keeps its capacity once grown, as the mailbox keeps a spare block.
+    /// The save area of selective receive: the messages a `recv_match` passed over,
+    /// held inline (their slots and the area's record; not the spare capacity the area
+    /// keeps once grown, nor the holes left by messages taken out of order).
     pub saved: usize,
 }
 
@@ -216,8 +216,8 @@ pub struct ProcessInfo {
     pub kind: Kind,
     /// Where it is in its schedule.
     pub status: Status,
-    /// Messages in its queue, not yet received (those a selective receive skipped are
-    /// counted in neither).
+    /// Messages waiting to be received: in its queue, and in its save area (those a
+    /// selective receive looked at and left), as Erlang's `message_queue_len` counts.
     pub message_queue_len: usize,
     /// Messages it has taken from its queue since it started: received, or moved to
     /// the save area by a selective receive that looked past them.
@@ -263,13 +263,13 @@ pub(crate) struct Counters {
     /// How many times the supervisor that started it had started its child spec
     /// before, stored once by that supervisor (saturating).
     restarts: AtomicU16,
-    /// The bytes of the process's save area (selective receive), stored by the process
-    /// when the area's capacity changes (saturating); in the padding the fields above
-    /// leave, so a cell is no larger for it.
-    saved_bytes: AtomicU32,
+    /// The messages in the process's save area (selective receive), stored by the
+    /// process when it puts one there or takes one out (saturating); in the padding the
+    /// fields above leave, so a cell is no larger for it.
+    saved: AtomicU32,
 }
 
-// The save area's bytes took the padding after `restarts`: a cell is no larger.
+// The save area's count took the padding after `restarts`: a cell is no larger.
 const _: () = assert!(std::mem::size_of::<Counters>() <= 32);
 
 impl Counters {
@@ -280,18 +280,18 @@ impl Counters {
             born,
             kind: AtomicU8::new(0),
             restarts: AtomicU16::new(0),
-            saved_bytes: AtomicU32::new(0),
+            saved: AtomicU32::new(0),
         }
     }
 
-    pub(crate) fn saved_bytes(&self) -> usize {
-        self.saved_bytes.load(Ordering::Relaxed) as usize
+    pub(crate) fn saved(&self) -> usize {
+        self.saved.load(Ordering::Relaxed) as usize
     }
 
-    /// Stored by the process itself (its save area grew).
-    pub(crate) fn set_saved_bytes(&self, bytes: usize) {
-        let bytes = u32::try_from(bytes).unwrap_or(u32::MAX);
-        self.saved_bytes.store(bytes, Ordering::Relaxed);
+    /// Stored by the process itself (a message went into its save area or out).
+    pub(crate) fn set_saved(&self, n: usize) {
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        self.saved.store(n, Ordering::Relaxed);
     }
 
     pub(crate) fn kind(&self) -> u8 {
@@ -362,7 +362,7 @@ fn build(s: Sample, is_supervisor: impl FnOnce(RawPid) -> bool) -> ProcessInfo {
         name: None,
         kind: Kind::from_u8(s.kind),
         status: s.status,
-        message_queue_len: s.queue_len,
+        message_queue_len: s.queue_len + s.saved,
         messages_received: s.received,
         polls: s.polls,
         memory: Memory {

@@ -236,9 +236,34 @@ impl<M: Send + 'static> Context<M> {
     /// ```
     pub fn try_recv(&mut self) -> Option<M> {
         if let Some(m) = self.saved.as_deref_mut().and_then(Saved::pop_front) {
+            self.taken_from_saved();
             return Some(m);
         }
         self.owner.pop()
+    }
+
+    /// Takes the next message (the one [`Context::try_recv`] would take) if there is one
+    /// now and `pred` holds for it; otherwise leaves it where it was, first in line: a
+    /// queue message looked at is moved to the front of an empty save area, which keeps
+    /// the order. Unlike [`Context::try_recv_match`] it never looks past that message, so
+    /// a caller that takes a run of messages of one kind keeps arrival order with the
+    /// others (the supervisor's batched starts, `supervisor.rs`).
+    pub(crate) fn try_recv_next_if(&mut self, pred: impl FnOnce(&M) -> bool) -> Option<M> {
+        if let Some(saved) = self.saved.as_deref_mut().filter(|s| s.live > 0) {
+            let seq = (saved.base..saved.end()).find(|&seq| saved.get(seq).is_some())?;
+            if !saved.get(seq).is_some_and(pred) {
+                return None;
+            }
+            let m = saved.take(seq);
+            self.taken_from_saved();
+            return m;
+        }
+        let m = self.owner.pop()?;
+        if pred(&m) {
+            return Some(m);
+        }
+        self.save(m);
+        None
     }
 
     /// How many messages wait in this process's mailbox: Erlang's
@@ -269,18 +294,22 @@ impl<M: Send + 'static> Context<M> {
         self.saved.get_or_insert_with(|| Box::new(Saved::new()))
     }
 
-    /// Puts `m` at the end of the save area; when the area grows, publishes its bytes
-    /// for introspection (`Memory::saved`: one store per growth, none per message).
+    /// Puts `m` at the end of the save area, and publishes the area's count.
     fn save(&mut self, m: M) -> Seq {
-        let saved = self.saved_mut();
-        let capacity = saved.slots.capacity();
+        let saved = self.saved.get_or_insert_with(|| Box::new(Saved::new()));
         let seq = saved.push(m);
-        if saved.slots.capacity() != capacity {
-            let bytes = std::mem::size_of::<Saved<M>>()
-                + saved.slots.capacity() * std::mem::size_of::<Option<M>>();
-            self.owner.set_saved_bytes(bytes);
-        }
+        self.owner.set_saved(saved.live);
         seq
+    }
+
+    /// Publishes how many messages the save area holds, for introspection
+    /// (`ProcessInfo::message_queue_len`, `Memory::saved`): a store each time one goes
+    /// in ([`Context::save`]) or comes out (here), none on a receive that does not use
+    /// the area.
+    #[inline]
+    fn taken_from_saved(&self) {
+        self.owner
+            .set_saved(self.saved.as_deref().map_or(0, |s| s.live));
     }
 
     /// Takes the oldest message for which `pred` is true if there is one now, without
@@ -301,7 +330,9 @@ impl<M: Send + 'static> Context<M> {
             let mut seq = saved.base;
             while seq < saved.end() {
                 if saved.get(seq).is_some_and(&mut pred) {
-                    return saved.take(seq);
+                    let m = saved.take(seq);
+                    self.taken_from_saved();
+                    return m;
                 }
                 seq += 1;
             }
@@ -491,7 +522,9 @@ impl<M: Send + 'static, P: FnMut(&M) -> bool> Future for RecvMatch<'_, M, P> {
             let mut seq = this.cursor.max(saved.base);
             while seq < saved.end() {
                 if saved.get(seq).is_some_and(|m| (this.pred)(m)) {
-                    return Poll::Ready(saved.take(seq));
+                    let m = saved.take(seq);
+                    this.cx.taken_from_saved();
+                    return Poll::Ready(m);
                 }
                 seq += 1;
             }
@@ -559,6 +592,7 @@ impl<M: Keyed + Send + 'static> Future for RecvKey<'_, M> {
             return Poll::Pending;
         }
         if let Some(m) = take_indexed::<M>(this.cx.saved_mut(), this.key) {
+            this.cx.taken_from_saved();
             return Poll::Ready(m);
         }
         while let Some(m) = this.cx.owner.pop() {

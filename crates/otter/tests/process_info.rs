@@ -21,7 +21,7 @@ use support::eventually;
 const LIMIT: Duration = Duration::from_secs(10);
 
 rt_test!(
-    the_save_area_of_selective_receive_counts_in_a_processs_memory,
+    the_save_area_of_selective_receive_counts_in_a_processs_memory_and_queue,
     |rt: &Runtime| {
         rt.block_on(move |mut cx: Context<u64>| async move {
             let me = cx.pid();
@@ -40,6 +40,15 @@ rt_test!(
                 after.memory.total(),
                 after.memory.cell + after.memory.mailbox + after.memory.bonds + after.memory.saved
             );
+            // Erlang's `message_queue_len` counts them too, and each one taken.
+            assert_eq!(after.message_queue_len, 1000);
+            assert_eq!(cx.try_recv_match(|m| *m == 500), Some(500));
+            assert_eq!(cx.try_recv(), Some(0));
+            let taken = cx.process_info(me).unwrap();
+            assert_eq!(taken.message_queue_len, 998);
+            while cx.try_recv().is_some() {}
+            let drained = cx.process_info(me).unwrap();
+            assert_eq!((drained.message_queue_len, drained.memory.saved), (0, 0));
         })
         .unwrap();
     }

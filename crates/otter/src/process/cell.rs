@@ -231,6 +231,7 @@ pub(crate) struct Inspected {
     polls: u64,
     parent: RawPid,
     born: u64,
+    saved: usize,
     saved_bytes: usize,
 }
 
@@ -306,6 +307,7 @@ where
         // SAFETY: as above; the fields read are atomics or written before publication.
         let cell = unsafe { cell.as_ref() };
         let q = cell.mailbox.stats();
+        let saved = cell.counters.saved();
         Inspected {
             queue_len: q.len,
             received: q.popped as u64,
@@ -315,7 +317,13 @@ where
             polls: cell.counters.polls(),
             parent: cell.counters.parent(),
             born: cell.counters.born(),
-            saved_bytes: cell.counters.saved_bytes(),
+            saved,
+            saved_bytes: if saved == 0 {
+                0
+            } else {
+                std::mem::size_of::<crate::mailbox::Saved<M>>()
+                    + saved * std::mem::size_of::<Option<M>>()
+            },
         }
     }
 
@@ -674,6 +682,7 @@ pub(crate) struct Sample {
     pub(crate) restarts: u32,
     pub(crate) parent: RawPid,
     pub(crate) born: u64,
+    pub(crate) saved: usize,
     pub(crate) saved_bytes: usize,
     pub(crate) bonds: crate::signal::bonds::Sample,
 }
@@ -710,6 +719,7 @@ impl ProcessRef {
             restarts: u32::from(self.counters().restarts()),
             parent: i.parent,
             born: i.born,
+            saved: i.saved,
             saved_bytes: i.saved_bytes,
             bonds: crate::signal::bonds::sample(h),
         })

@@ -75,9 +75,11 @@ impl<M> Owner<M> {
         unsafe { prefix.cast::<Prefix<M>>().as_ref() }
     }
 
-    /// Publishes the bytes of the process's save area (`introspect::Memory::saved`).
-    pub(crate) fn set_saved_bytes(&self, bytes: usize) {
-        self.prefix().counters.set_saved_bytes(bytes);
+    /// Publishes how many messages the process's save area holds (introspection's
+    /// `message_queue_len` and `Memory::saved`).
+    #[inline]
+    pub(crate) fn set_saved(&self, n: usize) {
+        self.prefix().counters.set_saved(n);
     }
 
     /// The pid of this process. The owner of a `Cell<_, M>` is made by `spawn` with its
