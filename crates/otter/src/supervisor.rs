@@ -106,6 +106,7 @@
 //!   spec's own constructor recorded ([`ChildSpec::server`]), at run time: one
 //!   [`ChildSpec`] type serves static lists, dynamic children and every kind of child.
 
+mod batch;
 mod child;
 mod client;
 
@@ -117,6 +118,7 @@ use crate::exit::ExitReason;
 use crate::pid::{Pid, ProcessId};
 use crate::report;
 use crate::server::{self, Flow, Info, Server, ServerContext, ServerMsg, ServerRef};
+use crate::signal::Exit;
 
 pub use child::{ChildKind, ChildSpec, Restart, Shutdown, StartFuture};
 pub use client::{
@@ -362,6 +364,9 @@ impl Server for Supervisor {
             Request::Child(id, from) => {
                 from.reply(self.find(&id).map(|i| self.children[i].info()));
             }
+            Request::StartChild(spec, from) if self.strategy == Strategy::SimpleOneForOne => {
+                self.start_batch(spec, from, cx).await;
+            }
             Request::StartChild(spec, from) => from.reply(self.start_child(spec, cx).await),
             Request::TerminateChild(id, from) => from.reply(match self.find(&id) {
                 Err(e) => Err(e),
@@ -420,17 +425,11 @@ impl Server for Supervisor {
         let Some(i) = self.running(exit.from) else {
             return Flow::Continue; // not (or no longer) our child: a stale signal
         };
-        self.by_pid.remove(&exit.from);
-        self.children[i].status = Status::Stopped;
-        let spec = &self.children[i].spec;
-        report::child_terminated(cx.pid().id(), &spec.id, exit.from, &exit.reason);
-        if !spec.restart.restarts_after(&exit.reason) {
-            if spec.restart == Restart::Temporary || self.strategy == Strategy::SimpleOneForOne {
-                self.forget(i);
-            }
-            return Flow::Continue;
+        if self.exited(i, &exit, cx.pid().id()) {
+            self.restart(i, Some(exit.from), cx).await
+        } else {
+            Flow::Continue
         }
-        self.restart(i, Some(exit.from), cx).await
     }
 
     async fn terminate(&mut self, _reason: &ExitReason, cx: &mut SupervisorContext) {
@@ -494,14 +493,14 @@ impl Supervisor {
         }
     }
 
+    /// `start_child` on the strategies other than simple_one_for_one (which starts in
+    /// batches: `supervisor/batch.rs`).
     async fn start_child(
         &mut self,
         spec: ChildSpec,
         cx: &mut SupervisorContext,
     ) -> Result<ProcessId, ChildError> {
-        if self.strategy != Strategy::SimpleOneForOne
-            && let Some(c) = self.children.iter().find(|c| c.spec.id == spec.id)
-        {
+        if let Some(c) = self.children.iter().find(|c| c.spec.id == spec.id) {
             return Err(ChildError::AlreadyPresent(c.pid()));
         }
         let pid = start(&spec, cx).await.map_err(ChildError::StartFailed)?;
@@ -523,20 +522,46 @@ impl Supervisor {
     /// The child running as `pid`: by the hint if it is right, else by a scan (which
     /// puts it right).
     fn running(&mut self, pid: ProcessId) -> Option<usize> {
+        let (i, hinted) = self.find_running(pid)?;
+        if !hinted {
+            self.note_running(i);
+        }
+        Some(i)
+    }
+
+    /// As [`Supervisor::running`], leaving the hints as they are; whether the hint found
+    /// it.
+    fn find_running(&self, pid: ProcessId) -> Option<(usize, bool)> {
         if let Some(&i) = self.by_pid.get(&pid)
             && self
                 .children
                 .get(i)
                 .is_some_and(|c| c.status == Status::Running(pid))
         {
-            return Some(i);
+            return Some((i, true));
         }
         let i = self
             .children
             .iter()
             .position(|c| c.status == Status::Running(pid))?;
-        self.note_running(i);
-        Some(i)
+        Some((i, false))
+    }
+
+    /// Child `i` has exited with `exit`: it is stopped and reported, and forgotten if it
+    /// is temporary or under simple_one_for_one and is not to be restarted. True if it
+    /// is to be restarted (by [`Supervisor::restart`]).
+    fn exited(&mut self, i: usize, exit: &Exit, me: ProcessId) -> bool {
+        self.by_pid.remove(&exit.from);
+        self.children[i].status = Status::Stopped;
+        let spec = &self.children[i].spec;
+        report::child_terminated(me, &spec.id, exit.from, &exit.reason);
+        if spec.restart.restarts_after(&exit.reason) {
+            return true;
+        }
+        if spec.restart == Restart::Temporary || self.strategy == Strategy::SimpleOneForOne {
+            self.forget(i);
+        }
+        false
     }
 
     /// Records where child `i` is, if it runs under simple_one_for_one.
@@ -687,11 +712,16 @@ async fn start(spec: &ChildSpec, cx: &mut SupervisorContext) -> Result<ProcessId
         Ok(started) => server::catch(started).await.and_then(|r| r),
         Err(panic) => Err(panic),
     };
-    match &started {
+    report_start(me, spec, &started);
+    started
+}
+
+/// Reports a start (`otter::progress`) or its failure (`otter::supervisor`).
+fn report_start(me: ProcessId, spec: &ChildSpec, started: &Result<ProcessId, ExitReason>) {
+    match started {
         Ok(pid) => report::child_started(me, &spec.id, *pid),
         Err(reason) => report::start_error(me, &spec.id, reason),
     }
-    started
 }
 
 /// Stops one child; returns once it has exited.
