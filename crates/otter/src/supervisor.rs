@@ -98,6 +98,10 @@
 //!   (`pid: None`), where OTP gives `restarting`; `restart_child` and `delete_child`
 //!   tell the two apart. It also gives a running [`ChildSpec::supervisor`] child as a
 //!   [`SupervisorRef`] ([`ChildInfo::supervisor`]), where OTP's pid serves for both.
+//! * A simple_one_for_one supervisor starts in batches (`supervisor/batch.rs`): the
+//!   start requests next in its mailbox are begun as they come and their `init`s
+//!   overlap, where OTP waits for each child's `init` before it reads the next request;
+//!   any other message still waits for the starts before it, as in OTP.
 //! * Requests and their answers are typed per request (each [`Request`] carries the
 //!   reply handle of its own answer). [`SupervisorRef::child`] gives a running server
 //!   child as a typed `ServerRef` (checked against its spec), where OTP's
