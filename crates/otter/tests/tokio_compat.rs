@@ -443,3 +443,55 @@ rt_test!(
         assert_eq!(r.unwrap(), [Some(7), None]);
     }
 );
+
+/// A byte pattern no two nearby offsets share.
+fn pattern(len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i % 251) as u8 ^ (i / 251) as u8)
+        .collect()
+}
+
+rt_test!(
+    an_otter_socket_read_through_tokio_fills_uninitialized_and_initialized_buffers_alike,
+    |rt: &Runtime| {
+        use tokio::io::AsyncReadExt;
+        const LEN: usize = 1 << 20;
+        let r = rt.block_on(|_: Context<()>| async move {
+            let listener = otter::net::TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+            let addr = listener.local_addr().unwrap();
+            // Two clients on OS threads, each writing the pattern and closing.
+            let clients: Vec<_> = (0..2)
+                .map(|_| {
+                    std::thread::spawn(move || {
+                        use std::io::Write;
+                        let mut s = std::net::TcpStream::connect(addr).unwrap();
+                        s.write_all(&pattern(LEN)).unwrap();
+                    })
+                })
+                .collect();
+            // An uninitialized buffer (a `Vec`'s spare capacity, as hyper's), read
+            // through the scratch buffer.
+            let (mut first, _) = listener.accept().await.unwrap();
+            let mut uninit = Vec::with_capacity(4096);
+            while first.read_buf(&mut uninit).await.unwrap() > 0 {
+                uninit.reserve(4096);
+            }
+            // An initialized one, read into directly.
+            let (mut second, _) = listener.accept().await.unwrap();
+            let mut init = Vec::new();
+            let mut chunk = [0u8; 3000];
+            loop {
+                match second.read(&mut chunk).await.unwrap() {
+                    0 => break,
+                    n => init.extend_from_slice(&chunk[..n]),
+                }
+            }
+            for c in clients {
+                c.join().unwrap();
+            }
+            let expected = pattern(LEN);
+            (uninit == expected, init == expected)
+        });
+        assert_eq!(r.unwrap(), (true, true));
+    }
+);

@@ -466,6 +466,14 @@ fn libc_einprogress() -> i32 {
 /// tokio's read trait (feature `tokio`): hand an otter socket to a tokio-based library
 /// (hyper through `hyper_util::rt::TokioIo`, a tokio codec). otter's own reactor drives
 /// it: no tokio runtime or [`compat::tokio`](crate::compat::tokio) context is needed.
+///
+/// A read goes into the buffer's initialized room when it has some; otherwise (hyper
+/// hands a fresh, uninitialized `ReadBuf` to every read) into this thread's scratch
+/// buffer, and what came is copied in. Zeroing the room first (`initialize_unfilled`),
+/// as a reader without `unsafe` otherwise must, cleared hyper's whole 8 KiB read buffer
+/// on every read, a request's few hundred bytes or none: 7% of a worker's time in the
+/// `http` case (docs/design/0039). tokio's own sockets read into the uninitialized room
+/// with `unsafe`, which this module does not use.
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 impl tokio::io::AsyncRead for TcpStream {
@@ -474,10 +482,36 @@ impl tokio::io::AsyncRead for TcpStream {
         cx: &mut Context<'_>,
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let n = std::task::ready!(self.get_mut().poll_read_buf(cx, buf.initialize_unfilled()))?;
-        buf.advance(n);
-        Poll::Ready(Ok(()))
+        let this = self.get_mut();
+        let filled = buf.filled().len();
+        if buf.initialized().len() > filled {
+            let room = &mut buf.initialized_mut()[filled..];
+            let n = std::task::ready!(this.poll_read_buf(cx, room))?;
+            buf.advance(n);
+            return Poll::Ready(Ok(()));
+        }
+        SCRATCH.with_borrow_mut(|scratch| {
+            if scratch.is_empty() {
+                scratch.resize(SCRATCH_BYTES, 0);
+            }
+            let want = buf.remaining().min(scratch.len());
+            let n = std::task::ready!(this.poll_read_buf(cx, &mut scratch[..want]))?;
+            buf.put_slice(&scratch[..n]);
+            Poll::Ready(Ok(()))
+        })
     }
+}
+
+/// The most a read into an uninitialized `ReadBuf` takes at once (see the `AsyncRead`
+/// impl): hyper's reads are 8 KiB to start with.
+#[cfg(feature = "tokio")]
+const SCRATCH_BYTES: usize = 64 * 1024;
+
+#[cfg(feature = "tokio")]
+thread_local! {
+    /// The scratch buffer of reads into an uninitialized `ReadBuf`: zeroed once per
+    /// thread, on its first such read.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// tokio's write trait (feature `tokio`); see the `AsyncRead` impl. `poll_shutdown`
