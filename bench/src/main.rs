@@ -21,6 +21,8 @@
 mod args;
 mod json_line;
 mod limits;
+#[cfg(feature = "observe")]
+mod observe;
 mod report;
 mod suite;
 mod sysinfo;
@@ -218,6 +220,8 @@ fn run_one(bench: &str, kvs: &[String]) -> ExitCode {
             return ExitCode::from(EXIT_INTERNAL);
         }
     };
+    #[cfg(feature = "observe")]
+    let observed = observe::start(&rt);
     let outcome = match (w.run)(&rt, &params) {
         Ok(o) => o,
         Err(RunError::Crashed(reason)) => {
@@ -229,6 +233,8 @@ fn run_one(bench: &str, kvs: &[String]) -> ExitCode {
             return ExitCode::from(EXIT_INTERNAL);
         }
     };
+    #[cfg(feature = "observe")]
+    drop(observed);
     println!("{}", json_line::json(bench, &params, threads, &outcome));
     // Printed first: the line is out even if shutting the runtime down were to hang.
     drop(rt);
