@@ -298,6 +298,7 @@ mod system;
 mod tests;
 #[cfg(feature = "tls")]
 mod tls;
+mod wire_error;
 
 use std::cell::RefCell;
 use std::sync::Arc;

@@ -149,7 +149,7 @@ fn each_message_erlang_sends_decodes() {
     ));
     assert!(matches!(
         wire::decode(&encode(&Term::atom("hello"))),
-        Err(WireError::Unknown(_))
+        Err(WireError::Unknown(..))
     ));
     assert!(matches!(
         wire::decode(&[131, 255]),

@@ -23,8 +23,6 @@
 //! Every decoded message is a value or a [`WireError`], whatever the bytes. That the
 //! node a message names is the one it came from is checked by the server, not here.
 
-use std::fmt;
-
 use crate::dist::etf::{Atom, ExternalPid, Term};
 
 /// The `global` protocol version otter speaks (OTP 25's).
@@ -102,27 +100,10 @@ impl Request {
     }
 }
 
-/// Why a message to `global_name_server` is not one of `global`'s.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum WireError {
-    /// The bytes are not one term.
-    NotATerm(String),
-    /// A term, but not one of `global`'s messages: its head, printed (cut at 200
-    /// characters).
-    Unknown(String),
-    /// One of `global`'s tags with a part of the wrong shape: which part.
-    Malformed(&'static str),
-}
+pub(crate) use crate::dist::wire_error::WireError;
 
-impl fmt::Display for WireError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            WireError::NotATerm(e) => write!(f, "not a term: {e}"),
-            WireError::Unknown(t) => write!(f, "not a global message: {t}"),
-            WireError::Malformed(what) => write!(f, "a malformed global message: {what}"),
-        }
-    }
-}
+/// This protocol's name in its [`WireError`]s.
+const PROTOCOL: &str = "global";
 
 /// Decodes a message to `global_name_server` (encoded, 131 included).
 pub(crate) fn decode(payload: &[u8]) -> Result<Message, WireError> {
@@ -155,7 +136,7 @@ fn cast(c: &Term) -> Result<Message, WireError> {
             // `{Vsn, Tag}`, or a longer tuple from a later version.
             let his_tag = match &c[1] {
                 Term::Tuple(v) if v.len() >= 2 => v[1].clone(),
-                _ => return Err(WireError::Malformed("init_connect's Vsn")),
+                _ => return Err(WireError::Malformed(PROTOCOL, "init_connect's Vsn")),
             };
             Ok(Message::InitConnect {
                 node: atom(&c[2], "init_connect's Node")?,
@@ -165,12 +146,12 @@ fn cast(c: &Term) -> Result<Message, WireError> {
         (Some("lock_set"), 4 | 5) => Ok(Message::LockSet {
             locker: match &c[1] {
                 Term::Pid(p) => p.clone(),
-                _ => return Err(WireError::Malformed("lock_set's Pid")),
+                _ => return Err(WireError::Malformed(PROTOCOL, "lock_set's Pid")),
             },
             set: match c[2].as_atom() {
                 Some("true") => true,
                 Some("false") => false,
-                _ => return Err(WireError::Malformed("lock_set's Set")),
+                _ => return Err(WireError::Malformed(PROTOCOL, "lock_set's Set")),
             },
             tag: c.get(4).cloned(),
         }),
@@ -228,20 +209,20 @@ fn request(r: &Term) -> Request {
 fn atom(t: &Term, what: &'static str) -> Result<Atom, WireError> {
     match t {
         Term::Atom(a) => Ok(a.clone()),
-        _ => Err(WireError::Malformed(what)),
+        _ => Err(WireError::Malformed(PROTOCOL, what)),
     }
 }
 
 /// A list of nodes, each `Node` or `{Node, Vsn}`.
 fn nodes(t: &Term, what: &'static str) -> Result<Vec<Atom>, WireError> {
     let Term::List(l) = t else {
-        return Err(WireError::Malformed(what));
+        return Err(WireError::Malformed(PROTOCOL, what));
     };
     l.iter()
         .map(|n| match n {
             Term::Atom(a) => Ok(a.clone()),
             Term::Tuple(p) if p.len() == 2 => atom(&p[0], what),
-            _ => Err(WireError::Malformed(what)),
+            _ => Err(WireError::Malformed(PROTOCOL, what)),
         })
         .collect()
 }
@@ -249,22 +230,22 @@ fn nodes(t: &Term, what: &'static str) -> Result<Vec<Atom>, WireError> {
 /// `[{Name, Pid, Method}]`: an `exchange`'s names.
 fn names(t: &Term) -> Result<Vec<(Term, ExternalPid)>, WireError> {
     let Term::List(l) = t else {
-        return Err(WireError::Malformed("exchange's Names"));
+        return Err(WireError::Malformed(PROTOCOL, "exchange's Names"));
     };
     l.iter()
         .map(|n| match n {
             Term::Tuple(e) if e.len() == 3 => match &e[1] {
                 Term::Pid(p) => Ok((e[0].clone(), p.clone())),
-                _ => Err(WireError::Malformed("exchange's Names")),
+                _ => Err(WireError::Malformed(PROTOCOL, "exchange's Names")),
             },
-            _ => Err(WireError::Malformed("exchange's Names")),
+            _ => Err(WireError::Malformed(PROTOCOL, "exchange's Names")),
         })
         .collect()
 }
 
 /// `[{insert, {Name, Pid, Method}} | {delete, Name}]`: `new_nodes`' operations.
 fn ops(t: &Term) -> Result<Vec<Op>, WireError> {
-    let bad = || WireError::Malformed("new_nodes's Ops");
+    let bad = || WireError::Malformed(PROTOCOL, "new_nodes's Ops");
     let Term::List(l) = t else {
         return Err(bad());
     };
@@ -305,7 +286,7 @@ fn head_of(t: &Term) -> String {
 }
 
 fn unknown(t: &Term) -> WireError {
-    WireError::Unknown(head_of(t))
+    WireError::Unknown(PROTOCOL, head_of(t))
 }
 
 fn encode(t: &Term) -> Vec<u8> {

@@ -14,8 +14,6 @@
 //! (`pg/tests.rs`). What a well-formed message may claim (its pids of its own node,
 //! its sender a known peer) is checked by the scope (`pg.rs`), not here.
 
-use std::fmt;
-
 use crate::dist::etf::{ExternalPid, Term};
 
 /// A message from another node's scope process.
@@ -63,27 +61,10 @@ impl Message {
     }
 }
 
-/// Why a message to a scope process is not one of pg's.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum WireError {
-    /// The bytes are not one term.
-    NotATerm(String),
-    /// A term, but none of the shapes above: its first element or the term, printed
-    /// (cut at 200 characters).
-    Unknown(String),
-    /// One of pg's tags with a part of the wrong shape: which part.
-    Malformed(&'static str),
-}
+pub(crate) use crate::dist::wire_error::WireError;
 
-impl fmt::Display for WireError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            WireError::NotATerm(e) => write!(f, "not a term: {e}"),
-            WireError::Unknown(t) => write!(f, "not a pg message: {t}"),
-            WireError::Malformed(what) => write!(f, "a malformed pg message: {what}"),
-        }
-    }
-}
+/// This protocol's name in its [`WireError`]s.
+const PROTOCOL: &str = "pg";
 
 /// Decodes a message to a scope process (encoded, 131 included).
 pub(crate) fn decode(payload: &[u8]) -> Result<Message, WireError> {
@@ -118,7 +99,7 @@ fn from_term(term: Term) -> Result<Message, WireError> {
         }),
         (Some("leave"), 4) => {
             let Term::List(gs) = &t[3] else {
-                return Err(WireError::Malformed("leave's Groups"));
+                return Err(WireError::Malformed(PROTOCOL, "leave's Groups"));
             };
             Ok(Message::Leave {
                 peer: pid(&t[1], "leave's Peer")?,
@@ -144,13 +125,13 @@ fn unknown(t: &Term) -> WireError {
         s.truncate(cut);
         s.push_str("...");
     }
-    WireError::Unknown(s)
+    WireError::Unknown(PROTOCOL, s)
 }
 
 fn pid(t: &Term, what: &'static str) -> Result<ExternalPid, WireError> {
     match t {
         Term::Pid(p) => Ok(p.clone()),
-        _ => Err(WireError::Malformed(what)),
+        _ => Err(WireError::Malformed(PROTOCOL, what)),
     }
 }
 
@@ -159,22 +140,22 @@ fn pids(t: &Term, what: &'static str) -> Result<Vec<ExternalPid>, WireError> {
     match t {
         Term::Pid(p) => Ok(vec![p.clone()]),
         Term::List(l) => l.iter().map(|p| pid(p, what)).collect(),
-        _ => Err(WireError::Malformed(what)),
+        _ => Err(WireError::Malformed(PROTOCOL, what)),
     }
 }
 
 /// `[{Group, [Pid]}]`.
 fn groups(t: &Term) -> Result<Vec<(Term, Vec<ExternalPid>)>, WireError> {
     let Term::List(l) = t else {
-        return Err(WireError::Malformed("sync's Groups"));
+        return Err(WireError::Malformed(PROTOCOL, "sync's Groups"));
     };
     l.iter()
         .map(|g| match g {
             Term::Tuple(p) if p.len() == 2 => match &p[1] {
                 Term::List(_) => Ok((p[0].clone(), pids(&p[1], "sync's Groups")?)),
-                _ => Err(WireError::Malformed("sync's Groups")),
+                _ => Err(WireError::Malformed(PROTOCOL, "sync's Groups")),
             },
-            _ => Err(WireError::Malformed("sync's Groups")),
+            _ => Err(WireError::Malformed(PROTOCOL, "sync's Groups")),
         })
         .collect()
 }
