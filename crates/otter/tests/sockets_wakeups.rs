@@ -124,3 +124,67 @@ fn a_process_woken_by_its_socket_runs_on_four_workers() {
         serve_echo_and_drive(4);
     }
 }
+
+/// A pair that exchanges messages for ever: its worker never runs out of work, so it
+/// only sees its sockets through its busy looks at the OS.
+fn endless_pair(cx: &Context<()>) {
+    let ping = cx.spawn(|mut cx: Context<Pid<u8>>| async move {
+        loop {
+            let from = cx.recv().await;
+            from.send(0);
+        }
+    });
+    cx.spawn(move |mut cx: Context<u8>| async move {
+        loop {
+            ping.send(cx.pid());
+            cx.recv().await;
+        }
+    });
+}
+
+/// Rule of the busy looks (`scheduler/tuning.rs`, `IO_QUIET_LOOKS`): a worker whose
+/// looks keep finding nothing looks less often, and still serves a socket that wakes
+/// after a quiet spell. Every worker runs an endless pair; the client pauses between
+/// round trips so that the looks find nothing for a while (the pause makes the quiet,
+/// it synchronises nothing); each answer must come before the read guard.
+fn a_quiet_socket_is_served_on_busy_workers(threads: usize) {
+    let rt = Runtime::builder().threads(threads).build().unwrap();
+    let (addr_tx, addr_rx) = std::sync::mpsc::channel::<SocketAddr>();
+    rt.handle().spawn(move |cx: Context<()>| async move {
+        for _ in 0..threads {
+            endless_pair(&cx);
+        }
+        let listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        addr_tx.send(listener.local_addr().unwrap()).unwrap();
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut buf = [0u8; 8];
+        loop {
+            match stream.read(&mut buf).await.unwrap() {
+                0 => break,
+                n => stream.write_all(&buf[..n]).await.unwrap(),
+            }
+        }
+    });
+    let addr = addr_rx.recv().unwrap();
+    let mut client = std::net::TcpStream::connect(addr).unwrap();
+    client.set_read_timeout(Some(GUARD)).unwrap();
+    let mut back = [0u8; 8];
+    for i in 0..20u64 {
+        std::thread::sleep(Duration::from_millis(20));
+        client.write_all(&i.to_le_bytes()).unwrap();
+        client
+            .read_exact(&mut back)
+            .unwrap_or_else(|e| panic!("round trip {i}: unanswered after {GUARD:?}: {e}"));
+        assert_eq!(u64::from_le_bytes(back), i);
+    }
+}
+
+#[test]
+fn a_quiet_socket_is_served_while_its_one_worker_never_idles() {
+    a_quiet_socket_is_served_on_busy_workers(1);
+}
+
+#[test]
+fn a_quiet_socket_is_served_while_every_worker_never_idles() {
+    a_quiet_socket_is_served_on_busy_workers(2);
+}
