@@ -142,11 +142,12 @@ fn endless_pair(cx: &Context<()>) {
     });
 }
 
-/// Rule of the busy looks (`scheduler/tuning.rs`, `IO_QUIET_LOOKS`): a worker whose
-/// looks keep finding nothing looks less often, and still serves a socket that wakes
-/// after a quiet spell. Every worker runs an endless pair; the client pauses between
-/// round trips so that the looks find nothing for a while (the pause makes the quiet,
-/// it synchronises nothing); each answer must come before the read guard.
+/// Rule of the busy looks (`scheduler/worker.rs`, `next_task`): a worker that never
+/// runs out of work still serves a socket that wakes after a quiet spell, however its
+/// looks at the OS are spaced (docs/design/0040 tried spacing them out while they find
+/// nothing). Every worker runs an endless pair; the client pauses between round trips
+/// so that the looks find nothing for a while (the pause makes the quiet, it
+/// synchronises nothing); each answer must come before the read guard.
 fn a_quiet_socket_is_served_on_busy_workers(threads: usize) {
     let rt = Runtime::builder().threads(threads).build().unwrap();
     let (addr_tx, addr_rx) = std::sync::mpsc::channel::<SocketAddr>();

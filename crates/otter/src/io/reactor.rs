@@ -99,18 +99,16 @@ impl Reactor {
     /// Polls without blocking, if no other worker drives, and wakes the processes the
     /// events concern: a full poll's worth if `room` (in the caller's local queue)
     /// takes that many, else a short poll's.
-    pub(crate) fn poll_now(&self, room: usize) -> Option<bool> {
-        let mut d = self.try_driver()?;
-        if room >= d.events.capacity() {
-            if d.poll(Some(Duration::ZERO)) {
-                dispatch(&d.events, self);
-                return Some(true);
+    pub(crate) fn poll_now(&self, room: usize) {
+        if let Some(mut d) = self.try_driver() {
+            if room >= d.events.capacity() {
+                if d.poll(Some(Duration::ZERO)) {
+                    dispatch(&d.events, self);
+                }
+            } else if d.poll_few() {
+                dispatch(&d.few, self);
             }
-        } else if d.poll_few() {
-            dispatch(&d.few, self);
-            return Some(true);
         }
-        Some(false)
     }
 
     /// Readiness events dispatched since the start, the reactor's own wake-ups included.

@@ -87,18 +87,6 @@ pub(crate) const INJECTOR_BATCH: usize = 32;
 /// See docs/design/0022-lock-free-reply-and-short-reads.md.
 pub(crate) const IO_POLLS_SKIPPED: u32 = 8;
 
-/// Busy looks at the OS a worker skips, at most, while its polls keep finding nothing:
-/// after an empty poll it skips 1, then 3, 7, .., up to this many looks; a poll that
-/// finds events ends it, and so does the coarse clock moving on (a look in a later
-/// millisecond of it polls: the watchdog moves it every `WATCHDOG` while workers are
-/// busy) or the worker parking. Once any socket is registered every look polls, and a
-/// 23 ns ring hop paid a syscall every 61 hops (+18%); a quiet socket on a saturated
-/// worker is now noticed within `(IO_QUIET_LOOKS + 1) × GLOBAL_INTERVAL` ticks or the
-/// clock's next step, where it was 61 ticks. Measure with a ring beside an open socket
-/// (`otter-bench` feature `observe`), `echo` and `http`.
-/// See docs/design/0040-operations-cost.md.
-pub(crate) const IO_QUIET_LOOKS: u32 = 63;
-
 /// Spin hints between two looks of a spinning worker at the wake-up flag and the clock:
 /// about 1–3 µs on current x86 cores, short next to the 1–3 ms a parked vCPU takes to
 /// wake, long enough that reading the clock costs nothing.

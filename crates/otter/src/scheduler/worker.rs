@@ -45,10 +45,9 @@ use std::time::{Duration, Instant};
 use crate::process::harness::{RunOutcome, Task};
 use crate::scheduler::stand_in::DORMANT;
 use crate::scheduler::tuning::{
-    BUDGET, GLOBAL_INTERVAL, INJECTOR_BATCH, IO_EVENTS, IO_POLLS_SKIPPED, IO_QUIET_LOOKS,
-    LIFO_RECHECK, LIFO_WATCH, LOCAL_CAP, MAX_LIFO_POLLS, SPAWN_AGE, SPAWN_WAIT_TICKS,
-    SPILL_AFTER_SENDS, SPILL_INTERVAL, SPIN_BEFORE_PARK, SPIN_HINTS, STEAL_LIFO_AFTER,
-    YIELD_EVERY_ROUNDS,
+    BUDGET, GLOBAL_INTERVAL, INJECTOR_BATCH, IO_EVENTS, IO_POLLS_SKIPPED, LIFO_RECHECK, LIFO_WATCH,
+    LOCAL_CAP, MAX_LIFO_POLLS, SPAWN_AGE, SPAWN_WAIT_TICKS, SPILL_AFTER_SENDS, SPILL_INTERVAL,
+    SPIN_BEFORE_PARK, SPIN_HINTS, STEAL_LIFO_AFTER, YIELD_EVERY_ROUNDS,
 };
 use crate::scheduler::{Remote, STREAMING, Shared, context};
 
@@ -127,9 +126,6 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize) {
         tick: 0,
         lifo_polls: 0,
         io_skipped: 0,
-        io_quiet: 0,
-        io_quiet_left: 0,
-        io_quiet_ms: 0,
         busy_since: now,
         oldest_taken: now,
         spin_credit: Duration::ZERO,
@@ -153,12 +149,6 @@ struct Worker {
     /// Busy polls of the OS skipped in a row because the local queue had no room for a
     /// poll's worth of woken processes (at most `IO_POLLS_SKIPPED`).
     io_skipped: u32,
-    /// Quiet sockets (tuning.rs, `IO_QUIET_LOOKS`): busy looks to skip after the last
-    /// poll found nothing (0 after one that found events), those left to skip, and the
-    /// coarse clock at that poll (a look in a later millisecond polls anyway).
-    io_quiet: u32,
-    io_quiet_left: u32,
-    io_quiet_ms: u64,
     /// Each other worker's tick counter as we last saw it, and when we first saw it at
     /// that value: how long, at least, that worker has been inside one poll (its LIFO
     /// process standing: `take_stuck_lifo`).
@@ -215,8 +205,6 @@ impl Worker {
                         continue;
                     }
                     let found = self.park();
-                    self.io_quiet = 0;
-                    self.io_quiet_left = 0;
                     self.busy_since = Instant::now();
                     shared.stats.tick_clock(self.busy_since);
                     if let Some(task) = found {
@@ -467,17 +455,9 @@ impl Worker {
             // full by processes that always have messages does not starve the sockets.
             if let Some(io) = shared.reactor_in_use() {
                 let room = LOCAL_CAP - me.local.len();
-                if self.io_quiet_left > 0 && shared.stats.coarse_ms() == self.io_quiet_ms {
-                    self.io_quiet_left -= 1;
-                } else if room >= IO_EVENTS || self.io_skipped >= IO_POLLS_SKIPPED {
+                if room >= IO_EVENTS || self.io_skipped >= IO_POLLS_SKIPPED {
                     self.io_skipped = 0;
-                    match io.poll_now(room) {
-                        Some(true) => self.io_quiet = 0,
-                        Some(false) => self.io_quiet = (self.io_quiet * 2 + 1).min(IO_QUIET_LOOKS),
-                        None => {}
-                    }
-                    self.io_quiet_left = self.io_quiet;
-                    self.io_quiet_ms = shared.stats.coarse_ms();
+                    io.poll_now(room);
                 } else {
                     self.io_skipped += 1;
                 }
