@@ -72,9 +72,14 @@ impl Supervisor {
         std::future::poll_fn(|tcx| {
             // What is next in line, while it is a start or a quiet exit.
             while taking && starts.len() < BATCH {
+                // The child a quiet exit is from, found by the look that took it.
+                let mut quiet = None;
                 let next = cx.try_recv_next_if(|m| match m {
                     ServerMsg::Call(Request::StartChild(..)) => true,
-                    ServerMsg::Exit(e) => self.ends_quietly(e),
+                    ServerMsg::Exit(e) => {
+                        quiet = self.ends_quietly(e);
+                        quiet.is_some()
+                    }
                     _ => false,
                 });
                 match next {
@@ -82,7 +87,7 @@ impl Supervisor {
                         starts.push(begin(spec, from, cx));
                     }
                     Some(ServerMsg::Exit(e)) => {
-                        let (i, _) = self.find_running(e.from).expect("a running child");
+                        let i = quiet.expect("taken as a quiet exit");
                         let restart = self.exited(i, &e, me);
                         debug_assert!(!restart, "taken as ending quietly");
                     }
@@ -124,11 +129,12 @@ impl Supervisor {
         .await;
     }
 
-    /// Whether exit signal `e` is a child's whose exit needs no restart: it is taken
-    /// into the batch and handled there, in its order (module docs).
-    fn ends_quietly(&self, e: &Exit) -> bool {
+    /// The running child exit signal `e` is from, if its exit needs no restart: the
+    /// signal is taken into the batch and handled there, in its order (module docs).
+    fn ends_quietly(&self, e: &Exit) -> Option<usize> {
         self.find_running(e.from)
-            .is_some_and(|(i, _)| !self.children[i].spec.restart.restarts_after(&e.reason))
+            .map(|(i, _)| i)
+            .filter(|&i| !self.children[i].spec.restart.restarts_after(&e.reason))
     }
 }
 
