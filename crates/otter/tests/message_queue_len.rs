@@ -61,6 +61,11 @@ rt_test!(
                 cx.exit(idle, ExitReason::Kill);
                 let Msg::Down(down) = cx.recv().await;
                 assert_eq!(down.reason, ExitReason::Killed);
+                // The `Down` comes during the exit; the pid stops resolving at its end
+                // (`Pid::has_exited`), which on several workers may be a moment later.
+                while !idle.has_exited() {
+                    cx.yield_now().await;
+                }
                 (lens, idle.message_queue_len())
             })
             .unwrap();
