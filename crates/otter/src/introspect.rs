@@ -68,7 +68,7 @@
 //!
 //! A read takes a count on the process's slot, as a sender does (`process/table.rs`,
 //! step 2): the cell stays allocated while it is read, and the process runs on. Links,
-//! monitored-by and `trap_exit` are copied under the process's bonds lock
+//! monitors, monitored-by and `trap_exit` are copied under the process's bonds lock
 //! (`signal/bonds.rs`), held for the copy only. The registered name comes from the
 //! registry's reverse map under its read lock, once per window in a snapshot.
 //!
@@ -110,11 +110,19 @@
 //! saw it). [`Handle::stuck`] reads them: the pid, the worker, and how long the poll
 //! has lasted, at most one look late. Nothing is read on the path of a message.
 //!
-//! # Left out
+//! # Monitors a process holds
 //!
-//! * **Monitors a process holds** (Erlang's `monitors`): a monitor is recorded on the
-//!   watched side only (`monitor.rs`); recording it on the monitoring side too would
-//!   cost every `monitor` and `Down`. Its inverse, `monitored_by`, is given.
+//! A monitor lives on the watched side (`monitor.rs`); [`ProcessInfo::monitors`] needs
+//! the other side too. A process's `monitor` (and `spawn_monitor`) records the
+//! reference's id and target in its own bonds, under its own lock (uncontended: a
+//! reader takes it briefly), and `demonitor` takes it off; a `Down` does not, so
+//! nothing is added to the exit's path or to the delivery of a `Down`. A read keeps the
+//! recorded monitors whose target still holds them (a look under each target's lock,
+//! or the connection's table for a remote target), so a fired monitor is never shown;
+//! the record is pruned the same way whenever it has doubled since its last prune, so
+//! it stays within about twice the active monitors. A call's monitor of its server is
+//! not listed (it is the caller's [`ProcessInfo::callers`] edge on the server's side),
+//! as Erlang's `gen:call` monitor is, briefly.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering};
@@ -228,6 +236,9 @@ pub struct ProcessInfo {
     pub memory: Memory,
     /// The processes it is linked to.
     pub links: Vec<ProcessId>,
+    /// The processes it monitors (Erlang's `monitors`): the target of each active
+    /// monitor it set, once per monitor (module docs, "Monitors a process holds").
+    pub monitors: Vec<ProcessId>,
     /// The processes monitoring it (Erlang's `monitored_by`).
     pub monitored_by: Vec<ProcessId>,
     /// The processes waiting now for a reply to a call to it (a server's, a state
@@ -373,6 +384,7 @@ fn build(s: Sample, is_supervisor: impl FnOnce(RawPid) -> bool) -> ProcessInfo {
             saved: s.saved_bytes,
         },
         links: s.bonds.links.into_iter().map(ProcessId).collect(),
+        monitors: s.bonds.monitors.into_iter().map(ProcessId).collect(),
         monitored_by: s.bonds.monitored_by.into_iter().map(ProcessId).collect(),
         callers: s.bonds.callers.into_iter().map(ProcessId).collect(),
         trap_exit: s.bonds.trap_exit,

@@ -472,9 +472,9 @@
 //!
 //! * **A process**: [`Handle::process_info`] (`process_info/1`): its name, kind
 //!   (process, server, statem, supervisor, acceptor, connection), status, queue
-//!   length, messages received, polls (its reductions), memory, links, monitored-by,
-//!   `trap_exit`, parent, supervisor, spawn time and restarts. `None` for a pid that
-//!   names no live process, never a panic.
+//!   length, messages received, polls (its reductions), memory, links, monitors held,
+//!   monitored-by, `trap_exit`, parent, supervisor, spawn time and restarts. `None` for
+//!   a pid that names no live process, never a panic.
 //! * **Every process**: [`Handle::processes`] walks the process table in windows while
 //!   the workers run (a million idle processes in well under a second): sort it for a
 //!   `recon:proc_count`-style top list, as below.
@@ -564,10 +564,9 @@
 //!   reads, and counts the queue only, not what a selective receive left aside;
 //!   Erlang's `process_info(Pid, message_queue_len)` is exact. A process's own
 //!   [`Context::message_queue_len`] is exact, as Erlang's.
-//! * [`introspect`]'s `process_info` has no `monitors` (a monitor is recorded on the
-//!   watched side only; `monitored_by` is given) and no `current_function`; its
-//!   reductions are polls; its memory leaves out the save area of selective receive;
-//!   the spawn time is coarse, to about 5 ms.
+//! * [`introspect`]'s `process_info` has no `current_function`; its reductions are
+//!   polls; its `monitors` leave out a call's monitor of its server; the spawn time is
+//!   coarse, to about 5 ms.
 //! * A [`Context`] may be moved out of its process (it is `Send`), but receives there are
 //!   not woken by new messages: polled again, they take what has arrived.
 //! * A [`Context`] is `Send` but not `Sync`: an `async fn` helper that holds it across

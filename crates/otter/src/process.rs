@@ -467,6 +467,7 @@ impl<M: Send + 'static> Context<M> {
         M: From<Down>,
     {
         let (reference, watcher) = watcher_of(self.pid(), pid.into().0);
+        bonds::hold(self.owner.header(), reference.id, reference.target);
         arm(reference, watcher);
         reference
     }
@@ -666,6 +667,7 @@ impl<M: Send + 'static> Context<M> {
         if reference.owner != Some(self.pid().raw) {
             return false;
         }
+        bonds::let_go(self.owner.header(), reference.id);
         bonds::remove_watcher(reference.target, reference.id)
     }
 
@@ -755,5 +757,10 @@ pub(crate) fn monitor_for<M: From<Down> + Send + 'static>(
     target: ProcessId,
 ) -> (MonitorRef, impl FnOnce()) {
     let (reference, watcher) = watcher_of(by, target.0);
-    (reference, move || arm(reference, watcher))
+    (reference, move || {
+        if let Some(p) = crate::process::cell::ProcessRef::new(by.raw) {
+            bonds::hold(p.header(), reference.id, reference.target);
+        }
+        arm(reference, watcher)
+    })
 }

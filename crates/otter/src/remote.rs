@@ -50,6 +50,10 @@ pub(crate) trait Distribution: Send + Sync {
     /// Removes watcher `id` from `target`; false if its `Down` was delivered.
     fn demonitor(&self, target: RawPid, id: u64) -> bool;
 
+    /// Whether watcher `id` is still on `target` (`signal/bonds.rs`, `watching`): its
+    /// `Down` not yet delivered, nor the monitor removed.
+    fn watching(&self, target: RawPid, id: u64) -> bool;
+
     /// Records the link on `to`'s node; `Err` with the reason the link's signal gives
     /// at once if it cannot (the node unreachable).
     fn link(&self, from: RawPid, to: RawPid) -> Result<(), ExitReason>;

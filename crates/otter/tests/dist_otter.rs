@@ -167,7 +167,7 @@ rt_test!(
         let (tx, got) = channel();
         let a3 = a.clone();
         let bname = b.name().to_string();
-        rt.handle().spawn(move |mut cx: Context<Msg>| async move {
+        let watcher = rt.handle().spawn(move |mut cx: Context<Msg>| async move {
             cx.trap_exit(true);
             a3.send_named(
                 cx.pid(),
@@ -182,18 +182,22 @@ rt_test!(
             cx.link(b_probe);
             cx.monitor(b_probe);
             a3.monitor_node(cx.pid(), &bname);
-            tx.send(None).unwrap();
+            tx.send(Some(Msg::Hello(b_probe, 4, String::new())))
+                .unwrap();
             for _ in 0..3 {
                 let m = cx.recv().await;
                 tx.send(Some(m)).unwrap();
             }
+            std::future::pending::<()>().await
         });
         let Msg::Hello(asker, 2, _) = rx_b.recv_timeout(WAIT).unwrap() else {
             panic!("the second greeting")
         };
         // From this (non-worker) thread, through `b`'s connection.
         asker.send(Msg::Hello(pb, 3, String::new()));
-        assert!(got.recv_timeout(WAIT).unwrap().is_none());
+        let Some(Msg::Hello(b_probe, 4, _)) = got.recv_timeout(WAIT).unwrap() else {
+            panic!("the monitored pid")
+        };
         // The LINK and MONITOR have reached `b` once a message sent after them has.
         let a4 = a.clone();
         let bname = b.name().to_string();
@@ -202,6 +206,9 @@ rt_test!(
                 .unwrap();
         });
         assert!(matches!(rx_b.recv_timeout(WAIT).unwrap(), Msg::Number(99)));
+        // The watcher holds one monitor, of a pid of `b` (introspection's `monitors`).
+        let held = rt.handle().process_info(watcher).unwrap().monitors;
+        assert_eq!(held, vec![b_probe.id()]);
         b.stop();
         let mut seen = (false, false, false);
         for _ in 0..3 {
@@ -222,6 +229,9 @@ rt_test!(
             }
         }
         assert_eq!(seen, (true, true, true));
+        // Its `Down` delivered, the monitor is no longer listed.
+        assert_eq!(rt.handle().process_info(watcher).unwrap().monitors, vec![]);
+        rt.handle().exit(watcher, ExitReason::Kill);
         drop(other);
     }
 );

@@ -1,8 +1,8 @@
 //! Rules of introspection (`otter::introspect`; Erlang's `process_info/1`,
 //! `processes/0`, `statistics/1`): a process's info counts its queue, the messages it
 //! took, its polls and its memory (the save area of selective receive included), and
-//! names its links, monitors, trap flag, parent, supervisor and
-//! kind; an exited, unknown or foreign pid gives `None`; a snapshot lists every live
+//! names its links, the monitors it holds and those on it, its trap flag, parent,
+//! supervisor and kind; an exited, unknown or foreign pid gives `None`; a snapshot lists every live
 //! process of its runtime, with names, across windows; the runtime's counters count
 //! spawns and exits by reason, its timers and its reactor's events.
 
@@ -151,6 +151,83 @@ rt_test!(
             cx.unlink(child);
             cx.exit(child, ExitReason::Kill);
             cx.exit(watcher, ExitReason::Kill);
+        })
+        .unwrap();
+    }
+);
+
+fn sorted(mut pids: Vec<ProcessId>) -> Vec<ProcessId> {
+    pids.sort();
+    pids
+}
+
+rt_test!(
+    a_process_lists_the_monitors_it_holds_until_each_fires_or_is_stopped,
+    |rt: &Runtime| {
+        rt.block_on(|mut cx: Context<Msg>| async move {
+            let me = cx.pid();
+            let idle = |mut c: Context<()>| async move { c.recv().await };
+            let a = cx.spawn(idle);
+            let b = cx.spawn(idle);
+            let first = cx.monitor(a);
+            cx.monitor(a);
+            let (c, _) = cx.spawn_monitor(idle);
+            cx.monitor(b);
+            let held = |cx: &Context<Msg>| sorted(cx.process_info(me).unwrap().monitors);
+            // Once per monitor, as Erlang's `monitors` lists them.
+            assert_eq!(held(&cx), sorted(vec![a.id(), a.id(), c.id(), b.id()]));
+            assert!(cx.demonitor(first));
+            assert_eq!(held(&cx), sorted(vec![a.id(), c.id(), b.id()]));
+            // The monitored side agrees.
+            assert_eq!(cx.process_info(a).unwrap().monitored_by, vec![me.id()]);
+            // A fired monitor is not listed, its `Down` received or not.
+            b.send(());
+            while !b.has_exited() {
+                cx.yield_now().await;
+            }
+            assert_eq!(held(&cx), sorted(vec![a.id(), c.id()]));
+            assert!(matches!(cx.recv().await, Msg::Down(_)));
+            cx.exit(a, ExitReason::Kill);
+            cx.exit(c, ExitReason::Kill);
+            assert!(matches!(cx.recv().await, Msg::Down(_)));
+            assert!(matches!(cx.recv().await, Msg::Down(_)));
+            assert_eq!(held(&cx), vec![]);
+            // Another process's view is the same.
+            let gone = cx.spawn(idle);
+            cx.monitor(gone);
+            assert_eq!(cx.process_info(me).unwrap().monitors, vec![gone.id()]);
+            cx.exit(gone, ExitReason::Kill);
+            assert!(matches!(cx.recv().await, Msg::Down(_)));
+        })
+        .unwrap();
+    }
+);
+
+rt_test!(
+    the_record_of_monitors_held_stays_bounded_while_their_targets_come_and_go,
+    |rt: &Runtime| {
+        rt.block_on(|mut cx: Context<Msg>| async move {
+            let me = cx.pid();
+            let keep = cx.spawn(|mut c: Context<()>| async move { c.recv().await });
+            cx.monitor(keep);
+            let base = cx.process_info(me).unwrap().memory.bonds;
+            for _ in 0..10_000 {
+                let (short, _) = cx.spawn_monitor(|_: Context<()>| async {});
+                cx.monitor(short);
+                // Two `Down`s: each monitor fires.
+                assert!(matches!(cx.recv().await, Msg::Down(_)));
+                assert!(matches!(cx.recv().await, Msg::Down(_)));
+            }
+            let info = cx.process_info(me).unwrap();
+            assert_eq!(info.monitors, vec![keep.id()]);
+            // Pruned when it doubles: at most about 2 × 64 records, 16 bytes each.
+            let held = std::mem::size_of::<(u64, u64)>();
+            assert!(
+                info.memory.bonds <= base + 2 * 64 * held,
+                "{} bytes against {base} with one monitor",
+                info.memory.bonds
+            );
+            cx.exit(keep, ExitReason::Kill);
         })
         .unwrap();
     }

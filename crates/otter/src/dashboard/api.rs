@@ -338,7 +338,11 @@ async fn process(shared: &Shared, id: &str) -> Answer {
     json::num(&mut out, false, "bonds", m.bonds);
     json::num(&mut out, false, "saved", m.saved);
     out.push('}');
-    for (name, pids) in [("links", &info.links), ("monitored_by", &info.monitored_by)] {
+    for (name, pids) in [
+        ("links", &info.links),
+        ("monitors", &info.monitors),
+        ("monitored_by", &info.monitored_by),
+    ] {
         json::key(&mut out, false, name);
         out.push('[');
         for (i, p) in pids.iter().enumerate() {

@@ -186,6 +186,7 @@
     row(dl, "polls", txt(d.polls));
     row(dl, "memory", txt(bytes(d.memory.total) + " (cell " + d.memory.cell + ", mailbox " + d.memory.mailbox + ", bonds " + d.memory.bonds + ", saved " + d.memory.saved + ")"));
     row(dl, "links", pids(d.links));
+    row(dl, "monitors", pids(d.monitors));
     row(dl, "monitored by", pids(d.monitored_by));
     row(dl, "trap_exit", txt(d.trap_exit));
     row(dl, "parent", d.parent ? pids([d.parent]) : txt("none"));

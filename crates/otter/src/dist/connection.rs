@@ -514,6 +514,10 @@ impl Connection {
         self.state().watched.remove(&reference.id)
     }
 
+    pub(crate) fn is_watching(&self, reference: &ExternalRef) -> bool {
+        self.state().watching.contains_key(&reference.id)
+    }
+
     pub(crate) fn remove_watching(&self, reference: &ExternalRef) -> Option<(RawPid, Watcher)> {
         self.state().watching.remove(&reference.id)
     }

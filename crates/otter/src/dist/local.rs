@@ -144,6 +144,17 @@ pub(crate) fn monitor(
     }
 }
 
+/// Whether a monitor [`monitor`] set is still active.
+pub(crate) fn watching(node: &NodeShared, id: u64) -> bool {
+    let holder = node
+        .local_monitors
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&id)
+        .copied();
+    holder.is_some_and(|h| crate::signal::bonds::watching(h, id))
+}
+
 /// Removes a monitor [`monitor`] set; false if its `Down` was delivered.
 pub(crate) fn demonitor(node: &NodeShared, id: u64) -> bool {
     let holder = node

@@ -77,6 +77,10 @@ impl crate::remote::Distribution for Route {
         demonitor(target, id)
     }
 
+    fn watching(&self, target: RawPid, id: u64) -> bool {
+        watching(target, id)
+    }
+
     fn link(&self, from: RawPid, to: RawPid) -> Result<(), ExitReason> {
         link(from, to)
     }
@@ -309,6 +313,18 @@ pub(crate) fn monitor(target: RawPid, watcher: Watcher) {
             reference,
         },
     );
+}
+
+/// Whether the monitor `id` of the remote `target` is still active: its `Down` not yet
+/// delivered, nor the monitor removed.
+pub(crate) fn watching(target: RawPid, id: u64) -> bool {
+    let Some((node, pid)) = remote::resolve(target) else {
+        return false;
+    };
+    if pid.node == node.name {
+        return crate::dist::local::watching(&node, id);
+    }
+    connection::get(&node, &pid.node).is_some_and(|c| c.is_watching(&monitor_ref(&node, id)))
 }
 
 /// Removes a monitor of the remote `target`; false if its `Down` was delivered.

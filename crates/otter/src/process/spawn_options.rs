@@ -236,7 +236,9 @@ impl<M: Send + 'static> Context<M> {
             reference = Some(r);
             Some(watcher)
         });
-        (pid, reference.expect("bonds built at spawn"))
+        let reference = reference.expect("bonds built at spawn");
+        crate::signal::bonds::hold(self.owner.header(), reference.id, reference.target);
+        (pid, reference)
     }
 
     /// Spawns a process with `options` (linked to this one if `options.link`), and

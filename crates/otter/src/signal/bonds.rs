@@ -1,5 +1,5 @@
-//! The bonds of a process: its links, the monitors watching it, the timers aimed at
-//! it, its trap flag, and the reason of an exit signal that will end it. Safe code: it
+//! The bonds of a process: its links, the monitors watching it and those it holds, the
+//! timers aimed at it, its trap flag, and the reason of an exit signal that will end it. Safe code: it
 //! reaches a process only through a counted [`ProcessRef`] and the header's `bonds`
 //! mutex, `gate` and `signalled` flag (`process/cell.rs`), and a trapped exit through
 //! the process's own [`TrapFn`]. The rules it implements are `signal.rs`'s (links, exit signals,
@@ -64,6 +64,26 @@ pub(crate) struct Bonds {
     timers: Vec<Tied>,
     /// How many timers the last look for fired ones kept.
     timers_kept: usize,
+    /// The monitors this process set (Erlang's `monitors`), for introspection only;
+    /// some may have fired or been stopped by their target's exit since
+    /// ([`hold`]).
+    held: Keyed<Held>,
+    /// How many held monitors the last look for fired ones kept.
+    held_kept: usize,
+}
+
+/// A monitor a process holds: its id and its target.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Held {
+    pub(crate) id: u64,
+    pub(crate) target: RawPid,
+}
+
+impl Key for Held {
+    type K = u64;
+    fn key(&self) -> u64 {
+        self.id
+    }
 }
 
 /// The fewest watchers at which a process looks for watchers whose owner has exited.
@@ -71,6 +91,11 @@ const PRUNE_WATCHERS_FROM: usize = 64;
 
 /// The fewest timers at which a process looks for timers that have fired.
 const PRUNE_TIMERS_FROM: usize = 64;
+
+/// The fewest held monitors at which a process looks for those that have fired: the
+/// length from which their list would keep an index (`keyed.rs`), so that a process
+/// that monitors one short-lived process after another never builds one.
+const PRUNE_HELD_FROM: usize = crate::signal::keyed::INDEX_AT;
 
 impl Key for Watcher {
     type K = u64;
@@ -174,9 +199,14 @@ pub(crate) struct Sample {
     /// The processes waiting for a reply from this one now (its call watchers whose
     /// latest call waits).
     pub(crate) callers: Vec<RawPid>,
+    /// The targets of the monitors this process holds that are still active (their
+    /// target still holds them: [`watching`]).
+    pub(crate) monitors: Vec<RawPid>,
     pub(crate) trap_exit: bool,
     /// The record's bytes, with its lists.
     pub(crate) bytes: usize,
+    /// The held monitors as recorded, before the look at which are active.
+    held: Vec<Held>,
 }
 
 /// Copies the bonds of `h` under their lock, held for the copy only; the liveness of
@@ -202,12 +232,87 @@ pub(crate) fn sample(h: &Header) -> Sample {
             bytes: std::mem::size_of::<Bonds>()
                 + b.links.len() * std::mem::size_of::<RawPid>()
                 + b.watchers.len() * std::mem::size_of::<Watcher>()
-                + b.timers.len() * std::mem::size_of::<Tied>(),
+                + b.timers.len() * std::mem::size_of::<Tied>()
+                + b.held.len() * std::mem::size_of::<Held>(),
+            held: b.held.iter().copied().collect(),
+            ..Sample::default()
         }
     };
     s.monitored_by
         .retain(|&o| !crate::pid::ProcessId(o).has_exited());
+    s.monitors = std::mem::take(&mut s.held)
+        .into_iter()
+        .filter(|m| watching(m.target, m.id))
+        .map(|m| m.target)
+        .collect();
     s
+}
+
+/// Records that the process of `h` holds the monitor `id` of `target` (Erlang's
+/// `monitors`: introspection's, `introspect.rs`). Nothing takes it off when the
+/// monitor fires: the list is pruned of monitors no longer active whenever it has
+/// doubled since the last such look (from [`PRUNE_HELD_FROM`] on), as the watchers and
+/// timers are, and a read keeps the active ones. The look takes each target's lock, so
+/// it runs after this process's own is released (module docs, Locks).
+pub(crate) fn hold(h: &Header, id: u64, target: RawPid) {
+    let remote = {
+        let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
+        let b = bonds.get_or_insert_default();
+        b.held.push(Held { id, target });
+        if b.held.len() < PRUNE_HELD_FROM.max(2 * b.held_kept) {
+            return;
+        }
+        // A live local target still holds the monitor (a `demonitor` took it off here,
+        // and only the target's exit fires it), so a look at its slot's word decides,
+        // and takes no lock. A remote target's monitor may fire while its node stays
+        // connected: the connection is asked, after our lock is released.
+        b.held
+            .retain(|m| m.target.is_remote() || !crate::pid::ProcessId(m.target).has_exited());
+        b.held_kept = b.held.len();
+        let remote: Vec<Held> = b
+            .held
+            .iter()
+            .filter(|m| m.target.is_remote())
+            .copied()
+            .collect();
+        remote
+    };
+    let gone: Vec<u64> = remote
+        .iter()
+        .filter(|m| !watching(m.target, m.id))
+        .map(|m| m.id)
+        .collect();
+    if gone.is_empty() {
+        return;
+    }
+    let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
+    let b = bonds.get_or_insert_default();
+    for id in gone {
+        b.held.remove(id);
+    }
+    b.held_kept = b.held.len();
+}
+
+/// Takes the held monitor `id` off the record of the process of `h` (its
+/// `demonitor`).
+pub(crate) fn let_go(h: &Header, id: u64) {
+    let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(b) = bonds.as_mut() {
+        b.held.remove(id);
+    }
+}
+
+/// Whether `target` still holds the monitor `id`: it has not fired nor been stopped.
+pub(crate) fn watching(target: RawPid, id: u64) -> bool {
+    if let Some(d) = crate::remote::of(target) {
+        return d.watching(target, id);
+    }
+    let Some(lookup) = ProcessRef::new(target) else {
+        return false;
+    };
+    with_bonds(&lookup, |_, bonds| {
+        bonds.as_ref().is_some_and(|b| b.watchers.contains(id))
+    })
 }
 
 /// Runs `f` on the bonds of the process `p`, under their lock.
