@@ -267,20 +267,21 @@
 //! * A link to [`Node::remote_name`]'s pid is refused with `Noproc` (Erlang's `link/1`
 //!   takes pids only).
 
-pub mod etf;
+/// Erlang's external term format with its serde mapping: the `otter-otp-dist` crate's
+/// (`otter_dist::etf`), which holds the distribution's protocol (ARCHITECTURE.md,
+/// "Distribution").
+pub use otter_dist::etf;
+// The rest of the protocol, as the modules below name it (`crate::dist::handshake`..).
+use otter_dist::{control, epmd, handshake};
 
 mod alias;
 mod bad_term;
 mod call;
 pub(crate) mod connection;
-mod control;
-mod epmd;
 mod erpc;
-mod flags;
 #[cfg(test)]
 mod fuzz;
 mod global;
-mod handshake;
 mod link;
 mod local;
 mod node;

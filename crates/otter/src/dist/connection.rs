@@ -2,7 +2,7 @@
 //!
 //! * The **reader** owns the connection's life: it runs the handshake (either side),
 //!   then reads frames (a 4-byte length; length 0 is a tick; else `'p'`, a control
-//!   term and an optional payload term) and acts on each one in order (`control.rs`).
+//!   term and an optional payload term) and acts on each one in order (`otter_dist::control`).
 //!   When the socket closes, fails, or carries something that is not a frame, the
 //!   reader takes the connection down ([`Connection::down`]).
 //! * The **writer** is the only process that writes to the socket. A process that

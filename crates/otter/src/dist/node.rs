@@ -7,7 +7,7 @@
 //!   is interned by the node whose connection decoded it (`remote.rs`), and a send to
 //!   it goes out on that node's connection to the pid's node.
 //! * At most one connection per peer node (the handshake's rule; simultaneous
-//!   connection attempts are settled by `handshake.rs`'s `simultaneous_winner`), and
+//!   connection attempts are settled by `otter_dist::handshake::simultaneous_winner`), and
 //!   one writer per connection: everything a process sends to a node, messages and
 //!   signals alike, is encoded on the sending thread and queued in that writer's
 //!   mailbox in program order, so per-pair order holds across the network.

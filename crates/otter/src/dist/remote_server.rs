@@ -493,19 +493,17 @@ const MAX_REMOTE_CALLS: usize = 100_000;
 /// `'$otter_term_too_large'` (a decoded term takes up to 50 times its encoding).
 const MAX_BAD_TERM: usize = 1 << 20;
 
-impl Raw {
-    /// The term, if it is small enough to keep whole.
-    fn term(&self) -> Term {
-        if self.0.len() > MAX_BAD_TERM {
-            return Term::atom("$otter_term_too_large");
-        }
-        match Term::decode(&self.0) {
-            Ok(t) => t,
-            // The connection's reader took it for a term: it is one nested deeper than
-            // a `Term` may be (`etf::MAX_DEPTH`).
-            Err(etf::DecodeError::TooDeep { .. }) => Term::atom("$otter_term_too_deep"),
-            Err(_) => Term::atom("$otter_bad_term"),
-        }
+/// The term `raw` holds, if it is small enough to keep whole.
+fn term_of(raw: &Raw) -> Term {
+    if raw.0.len() > MAX_BAD_TERM {
+        return Term::atom("$otter_term_too_large");
+    }
+    match Term::decode(&raw.0) {
+        Ok(t) => t,
+        // The connection's reader took it for a term: it is one nested deeper than a
+        // `Term` may be (`etf::MAX_DEPTH`).
+        Err(etf::DecodeError::TooDeep { .. }) => Term::atom("$otter_term_too_deep"),
+        Err(_) => Term::atom("$otter_bad_term"),
     }
 }
 
@@ -516,7 +514,7 @@ fn deliver<S: RemoteServer>(node: &Arc<NodeShared>, to: RawPid, payload: &[u8]) 
             server.pid().send(ServerMsg::Info(info));
         }
     };
-    let whole = || Raw(payload.to_vec()).term();
+    let whole = || term_of(&Raw(payload.to_vec()));
     // `{'$gen_call', From, Request}` or `{'$gen_cast', Request}`, taken apart without
     // decoding the request twice.
     let call: Result<(Atom, Term, Raw), _> =
@@ -530,7 +528,7 @@ fn deliver<S: RemoteServer>(node: &Arc<NodeShared>, to: RawPid, payload: &[u8]) 
                 return;
             }
             let node = node.clone();
-            let request = request.term();
+            let request = term_of(&request);
             node.handle.clone().spawn(move |_: Context<()>| async move {
                 let _done = InFlight(node.clone());
                 crate::dist::system::answer(node, server, from, request).await;
@@ -545,7 +543,7 @@ fn deliver<S: RemoteServer>(node: &Arc<NodeShared>, to: RawPid, payload: &[u8]) 
                 Ok(r) => r,
                 Err(e) => {
                     let refused = BadTerm {
-                        term: request.term(),
+                        term: term_of(&request),
                         error: e.to_string(),
                     };
                     // (User code, as `deliver` is: its caller catches a panic.)
@@ -583,7 +581,7 @@ fn deliver<S: RemoteServer>(node: &Arc<NodeShared>, to: RawPid, payload: &[u8]) 
                         server.cast(c);
                     }
                 }
-                Err(e) => bad(request.term(), e.to_string()),
+                Err(e) => bad(term_of(&request), e.to_string()),
             }
         }
         _ => bad(whole(), "not a gen_server request".into()),

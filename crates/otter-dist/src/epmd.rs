@@ -18,8 +18,6 @@
 //! and what otter does not use (the name and extra of `PORT2_RESP`) is not read at
 //! all: a hostile epmd cannot make this allocate.
 
-#![allow(dead_code)]
-
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
@@ -27,10 +25,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// epmd's port when `ERL_EPMD_PORT` is not set.
-pub(crate) const DEFAULT_PORT: u16 = 4369;
+pub const DEFAULT_PORT: u16 = 4369;
 
 /// The distribution protocol version otter speaks (OTP 23 and later).
-pub(crate) const VERSION: u16 = 6;
+pub const VERSION: u16 = 6;
 
 /// The bound on connecting to, writing to and reading from epmd.
 const TIMEOUT: Duration = Duration::from_secs(5);
@@ -47,7 +45,7 @@ const NODE_NORMAL: u8 = 77;
 const NODE_HIDDEN: u8 = 72;
 
 /// epmd's port here: `ERL_EPMD_PORT` if set to a port number, else 4369 (as `erl`).
-pub(crate) fn port() -> u16 {
+pub fn port() -> u16 {
     std::env::var("ERL_EPMD_PORT")
         .ok()
         .and_then(|p| p.trim().parse().ok())
@@ -57,7 +55,7 @@ pub(crate) fn port() -> u16 {
 /// Makes sure an epmd answers on `127.0.0.1:port`: if none does, starts one with
 /// `epmd -daemon` (as `erl` does; `epmd` from `PATH`) and waits, at most 5 s, until it
 /// answers.
-pub(crate) fn ensure_running(port: u16) -> io::Result<()> {
+pub fn ensure_running(port: u16) -> io::Result<()> {
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let answers = || TcpStream::connect_timeout(&addr, TIMEOUT).is_ok();
     if answers() {
@@ -94,7 +92,7 @@ pub(crate) fn ensure_running(port: u16) -> io::Result<()> {
 
 /// What went wrong talking to epmd.
 #[derive(Debug)]
-pub(crate) enum EpmdError {
+pub enum EpmdError {
     /// Connecting, reading or writing failed (a closed connection mid-reply is
     /// `UnexpectedEof`).
     Io(io::Error),
@@ -156,8 +154,9 @@ impl From<io::Error> for EpmdError {
 /// A name registered with the local epmd, for as long as this lives: it holds the
 /// connection epmd watches, and dropping it closes the connection, which unregisters.
 #[derive(Debug)]
-pub(crate) struct Registration {
-    conn: TcpStream,
+pub struct Registration {
+    /// Never read: held open, as epmd watches it.
+    _conn: TcpStream,
     name: String,
     creation: u32,
 }
@@ -165,19 +164,19 @@ pub(crate) struct Registration {
 impl Registration {
     /// The creation epmd gave this incarnation of the node (never 0 from a current
     /// epmd): it goes in every pid, port and reference the node makes.
-    pub(crate) fn creation(&self) -> u32 {
+    pub fn creation(&self) -> u32 {
         self.creation
     }
 
     /// The registered name (the `alive` part).
-    pub(crate) fn name(&self) -> &str {
+    pub fn name(&self) -> &str {
         &self.name
     }
 }
 
 /// Registers `alive_name` with the epmd on `127.0.0.1` (port: [`port()`]) as a node
 /// accepting connections on `listen_port`, hidden (type 72) or normal (77).
-pub(crate) fn register(
+pub fn register(
     alive_name: &str,
     listen_port: u16,
     hidden: bool,
@@ -188,7 +187,7 @@ pub(crate) fn register(
     // The connection now only watches for our end: no timeout on it any more.
     let _ = conn.set_read_timeout(None);
     Ok(Registration {
-        conn,
+        _conn: conn,
         name: alive_name.to_owned(),
         creation,
     })
@@ -232,21 +231,21 @@ fn alive(
 
 /// Where a node listens, from its host's epmd.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct NodeAddress {
+pub struct NodeAddress {
     /// The port the node accepts distribution connections on.
-    pub(crate) port: u16,
+    pub port: u16,
     /// The highest distribution protocol version it speaks.
-    pub(crate) highest_version: u16,
+    pub highest_version: u16,
     /// The lowest.
-    pub(crate) lowest_version: u16,
+    pub lowest_version: u16,
     /// Whether it registered as a hidden node (type 72).
-    pub(crate) hidden: bool,
+    pub hidden: bool,
 }
 
 /// Asks the epmd on `host` (port: [`port()`]) where the node `alive_name` listens.
 /// `host` is resolved by `std` only (`(host, port).to_socket_addrs()`); the first
 /// address that accepts the connection is asked.
-pub(crate) fn port_please(host: &str, alive_name: &str) -> Result<NodeAddress, EpmdError> {
+pub fn port_please(host: &str, alive_name: &str) -> Result<NodeAddress, EpmdError> {
     check_name(alive_name)?;
     let mut last = None;
     let mut conn = None;

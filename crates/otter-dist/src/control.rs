@@ -5,18 +5,23 @@
 //! peer uses (the `_TT` forms carry a trace token, which is ignored; the `PAYLOAD_`
 //! forms carry the exit reason as the payload term). otter sends the plain forms.
 
-use crate::dist::etf::{Atom, ExternalPid, ExternalRef, Term};
+use crate::etf::{Atom, ExternalPid, ExternalRef, Term};
 
 /// Where a message or a monitor goes: a pid or a registered name.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Target {
+pub enum Target {
+    /// A process.
     Pid(ExternalPid),
+    /// The process registered under a name on the receiving node.
     Name(Atom),
 }
 
-/// A control message, decoded.
+/// A control message, decoded. Each field is the element of the control tuple that
+/// `erl_dist_protocol` names the same way (`FromPid`, `ToPid`, `Reason`, `Ref`,
+/// `ReqId`...), in its order.
+#[allow(missing_docs)] // The fields: see above.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Control {
+pub enum Control {
     /// `LINK` (1): `from` links to `to`.
     Link { from: ExternalPid, to: ExternalPid },
     /// `SEND` (2), `SEND_SENDER` (22) and their `_TT` forms; payload follows.
@@ -99,7 +104,7 @@ pub(crate) enum Control {
 
 /// Why a control term was refused.
 #[derive(Debug)]
-pub(crate) struct BadControl(pub(crate) String);
+pub struct BadControl(pub String);
 
 fn pid(t: &Term) -> Result<ExternalPid, BadControl> {
     match t {
@@ -146,7 +151,7 @@ fn int(t: &Term) -> Result<u64, BadControl> {
 impl Control {
     /// Decodes a control term. `payload` is the term that followed it, if any: the
     /// `PAYLOAD_` forms take their reason from it.
-    pub(crate) fn decode(t: &Term, payload: Option<&Term>) -> Result<Control, BadControl> {
+    pub fn decode(t: &Term, payload: Option<&Term>) -> Result<Control, BadControl> {
         let Term::Tuple(e) = t else {
             return Err(BadControl(format!(
                 "a control message is a tuple, got {t:?}"
@@ -261,7 +266,7 @@ impl Control {
 
     /// The process a signal claims to come from, if it names one: it must be a process
     /// of the peer the connection goes to.
-    pub(crate) fn sender(&self) -> Option<&ExternalPid> {
+    pub fn sender(&self) -> Option<&ExternalPid> {
         match self {
             Control::Link { from, .. }
             | Control::Exit { from, .. }
@@ -283,7 +288,7 @@ impl Control {
     }
 
     /// Whether a payload term follows this control message.
-    pub(crate) fn op_has_payload(op: i64) -> bool {
+    pub fn op_has_payload(op: i64) -> bool {
         matches!(
             op,
             2 | 6 | 12 | 16 | 22 | 23 | 24 | 25 | 26 | 27 | 28 | 33 | 34 | 29 | 30
@@ -291,7 +296,7 @@ impl Control {
     }
 
     /// The control term otter sends for this message.
-    pub(crate) fn encode(&self) -> Term {
+    pub fn encode(&self) -> Term {
         let t = |v: Vec<Term>| Term::Tuple(v);
         let p = |p: &ExternalPid| Term::Pid(p.clone());
         let r = |r: &ExternalRef| Term::Ref(r.clone());

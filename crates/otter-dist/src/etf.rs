@@ -17,7 +17,7 @@
 //!
 //! ```
 //! use serde::{Deserialize, Serialize};
-//! use otter::dist::etf;
+//! use otter_dist::etf;
 //!
 //! #[derive(Serialize, Deserialize, Debug, PartialEq)]
 //! #[serde(rename_all = "snake_case")]
@@ -89,7 +89,7 @@
 //!
 //! ```
 //! use serde::Deserialize;
-//! use otter::dist::etf::{self, Term};
+//! use otter_dist::etf::{self, Term};
 //!
 //! #[derive(Deserialize, Debug, PartialEq)]
 //! enum Msg {
@@ -186,7 +186,8 @@ pub const RAW_TERM: &str = "$otter::etf::RawTerm";
 /// One term's encoding (131 included), read through the [`RAW_TERM`] hook, decoding
 /// nothing: what a connection hands on whole (an erpc call's arguments, a `gen_server`
 /// request kept for an error reply).
-pub(crate) struct Raw(pub(crate) Vec<u8>);
+#[derive(Debug)]
+pub struct Raw(pub Vec<u8>);
 
 impl<'de> serde::Deserialize<'de> for Raw {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Raw, D::Error> {
@@ -232,7 +233,7 @@ pub const MAX_REF_WORDS: usize = 5;
 /// Encodes `value` as the version byte 131 and one term.
 ///
 /// ```
-/// assert_eq!(otter::dist::etf::to_vec(&(true, 1u8)).unwrap(),
+/// assert_eq!(otter_dist::etf::to_vec(&(true, 1u8)).unwrap(),
 ///            [131, 104, 2, 119, 4, b't', b'r', b'u', b'e', 97, 1]);
 /// ```
 pub fn to_vec<T: serde::Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, EncodeError> {
@@ -284,10 +285,10 @@ pub fn from_prefix<T: serde::de::DeserializeOwned>(
 /// building it, and returns the bytes it takes (version byte included).
 ///
 /// ```
-/// let mut bytes = otter::dist::etf::to_vec(&[1, 2, 3]).unwrap();
+/// let mut bytes = otter_dist::etf::to_vec(&[1, 2, 3]).unwrap();
 /// let n = bytes.len();
 /// bytes.extend_from_slice(b"rest");
-/// assert_eq!(otter::dist::etf::skip_prefix(&bytes), Ok(n));
+/// assert_eq!(otter_dist::etf::skip_prefix(&bytes), Ok(n));
 /// ```
 pub fn skip_prefix(bytes: &[u8]) -> Result<usize, DecodeError> {
     let mut r = Reader::new(bytes);

@@ -13,7 +13,7 @@ use super::MAX_ATOM_CHARS;
 /// does: `ok`, `'EXIT'`, `'hello world'`.
 ///
 /// ```
-/// use otter::dist::etf::Atom;
+/// use otter_dist::etf::Atom;
 /// let a = Atom::new("EXIT");
 /// assert_eq!(a.as_str(), "EXIT");
 /// assert_eq!(a.to_string(), "'EXIT'");
@@ -53,7 +53,7 @@ impl Atom {
 }
 
 /// Whether `s` is short enough for an atom.
-pub(crate) fn atom_len_ok(s: &str) -> bool {
+pub(super) fn atom_len_ok(s: &str) -> bool {
     s.len() <= MAX_ATOM_CHARS || s.chars().count() <= MAX_ATOM_CHARS
 }
 
@@ -165,7 +165,7 @@ pub struct ExternalPort {
 /// of zero do not matter).
 ///
 /// ```
-/// use otter::dist::etf::BigInt;
+/// use otter_dist::etf::BigInt;
 /// let b = BigInt::from(-(1i128 << 100));
 /// assert!(b.negative);
 /// assert_eq!(i128::try_from(&b), Ok(-(1i128 << 100)));
@@ -185,12 +185,12 @@ impl BigInt {
     }
 
     /// The absolute value, if it fits 128 bits.
-    pub(crate) fn magnitude_u128(&self) -> Option<u128> {
+    pub fn magnitude_u128(&self) -> Option<u128> {
         mag_to_u128(&self.magnitude)
     }
 }
 
-pub(crate) fn trim(mag: &[u8]) -> &[u8] {
+pub(super) fn trim(mag: &[u8]) -> &[u8] {
     let mut n = mag.len();
     while n > 0 && mag[n - 1] == 0 {
         n -= 1;
@@ -199,7 +199,7 @@ pub(crate) fn trim(mag: &[u8]) -> &[u8] {
 }
 
 /// A little-endian magnitude as a `u128`, if it fits.
-pub(crate) fn mag_to_u128(mag: &[u8]) -> Option<u128> {
+pub(super) fn mag_to_u128(mag: &[u8]) -> Option<u128> {
     let m = trim(mag);
     if m.len() > 16 {
         return None;
@@ -212,7 +212,7 @@ pub(crate) fn mag_to_u128(mag: &[u8]) -> Option<u128> {
 }
 
 /// The little-endian bytes of `v`, without trailing zeros.
-pub(crate) fn u128_to_mag(v: u128) -> Vec<u8> {
+pub(super) fn u128_to_mag(v: u128) -> Vec<u8> {
     let bytes = v.to_le_bytes();
     trim(&bytes).to_vec()
 }
@@ -299,7 +299,7 @@ impl TryFrom<&BigInt> for u128 {
 /// bits (so `NaN == NaN` and `0.0 != -0.0`; Erlang itself refuses NaN).
 ///
 /// ```
-/// use otter::dist::etf::Term;
+/// use otter_dist::etf::Term;
 /// let t = Term::tuple(vec![Term::atom("ok"), Term::from(42), Term::from("hi")]);
 /// let mut bytes = Vec::new();
 /// t.encode(&mut bytes);

@@ -112,7 +112,7 @@ impl DecodeError {
     }
 
     /// Fills in the offset of a `Custom` error that has none.
-    pub(crate) fn at(mut self, pos: usize) -> Self {
+    pub fn at(mut self, pos: usize) -> Self {
         if let DecodeError::Custom {
             offset: o @ None, ..
         } = &mut self

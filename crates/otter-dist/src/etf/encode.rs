@@ -5,7 +5,7 @@ use super::term::{Term, trim};
 
 /// Writes an atom: `SMALL_ATOM_UTF8_EXT` up to 255 bytes, `ATOM_UTF8_EXT` beyond.
 /// The caller has checked the length (at most 255 characters, so at most 1020 bytes).
-pub(crate) fn atom(out: &mut Vec<u8>, s: &str) {
+pub(super) fn atom(out: &mut Vec<u8>, s: &str) {
     match u8::try_from(s.len()) {
         Ok(n) => {
             out.push(SMALL_ATOM_UTF8_EXT);
@@ -21,7 +21,7 @@ pub(crate) fn atom(out: &mut Vec<u8>, s: &str) {
 }
 
 /// Writes an integer in its smallest form.
-pub(crate) fn int(out: &mut Vec<u8>, v: i64) {
+pub(super) fn int(out: &mut Vec<u8>, v: i64) {
     if let Ok(b) = u8::try_from(v) {
         out.push(SMALL_INTEGER_EXT);
         out.push(b);
@@ -34,7 +34,7 @@ pub(crate) fn int(out: &mut Vec<u8>, v: i64) {
 }
 
 /// Writes a 128-bit integer in its smallest form.
-pub(crate) fn int128(out: &mut Vec<u8>, v: i128) {
+pub(super) fn int128(out: &mut Vec<u8>, v: i128) {
     match i64::try_from(v) {
         Ok(v) => int(out, v),
         Err(_) => big(out, v < 0, &v.unsigned_abs().to_le_bytes()),
@@ -42,7 +42,7 @@ pub(crate) fn int128(out: &mut Vec<u8>, v: i128) {
 }
 
 /// Writes an unsigned 128-bit integer in its smallest form.
-pub(crate) fn uint128(out: &mut Vec<u8>, v: u128) {
+pub(super) fn uint128(out: &mut Vec<u8>, v: u128) {
     match i64::try_from(v) {
         Ok(v) => int(out, v),
         Err(_) => big(out, false, &v.to_le_bytes()),
@@ -55,7 +55,7 @@ pub(crate) fn uint128(out: &mut Vec<u8>, v: u128) {
 /// # Panics
 ///
 /// If the magnitude has more than `u32::MAX` bytes.
-pub(crate) fn big(out: &mut Vec<u8>, negative: bool, mag: &[u8]) {
+pub(super) fn big(out: &mut Vec<u8>, negative: bool, mag: &[u8]) {
     let mag = trim(mag);
     if mag.len() <= 4 {
         let mut m = [0u8; 8];
@@ -80,7 +80,7 @@ pub(crate) fn big(out: &mut Vec<u8>, negative: bool, mag: &[u8]) {
     out.extend_from_slice(mag);
 }
 
-pub(crate) fn float(out: &mut Vec<u8>, v: f64) {
+pub(super) fn float(out: &mut Vec<u8>, v: f64) {
     out.push(NEW_FLOAT_EXT);
     out.extend_from_slice(&v.to_bits().to_be_bytes());
 }
@@ -102,7 +102,7 @@ fn len32(n: usize) -> u32 {
 /// A large binary is most of its message: room for it (and for the few bytes that
 /// usually follow it) is made once, so that the buffer is not grown by doubling and
 /// copied on the way, the binary included.
-pub(crate) fn binary(out: &mut Vec<u8>, b: &[u8]) {
+pub(super) fn binary(out: &mut Vec<u8>, b: &[u8]) {
     if b.len() >= LARGE_BINARY {
         out.reserve(b.len() + 5 + LARGE_BINARY_SLACK);
     }
@@ -116,7 +116,7 @@ const LARGE_BINARY: usize = 4096;
 /// The bytes [`binary`] leaves free after a large binary, for the rest of its message.
 const LARGE_BINARY_SLACK: usize = 256;
 
-pub(crate) fn tuple_header(out: &mut Vec<u8>, n: usize) {
+pub(super) fn tuple_header(out: &mut Vec<u8>, n: usize) {
     match u8::try_from(n) {
         Ok(n) => {
             out.push(SMALL_TUPLE_EXT);
@@ -131,7 +131,7 @@ pub(crate) fn tuple_header(out: &mut Vec<u8>, n: usize) {
 
 /// Rewrites the list written at `start` (`LIST_EXT`, `n` `SMALL_INTEGER_EXT`
 /// elements, `NIL_EXT`) as the equivalent, shorter `STRING_EXT`, as Erlang does.
-pub(crate) fn compact_string(out: &mut Vec<u8>, start: usize, n: u16) {
+pub(super) fn compact_string(out: &mut Vec<u8>, start: usize, n: u16) {
     out[start] = STRING_EXT;
     out[start + 1..start + 3].copy_from_slice(&n.to_be_bytes());
     let first = start + 5;
@@ -146,7 +146,7 @@ pub(crate) fn compact_string(out: &mut Vec<u8>, start: usize, n: u16) {
 /// # Panics
 ///
 /// If a binary, list, tuple or map has more than `u32::MAX` bytes or elements.
-pub(crate) fn term(out: &mut Vec<u8>, t: &Term) {
+pub(super) fn term(out: &mut Vec<u8>, t: &Term) {
     match t {
         Term::Atom(a) => atom(out, a.as_str()),
         Term::Int(v) => int(out, *v),

@@ -24,7 +24,7 @@ impl Serialize for RawBytes<'_> {
 /// This is how a type that is a term of its own (a pid, say) implements `Serialize`:
 ///
 /// ```
-/// use otter::dist::etf::{self, Atom, ExternalPid, Term};
+/// use otter_dist::etf::{self, Atom, ExternalPid, Term};
 /// struct MyPid(ExternalPid);
 /// impl serde::Serialize for MyPid {
 ///     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -13,8 +13,8 @@ type Result<T> = std::result::Result<T, EncodeError>;
 
 /// Writes one term (no version byte) into `out`.
 #[derive(Debug)]
-pub(crate) struct Serializer<'a> {
-    pub(crate) out: &'a mut Vec<u8>,
+pub struct Serializer<'a> {
+    pub out: &'a mut Vec<u8>,
 }
 
 fn atom(out: &mut Vec<u8>, s: &str) -> Result<()> {
@@ -207,7 +207,7 @@ impl<'a, 'b> ser::Serializer for &'b mut Serializer<'a> {
 /// A list being written: `LIST_EXT` with its count patched at the end (or
 /// rewritten as `NIL_EXT`, or as `STRING_EXT` when every element is a byte).
 #[derive(Debug)]
-pub(crate) struct List<'a, 'b> {
+pub struct List<'a, 'b> {
     ser: &'b mut Serializer<'a>,
     start: usize,
     count: usize,
@@ -249,7 +249,7 @@ impl ser::SerializeSeq for List<'_, '_> {
 
 /// A tuple being written (its arity was written first).
 #[derive(Debug)]
-pub(crate) struct Tuple<'a, 'b> {
+pub struct Tuple<'a, 'b> {
     ser: &'b mut Serializer<'a>,
     expected: usize,
     count: usize,
@@ -313,7 +313,7 @@ impl ser::SerializeTupleVariant for Tuple<'_, '_> {
 
 /// A map being written: `MAP_EXT` with its count patched at the end.
 #[derive(Debug)]
-pub(crate) struct Map<'a, 'b> {
+pub struct Map<'a, 'b> {
     ser: &'b mut Serializer<'a>,
     start: usize,
     count: usize,

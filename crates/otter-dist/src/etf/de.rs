@@ -20,15 +20,15 @@ type Result<T> = std::result::Result<T, DecodeError>;
 
 /// Reads one term (no version byte) for a `Deserialize` implementation.
 #[derive(Debug)]
-pub(crate) struct Deserializer<'de> {
-    pub(crate) r: Reader<'de>,
+pub struct Deserializer<'de> {
+    pub r: Reader<'de>,
     depth: usize,
     /// What `deserialize_any`'s look-ahead learnt of the lists ahead (`lists.rs`).
     lists: Properness,
 }
 
 impl<'de> Deserializer<'de> {
-    pub(crate) fn new(r: Reader<'de>) -> Self {
+    pub fn new(r: Reader<'de>) -> Self {
         Deserializer {
             r,
             depth: 0,

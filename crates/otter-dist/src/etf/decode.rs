@@ -11,7 +11,7 @@ type Result<T> = std::result::Result<T, DecodeError>;
 const PREALLOC: usize = 1024;
 
 /// The integer as a term: `Int` when it fits `i64`.
-pub(crate) fn int_term(i: Int<'_>) -> Term {
+pub(super) fn int_term(i: Int<'_>) -> Term {
     match i {
         Int::Small(v) => Term::Int(v),
         Int::Big { negative, mag } => {
@@ -45,7 +45,7 @@ fn node(r: &mut Reader<'_>) -> Result<Atom> {
 /// The recursive path (this function and the compound ones) keeps its frames
 /// small: leaves are decoded out of line, so that [`MAX_DEPTH`](super::MAX_DEPTH)
 /// levels fit a thread's stack.
-pub(crate) fn term(r: &mut Reader<'_>, depth: usize) -> Result<Term> {
+pub(super) fn term(r: &mut Reader<'_>, depth: usize) -> Result<Term> {
     r.depth(depth)?;
     match r.peek()? {
         SMALL_TUPLE_EXT => {

@@ -26,77 +26,75 @@
 //! `MANDATORY_25_DIGEST` is taken to have the 11 flags it stands for
 //! ([`DistFlags::normalised`]).
 
-#![allow(dead_code)]
-
 use std::fmt;
 use std::ops::{BitAnd, BitOr};
 
 /// A set of distribution capability flags, as sent in the handshake (64 bits).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub(crate) struct DistFlags(u64);
+pub struct DistFlags(u64);
 
 impl DistFlags {
     /// The node is to be published and part of the global namespace (clear: hidden).
-    pub(crate) const PUBLISHED: DistFlags = DistFlags(0x01);
+    pub const PUBLISHED: DistFlags = DistFlags(0x01);
     /// The node implements an atom cache (obsolete).
-    pub(crate) const ATOM_CACHE: DistFlags = DistFlags(0x02);
+    pub const ATOM_CACHE: DistFlags = DistFlags(0x02);
     /// Extended (3 × 32 bits) references (mandatory).
-    pub(crate) const EXTENDED_REFERENCES: DistFlags = DistFlags(0x04);
+    pub const EXTENDED_REFERENCES: DistFlags = DistFlags(0x04);
     /// Distributed process monitoring.
-    pub(crate) const DIST_MONITOR: DistFlags = DistFlags(0x08);
+    pub const DIST_MONITOR: DistFlags = DistFlags(0x08);
     /// Separate tags for funs (mandatory).
-    pub(crate) const FUN_TAGS: DistFlags = DistFlags(0x10);
+    pub const FUN_TAGS: DistFlags = DistFlags(0x10);
     /// Distributed monitoring of registered names.
-    pub(crate) const DIST_MONITOR_NAME: DistFlags = DistFlags(0x20);
+    pub const DIST_MONITOR_NAME: DistFlags = DistFlags(0x20);
     /// The (hidden) node implements an atom cache (obsolete).
-    pub(crate) const HIDDEN_ATOM_CACHE: DistFlags = DistFlags(0x40);
+    pub const HIDDEN_ATOM_CACHE: DistFlags = DistFlags(0x40);
     /// `NEW_FUN_EXT` (mandatory).
-    pub(crate) const NEW_FUN_TAGS: DistFlags = DistFlags(0x80);
+    pub const NEW_FUN_TAGS: DistFlags = DistFlags(0x80);
     /// Extended pids and ports (mandatory).
-    pub(crate) const EXTENDED_PIDS_PORTS: DistFlags = DistFlags(0x100);
+    pub const EXTENDED_PIDS_PORTS: DistFlags = DistFlags(0x100);
     /// `EXPORT_EXT` (mandatory).
-    pub(crate) const EXPORT_PTR_TAG: DistFlags = DistFlags(0x200);
+    pub const EXPORT_PTR_TAG: DistFlags = DistFlags(0x200);
     /// `BIT_BINARY_EXT` (mandatory).
-    pub(crate) const BIT_BINARIES: DistFlags = DistFlags(0x400);
+    pub const BIT_BINARIES: DistFlags = DistFlags(0x400);
     /// `NEW_FLOAT_EXT` (mandatory).
-    pub(crate) const NEW_FLOATS: DistFlags = DistFlags(0x800);
+    pub const NEW_FLOATS: DistFlags = DistFlags(0x800);
     /// Unicode I/O (no documented meaning on the wire).
-    pub(crate) const UNICODE_IO: DistFlags = DistFlags(0x1000);
+    pub const UNICODE_IO: DistFlags = DistFlags(0x1000);
     /// The atom cache in the distribution header (`'D'` frames instead of `'p'`).
-    pub(crate) const DIST_HDR_ATOM_CACHE: DistFlags = DistFlags(0x2000);
+    pub const DIST_HDR_ATOM_CACHE: DistFlags = DistFlags(0x2000);
     /// `SMALL_ATOM_EXT`.
-    pub(crate) const SMALL_ATOM_TAGS: DistFlags = DistFlags(0x4000);
+    pub const SMALL_ATOM_TAGS: DistFlags = DistFlags(0x4000);
     /// `ATOM_UTF8_EXT` and `SMALL_ATOM_UTF8_EXT` (mandatory).
-    pub(crate) const UTF8_ATOMS: DistFlags = DistFlags(0x1_0000);
+    pub const UTF8_ATOMS: DistFlags = DistFlags(0x1_0000);
     /// `MAP_EXT` (mandatory).
-    pub(crate) const MAP_TAG: DistFlags = DistFlags(0x2_0000);
+    pub const MAP_TAG: DistFlags = DistFlags(0x2_0000);
     /// 32-bit creations: `NEW_PID_EXT`, `NEW_PORT_EXT`, `NEWER_REFERENCE_EXT` (mandatory).
-    pub(crate) const BIG_CREATION: DistFlags = DistFlags(0x4_0000);
+    pub const BIG_CREATION: DistFlags = DistFlags(0x4_0000);
     /// `SEND_SENDER` control messages instead of `SEND`.
-    pub(crate) const SEND_SENDER: DistFlags = DistFlags(0x8_0000);
+    pub const SEND_SENDER: DistFlags = DistFlags(0x8_0000);
     /// Any term as a seq-trace label.
-    pub(crate) const BIG_SEQTRACE_LABELS: DistFlags = DistFlags(0x10_0000);
+    pub const BIG_SEQTRACE_LABELS: DistFlags = DistFlags(0x10_0000);
     /// `PAYLOAD_EXIT*` control messages instead of `EXIT*`.
-    pub(crate) const EXIT_PAYLOAD: DistFlags = DistFlags(0x40_0000);
+    pub const EXIT_PAYLOAD: DistFlags = DistFlags(0x40_0000);
     /// Fragmented distribution messages (needs the distribution header).
-    pub(crate) const FRAGMENTS: DistFlags = DistFlags(0x80_0000);
+    pub const FRAGMENTS: DistFlags = DistFlags(0x80_0000);
     /// The version 6 handshake of OTP 23 (mandatory since OTP 25).
-    pub(crate) const HANDSHAKE_23: DistFlags = DistFlags(0x100_0000);
+    pub const HANDSHAKE_23: DistFlags = DistFlags(0x100_0000);
     /// The new link protocol, `UNLINK_ID` (mandatory since OTP 26).
-    pub(crate) const UNLINK_ID: DistFlags = DistFlags(0x200_0000);
+    pub const UNLINK_ID: DistFlags = DistFlags(0x200_0000);
     /// Stands for all of [`DistFlags::MANDATORY_25`] (OTP 25; mandatory from OTP 27).
-    pub(crate) const MANDATORY_25_DIGEST: DistFlags = DistFlags(0x400_0000);
+    pub const MANDATORY_25_DIGEST: DistFlags = DistFlags(0x400_0000);
     /// `SPAWN_REQUEST`/`SPAWN_REPLY` control messages.
-    pub(crate) const SPAWN: DistFlags = DistFlags(1 << 32);
+    pub const SPAWN: DistFlags = DistFlags(1 << 32);
     /// A request for a dynamic node name (not a capability).
-    pub(crate) const NAME_ME: DistFlags = DistFlags(1 << 33);
+    pub const NAME_ME: DistFlags = DistFlags(1 << 33);
     /// Node containers version 4: 32-bit pid fields, 64-bit ports, 5-word refs (mandatory since OTP 26).
-    pub(crate) const V4_NC: DistFlags = DistFlags(1 << 34);
+    pub const V4_NC: DistFlags = DistFlags(1 << 34);
     /// Process aliases: `ALIAS_SEND` and `ALIAS_SEND_TT` control messages (OTP 24).
-    pub(crate) const ALIAS: DistFlags = DistFlags(1 << 35);
+    pub const ALIAS: DistFlags = DistFlags(1 << 35);
 
     /// What OTP 25 requires of every peer (`?MANDATORY_DFLAGS_25` in OTP's `dist.hrl`).
-    pub(crate) const MANDATORY_25: DistFlags = DistFlags(
+    pub const MANDATORY_25: DistFlags = DistFlags(
         Self::EXTENDED_REFERENCES.0
             | Self::FUN_TAGS.0
             | Self::EXTENDED_PIDS_PORTS.0
@@ -111,12 +109,12 @@ impl DistFlags {
     );
 
     /// What otter requires of a peer: a peer lacking any is refused.
-    pub(crate) const REQUIRED: DistFlags =
+    pub const REQUIRED: DistFlags =
         DistFlags(Self::MANDATORY_25.0 | Self::UNLINK_ID.0 | Self::V4_NC.0);
 
     /// What an otter node announces when hidden (the default); a normal node adds
     /// [`DistFlags::PUBLISHED`]. See the module docs for the choice.
-    pub(crate) const OURS: DistFlags = DistFlags(
+    pub const OURS: DistFlags = DistFlags(
         Self::REQUIRED.0
             | Self::MANDATORY_25_DIGEST.0
             | Self::DIST_MONITOR.0
@@ -126,7 +124,7 @@ impl DistFlags {
     );
 
     /// What otter announces: [`DistFlags::OURS`], plus `PUBLISHED` for a normal node.
-    pub(crate) const fn ours(hidden: bool) -> DistFlags {
+    pub const fn ours(hidden: bool) -> DistFlags {
         if hidden {
             Self::OURS
         } else {
@@ -135,38 +133,38 @@ impl DistFlags {
     }
 
     /// The flags of these bits, unknown ones kept.
-    pub(crate) const fn from_bits(bits: u64) -> DistFlags {
+    pub const fn from_bits(bits: u64) -> DistFlags {
         DistFlags(bits)
     }
 
     /// The bits.
-    pub(crate) const fn bits(self) -> u64 {
+    pub const fn bits(self) -> u64 {
         self.0
     }
 
     /// Whether every flag of `other` is set here.
-    pub(crate) const fn contains(self, other: DistFlags) -> bool {
+    pub const fn contains(self, other: DistFlags) -> bool {
         self.0 & other.0 == other.0
     }
 
     /// The flags of `other` not set here.
-    pub(crate) const fn missing(self, other: DistFlags) -> DistFlags {
+    pub const fn missing(self, other: DistFlags) -> DistFlags {
         DistFlags(other.0 & !self.0)
     }
 
     /// Whether no flag is set.
-    pub(crate) const fn is_empty(self) -> bool {
+    pub const fn is_empty(self) -> bool {
         self.0 == 0
     }
 
     /// Whether the node announcing these flags is hidden (`PUBLISHED` clear).
-    pub(crate) const fn is_hidden(self) -> bool {
+    pub const fn is_hidden(self) -> bool {
         !self.contains(Self::PUBLISHED)
     }
 
     /// These flags with [`DistFlags::MANDATORY_25`] added if `MANDATORY_25_DIGEST` is
     /// set: what a peer's flags mean.
-    pub(crate) const fn normalised(self) -> DistFlags {
+    pub const fn normalised(self) -> DistFlags {
         if self.contains(Self::MANDATORY_25_DIGEST) {
             DistFlags(self.0 | Self::MANDATORY_25.0)
         } else {

@@ -3,8 +3,9 @@
 //! both directions.
 //!
 //! Sockets are real 127.0.0.1 `std` sockets, read and written blocking through
-//! [`Blocking`] (the futures then never wait: [`block_on`] polls them on a thread),
-//! or `otter::net` sockets inside an otter runtime.
+//! [`Blocking`] (the futures then never wait: [`block_on`] polls them on a thread).
+//! The handshake over `otter::net` sockets inside a runtime is every distribution test
+//! of `otter-otp`'s.
 
 use std::future::Future;
 use std::io::{Read, Write};
@@ -15,9 +16,9 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::dist::epmd;
+use crate::epmd;
 
-#[path = "../../../tests/support/erlang.rs"]
+#[path = "../../../otter/tests/support/erlang.rs"]
 mod erlang;
 
 /// A failure guard on blocking reads: a failed test instead of a hang.
@@ -675,49 +676,6 @@ fn otter_refuses_erlang_with_a_wrong_cookie() {
     let r = acceptor.join().unwrap();
     assert!(matches!(r, Err(HandshakeError::BadCookie)), "{r:?}");
     assert_eq!(e.eval_ok("nodes(hidden)"), "[]");
-}
-
-#[test]
-#[cfg_attr(miri, ignore)]
-fn otter_connects_to_erlang_from_inside_an_otter_process() {
-    let mut e = erlang::Node::builder("e5").hidden(true).start();
-    let (reg, _listener, name) = otter_node("otter_p", true);
-    let local = LocalNode::new(&name, reg.creation(), true, "secret");
-    let host = erlang::short_host();
-    let port = epmd::port_please(&host, e.alive()).unwrap().port;
-    let addr = (host.as_str(), port).to_socket_addrs_first();
-    let peer_name = e.name().to_owned();
-    let rt = crate::Runtime::builder().threads(2).build().unwrap();
-    let (peer, conn) = rt
-        .block_on(move |_: crate::Context<()>| async move {
-            let mut conn = crate::net::TcpStream::connect(addr).await.unwrap();
-            let peer = connect(&mut conn, &local, &peer_name).await;
-            (peer.map_err(|e| e.to_string()), conn)
-        })
-        .unwrap();
-    let peer = peer.unwrap();
-    assert_eq!(peer.name, e.name());
-    assert!(peer.is_hidden(), "started -hidden");
-    eventually_eval(
-        &mut e,
-        &format!("lists:member('{name}', nodes(hidden))"),
-        "true",
-    );
-    drop(conn);
-    drop(rt);
-}
-
-trait FirstAddr {
-    fn to_socket_addrs_first(self) -> std::net::SocketAddr;
-}
-
-impl FirstAddr for (&str, u16) {
-    fn to_socket_addrs_first(self) -> std::net::SocketAddr {
-        std::net::ToSocketAddrs::to_socket_addrs(&self)
-            .unwrap()
-            .next()
-            .unwrap()
-    }
 }
 
 #[test]

@@ -37,8 +37,6 @@
 //! Challenges come from `/dev/urandom`, or, where it cannot be read, from std's
 //! randomly keyed `RandomState` hasher over a counter and the time.
 
-#![allow(dead_code)]
-
 use std::fmt;
 use std::future::poll_fn;
 use std::hash::{BuildHasher, Hasher};
@@ -48,30 +46,30 @@ use std::pin::Pin;
 use futures_io::{AsyncRead, AsyncWrite};
 use md5::{Digest, Md5};
 
-use super::flags::DistFlags;
+use crate::flags::DistFlags;
 
 #[cfg(test)]
 mod tests;
 
 /// This node, as the handshake presents it.
 #[derive(Clone)]
-pub(crate) struct LocalNode {
+pub struct LocalNode {
     /// The full node name, `alive@host`.
-    pub(crate) name: String,
+    pub name: String,
     /// This incarnation's creation (from epmd's registration).
-    pub(crate) creation: u32,
+    pub creation: u32,
     /// The flags announced.
-    pub(crate) flags: DistFlags,
+    pub flags: DistFlags,
     /// The cookie, expected from peers and used towards them.
-    pub(crate) cookie: String,
+    pub cookie: String,
     /// The bytes of a handshake message's length: 2 over TCP, 4 over TLS (module
     /// docs).
-    pub(crate) header: usize,
+    pub header: usize,
 }
 
 impl LocalNode {
     /// A node announcing [`DistFlags::ours`]: hidden (the default) or normal.
-    pub(crate) fn new(name: &str, creation: u32, hidden: bool, cookie: &str) -> LocalNode {
+    pub fn new(name: &str, creation: u32, hidden: bool, cookie: &str) -> LocalNode {
         LocalNode {
             name: name.to_owned(),
             creation,
@@ -82,7 +80,7 @@ impl LocalNode {
     }
 
     /// The same node, with the handshake's framing over TLS (4-byte lengths).
-    pub(crate) fn over_tls(mut self) -> LocalNode {
+    pub fn over_tls(mut self) -> LocalNode {
         self.header = 4;
         self
     }
@@ -101,26 +99,26 @@ impl fmt::Debug for LocalNode {
 
 /// The node at the other end of a completed handshake.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Peer {
+pub struct Peer {
     /// Its full node name, `alive@host`.
-    pub(crate) name: String,
+    pub name: String,
     /// The flags it announced, [normalised](DistFlags::normalised). The connection
     /// uses `ours & these`.
-    pub(crate) flags: DistFlags,
+    pub flags: DistFlags,
     /// Its creation.
-    pub(crate) creation: u32,
+    pub creation: u32,
 }
 
 impl Peer {
     /// Whether the peer is a hidden node (`PUBLISHED` clear).
-    pub(crate) fn is_hidden(&self) -> bool {
+    pub fn is_hidden(&self) -> bool {
         self.flags.is_hidden()
     }
 }
 
 /// The acceptor's answer to an initiator's name, decided by the caller of [`accept`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Status {
+pub enum Status {
     /// Go on.
     Ok,
     /// Go on; this node drops its own pending attempt to the peer (simultaneous
@@ -165,14 +163,14 @@ impl Status {
 /// compares atoms: by their text) goes on, the other stops. So an acceptor with an
 /// attempt of its own pending answers [`Status::Nok`] if this is `true` (its own
 /// attempt wins) and [`Status::OkSimultaneous`] otherwise.
-pub(crate) fn simultaneous_winner(local: &str, peer: &str) -> bool {
+pub fn simultaneous_winner(local: &str, peer: &str) -> bool {
     // UTF-8 byte order is code point order.
     local.as_bytes() > peer.as_bytes()
 }
 
 /// The handshake message expected when something went wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Stage {
+pub enum Stage {
     /// `send_name` (`'N'` or `'n'`).
     Name,
     /// `send_status` (`'s'`), either way.
@@ -202,7 +200,7 @@ impl fmt::Display for Stage {
 
 /// Why a handshake failed.
 #[derive(Debug)]
-pub(crate) enum HandshakeError {
+pub enum HandshakeError {
     /// Reading or writing failed.
     Io(io::Error),
     /// The peer closed the connection where this message was expected.
@@ -316,8 +314,7 @@ impl From<io::Error> for HandshakeError {
 
 /// The initiator's side: completes the handshake with `peer_name` (`alive@host`) over
 /// `stream`, a fresh connection to its distribution port.
-#[cfg_attr(not(test), allow(dead_code))]
-pub(crate) async fn connect<S>(
+pub async fn connect<S>(
     stream: &mut S,
     local: &LocalNode,
     peer_name: &str,
@@ -332,7 +329,7 @@ where
 /// peer's connection to us is an old one, replace it) only while this attempt is
 /// still the one that should bring the connection up; else `sfalse`, and the
 /// attempt ends with [`HandshakeError::Withdrawn`].
-pub(crate) async fn connect_unless<S>(
+pub async fn connect_unless<S>(
     stream: &mut S,
     local: &LocalNode,
     peer_name: &str,
@@ -406,7 +403,7 @@ where
 /// accepted on this node's distribution port. `decide` gets the initiator's name
 /// and answers it (in Erlang, `net_kernel`'s role: duplicates, simultaneous connects,
 /// see [`Status`] and [`simultaneous_winner`]).
-pub(crate) async fn accept<S>(
+pub async fn accept<S>(
     stream: &mut S,
     local: &LocalNode,
     mut decide: impl FnMut(&str) -> Status,

@@ -11,44 +11,44 @@ type Result<T> = std::result::Result<T, DecodeError>;
 
 /// A cursor over the input. `pos <= buf.len()` always holds.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Reader<'de> {
-    pub(crate) buf: &'de [u8],
-    pub(crate) pos: usize,
+pub struct Reader<'de> {
+    pub buf: &'de [u8],
+    pub pos: usize,
 }
 
 /// An integer as read: small, or a sign and a little-endian magnitude.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Int<'de> {
+pub enum Int<'de> {
     Small(i64),
     Big { negative: bool, mag: &'de [u8] },
 }
 
 impl<'de> Reader<'de> {
-    pub(crate) fn new(buf: &'de [u8]) -> Self {
+    pub fn new(buf: &'de [u8]) -> Self {
         Reader { buf, pos: 0 }
     }
 
-    pub(crate) fn remaining(&self) -> usize {
+    pub fn remaining(&self) -> usize {
         self.buf.len().saturating_sub(self.pos)
     }
 
-    pub(crate) fn eof(&self) -> DecodeError {
+    pub fn eof(&self) -> DecodeError {
         DecodeError::UnexpectedEof {
             offset: self.buf.len(),
         }
     }
 
-    pub(crate) fn peek(&self) -> Result<u8> {
+    pub fn peek(&self) -> Result<u8> {
         self.buf.get(self.pos).copied().ok_or_else(|| self.eof())
     }
 
-    pub(crate) fn u8(&mut self) -> Result<u8> {
+    pub fn u8(&mut self) -> Result<u8> {
         let b = self.peek()?;
         self.pos += 1;
         Ok(b)
     }
 
-    pub(crate) fn take(&mut self, n: usize) -> Result<&'de [u8]> {
+    pub fn take(&mut self, n: usize) -> Result<&'de [u8]> {
         let end = self.pos.checked_add(n).ok_or_else(|| self.eof())?;
         let s = self.buf.get(self.pos..end).ok_or_else(|| self.eof())?;
         self.pos = end;
@@ -62,30 +62,30 @@ impl<'de> Reader<'de> {
         Ok(a)
     }
 
-    pub(crate) fn u16(&mut self) -> Result<u16> {
+    pub fn u16(&mut self) -> Result<u16> {
         Ok(u16::from_be_bytes(self.array()?))
     }
 
-    pub(crate) fn u32(&mut self) -> Result<u32> {
+    pub fn u32(&mut self) -> Result<u32> {
         Ok(u32::from_be_bytes(self.array()?))
     }
 
     /// A u32 length, as usize.
-    pub(crate) fn len32(&mut self) -> Result<usize> {
+    pub fn len32(&mut self) -> Result<usize> {
         // u32 always fits usize on the 32- and 64-bit targets otter supports.
         usize::try_from(self.u32()?).map_err(|_| self.eof())
     }
 
-    pub(crate) fn u64(&mut self) -> Result<u64> {
+    pub fn u64(&mut self) -> Result<u64> {
         Ok(u64::from_be_bytes(self.array()?))
     }
 
-    pub(crate) fn f64(&mut self) -> Result<f64> {
+    pub fn f64(&mut self) -> Result<f64> {
         Ok(f64::from_be_bytes(self.array()?))
     }
 
     /// Reads the version byte.
-    pub(crate) fn version(&mut self) -> Result<()> {
+    pub fn version(&mut self) -> Result<()> {
         let at = self.pos;
         let v = self.u8()?;
         if v == VERSION {
@@ -99,7 +99,7 @@ impl<'de> Reader<'de> {
     }
 
     /// The error for a tag the codec refuses or does not know, at `at`.
-    pub(crate) fn bad_tag(at: usize, tag: u8) -> DecodeError {
+    pub fn bad_tag(at: usize, tag: u8) -> DecodeError {
         match tag {
             COMPRESSED | ATOM_CACHE_REF | LOCAL_EXT | FUN_EXT => DecodeError::UnsupportedTag {
                 offset: at,
@@ -111,7 +111,7 @@ impl<'de> Reader<'de> {
     }
 
     /// The type-mismatch error for the term at `at`.
-    pub(crate) fn mismatch(&self, at: usize, expected: &'static str) -> DecodeError {
+    pub fn mismatch(&self, at: usize, expected: &'static str) -> DecodeError {
         match self.buf.get(at) {
             None => self.eof(),
             Some(&tag) => match kind(tag) {
@@ -126,7 +126,7 @@ impl<'de> Reader<'de> {
     }
 
     /// Whether the next term is an atom.
-    pub(crate) fn at_atom(&self) -> bool {
+    pub fn at_atom(&self) -> bool {
         matches!(
             self.buf.get(self.pos),
             Some(&(ATOM_EXT | SMALL_ATOM_EXT | ATOM_UTF8_EXT | SMALL_ATOM_UTF8_EXT))
@@ -134,7 +134,7 @@ impl<'de> Reader<'de> {
     }
 
     /// Reads an atom (any of the four encodings), borrowing when it can.
-    pub(crate) fn atom(&mut self) -> Result<Cow<'de, str>> {
+    pub fn atom(&mut self) -> Result<Cow<'de, str>> {
         let at = self.pos;
         let tag = self.u8()?;
         let (len, utf8) = match tag {
@@ -167,7 +167,7 @@ impl<'de> Reader<'de> {
     }
 
     /// Reads an integer term.
-    pub(crate) fn int(&mut self) -> Result<Int<'de>> {
+    pub fn int(&mut self) -> Result<Int<'de>> {
         let at = self.pos;
         match self.u8()? {
             SMALL_INTEGER_EXT => Ok(Int::Small(i64::from(self.u8()?))),
@@ -203,7 +203,7 @@ impl<'de> Reader<'de> {
     }
 
     /// Reads the `FLOAT_EXT` body (31 bytes of `"%.20e"` text).
-    pub(crate) fn old_float(&mut self, at: usize) -> Result<f64> {
+    pub fn old_float(&mut self, at: usize) -> Result<f64> {
         let text = self.take(31)?;
         let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
         std::str::from_utf8(&text[..end])
@@ -216,7 +216,7 @@ impl<'de> Reader<'de> {
     }
 
     /// Reads a float term (either encoding).
-    pub(crate) fn float(&mut self) -> Result<f64> {
+    pub fn float(&mut self) -> Result<f64> {
         let at = self.pos;
         match self.u8()? {
             NEW_FLOAT_EXT => self.f64(),
@@ -229,7 +229,7 @@ impl<'de> Reader<'de> {
     }
 
     /// Checks a nesting depth.
-    pub(crate) fn depth(&self, depth: usize) -> Result<()> {
+    pub fn depth(&self, depth: usize) -> Result<()> {
         if depth > MAX_DEPTH {
             Err(DecodeError::TooDeep { offset: self.pos })
         } else {
@@ -238,7 +238,7 @@ impl<'de> Reader<'de> {
     }
 
     /// Reads the length word and validates the `BIT_BINARY_EXT` header; returns (len, bits).
-    pub(crate) fn bit_binary_header(&mut self, at: usize) -> Result<(usize, u8)> {
+    pub fn bit_binary_header(&mut self, at: usize) -> Result<(usize, u8)> {
         let len = self.len32()?;
         let bits = self.u8()?;
         if !(1..=8).contains(&bits) || len == 0 {
@@ -251,7 +251,7 @@ impl<'de> Reader<'de> {
     }
 
     /// Reads a reference's word count.
-    pub(crate) fn ref_len(&mut self, at: usize) -> Result<usize> {
+    pub fn ref_len(&mut self, at: usize) -> Result<usize> {
         let n = usize::from(self.u16()?);
         if n == 0 || n > MAX_REF_WORDS {
             return Err(DecodeError::Malformed {
@@ -264,7 +264,7 @@ impl<'de> Reader<'de> {
 
     /// Skips a fun's body (after its tag at `at`).
     #[inline(never)]
-    pub(crate) fn skip_fun(&mut self, at: usize, tag: u8, depth: usize) -> Result<()> {
+    pub fn skip_fun(&mut self, at: usize, tag: u8, depth: usize) -> Result<()> {
         if tag == EXPORT_EXT {
             self.atom()?;
             self.atom()?;
@@ -321,7 +321,7 @@ impl<'de> Reader<'de> {
     /// must not exceed [`MAX_DEPTH`]. The term's own nesting has no limit here: it
     /// costs a count, not stack (only a fun inside a fun's free variables recurses,
     /// one level deeper each).
-    pub(crate) fn skip(&mut self, depth: usize) -> Result<()> {
+    pub fn skip(&mut self, depth: usize) -> Result<()> {
         self.depth(depth)?;
         // Terms still to skip: a compound adds its elements, so nesting costs a count,
         // not stack (a term of any depth is skipped; only funs in funs recurse).
@@ -433,7 +433,7 @@ impl<'de> Reader<'de> {
     }
 
     /// Moves past one term and returns its encoding.
-    pub(crate) fn raw(&mut self, depth: usize) -> Result<&'de [u8]> {
+    pub fn raw(&mut self, depth: usize) -> Result<&'de [u8]> {
         let start = self.pos;
         self.skip(depth)?;
         self.buf.get(start..self.pos).ok_or_else(|| self.eof())
@@ -444,18 +444,18 @@ impl<'de> Reader<'de> {
 thread_local! {
     /// Terms stepped over by [`Reader::skip`] and the list walk (`de/lists.rs`) on
     /// this thread: what the tests count to show look-ahead is linear in the input.
-    pub(crate) static STEPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    pub static STEPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// Counts one step of a walk over terms (tests only; nothing otherwise).
 #[inline(always)]
-pub(crate) fn step() {
+pub(super) fn step() {
     #[cfg(test)]
     STEPS.with(|s| s.set(s.get() + 1));
 }
 
 /// Latin-1 bytes as text, borrowed when they are ASCII.
-pub(crate) fn latin1(bytes: &[u8]) -> Cow<'_, str> {
+pub(super) fn latin1(bytes: &[u8]) -> Cow<'_, str> {
     match std::str::from_utf8(bytes) {
         Ok(s) if bytes.is_ascii() => Cow::Borrowed(s),
         _ => Cow::Owned(bytes.iter().map(|&b| char::from(b)).collect()),

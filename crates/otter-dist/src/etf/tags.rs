@@ -1,42 +1,42 @@
 //! The tag bytes of the External Term Format (`erl_ext_dist`).
 
-pub(crate) const VERSION: u8 = 131;
+pub(super) const VERSION: u8 = 131;
 
-pub(crate) const NEW_FLOAT_EXT: u8 = 70;
-pub(crate) const BIT_BINARY_EXT: u8 = 77;
-pub(crate) const COMPRESSED: u8 = 80;
-pub(crate) const ATOM_CACHE_REF: u8 = 82;
-pub(crate) const NEW_PID_EXT: u8 = 88;
-pub(crate) const NEW_PORT_EXT: u8 = 89;
-pub(crate) const NEWER_REFERENCE_EXT: u8 = 90;
-pub(crate) const SMALL_INTEGER_EXT: u8 = 97;
-pub(crate) const INTEGER_EXT: u8 = 98;
-pub(crate) const FLOAT_EXT: u8 = 99;
-pub(crate) const ATOM_EXT: u8 = 100;
-pub(crate) const REFERENCE_EXT: u8 = 101;
-pub(crate) const PORT_EXT: u8 = 102;
-pub(crate) const PID_EXT: u8 = 103;
-pub(crate) const SMALL_TUPLE_EXT: u8 = 104;
-pub(crate) const LARGE_TUPLE_EXT: u8 = 105;
-pub(crate) const NIL_EXT: u8 = 106;
-pub(crate) const STRING_EXT: u8 = 107;
-pub(crate) const LIST_EXT: u8 = 108;
-pub(crate) const BINARY_EXT: u8 = 109;
-pub(crate) const SMALL_BIG_EXT: u8 = 110;
-pub(crate) const LARGE_BIG_EXT: u8 = 111;
-pub(crate) const NEW_FUN_EXT: u8 = 112;
-pub(crate) const EXPORT_EXT: u8 = 113;
-pub(crate) const NEW_REFERENCE_EXT: u8 = 114;
-pub(crate) const SMALL_ATOM_EXT: u8 = 115;
-pub(crate) const MAP_EXT: u8 = 116;
-pub(crate) const FUN_EXT: u8 = 117;
-pub(crate) const ATOM_UTF8_EXT: u8 = 118;
-pub(crate) const SMALL_ATOM_UTF8_EXT: u8 = 119;
-pub(crate) const V4_PORT_EXT: u8 = 120;
-pub(crate) const LOCAL_EXT: u8 = 121;
+pub(super) const NEW_FLOAT_EXT: u8 = 70;
+pub(super) const BIT_BINARY_EXT: u8 = 77;
+pub(super) const COMPRESSED: u8 = 80;
+pub(super) const ATOM_CACHE_REF: u8 = 82;
+pub(super) const NEW_PID_EXT: u8 = 88;
+pub(super) const NEW_PORT_EXT: u8 = 89;
+pub(super) const NEWER_REFERENCE_EXT: u8 = 90;
+pub(super) const SMALL_INTEGER_EXT: u8 = 97;
+pub(super) const INTEGER_EXT: u8 = 98;
+pub(super) const FLOAT_EXT: u8 = 99;
+pub(super) const ATOM_EXT: u8 = 100;
+pub(super) const REFERENCE_EXT: u8 = 101;
+pub(super) const PORT_EXT: u8 = 102;
+pub(super) const PID_EXT: u8 = 103;
+pub(super) const SMALL_TUPLE_EXT: u8 = 104;
+pub(super) const LARGE_TUPLE_EXT: u8 = 105;
+pub(super) const NIL_EXT: u8 = 106;
+pub(super) const STRING_EXT: u8 = 107;
+pub(super) const LIST_EXT: u8 = 108;
+pub(super) const BINARY_EXT: u8 = 109;
+pub(super) const SMALL_BIG_EXT: u8 = 110;
+pub(super) const LARGE_BIG_EXT: u8 = 111;
+pub(super) const NEW_FUN_EXT: u8 = 112;
+pub(super) const EXPORT_EXT: u8 = 113;
+pub(super) const NEW_REFERENCE_EXT: u8 = 114;
+pub(super) const SMALL_ATOM_EXT: u8 = 115;
+pub(super) const MAP_EXT: u8 = 116;
+pub(super) const FUN_EXT: u8 = 117;
+pub(super) const ATOM_UTF8_EXT: u8 = 118;
+pub(super) const SMALL_ATOM_UTF8_EXT: u8 = 119;
+pub(super) const V4_PORT_EXT: u8 = 120;
+pub(super) const LOCAL_EXT: u8 = 121;
 
 /// A short name for a tag, for error messages.
-pub(crate) fn name(tag: u8) -> &'static str {
+pub(super) fn name(tag: u8) -> &'static str {
     match tag {
         NEW_FLOAT_EXT => "NEW_FLOAT_EXT",
         BIT_BINARY_EXT => "BIT_BINARY_EXT",
@@ -75,7 +75,7 @@ pub(crate) fn name(tag: u8) -> &'static str {
 }
 
 /// What kind of term a tag starts, for type-mismatch messages.
-pub(crate) fn kind(tag: u8) -> &'static str {
+pub(super) fn kind(tag: u8) -> &'static str {
     match tag {
         NEW_FLOAT_EXT | FLOAT_EXT => "a float",
         BIT_BINARY_EXT => "a bitstring",
