@@ -277,6 +277,7 @@ use otter_dist::{control, epmd, handshake};
 mod alias;
 mod bad_term;
 mod call;
+mod connect_error;
 pub(crate) mod connection;
 mod erpc;
 #[cfg(test)]
@@ -307,8 +308,9 @@ use std::sync::Arc;
 pub use alias::{Alias, AliasError, CallFrom};
 pub use bad_term::BadTerm;
 pub use call::RemoteCallError;
+pub use connect_error::{Closed, ConnectError, EpmdError, HandshakeError};
 pub use erpc::{ErpcError, MAX_IN_FLIGHT, Raise};
-pub use node::{ConnectError, Node, NodeBuilder, NodeEvent, PeerInfo, StartError};
+pub use node::{Node, NodeBuilder, NodeEvent, PeerInfo, StartError};
 pub use reason::RemoteReason;
 pub use remote_server::{BadCall, ErlangRequest, ErlangServer, RemoteServer};
 pub use remote_supervisor::{SupervisorReply, SupervisorRequest};

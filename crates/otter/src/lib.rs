@@ -37,6 +37,7 @@
 //! | `erpc:call(OtterNode, m, f, [A, B])` from Erlang; `erpc:call(Node, M, F, Args, T)` from otter | `node.register_rpc("m", "f", \|(a, b): (i64, i64)\| Ok(a + b))`; `node.erpc_call(&cx, node, "m", "f", &(a, b), t).await` ([`dist`], "erpc and rpc") |
 //! | `pg:start(Scope)`, `pg:join(Scope, G, Pid)`, `pg:get_members(Scope, G)`, `pg:monitor_scope(Scope)` | `node.pg_scope("pg")`, `scope.join(&g, pid)`, `scope.members::<_, M>(&g)`, `scope.monitor_scope(pid)` ([`dist::pg`]: Erlang's pg protocol, one membership with Erlang nodes) |
 //! | `erl -proto_dist inet_tls -ssl_dist_optfile F`; `global:sync()`, `global:whereis_name(N)` with a visible node | `Node::builder(n).tls(TlsConfig::from_pem_files(cert, key, ca)?)` (feature `tls`); `.hidden(false)`, `node.global_whereis_name("n")` ([`dist`]: "TLS", "Visible nodes and `global`") |
+//! | `net_kernel:connect_node(N)` (`true`/`false`), `monitor_node/2` | `node.connect(n).await`: `Ok`, or a [`dist::ConnectError`] that says why (`BadName`, `NotFound` with epmd's error, `Handshake` with the handshake's, `Timeout`, `Closed`..); `node.monitor_node(pid, n)` |
 //! | `os:set_signal(sigterm, handle)`, `{notify, sigterm}` | [`os_signal::notify`]`(&cx, &[Signal::Term], pid)`, an [`OsSignal`] message |
 //! | SASL's crash, supervisor and progress reports | `tracing` events ([`report`]): install a subscriber |
 //! | a `common_test` case, `-spec main` of an escript | `#[otter::test]` (`workers = [1, 4]`), `#[otter::main]` |

@@ -13,6 +13,7 @@
 //! | `otter::supervisor` | error | a child ends abnormally (`child_terminated`), a child fails to start or restart (`start_error`), a child stopped by its supervisor ends otherwise than its shutdown asked, killed when its time ran out or with another reason (`shutdown_error`), the restart intensity is reached and the supervisor shuts down (`shutdown`) | `supervisor`, `context`, `child_id` (not for `shutdown_error`), `pid`, `reason` |
 //! | `otter::progress` | info | a supervisor started a child (OTP's progress report) | `supervisor`, `child_id`, `pid` |
 //! | `otter::dist` | warn | the distribution dropped what it could not do: a message or a reply that does not encode (`send_failed`, `reply_failed`), a call from another node past the limit of calls in flight (`calls_dropped`), an `erpc` or `pg` request it could not serve (`erpc`, `pg`: once per kind and peer), a message to a visible node's `global_name_server` that is not `global`'s or names another node than its sender's, or a call it does not answer (`global`: once per kind and peer) | `context` |
+//! | `otter::dist` | info, warn | a connection that was up goes down: info when either side closed it (the peer, `Node::disconnect`, a node's stop, a newer connection from the peer), warn when it was lost (the peer stopped ticking or reading, sent what the protocol does not allow, the socket failed): OTP's `** Node .. not responding **` | `node`, `peer`, `reason` ([`Closed`](crate::dist::Closed)) |
 //! | `otter::dist` | warn | a node refused a connection a peer opened: its TLS handshake or its distribution handshake failed (a wrong cookie, a plain peer at a TLS node, a bad certificate): OTP's `** Connection attempt from node .. rejected`; once per peer and kind (TLS, handshake), 1,024 at most in a node's life | `node` (this node), `peer` (its node name, else its IP address), `reason` |
 //!
 //! "Abnormal" is OTP's: any reason but `normal`, `shutdown` and `{shutdown, _}`
@@ -181,6 +182,29 @@ pub(crate) fn connection_refused(node: &str, peer: &str, reason: &str) {
         reason,
         "{node} refused a connection from {peer}: {reason}",
     );
+}
+
+/// A connection that was up went down (`otter::dist`); `lost` if neither side closed
+/// it.
+#[cfg(feature = "dist")]
+pub(crate) fn connection_down(node: &str, peer: &str, reason: &dyn std::fmt::Display, lost: bool) {
+    if lost {
+        tracing::warn!(
+            target: "otter::dist",
+            node,
+            peer,
+            reason = %reason,
+            "{node} lost its connection to {peer}: {reason}",
+        );
+    } else {
+        tracing::info!(
+            target: "otter::dist",
+            node,
+            peer,
+            reason = %reason,
+            "{node}'s connection to {peer} closed: {reason}",
+        );
+    }
 }
 
 /// The distribution dropped something it could not do (`otter::dist`): `context` says

@@ -22,7 +22,8 @@ use std::time::Duration;
 
 use otter::dist::etf::Term;
 use otter::dist::{
-    BadCall, BadTerm, ConnectError, Node, NodeEvent, RemoteCallError, RemoteReason, RemoteServer,
+    BadCall, BadTerm, ConnectError, HandshakeError, Node, NodeEvent, RemoteCallError, RemoteReason,
+    RemoteServer,
 };
 use otter::server::{CallError, Flow, ReplyTo, Server, ServerContext, ServerRef};
 use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
@@ -179,7 +180,7 @@ rt_test!(
         let peer = e.name().to_string();
         let r = rt.block_on(move |_: Context<()>| async move { n.connect(&peer).await });
         assert!(
-            matches!(r.unwrap(), Err(ConnectError::Handshake(_))),
+            matches!(r.unwrap(), Err(ConnectError::Handshake(e)) if matches!(*e, HandshakeError::CookieRejected)),
             "otter connected with a wrong cookie"
         );
         assert!(probe.rx.recv_timeout(Duration::from_millis(300)).is_err());

@@ -7,13 +7,18 @@
 mod erlang;
 #[path = "support/otter_node.rs"]
 mod otter_node;
+#[path = "support/reports.rs"]
+mod reports;
 #[path = "support/rt.rs"]
 mod support;
 
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
-use otter::dist::{BadTerm, Node, NodeEvent, RemoteCallError, RemoteServer};
+use otter::dist::{
+    BadTerm, ConnectError, EpmdError, HandshakeError, Node, NodeEvent, RemoteCallError,
+    RemoteServer,
+};
 use otter::server::{CallError, Flow, ReplyTo, Server, ServerContext, ServerRef};
 use otter::{Context, Down, Exit, ExitReason, Pid, Runtime};
 use serde::{Deserialize, Serialize};
@@ -65,6 +70,13 @@ fn probe(rt: &Runtime, node: &Node, name: &str) -> (Pid<Msg>, Receiver<Msg>) {
     });
     node.register(name, pid);
     (pid, rx)
+}
+
+/// `node`'s `connect` to `peer`, from a process of `rt`.
+fn connect(rt: &Runtime, node: &Node, peer: &str) -> Result<(), ConnectError> {
+    let (node, peer) = (node.clone(), peer.to_string());
+    rt.block_on(move |_: Context<()>| async move { node.connect(&peer).await })
+        .unwrap()
 }
 
 fn two(rt: &Runtime) -> (Runtime, Node, Node) {
@@ -470,3 +482,59 @@ fn node_names_are_checked_as_erl_checks_them() {
         .unwrap();
     assert_eq!(node.name(), good);
 }
+
+rt_test!(
+    a_failed_connect_says_why_with_the_protocols_own_error_as_its_source,
+    |rt: &Runtime| {
+        let other = Runtime::builder().threads(rt.threads()).build().unwrap();
+        let a = otter_node::start(rt);
+        let wrong = otter_node::start_with(&other, |b| b.cookie("not the secret"));
+        for bad in ["no_host_part", a.name()] {
+            match connect(rt, &a, bad) {
+                Err(ConnectError::BadName(n)) => assert_eq!(n, bad),
+                r => panic!("{bad}: {r:?}"),
+            }
+        }
+        let host = a.name().split_once('@').unwrap().1.to_string();
+        let nobody = format!("nobody_{}@{host}", std::process::id());
+        let e = connect(rt, &a, &nobody).unwrap_err();
+        let source = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<EpmdError>());
+        assert!(
+            matches!(source, Some(EpmdError::NotRegistered { .. })),
+            "{e:?}"
+        );
+        let e = connect(rt, &a, wrong.name()).unwrap_err();
+        let source = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<HandshakeError>());
+        assert!(
+            matches!(source, Some(HandshakeError::CookieRejected)),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("cookie"), "{e}");
+        drop(other);
+    }
+);
+
+rt_test!(
+    a_connection_that_goes_down_is_reported_on_each_side_with_why,
+    |rt: &Runtime| {
+        let (other, a, b) = two(rt);
+        connect(rt, &a, b.name()).unwrap();
+        assert!(a.disconnect(b.name()));
+        let said = |node: &Node, peer: &Node| {
+            reports::reports().into_iter().find(|r| {
+                r.target == "otter::dist"
+                    && r.get("node") == node.name()
+                    && r.get("peer") == peer.name()
+            })
+        };
+        support::eventually("both sides report", WAIT, || {
+            said(&a, &b).is_some() && said(&b, &a).is_some()
+        });
+        assert_eq!(
+            said(&a, &b).unwrap().get("reason"),
+            "disconnected by this node"
+        );
+        assert_eq!(said(&b, &a).unwrap().get("reason"), "closed by the peer");
+        drop(other);
+    }
+);

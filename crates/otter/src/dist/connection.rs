@@ -97,10 +97,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::dist::connect_error::{Closed, ConnectError};
 use crate::dist::control::Control;
 use crate::dist::etf::{self, Atom, ExternalPid, ExternalRef};
 use crate::dist::link::Link;
-use crate::dist::node::{ConnectError, NodeEvent, NodeShared};
+use crate::dist::node::{NodeEvent, NodeShared};
 use crate::dist::remote;
 use crate::monitor::{Down, Watcher};
 use crate::pid::{Pid, RawPid};
@@ -171,6 +172,9 @@ struct State {
     watched: HashMap<Vec<u32>, (RawPid, u64)>,
     waiters: Vec<Waker>,
     socket: Option<Link>,
+    /// Why this node closed the socket ([`Connection::close`]), for the reader to
+    /// take the connection down with, rather than the end of input it then reads.
+    closing: Option<Closed>,
 }
 
 /// A connection to one peer node.
@@ -219,6 +223,7 @@ impl Connection {
                     watched: HashMap::new(),
                     waiters: Vec::new(),
                     socket: None,
+                    closing: None,
                 }),
                 received: AtomicU64::new(0),
                 bytes_in: AtomicU64::new(0),
@@ -267,7 +272,7 @@ impl Connection {
     pub(crate) fn send_frame(&self, frame: Vec<u8>) {
         let before = self.queued.fetch_add(frame.len(), Ordering::SeqCst);
         if before > self.hard_limit {
-            self.close("the peer does not read (dist_buf_hard_limit)");
+            self.close(Closed::HardLimit);
             return;
         }
         self.writer.send(Out::Frame(frame));
@@ -350,17 +355,29 @@ impl Connection {
         }
     }
 
-    /// Closes the socket; the reader then takes the connection down.
-    pub(crate) fn close(&self, why: &str) {
-        let socket = self.state().socket.clone();
+    /// Closes the socket; the reader then takes the connection down, with `why`.
+    pub(crate) fn close(&self, why: Closed) {
+        let socket = {
+            let mut s = self.state();
+            let socket = s.socket.clone();
+            if socket.is_some() {
+                s.closing.get_or_insert(why.clone());
+            }
+            socket
+        };
         match socket {
             Some(s) => s.shutdown(),
             None => {
                 if let Some(node) = self.node.upgrade() {
-                    self.down(&node, ConnectError::Io(why.to_string()));
+                    self.down(&node, ConnectError::Closed(why));
                 }
             }
         }
+    }
+
+    /// Why this node closed the socket, if it did ([`Connection::close`]).
+    pub(crate) fn closed_here(&self) -> Option<Closed> {
+        self.state().closing.clone()
     }
 
     /// The handshake is done: the writer gets the socket, the waiters and the node
@@ -401,6 +418,12 @@ impl Connection {
 
     /// Takes the connection down (module docs). Runs once.
     pub(crate) fn down(&self, node: &Arc<NodeShared>, why: ConnectError) {
+        // Reported after the lock (a subscriber is user code), if it was up.
+        let lost = !matches!(&why, ConnectError::Closed(c) if !c.is_lost());
+        let said = match &why {
+            ConnectError::Closed(c) => c.to_string(),
+            e => e.to_string(),
+        };
         let (was_up, links, watching, watched, waiters) = {
             let mut s = self.state();
             if matches!(s.phase, Phase::Gone(_)) {
@@ -417,6 +440,10 @@ impl Connection {
                 std::mem::take(&mut s.waiters),
             )
         };
+        if was_up {
+            let (here, peer) = (node.name.as_str(), self.peer.as_str());
+            let _ = catch_panic(|| crate::report::connection_down(here, peer, &said, lost));
+        }
         self.writer.send(Out::Close);
         // Senders waiting for the peer to be not busy stop waiting (module docs,
         // "Busy").
@@ -465,7 +492,7 @@ impl Connection {
         }
     }
 
-    // Links and monitors of local processes on the peer's processes (`hooks.rs`).
+    // Links and monitors of local processes on the peer's processes (`route.rs`).
 
     pub(crate) fn add_link(&self, local: RawPid, remote: RawPid) -> bool {
         let mut s = self.state();

@@ -27,6 +27,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::dist::bad_term::BadTerm;
+use crate::dist::connect_error::{Closed, ConnectError};
 use crate::dist::connection::{self, Connection};
 use crate::dist::epmd;
 use crate::dist::etf::{self, Atom, ExternalPid, ExternalRef, Term};
@@ -405,9 +406,7 @@ impl Node {
     /// caller that wants to know.
     pub async fn connect(&self, node: &str) -> Result<(), ConnectError> {
         let Some(peer) = Atom::try_new(node) else {
-            return Err(ConnectError::NotFound(format!(
-                "{node:?} is not a node name"
-            )));
+            return Err(ConnectError::BadName(node.to_string()));
         };
         let conn = connection::get_or_connect(&self.shared, &peer);
         conn.wait_up().await
@@ -428,7 +427,7 @@ impl Node {
             .cloned();
         match conn {
             Some(c) => {
-                c.close("disconnected by this node");
+                c.close(Closed::Disconnected);
                 true
             }
             None => false,
@@ -720,7 +719,7 @@ impl NodeShared {
             .cloned()
             .collect();
         for c in conns {
-            c.close("node stopped");
+            c.close(Closed::NodeStopped);
         }
     }
 }
@@ -774,27 +773,3 @@ pub struct PeerInfo {
     /// ([`NodeBuilder::dist_buf_busy_limit`]): awaited sends to it wait.
     pub busy: bool,
 }
-
-/// Why a connection to another node could not be made or was lost.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ConnectError {
-    /// The node is not registered in its host's epmd, or the host is unknown.
-    NotFound(String),
-    /// The handshake failed (a wrong cookie on either side, a refused name, a peer
-    /// that lacks a capability otter requires...).
-    Handshake(String),
-    /// The connection could not be opened or was lost.
-    Io(String),
-}
-
-impl fmt::Display for ConnectError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConnectError::NotFound(s) => write!(f, "node not found: {s}"),
-            ConnectError::Handshake(s) => write!(f, "handshake failed: {s}"),
-            ConnectError::Io(s) => write!(f, "connection failed: {s}"),
-        }
-    }
-}
-
-impl std::error::Error for ConnectError {}

@@ -7,10 +7,11 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use super::{Connection, MAX_CONTROL, MAX_FRAME, Out};
+use crate::dist::connect_error::{Closed, ConnectError};
 use crate::dist::control::Control;
 use crate::dist::etf::{self, Term};
 use crate::dist::link::Link;
-use crate::dist::node::{ConnectError, NodeShared};
+use crate::dist::node::NodeShared;
 use crate::process::Context;
 
 /// The writer process (module docs).
@@ -144,7 +145,7 @@ pub(super) async fn run_ticker(mut cx: Context<()>, conn: Weak<Connection>, quar
         if r == last {
             silent += 1;
             if silent >= 4 {
-                c.close("the peer stopped ticking (net_ticktime)");
+                c.close(Closed::TickTimeout);
                 return;
             }
         } else {
@@ -159,11 +160,13 @@ pub(super) async fn run_ticker(mut cx: Context<()>, conn: Weak<Connection>, quar
 /// end. However it ends (an error, the socket's close, or a panic in user code it ran),
 /// the connection goes down.
 pub(super) async fn run_reader(node: Arc<NodeShared>, conn: Arc<Connection>, socket: Link) {
-    struct Down(Arc<NodeShared>, Arc<Connection>, Option<String>);
+    struct Down(Arc<NodeShared>, Arc<Connection>, Option<Closed>);
     impl Drop for Down {
         fn drop(&mut self) {
-            let why = self.2.take().unwrap_or_else(|| "the reader failed".into());
-            self.1.down(&self.0, ConnectError::Io(why));
+            // A close by this node ends the reads too: its reason comes first.
+            let why = self.1.closed_here().or_else(|| self.2.take());
+            let why = why.unwrap_or(Closed::ReaderFailed);
+            self.1.down(&self.0, ConnectError::Closed(why));
         }
     }
     if !conn.set_up(&node, socket.clone()) {
@@ -183,7 +186,7 @@ pub(super) async fn run_reader(node: Arc<NodeShared>, conn: Arc<Connection>, soc
             len.copy_from_slice(&buf[start..start + 4]);
             let len = u32::from_be_bytes(len) as usize;
             if len > MAX_FRAME {
-                break 'read format!("a frame of {len} bytes");
+                break 'read Closed::BadInput(format!("a frame of {len} bytes"));
             }
             if end - start < 4 + len {
                 break;
@@ -198,7 +201,7 @@ pub(super) async fn run_reader(node: Arc<NodeShared>, conn: Arc<Connection>, soc
             if len > 0
                 && let Err(e) = handle_frame(&node, &conn, &buf[start + 4..start + 4 + len])
             {
-                break 'read e;
+                break 'read Closed::BadInput(e);
             }
             start += 4 + len;
         }
@@ -222,9 +225,9 @@ pub(super) async fn run_reader(node: Arc<NodeShared>, conn: Arc<Connection>, soc
             }
         }
         match poll_fn(|cx| socket.poll_read_buf(cx, &mut buf[end..])).await {
-            Ok(0) => break "closed by the peer".to_string(),
+            Ok(0) => break Closed::ByPeer,
             Ok(n) => end += n,
-            Err(e) => break e.to_string(),
+            Err(e) => break Closed::Io(Arc::new(e)),
         }
         if socket.wants_flush() {
             conn.writer.send(Out::Flush);

@@ -2,20 +2,19 @@
 //! connect, the handshake as initiator) and the ones it accepts, with the handshake's
 //! rules for simultaneous attempts and for a peer that comes back (`alive`).
 
-use std::future::poll_fn;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
-use std::task::Poll;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{Connection, Phase, run_reader};
+use crate::dist::connect_error::{Closed, ConnectError};
 use crate::dist::etf::Atom;
 use crate::dist::link::Link;
-use crate::dist::node::{ConnectError, NodeShared};
+use crate::dist::node::NodeShared;
 use crate::dist::{epmd, handshake};
 use crate::net::TcpStream;
 use crate::process::Context;
-use crate::timer::Sleep;
+use crate::timer::timeout;
 
 /// The connection to `peer`, started if there is none.
 pub(crate) fn get_or_connect(node: &Arc<NodeShared>, peer: &Atom) -> Arc<Connection> {
@@ -30,34 +29,31 @@ pub(crate) fn get_or_connect(node: &Arc<NodeShared>, peer: &Atom) -> Arc<Connect
     if node.stopped.load(Ordering::Acquire) || *peer == node.name {
         drop(c);
         let why = if *peer == node.name {
-            "a node does not connect to itself"
+            ConnectError::BadName(peer.as_str().to_string())
         } else {
-            "this node has stopped"
+            ConnectError::Closed(Closed::NodeStopped)
         };
-        conn.down(node, ConnectError::Io(why.into()));
+        conn.down(node, why);
         return conn;
     }
     c.insert(peer.clone(), conn.clone());
     drop(c);
     let (n, k) = (node.clone(), conn.clone());
     node.handle
-        .spawn(move |cx: Context<()>| async move { run_connect(cx, n, k).await });
+        .spawn(move |_: Context<()>| async move { run_connect(n, k).await });
     conn
 }
 
-async fn run_connect(cx: Context<()>, node: Arc<NodeShared>, conn: Arc<Connection>) {
+async fn run_connect(node: Arc<NodeShared>, conn: Arc<Connection>) {
     let peer = conn.peer.as_str().to_string();
     let Some((alive, host)) = peer.split_once('@') else {
-        conn.down(
-            &node,
-            ConnectError::NotFound(format!("bad node name {peer}")),
-        );
+        conn.down(&node, ConnectError::BadName(peer));
         return;
     };
     let (alive, host) = (alive.to_string(), host.to_string());
     let looked = crate::blocking::spawn_blocking({
         let host = host.clone();
-        move || epmd::port_please(&host, &alive).map_err(|e| e.to_string())
+        move || epmd::port_please(&host, &alive).map_err(Arc::new)
     })
     .await;
     let port = match looked {
@@ -66,24 +62,19 @@ async fn run_connect(cx: Context<()>, node: Arc<NodeShared>, conn: Arc<Connectio
     };
     let stream = match TcpStream::connect_host(format!("{host}:{port}")).await {
         Ok(s) => s,
-        Err(e) => return conn.attempt_failed(&node, ConnectError::Io(e.to_string())),
+        Err(e) => return conn.attempt_failed(&node, ConnectError::Io(Arc::new(e))),
     };
     let _ = stream.set_nodelay(true);
     let local = local_node(&node);
     // One time limit for TLS's handshake and distribution's.
-    let mut limit = cx.sleep(SETUP_TIME);
-    let mut link = match with_timeout(&mut limit, open_link(&node, stream, Some(&host))).await {
+    let deadline = Instant::now() + SETUP_TIME;
+    let mut link = match timeout(left(deadline), open_link(&node, stream, Some(&host))).await {
         Ok(Ok(link)) => link,
-        Ok(Err(e)) => return conn.attempt_failed(&node, ConnectError::Handshake(e)),
-        Err(()) => {
-            return conn.attempt_failed(
-                &node,
-                ConnectError::Handshake(tls_timeout_hint(&node, "TLS handshake timed out")),
-            );
-        }
+        Ok(Err(e)) => return conn.attempt_failed(&node, ConnectError::Tls(e)),
+        Err(_) => return conn.attempt_failed(&node, ConnectError::Timeout { tls: true }),
     };
-    let shook = with_timeout(
-        &mut limit,
+    let shook = timeout(
+        left(deadline),
         handshake::connect_unless(&mut link, &local, &peer, || {
             let s = conn.state();
             matches!(s.phase, Phase::Pending) && !s.accepting
@@ -100,34 +91,21 @@ async fn run_connect(cx: Context<()>, node: Arc<NodeShared>, conn: Arc<Connectio
             // this connection waits for it (its queued frames will go out on it), for
             // one handshake's time at most.
             drop(link);
-            let arrived = with_timeout(&mut cx.sleep(SETUP_TIME), conn.wait_up()).await;
-            if arrived.is_err() {
-                conn.attempt_failed(
-                    &node,
-                    ConnectError::Handshake("the peer's own connection did not come".into()),
-                );
+            if timeout(SETUP_TIME, conn.wait_up()).await.is_err() {
+                conn.attempt_failed(&node, ConnectError::Simultaneous);
             }
         }
-        Ok(Err(e)) => conn.attempt_failed(&node, ConnectError::Handshake(e.to_string())),
-        Err(()) => conn.attempt_failed(&node, ConnectError::Handshake("timed out".into())),
+        Ok(Err(e)) => conn.attempt_failed(&node, ConnectError::Handshake(Arc::new(e))),
+        Err(_) => conn.attempt_failed(&node, ConnectError::Timeout { tls: false }),
     }
 }
 
 /// The handshake's time limit (OTP's `net_setuptime` default is 7 s).
 const SETUP_TIME: Duration = Duration::from_secs(7);
 
-async fn with_timeout<T>(sleep: &mut Sleep, f: impl Future<Output = T>) -> Result<T, ()> {
-    let mut f = std::pin::pin!(f);
-    poll_fn(|t| {
-        if let Poll::Ready(v) = f.as_mut().poll(t) {
-            return Poll::Ready(Ok(v));
-        }
-        match std::pin::Pin::new(&mut *sleep).poll(t) {
-            Poll::Ready(()) => Poll::Ready(Err(())),
-            Poll::Pending => Poll::Pending,
-        }
-    })
-    .await
+/// What is left of the time to `deadline` (none once it has passed).
+fn left(deadline: Instant) -> Duration {
+    deadline.saturating_duration_since(Instant::now())
 }
 
 /// The stream a handshake runs over: the TCP connection itself, or TLS over it
@@ -150,19 +128,6 @@ async fn open_link(
     }
     let _ = (node, host);
     Ok(Link::Tcp(sock))
-}
-
-/// A timeout's reason, with what a TLS node's timeout most often means.
-fn tls_timeout_hint(node: &NodeShared, what: &str) -> String {
-    #[cfg(feature = "tls")]
-    if node.tls.is_some() {
-        return format!(
-            "{what}: is the peer set up for TLS distribution (erl -proto_dist inet_tls)? \
-             A plain node waits for a handshake message that never comes"
-        );
-    }
-    let _ = node;
-    what.to_string()
 }
 
 fn local_node(node: &NodeShared) -> handshake::LocalNode {
@@ -205,21 +170,21 @@ pub(crate) fn start_acceptor(
                 // Dropping the listener closes it.
                 return;
             }
-            cx.spawn(move |cx: Context<()>| run_accept(cx, node, stream));
+            cx.spawn(move |_: Context<()>| run_accept(node, stream));
         }
     });
     Ok(())
 }
 
-async fn run_accept(cx: Context<()>, node: Arc<NodeShared>, stream: TcpStream) {
+async fn run_accept(node: Arc<NodeShared>, stream: TcpStream) {
     let _ = stream.set_nodelay(true);
     let local = local_node(&node);
     let peer_addr = stream.peer_addr();
-    let mut limit = cx.sleep(SETUP_TIME);
-    let mut link = match with_timeout(&mut limit, open_link(&node, stream, None)).await {
+    let deadline = Instant::now() + SETUP_TIME;
+    let mut link = match timeout(left(deadline), open_link(&node, stream, None)).await {
         Ok(Ok(link)) => link,
         Ok(Err(e)) => return refused(&node, &peer_addr, &e),
-        Err(()) => return refused(&node, &peer_addr, "the TLS handshake timed out"),
+        Err(_) => return refused(&node, &peer_addr, "the TLS handshake timed out"),
     };
     // The connection this handshake brings up, and the one it replaces (`alive`).
     let mut chosen: Option<Arc<Connection>> = None;
@@ -261,13 +226,13 @@ async fn run_accept(cx: Context<()>, node: Arc<NodeShared>, stream: TcpStream) {
             }
         }
     };
-    let shook = with_timeout(&mut limit, handshake::accept(&mut link, &local, decide)).await;
+    let shook = timeout(left(deadline), handshake::accept(&mut link, &local, decide)).await;
     let conn = match (chosen, replaces, &shook) {
         (Some(conn), _, _) => conn,
         (None, Some(old), Ok(Ok(peer))) => {
             // `alive` answered `true`: the old connection is dead to the peer.
-            old.close("replaced by a new connection from the peer");
-            old.down(&node, ConnectError::Io("the peer reconnected".into()));
+            old.close(Closed::Replaced);
+            old.down(&node, ConnectError::Closed(Closed::Replaced));
             let conn = Connection::new(&node, Atom::new(&peer.name));
             node.connections
                 .lock()
@@ -284,11 +249,11 @@ async fn run_accept(cx: Context<()>, node: Arc<NodeShared>, stream: TcpStream) {
             node.refusals
                 .report(node.name.as_str(), peer, "handshake", &e.to_string());
             conn.state().accepting = false;
-            conn.down(&node, ConnectError::Handshake(e.to_string()));
+            conn.down(&node, ConnectError::Handshake(Arc::new(e)));
         }
-        Err(()) => {
+        Err(_) => {
             conn.state().accepting = false;
-            conn.down(&node, ConnectError::Handshake("timed out".into()));
+            conn.down(&node, ConnectError::Timeout { tls: false });
         }
     }
 }

@@ -1,0 +1,139 @@
+//! Why a connection to another node could not be made or was lost: [`ConnectError`],
+//! what [`Node::connect`](crate::dist::Node::connect) returns. The protocol's own
+//! errors (`otter_dist`'s [`EpmdError`] and [`HandshakeError`], the socket's
+//! `io::Error`) are kept whole, as the error's [`source`](std::error::Error::source),
+//! so a caller can match on them; they are shared (`Arc`), as one failure answers every
+//! caller waiting on the connection.
+
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+
+pub use otter_dist::epmd::EpmdError;
+pub use otter_dist::handshake::HandshakeError;
+
+/// Why a connection to another node could not be made or was lost.
+///
+/// ```
+/// use otter::dist::{Closed, ConnectError};
+/// let lost = ConnectError::Closed(Closed::TickTimeout);
+/// assert_eq!(lost.to_string(), "connection closed: the peer stopped ticking (net_ticktime)");
+/// // The protocol's own error, when there is one, is the source.
+/// assert!(std::error::Error::source(&lost).is_none());
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// Not a node name (`alive@host`), or this node's own: a node does not connect to
+    /// itself.
+    BadName(String),
+    /// The peer's host has no epmd that knows the node, or epmd could not be asked.
+    NotFound(Arc<EpmdError>),
+    /// The TCP connection to the port epmd gave could not be opened.
+    Io(Arc<io::Error>),
+    /// TLS's handshake failed (feature `tls`): rustls's or the socket's error, with
+    /// what it most likely means (a peer not set up for TLS distribution, a
+    /// certificate it does not take).
+    Tls(String),
+    /// The distribution handshake failed: a wrong cookie on either side, a name the
+    /// peer refused, a peer that lacks a capability otter requires...
+    Handshake(Arc<HandshakeError>),
+    /// The handshakes (TLS's, then the distribution's) took longer than OTP's
+    /// `net_setuptime` (7 s); `tls` if TLS's had not finished (a plain node waits for
+    /// a handshake message that never comes).
+    Timeout {
+        /// Whether TLS's handshake was the one under way.
+        tls: bool,
+    },
+    /// The peer was connecting to this node at the same time and its attempt won, but
+    /// its connection did not come up within the handshake's time.
+    Simultaneous,
+    /// The connection was closed or lost, after it came up or before.
+    Closed(Closed),
+}
+
+/// Why a connection was closed or lost ([`ConnectError::Closed`]).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Closed {
+    /// The peer closed it.
+    ByPeer,
+    /// Reading from the socket failed.
+    Io(Arc<io::Error>),
+    /// The peer stopped ticking: nothing came from it for `net_ticktime`.
+    TickTimeout,
+    /// The peer stopped reading: more than `dist_buf_hard_limit` bytes waited for it
+    /// (`dist/connection.rs`, "Limits").
+    HardLimit,
+    /// The peer sent what the protocol does not allow (a frame past the size limit,
+    /// a control message that does not decode...): what.
+    BadInput(String),
+    /// A new connection from the peer replaced it.
+    Replaced,
+    /// This node disconnected it ([`Node::disconnect`](crate::dist::Node::disconnect)).
+    Disconnected,
+    /// This node stopped.
+    NodeStopped,
+    /// Its reader ended without a reason (a panic in code it ran).
+    ReaderFailed,
+}
+
+impl Closed {
+    /// Whether neither side closed the connection: it was lost.
+    pub(crate) fn is_lost(&self) -> bool {
+        !matches!(
+            self,
+            Closed::ByPeer | Closed::Replaced | Closed::Disconnected | Closed::NodeStopped
+        )
+    }
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConnectError::BadName(name) => write!(f, "{name:?} is not a node to connect to"),
+            ConnectError::NotFound(e) => write!(f, "node not found: {e}"),
+            ConnectError::Io(e) => write!(f, "connection failed: {e}"),
+            ConnectError::Tls(e) => write!(f, "TLS handshake failed: {e}"),
+            ConnectError::Handshake(e) => write!(f, "handshake failed: {e}"),
+            ConnectError::Timeout { tls: true } => f.write_str(
+                "TLS handshake timed out: is the peer set up for TLS distribution \
+                 (erl -proto_dist inet_tls)? A plain node waits for a handshake message \
+                 that never comes",
+            ),
+            ConnectError::Timeout { tls: false } => f.write_str("handshake timed out"),
+            ConnectError::Simultaneous => f.write_str(
+                "the peer's own connection, which won a simultaneous attempt, did not come up",
+            ),
+            ConnectError::Closed(c) => write!(f, "connection closed: {c}"),
+        }
+    }
+}
+
+impl std::error::Error for ConnectError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ConnectError::NotFound(e) => Some(&**e),
+            ConnectError::Io(e) => Some(&**e),
+            ConnectError::Handshake(e) => Some(&**e),
+            ConnectError::Closed(Closed::Io(e)) => Some(&**e),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Closed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Closed::ByPeer => f.write_str("closed by the peer"),
+            Closed::Io(e) => write!(f, "reading failed: {e}"),
+            Closed::TickTimeout => f.write_str("the peer stopped ticking (net_ticktime)"),
+            Closed::HardLimit => f.write_str("the peer does not read (dist_buf_hard_limit)"),
+            Closed::BadInput(what) => write!(f, "the peer sent {what}"),
+            Closed::Replaced => f.write_str("replaced by a new connection from the peer"),
+            Closed::Disconnected => f.write_str("disconnected by this node"),
+            Closed::NodeStopped => f.write_str("this node stopped"),
+            Closed::ReaderFailed => f.write_str("the reader failed"),
+        }
+    }
+}
