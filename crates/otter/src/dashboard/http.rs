@@ -18,7 +18,7 @@ use super::api::{self, Answer, Shared};
 use super::io::Io;
 use super::sampler;
 use crate::introspect::{self, Kind};
-use crate::net::{TcpListener, TcpStream, tcp_listener};
+use crate::net::{TcpListener, TcpStream};
 use crate::process::Context;
 
 /// The dashboard's limits (module docs, "Security").
@@ -54,23 +54,15 @@ pub(super) async fn accept_loop(
     let sampled = shared.clone();
     cx.spawn_link(move |c: Context<()>| sampler::run(c, sampled));
     loop {
-        match listener.accept().await {
-            Ok((stream, _)) => {
-                if shared.connections.fetch_add(1, Ordering::Relaxed) >= limits::CONNECTIONS {
-                    shared.connections.fetch_sub(1, Ordering::Relaxed);
-                    drop(stream);
-                    continue;
-                }
-                let shared = shared.clone();
-                let pid = cx.spawn_link(move |c: Context<()>| connection(c, stream, shared));
-                introspect::set_kind(pid.id().0, Kind::Connection);
-            }
-            Err(e) if tcp_listener::out_of_descriptors(&e) => {
-                cx.sleep(tcp_listener::OUT_OF_DESCRIPTORS_PAUSE).await;
-            }
-            // A connection reset before it was accepted, and the like: the next one.
-            Err(_) => {}
+        let (stream, _) = listener.accept_next().await;
+        if shared.connections.fetch_add(1, Ordering::Relaxed) >= limits::CONNECTIONS {
+            shared.connections.fetch_sub(1, Ordering::Relaxed);
+            drop(stream);
+            continue;
         }
+        let shared = shared.clone();
+        let pid = cx.spawn_link(move |c: Context<()>| connection(c, stream, shared));
+        introspect::set_kind(pid.id().0, Kind::Connection);
     }
 }
 

@@ -64,6 +64,24 @@ impl TcpListener {
         Ok((TcpStream::new(stream)?, peer))
     }
 
+    /// Accepts the next connection as an acceptor's loop does: an accept that failed
+    /// for want of descriptors waits [`OUT_OF_DESCRIPTORS_PAUSE`] and tries again, and
+    /// any other failure (a connection reset before it was accepted) is skipped. The
+    /// acceptor pool, whose loop also watches for its stop, applies the same rule itself.
+    pub(crate) async fn accept_next(&self) -> (TcpStream, SocketAddr) {
+        loop {
+            match self.accept().await {
+                Ok(accepted) => return accepted,
+                Err(e) if out_of_descriptors(&e) => {
+                    let timer = crate::timer::current();
+                    let at = crate::timer::deadline_after(OUT_OF_DESCRIPTORS_PAUSE);
+                    crate::timer::Sleep::new(timer, at).await;
+                }
+                Err(_) => {}
+            }
+        }
+    }
+
     /// The address it listens on (`inet:sockname/1`): the port chosen for port 0.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.local_addr()

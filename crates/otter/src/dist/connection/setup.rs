@@ -151,18 +151,7 @@ pub(crate) fn start_acceptor(
             return;
         };
         loop {
-            let stream = match listener.accept().await {
-                Ok((stream, _)) => stream,
-                // The connection waits in the backlog: accepting again at once would
-                // fail at once, for ever (a worker held spinning).
-                Err(e) if crate::net::tcp_listener::out_of_descriptors(&e) => {
-                    cx.sleep(crate::net::tcp_listener::OUT_OF_DESCRIPTORS_PAUSE)
-                        .await;
-                    continue;
-                }
-                // A connection reset before it was accepted, and the like: the next one.
-                Err(_) => continue,
-            };
+            let (stream, _) = listener.accept_next().await;
             let Some(node) = weak.upgrade() else {
                 return;
             };
