@@ -18,7 +18,7 @@
 //!
 //! * A worker never blocks in the job: the process waits for its result like for a
 //!   message, and is woken when the job ends.
-//! * At most 64 threads (`MAX_BLOCKING_THREADS`, `scheduler/tuning.rs`) run jobs at
+//! * At most 64 threads (`MAX_BLOCKING_THREADS`, `tuning.rs`) run jobs at
 //!   once, per runtime; more jobs wait in a FIFO queue. A thread idle for 10 s
 //!   (`BLOCKING_KEEP_ALIVE`) ends, so an idle runtime holds none.
 //! * A job that panics makes the awaiting process panic with the same payload: the
@@ -38,7 +38,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::task::{Context, Poll, Waker};
 
-use crate::scheduler::tuning::{BLOCKING_KEEP_ALIVE, MAX_BLOCKING_THREADS};
+use crate::tuning::{BLOCKING_KEEP_ALIVE, MAX_BLOCKING_THREADS};
 
 type Job = Box<dyn FnOnce() + Send>;
 

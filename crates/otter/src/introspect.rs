@@ -69,7 +69,7 @@
 //! A read takes a count on the process's slot, as a sender does (`process/table.rs`,
 //! step 2): the cell stays allocated while it is read, and the process runs on. Links,
 //! monitors, monitored-by and `trap_exit` are copied under the process's bonds lock
-//! (`signal/bonds.rs`), held for the copy only. The registered name comes from the
+//! (`process/bonds.rs`), held for the copy only. The registered name comes from the
 //! registry's reverse map under its read lock, once per window in a snapshot.
 //!
 //! # The snapshot

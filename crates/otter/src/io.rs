@@ -4,7 +4,7 @@
 //!
 //! One `mio::Poll` (epoll on Linux) per runtime, created with the runtime's first
 //! socket: a runtime that never opens one has no reactor and pays one load of an empty
-//! `OnceLock` per park and per `GLOBAL_INTERVAL` (`scheduler/tuning.rs`)
+//! `OnceLock` per park and per `GLOBAL_INTERVAL` (`tuning.rs`)
 //! ticks. There is no IO thread. The OS is polled by the workers themselves, as tokio's
 //! workers and the BEAM's schedulers do:
 //!
@@ -20,7 +20,7 @@
 //!   the processes they wake (`IO_EVENTS`, half the queue, given to `Reactor::new` by
 //!   the scheduler: the reactor knows nothing of queues): a busy worker whose queue is
 //!   fuller skips its poll, at most `IO_POLLS_SKIPPED` times in a row, then polls for
-//!   `IO_FEW_EVENTS` (both in `scheduler/tuning.rs`). Woken processes then join the queue in the order
+//!   `IO_FEW_EVENTS` (both in `tuning.rs`). Woken processes then join the queue in the order
 //!   the OS reported them instead of overflowing into the injector, and what is ready
 //!   beyond waits, in order, in the kernel's ready list;
 //! * an event sets the source's readiness and wakes the processes waiting on it: they

@@ -698,12 +698,12 @@ mod scheduler {
     pub(crate) mod doze;
     pub(crate) mod park;
     pub(crate) mod queue;
-    pub(crate) mod tuning;
 }
 #[cfg(not(loom))]
 pub mod sys;
 #[cfg(not(loom))]
 mod timer;
+mod tuning;
 mod unwind;
 
 #[cfg(not(loom))]

@@ -537,7 +537,7 @@ impl<M: Send + 'static, P: FnMut(&M) -> bool> Future for RecvMatch<'_, M, P> {
             }
             this.cursor = this.cx.save(m) + 1;
             examined += 1;
-            if examined == crate::scheduler::tuning::BUDGET * 8 {
+            if examined == crate::tuning::BUDGET * 8 {
                 // A long scan yields like a long run of receives does.
                 this.cx.owner.schedule_self();
                 return Poll::Pending;

@@ -22,7 +22,7 @@
 //! takes the watchers under the lock and sends every `Down` while holding it; (4)
 //! retires its pid. `monitor`, under the lock, announces the bond through the gate and
 //! adds the watcher unless the gate is closed (then: `Noproc`, sent by the exit at its
-//! step 3 if it has not passed it, at once otherwise: `signal/bonds.rs`). The gate's
+//! step 3 if it has not passed it, at once otherwise: `process/bonds.rs`). The gate's
 //! fenced Dekker pair makes either the exit see the announcement (and its lock orders it
 //! after the addition) or `monitor` see the exit. A process nobody monitors or links
 //! pays one fence and two loads at exit, no lock. `demonitor` removes the watcher under the lock; if it

@@ -10,6 +10,7 @@
 //! (reason [`ExitReason::Panic`] with the message). The panic is caught at the process
 //! boundary: the worker and every other process carry on.
 
+pub(crate) mod bonds;
 pub(crate) mod cell;
 pub(crate) mod gate;
 pub(crate) mod harness;
@@ -37,7 +38,6 @@ use crate::mailbox::Saved;
 use crate::monitor::{Down, DownMessage, MonitorRef, Notify, Watcher};
 use crate::pid::{Pid, ProcessId, RawPid};
 use crate::registry::RegisterError;
-use crate::signal::bonds;
 use crate::signal::{Exit, Kind};
 use crate::timer::interval::IntervalRef;
 use crate::timer::{Action, Sleep, Timer};
@@ -296,7 +296,7 @@ impl<M: Send + 'static> Context<M> {
         // Tied to a local destination, whose exit cancels it; one that has already
         // ended gets nothing, now rather than at the deadline.
         let tied = crate::timer::Tied::Once(Arc::downgrade(&timer), key);
-        if let Err(tied) = crate::signal::bonds::add_timer(raw, tied) {
+        if let Err(tied) = crate::process::bonds::add_timer(raw, tied) {
             tied.cancel();
         }
         TimerRef {
@@ -330,7 +330,15 @@ impl<M: Send + 'static> Context<M> {
         message: N,
         period: Duration,
     ) -> IntervalRef {
-        crate::timer::interval::start(&self.timer(), to, message, period)
+        // A plain send: a timer's message is never refused by a bounded mailbox
+        // (`SpawnOptions::bounded_mailbox`); the error says the process has exited.
+        let tick = move || send::send(to, message.clone()).is_ok();
+        let (interval, handle) = crate::timer::interval::start(&self.timer(), period, tick);
+        if let Err(tied) = bonds::add_timer(to.raw, crate::timer::Tied::Interval(handle)) {
+            // `to` has ended: the interval stops now rather than at its first tick.
+            tied.cancel();
+        }
+        interval
     }
 
     /// Registers `pid` under `name` on this runtime (Erlang's `register/2`). The name is

@@ -43,14 +43,14 @@ pub(crate) trait Distribution: Send + Sync {
     /// here.
     fn send(&self, to: RawPid, message: &dyn Any, busy: Busy<'_>) -> RemoteSend;
 
-    /// Adds `watcher` to `target` (`signal/bonds.rs`, `add_watcher`): the `Down` comes
+    /// Adds `watcher` to `target` (`process/bonds.rs`, `add_watcher`): the `Down` comes
     /// from the distribution, `Noconnection` or `Noproc` included.
     fn monitor(&self, target: RawPid, watcher: Watcher);
 
     /// Removes watcher `id` from `target`; false if its `Down` was delivered.
     fn demonitor(&self, target: RawPid, id: u64) -> bool;
 
-    /// Whether watcher `id` is still on `target` (`signal/bonds.rs`, `watching`): its
+    /// Whether watcher `id` is still on `target` (`process/bonds.rs`, `watching`): its
     /// `Down` not yet delivered, nor the monitor removed.
     fn watching(&self, target: RawPid, id: u64) -> bool;
 

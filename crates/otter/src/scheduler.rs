@@ -11,7 +11,7 @@
 //! A runtime runs processes (`process/harness.rs`: `Task`), and a process schedules
 //! itself on its runtime (its header points to [`Shared`]; a send, a wake-up and a
 //! spawn push onto its queues). So the process core (`process/{cell,send,owner,waker,
-//! harness}.rs`, with the exit's notifications in `signal/bonds.rs` and the receive
+//! harness}.rs`, with the exit's notifications in `process/bonds.rs` and the receive
 //! operations in `mailbox.rs`) and the scheduler
 //! (this module, `worker.rs`, `queue.rs`, `context.rs`) import each other; tokio's task
 //! and scheduler modules do the same. Everything else depends on them one way only, and
@@ -72,7 +72,6 @@ pub(crate) mod park;
 pub(crate) mod queue;
 pub(crate) mod spawn_stack;
 pub(crate) mod stand_in;
-pub(crate) mod tuning;
 pub(crate) mod watchdog;
 pub(crate) mod worker;
 
@@ -94,7 +93,7 @@ use crate::process::harness::{self, Task};
 use crate::timer::Timer;
 use park::Idle;
 use queue::{Injector, LifoSlot, Local};
-use tuning::MAX_THREADS;
+use park::MAX_THREADS;
 
 /// The part of a worker other threads may touch. Aligned to two cache lines so that
 /// workers do not false-share their queue counters.
@@ -196,7 +195,7 @@ impl Shared {
         if let Some(r) = self.io.get() {
             return Ok(r.clone());
         }
-        let r = Arc::new(Reactor::new(tuning::IO_EVENTS, tuning::IO_FEW_EVENTS)?);
+        let r = Arc::new(Reactor::new(crate::tuning::IO_EVENTS, crate::tuning::IO_FEW_EVENTS)?);
         // Two first sockets at once: one reactor wins, the other is dropped unused.
         let _ = self.io.set(r);
         Ok(self.io.get().expect("set above").clone())

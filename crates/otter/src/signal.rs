@@ -52,11 +52,9 @@
 //! # Cost
 //!
 //! Links, monitors and the trap flag live in one lazily boxed record per process
-//! (`signal/bonds.rs`, `Bonds`): a process that uses none of them carries one
+//! (`process/bonds.rs`, `Bonds`): a process that uses none of them carries one
 //! empty mutex and pays one flag load at exit and one at each poll.
 
-pub(crate) mod bonds;
-mod keyed;
 
 use crate::exit::ExitReason;
 use crate::pid::ProcessId;

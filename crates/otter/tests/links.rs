@@ -355,7 +355,7 @@ rt_test!(
     a_process_linked_to_many_hears_each_exit_and_unlinked_ones_stay_silent,
     |rt: &Runtime| {
         // Far more links than a process usually has (its links are then found by
-        // key, `signal/keyed.rs`): each linked child's exit arrives once, with its
+        // key, `process/bonds/keyed.rs`): each linked child's exit arrives once, with its
         // reason; a child unlinked before it exits sends nothing.
         const N: u32 = 300;
         let r = rt.block_on(|mut cx: Context<M>| async move {

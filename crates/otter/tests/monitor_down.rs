@@ -229,7 +229,7 @@ rt_test!(
     a_process_watched_by_many_sends_a_down_to_each_monitor_still_active,
     |rt: &Runtime| {
         // Far more monitors on one process than usual (found by key past a few,
-        // `signal/keyed.rs`): demonitor removes exactly its own, in any order, and the
+        // `process/bonds/keyed.rs`): demonitor removes exactly its own, in any order, and the
         // exit reaches every other once.
         const N: usize = 300;
         let r = rt.block_on(|mut cx: Context<Msg>| async move {

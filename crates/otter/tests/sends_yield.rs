@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use otter::{Context, Pid, Runtime};
 
-/// A turn's budget (`scheduler/tuning.rs`, `BUDGET`): loops below run ten of them.
+/// A turn's budget (`tuning.rs`, `BUDGET`): loops below run ten of them.
 const BUDGET: usize = 128;
 const N: usize = 10 * BUDGET;
 

@@ -269,7 +269,7 @@ impl Node {
                     None
                 })),
             };
-            if crate::signal::bonds::add_watcher(holder, watcher).is_err() {
+            if crate::process::bonds::add_watcher(holder, watcher).is_err() {
                 monitor_exit(shared, &peer, &alias, ExitReason::Noproc);
             }
             crate::dist::local::deliver(shared, &control, &encoded);
@@ -347,7 +347,7 @@ impl NodeShared {
                         },
                     ),
                     Via::Local { holder, id } => {
-                        crate::signal::bonds::remove_watcher(*holder, *id);
+                        crate::process::bonds::remove_watcher(*holder, *id);
                     }
                 }
             }

@@ -107,7 +107,7 @@ use crate::monitor::{Down, Watcher};
 use crate::pid::{Pid, RawPid};
 use crate::process::Context;
 use crate::signal::Kind;
-use crate::signal::bonds;
+use crate::process::bonds;
 use crate::unwind::catch_panic;
 
 mod pump;

@@ -119,7 +119,7 @@ pub(crate) fn monitor(
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .insert(id, holder);
-    match crate::signal::bonds::add_watcher(holder, wrapped) {
+    match crate::process::bonds::add_watcher(holder, wrapped) {
         Ok(()) => Ok(()),
         Err(w) => {
             node.local_monitors
@@ -152,7 +152,7 @@ pub(crate) fn watching(node: &NodeShared, id: u64) -> bool {
         .unwrap_or_else(PoisonError::into_inner)
         .get(&id)
         .copied();
-    holder.is_some_and(|h| crate::signal::bonds::watching(h, id))
+    holder.is_some_and(|h| crate::process::bonds::watching(h, id))
 }
 
 /// Removes a monitor [`monitor`] set; false if its `Down` was delivered.
@@ -162,5 +162,5 @@ pub(crate) fn demonitor(node: &NodeShared, id: u64) -> bool {
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .remove(&id);
-    holder.is_some_and(|h| crate::signal::bonds::remove_watcher(h, id))
+    holder.is_some_and(|h| crate::process::bonds::remove_watcher(h, id))
 }

@@ -10,7 +10,7 @@ use crate::dist::node::NodeShared;
 use crate::dist::{reason, remote};
 use crate::monitor::{Down, Notify, Watcher, next_id};
 use crate::signal::Kind;
-use crate::signal::bonds;
+use crate::process::bonds;
 use crate::unwind::catch_panic;
 
 /// Acts on `c`. An error (a signal that claims to come from a process of another node

@@ -1,6 +1,6 @@
 //! The outgoing side: a send, link, unlink, exit signal or monitor whose other end is
 //! a remote pid, from the core's "not a local process" branches (`process/send.rs`,
-//! `signal/bonds.rs`), through the core's door [`crate::remote::Distribution`], which
+//! `process/bonds.rs`), through the core's door [`crate::remote::Distribution`], which
 //! [`install`] opens when a node starts.
 //!
 //! A send to a remote `Pid<M>` needs `M`'s encoder, but `Pid::send` asks only

@@ -124,7 +124,7 @@ const LAP: usize = BLOCK_CAP + 1;
 
 /// How close behind the producers (positions from the head to `tail_seen`) the consumer
 /// must be for a block it leaves to be recycled (rule 7).
-const RECYCLE_WITHIN: usize = crate::scheduler::tuning::RECYCLE_WITHIN_BLOCKS * LAP;
+const RECYCLE_WITHIN: usize = crate::tuning::RECYCLE_WITHIN_BLOCKS * LAP;
 
 struct Slot<T> {
     value: UnsafeCell<MaybeUninit<T>>,

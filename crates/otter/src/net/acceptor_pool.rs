@@ -53,7 +53,7 @@ use std::time::{Duration, Instant};
 use crate::monitor::{self, Notify, Watcher};
 use crate::net::{TcpListener, TcpStream, tcp_listener};
 use crate::server::CallError;
-use crate::signal::bonds;
+use crate::process::bonds;
 use crate::supervisor::{self, ChildSpec, Shutdown, Strategy, SupervisorRef, SupervisorSpec};
 use crate::{Context, Exit, ExitReason, IntoExitReason, ProcessId};
 

@@ -4,7 +4,7 @@
 //! The rest of a process's life is in the files beside this one, each with the same
 //! rules: the send path (`send.rs`), the pid as a waker (`waker.rs`), the receiving end
 //! (`owner.rs`), and polling and the exit (`harness.rs`). Links, monitors and
-//! `trap_exit` are safe code (`signal/bonds.rs`) that reaches a cell only through a
+//! `trap_exit` are safe code (`process/bonds.rs`) that reaches a cell only through a
 //! [`ProcessRef`] and the header's lock-protected `bonds`.
 //!
 //! # Layout
@@ -42,7 +42,7 @@
 //!
 //! * `header.state`: any thread (atomic protocol of `process/state.rs`).
 //! * `header.gate`, `header.signalled`, `header.bonds`: any thread holding a reference
-//!   (atomics, and a mutex; `signal/bonds.rs` has their rules).
+//!   (atomics, and a mutex; `process/bonds.rs` has their rules).
 //! * `mailbox`: `push` by any thread holding a reference (below); `pop` only through the
 //!   one [`Owner`], which the process's [`Context`](crate::Context) holds.
 //! * `stage`: only the worker that moved the state to `RUNNING` (poll, and drop at
@@ -96,7 +96,7 @@ use crate::process::state::{State, TransitionToScheduled};
 use crate::process::table::{self, TransitionToReleased};
 use crate::scheduler::Shared;
 use crate::signal::Exit;
-use crate::signal::bonds::Bonds;
+use crate::process::bonds::Bonds;
 use crate::unwind::{catch_panic, catch_silently, panic_reason};
 
 /// The type-erased part of a process: what run queues and the table point to. It lives
@@ -131,7 +131,7 @@ const _: () = assert!(std::mem::size_of::<Header>() == 64);
 /// How an exit signal becomes a message for a process that traps exits: the
 /// delivery function of its own message type, and the pid it was made for.
 /// [`ProcessRef::deliver_trapped`] calls it only on that pid's cell, so safe code
-/// (`signal/bonds.rs`) may store and copy it freely.
+/// (`process/bonds.rs`) may store and copy it freely.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TrapFn {
     deliver: unsafe fn(NonNull<Header>, Exit),
@@ -684,7 +684,7 @@ pub(crate) struct Sample {
     pub(crate) born: u64,
     pub(crate) saved: usize,
     pub(crate) saved_bytes: usize,
-    pub(crate) bonds: crate::signal::bonds::Sample,
+    pub(crate) bonds: crate::process::bonds::Sample,
 }
 
 impl ProcessRef {
@@ -721,7 +721,7 @@ impl ProcessRef {
             born: i.born,
             saved: i.saved,
             saved_bytes: i.saved_bytes,
-            bonds: crate::signal::bonds::sample(h),
+            bonds: crate::process::bonds::sample(h),
         })
     }
 }

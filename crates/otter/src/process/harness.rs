@@ -20,7 +20,7 @@ use crate::process::state::TransitionToIdle;
 use crate::process::table;
 use crate::process::waker::waker;
 use crate::scheduler::{Shared, context};
-use crate::signal::bonds;
+use crate::process::bonds;
 
 /// A process in a run queue. Not a reference: a queued process is alive (it exits
 /// only while running), and the table's `ALIVE` count keeps it allocated.

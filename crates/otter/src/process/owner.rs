@@ -52,7 +52,7 @@ impl<M> Owner<M> {
         self.prefix().header()
     }
 
-    /// The trap function of this process (`signal/bonds.rs`: `set_trap_exit`).
+    /// The trap function of this process (`process/bonds.rs`: `set_trap_exit`).
     pub(crate) fn trap_fn(&self) -> TrapFn
     where
         M: From<Exit> + Send + 'static,

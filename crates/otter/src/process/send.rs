@@ -57,7 +57,7 @@ use crate::process::state::TransitionToScheduled;
 use crate::process::table;
 use crate::remote::{Busy, RemoteSend};
 use crate::scheduler::context;
-use crate::scheduler::tuning::{STREAM_AFTER, STREAM_ENTRIES};
+use crate::tuning::{STREAM_AFTER, STREAM_ENTRIES};
 
 impl<M> Pid<M> {
     /// Sends `message`. Never blocks; if the process has exited the message is dropped,

@@ -7,7 +7,7 @@ use super::{Context, cell};
 use crate::exit::IntoExitReason;
 use crate::monitor::{Down, MonitorRef, Watcher};
 use crate::pid::{Pid, RawPid};
-use crate::signal::bonds::{self, Bonds};
+use crate::process::bonds::{self, Bonds};
 
 /// Options for [`Context::spawn_opt`](crate::Context::spawn_opt),
 /// [`Context::spawn_monitor_opt`](crate::Context::spawn_monitor_opt) and the servers'
@@ -237,7 +237,7 @@ impl<M: Send + 'static> Context<M> {
             Some(watcher)
         });
         let reference = reference.expect("bonds built at spawn");
-        crate::signal::bonds::hold(self.owner.header(), reference.id, reference.target);
+        crate::process::bonds::hold(self.owner.header(), reference.id, reference.target);
         (pid, reference)
     }
 

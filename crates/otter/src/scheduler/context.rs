@@ -24,7 +24,7 @@ use crate::pid::RawPid;
 use crate::process::send::Stream;
 use crate::scheduler::Shared;
 use crate::scheduler::deferred::DeferredDeadlines;
-use crate::scheduler::tuning::{BUDGET, CALL_SLOTS_PER_WORKER, STREAM_ENTRIES};
+use crate::tuning::{BUDGET, CALL_SLOTS_PER_WORKER, STREAM_ENTRIES};
 use crate::timer::Timer;
 
 thread_local! {
@@ -170,7 +170,7 @@ pub(crate) struct PooledSlot {
 impl PooledSlot {
     /// Takes the slot's watcher off its server (which may be gone: then nothing).
     fn unwatch(self) {
-        crate::signal::bonds::remove_watcher(self.server, self.id);
+        crate::process::bonds::remove_watcher(self.server, self.id);
     }
 }
 

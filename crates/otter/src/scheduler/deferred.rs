@@ -42,7 +42,7 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::pid::RawPid;
-use crate::scheduler::tuning::DEFERRED_CAP;
+use crate::tuning::DEFERRED_CAP;
 
 /// The bit of an entry's tag word set once the entry has lived through a flush: the
 /// next flush wakes it.

@@ -11,7 +11,7 @@ use crate::exit::{ExitReason, IntoExitReason};
 use crate::pid::{Pid, ProcessId, RawPid};
 use crate::process::cell;
 use crate::signal::Kind;
-use crate::signal::bonds;
+use crate::process::bonds;
 
 /// A handle to a runtime, to spawn processes from any thread. Cheap to clone.
 ///

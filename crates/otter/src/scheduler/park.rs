@@ -114,13 +114,12 @@
 //! The sleepers' list itself stays under a lock: it is touched only on the way to a
 //! park and by a pusher that found a sleeper to wake.
 //!
-//! [`SPIN_BEFORE_PARK`]: crate::scheduler::tuning::SPIN_BEFORE_PARK
+//! [`SPIN_BEFORE_PARK`]: crate::tuning::SPIN_BEFORE_PARK
 //! [`Builder::busy_wait`]: crate::Builder::busy_wait
-//! [`WATCHDOG`]: crate::scheduler::tuning::WATCHDOG
-//! [`STEAL_LIFO_AFTER`]: crate::scheduler::tuning::STEAL_LIFO_AFTER
-//! [`LIFO_RECHECK`]: crate::scheduler::tuning::LIFO_RECHECK
-//! [`LIFO_WATCH`]: crate::scheduler::tuning::LIFO_WATCH
-//! [`MAX_THREADS`]: crate::scheduler::tuning::MAX_THREADS
+//! [`WATCHDOG`]: crate::tuning::WATCHDOG
+//! [`STEAL_LIFO_AFTER`]: crate::tuning::STEAL_LIFO_AFTER
+//! [`LIFO_RECHECK`]: crate::tuning::LIFO_RECHECK
+//! [`LIFO_WATCH`]: crate::tuning::LIFO_WATCH
 
 #![allow(unreachable_pub)] // `pub` items are for the loom model; the module is private.
 
@@ -130,6 +129,11 @@ use crate::loom::{AtomicBool, AtomicU64, Mutex, Ordering, fence};
 
 /// The width of each count in the idle word (module docs, "The idle word").
 pub const FIELD_BITS: u32 = 12;
+
+/// Worker threads of a runtime at most (`Builder::threads`): with one spare per held
+/// worker, the active threads (at most twice this) fit a count of the idle word (rule
+/// 2). More than any machine otter runs on has cores.
+pub(crate) const MAX_THREADS: usize = (1 << FIELD_BITS) / 2 - 1;
 
 /// One count of the idle word: its shift.
 #[derive(Clone, Copy)]
@@ -185,7 +189,7 @@ impl Idle {
     /// No worker parked yet, out of `workers` (at most `MAX_THREADS`, which
     /// `Builder::build` checks).
     pub fn new(workers: usize) -> Idle {
-        debug_assert!(workers <= crate::scheduler::tuning::MAX_THREADS);
+        debug_assert!(workers <= MAX_THREADS);
         Idle {
             sleepers: Mutex::new(Vec::with_capacity(workers)),
             word: AtomicU64::new(workers as u64 * ACTIVE.one()),

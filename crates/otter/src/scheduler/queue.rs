@@ -67,7 +67,7 @@ impl Item for Task {
     }
 }
 
-pub(crate) use crate::scheduler::tuning::LOCAL_CAP;
+pub(crate) use crate::tuning::LOCAL_CAP;
 
 /// One worker's local run queue. See the module docs.
 #[cfg(not(loom))]

@@ -50,8 +50,8 @@
 //! A mutex-guarded deque: a push and a pop are an uncontended lock each, and a turn
 //! pushes at most once, next to a spawn's allocation; the owner is the only frequent user.
 //!
-//! [`SPAWN_WAIT_TICKS`]: crate::scheduler::tuning::SPAWN_WAIT_TICKS
-//! [`SPAWN_AGE`]: crate::scheduler::tuning::SPAWN_AGE
+//! [`SPAWN_WAIT_TICKS`]: crate::tuning::SPAWN_WAIT_TICKS
+//! [`SPAWN_AGE`]: crate::tuning::SPAWN_AGE
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -50,7 +50,7 @@
 //! What is left to the queues' hand-over alone: a runtime whose spare slots are all
 //! taken and whose active threads, spares included, are all held at once.
 //!
-//! [`WATCHDOG`]: crate::scheduler::tuning::WATCHDOG
+//! [`WATCHDOG`]: crate::tuning::WATCHDOG
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};

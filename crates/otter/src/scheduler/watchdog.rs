@@ -41,8 +41,8 @@
 //! 3. **Shutdown.** The runtime's shutdown sets its flag, then wakes the thread
 //!    (`Doze::stop`) and joins it; the thread reads the flag before each wait.
 //!
-//! [`WATCHDOG`]: crate::scheduler::tuning::WATCHDOG
-//! [`WATCHDOG_QUIET`]: crate::scheduler::tuning::WATCHDOG_QUIET
+//! [`WATCHDOG`]: crate::tuning::WATCHDOG
+//! [`WATCHDOG_QUIET`]: crate::tuning::WATCHDOG_QUIET
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -52,7 +52,7 @@ use std::time::Instant;
 use crate::process::harness::Task;
 use crate::scheduler::doze::Doze;
 use crate::scheduler::queue::Local;
-use crate::scheduler::tuning::{WATCHDOG, WATCHDOG_QUIET};
+use crate::tuning::{WATCHDOG, WATCHDOG_QUIET};
 use crate::scheduler::{STREAMING, Shared, stand_in};
 
 /// The watchdog thread's state in [`Shared`].

@@ -50,7 +50,7 @@
 //!    exit. `start` and `stop` use a slot of their own with a watcher that maps the exit
 //!    reason (removed when they end, never kept).
 //! 7. **Signal order from an exiting server.** A server's exit sends its exit signals to
-//!    linked processes before it ends the calls that watch it (`signal/bonds.rs`'s
+//!    linked processes before it ends the calls that watch it (`process/bonds.rs`'s
 //!    `notify_exit`), as Erlang's `'EXIT'` to a linked caller comes before the
 //!    `'DOWN'` that ends its `gen_server:call` or `stop`. A call ended by the exit
 //!    does not return past a pending exit signal that will end its caller: it yields
@@ -65,7 +65,7 @@
 //! allocation and its watcher added under the server's bonds lock; a slot that cannot
 //! be kept costs the watcher's removal too. The timeout costs a timer-wheel entry only
 //! for a call that waits long: on a worker, a timeout of at least `DEFER_TIMER_AFTER`
-//! (`scheduler/tuning.rs`) is deferred: the caller's pid, the slot's address and the
+//! (`tuning.rs`) is deferred: the caller's pid, the slot's address and the
 //! tag go into the worker's list (`scheduler/deferred.rs`), and the call takes them out
 //! when it ends there, with no locked instruction. A call still waiting at the worker's
 //! second flush after it (every `GLOBAL_INTERVAL` ticks, and before the worker parks)
@@ -89,8 +89,8 @@ use crate::loom::full_fence;
 use crate::monitor::{CallWatch, Notify, Watcher};
 use crate::pid::RawPid;
 use crate::scheduler::context::{self, PooledSlot};
-use crate::scheduler::tuning::DEFER_TIMER_AFTER;
-use crate::signal::bonds;
+use crate::tuning::DEFER_TIMER_AFTER;
+use crate::process::bonds;
 use crate::timer::Sleep;
 
 mod outcome;

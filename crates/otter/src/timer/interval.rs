@@ -7,13 +7,13 @@
 //! pending entry) is under a small mutex shared with the [`IntervalRef`]: cancelling
 //! takes the same lock, so it never races with the action inserting the next entry.
 //! The interval ends when its receiver exits (tied to it as a `send_after` is:
-//! `signal/bonds.rs`), or, for a remote receiver, at the first tick that finds it gone.
+//! `process/bonds.rs`), or, for a remote receiver, at the first tick that finds it gone.
+//! The tick is the caller's closure (a send), so the timers know nothing of processes.
 
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use super::{Action, Tied, Timer, TimerKey};
-use crate::pid::Pid;
+use super::{Action, Timer, TimerKey};
 
 #[derive(Debug, Default)]
 struct State {
@@ -113,54 +113,43 @@ impl Handle {
     }
 }
 
-/// Starts an interval sending `message` to `to` every `period` (at least 1 ms, the
-/// wheel's resolution), tied to `to` if it is a local process (its exit stops it).
-pub(crate) fn start<N: Clone + Send + 'static>(
+/// Starts an interval that calls `tick` every `period` (at least 1 ms, the wheel's
+/// resolution) until `tick` says its destination is gone (false) or it is stopped;
+/// the [`Handle`] is for the destination's bonds, which stop it at its exit (the
+/// caller ties it: `process.rs`, `send_interval`).
+pub(crate) fn start<F: FnMut() -> bool + Send + 'static>(
     timer: &Arc<Timer>,
-    to: Pid<N>,
-    message: N,
     period: Duration,
-) -> IntervalRef {
+    tick: F,
+) -> (IntervalRef, Handle) {
     let period = period.max(Duration::from_millis(1));
     let state = Arc::new(Mutex::new(State::default()));
     let first = crate::timer::deadline_after(period);
     let mut s = state.lock().unwrap_or_else(PoisonError::into_inner);
     let key = timer.insert(
         first,
-        arm(
-            Arc::downgrade(timer),
-            state.clone(),
-            first,
-            period,
-            to,
-            message,
-        ),
+        arm(Arc::downgrade(timer), state.clone(), first, period, tick),
     );
     s.key = Some(key);
     drop(s);
-    let raw = to.raw;
     let handle = Handle {
         state: Arc::downgrade(&state),
         timer: Arc::downgrade(timer),
     };
-    if let Err(handle) = crate::signal::bonds::add_timer(raw, Tied::Interval(handle)) {
-        // `to` has ended: the interval stops now rather than at its first tick.
-        handle.cancel();
-    }
-    IntervalRef {
+    let interval = IntervalRef {
         state,
         timer: Arc::downgrade(timer),
-    }
+    };
+    (interval, handle)
 }
 
-/// The action of the entry due at `deadline`: send, then insert the next entry.
-fn arm<N: Clone + Send + 'static>(
+/// The action of the entry due at `deadline`: tick, then insert the next entry.
+fn arm<F: FnMut() -> bool + Send + 'static>(
     timer: Weak<Timer>,
     state: Arc<Mutex<State>>,
     deadline: Instant,
     period: Duration,
-    to: Pid<N>,
-    message: N,
+    mut tick: F,
 ) -> Action {
     Action::Run(Box::new(move || {
         let mut s = state.lock().unwrap_or_else(PoisonError::into_inner);
@@ -172,17 +161,12 @@ fn arm<N: Clone + Send + 'static>(
             s.stopped = true;
             return;
         };
-        // A plain send: a timer's message is never refused by a bounded mailbox
-        // (`SpawnOptions::bounded_mailbox`); the error says the process has exited.
-        if crate::process::send::send(to, message.clone()).is_err() {
+        if !tick() {
             s.stopped = true;
             return;
         }
         let next = deadline.checked_add(period).unwrap_or(deadline);
-        let key = t.insert(
-            next,
-            arm(timer.clone(), state.clone(), next, period, to, message),
-        );
+        let key = t.insert(next, arm(timer.clone(), state.clone(), next, period, tick));
         s.key = Some(key);
     }))
 }

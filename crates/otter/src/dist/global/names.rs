@@ -101,7 +101,7 @@ impl Table {
             && let Some((monitor, _)) = self.held.remove(pid)
         {
             self.by_monitor.remove(&monitor.id);
-            crate::signal::bonds::remove_watcher(monitor.target, monitor.id);
+            crate::process::bonds::remove_watcher(monitor.target, monitor.id);
         }
     }
 

@@ -180,7 +180,7 @@ impl Shared {
             left.push(l.member);
             if l.groups.is_empty() {
                 let l = st.local.remove(&m.raw).expect("just found");
-                crate::signal::bonds::remove_watcher(m.raw, l.monitor.id);
+                crate::process::bonds::remove_watcher(m.raw, l.monitor.id);
             }
         }
         if left.is_empty() {
@@ -485,10 +485,10 @@ impl Shared {
         }
         st.stopped = true;
         for (raw, l) in st.local.drain() {
-            crate::signal::bonds::remove_watcher(raw, l.monitor.id);
+            crate::process::bonds::remove_watcher(raw, l.monitor.id);
         }
         for (_, p) in st.peers.drain() {
-            crate::signal::bonds::remove_watcher(p.monitor.target, p.monitor.id);
+            crate::process::bonds::remove_watcher(p.monitor.target, p.monitor.id);
         }
         st.peer_monitors.clear();
         st.groups.clear();

@@ -150,7 +150,7 @@ fn a_fan_out_over_more_receivers_than_entries_loses_nothing() {
     // held goes back) on every round. Every other receiver exits after its first
     // message, mid-stream: every message is received, handed back or dropped with its
     // cell.
-    use crate::scheduler::tuning::STREAM_ENTRIES;
+    use crate::tuning::STREAM_ENTRIES;
     let receivers = STREAM_ENTRIES + 3;
     for threads in [1, 2] {
         let drops = Arc::new(AtomicUsize::new(0));

@@ -31,6 +31,9 @@
 //! bond is left in `late`, and the exit answers it after its own `Down`s; once the exit
 //! is done, a refusal is answered at once.
 
+
+mod keyed;
+
 use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
 
@@ -39,7 +42,7 @@ use crate::monitor::{Down, Watcher};
 use crate::pid::RawPid;
 use crate::process::cell::{Header, ProcessRef, TrapFn};
 use crate::process::owner::Owner;
-use crate::signal::keyed::{Key, Keyed};
+use keyed::{Key, Keyed};
 use crate::signal::{Effect, Exit, Kind, effect};
 use crate::timer::Tied;
 use crate::unwind::catch_panic;
@@ -95,7 +98,7 @@ const PRUNE_TIMERS_FROM: usize = 64;
 /// The fewest held monitors at which a process looks for those that have fired: the
 /// length from which their list would keep an index (`keyed.rs`), so that a process
 /// that monitors one short-lived process after another never builds one.
-const PRUNE_HELD_FROM: usize = crate::signal::keyed::INDEX_AT;
+const PRUNE_HELD_FROM: usize = keyed::INDEX_AT;
 
 impl Key for Watcher {
     type K = u64;

@@ -222,11 +222,6 @@ pub(crate) const CALL_SLOTS_PER_WORKER: usize = 4;
 /// lookups and a count of threads.
 pub(crate) const MAX_BLOCKING_THREADS: usize = 64;
 
-/// Worker threads of a runtime at most (`Builder::threads`): with one spare per held
-/// worker, the active threads (at most twice this) fit a count of the idle word
-/// (`park.rs`, "The idle word"). More than any machine otter runs on has cores.
-pub(crate) const MAX_THREADS: usize = (1 << crate::scheduler::park::FIELD_BITS) / 2 - 1;
-
 /// How long a blocking thread with nothing to do waits before it ends.
 pub(crate) const BLOCKING_KEEP_ALIVE: Duration = Duration::from_secs(10);
 
