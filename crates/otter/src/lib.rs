@@ -711,7 +711,7 @@ pub use error::{BuildError, SendError, TrySendError};
 #[cfg(not(loom))]
 pub use exit::{ErrorReason, ExitReason, IntoExitReason};
 #[cfg(not(loom))]
-pub use mailbox::{Keyed, Recv, RecvKey};
+pub use mailbox::Keyed;
 #[cfg(not(loom))]
 pub use monitor::{Down, DownMessage, MonitorRef};
 #[cfg(all(unix, not(loom)))]
@@ -720,6 +720,8 @@ pub use os_signal::OsSignal;
 pub use otter_macros::{Message, main, test};
 #[cfg(not(loom))]
 pub use pid::{Pid, ProcessId};
+#[cfg(not(loom))]
+pub use process::receive::{Recv, RecvKey};
 #[cfg(not(loom))]
 pub use process::{ConsumeBudget, Context, Sending, SpawnOptions, TimerRef, YieldNow};
 #[cfg(not(loom))]

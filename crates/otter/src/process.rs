@@ -15,6 +15,7 @@ pub(crate) mod cell;
 pub(crate) mod gate;
 pub(crate) mod harness;
 pub(crate) mod owner;
+pub(crate) mod receive;
 pub(crate) mod send;
 mod spawn_options;
 pub(crate) mod state;
@@ -34,7 +35,7 @@ use std::time::Duration;
 use std::any::TypeId;
 
 use crate::exit::IntoExitReason;
-use crate::mailbox::Saved;
+use crate::mailbox::saved::Saved;
 use crate::monitor::{Down, DownMessage, MonitorRef, Notify, Watcher};
 use crate::pid::{Pid, ProcessId, RawPid};
 use crate::registry::RegisterError;
@@ -71,7 +72,7 @@ use crate::ExitReason;
 /// ```
 pub struct Context<M> {
     pub(crate) owner: Owner<M>,
-    /// The save area of selective receive (`mailbox.rs`), boxed on first use: a
+    /// The save area of selective receive (`mailbox/saved.rs`), boxed on first use: a
     /// process that never leaves a message behind carries one word here. The
     /// `Context` is part of every process's future (twice, when it is an `async fn`'s
     /// argument), so its size is paid on every process and its lines on every poll.

@@ -10,13 +10,12 @@
 //!
 //! A runtime runs processes (`process/harness.rs`: `Task`), and a process schedules
 //! itself on its runtime (its header points to [`Shared`]; a send, a wake-up and a
-//! spawn push onto its queues). So the process core (`process/{cell,send,owner,waker,
-//! harness}.rs`, with the exit's notifications in `process/bonds.rs` and the receive
-//! operations in `mailbox.rs`) and the scheduler
-//! (this module, `worker.rs`, `queue.rs`, `context.rs`) import each other; tokio's task
-//! and scheduler modules do the same. Everything else depends on them one way only, and
-//! the leaves (pids, the table, the state word, the gate, the mailbox queue, the timer,
-//! exit reasons) depend on none of them.
+//! spawn push onto its queues). So `process/` (the cell, the send path, the owner, the
+//! waker, the harness, the bonds and the receive operations) and the scheduler (this
+//! module, `worker.rs`, `queue.rs`, `context.rs`) import each other; tokio's task and
+//! scheduler modules do the same. Everything else depends on them one way only, and
+//! the modules below them (`signal.rs`, `mailbox/`, `timer/`, `io/`, `coop.rs`,
+//! `tuning.rs`, pids, exit reasons) import neither (ARCHITECTURE.md, "The tree").
 //!
 //! # Where a woken process goes
 //!
@@ -92,8 +91,8 @@ use crate::io::reactor::Reactor;
 use crate::process::harness::{self, Task};
 use crate::timer::Timer;
 use park::Idle;
-use queue::{Injector, LifoSlot, Local};
 use park::MAX_THREADS;
+use queue::{Injector, LifoSlot, Local};
 
 /// The part of a worker other threads may touch. Aligned to two cache lines so that
 /// workers do not false-share their queue counters.
@@ -195,7 +194,10 @@ impl Shared {
         if let Some(r) = self.io.get() {
             return Ok(r.clone());
         }
-        let r = Arc::new(Reactor::new(crate::tuning::IO_EVENTS, crate::tuning::IO_FEW_EVENTS)?);
+        let r = Arc::new(Reactor::new(
+            crate::tuning::IO_EVENTS,
+            crate::tuning::IO_FEW_EVENTS,
+        )?);
         // Two first sockets at once: one reactor wins, the other is dropped unused.
         let _ = self.io.set(r);
         Ok(self.io.get().expect("set above").clone())

@@ -55,7 +55,6 @@
 //! (`process/bonds.rs`, `Bonds`): a process that uses none of them carries one
 //! empty mutex and pays one flag load at exit and one at each poll.
 
-
 use crate::exit::ExitReason;
 use crate::pid::ProcessId;
 

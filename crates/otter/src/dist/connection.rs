@@ -106,8 +106,8 @@ use crate::dist::remote;
 use crate::monitor::{Down, Watcher};
 use crate::pid::{Pid, RawPid};
 use crate::process::Context;
-use crate::signal::Kind;
 use crate::process::bonds;
+use crate::signal::Kind;
 use crate::unwind::catch_panic;
 
 mod pump;

@@ -9,8 +9,8 @@ use crate::dist::etf::{Atom, ExternalPid, ExternalRef, Term};
 use crate::dist::node::NodeShared;
 use crate::dist::{reason, remote};
 use crate::monitor::{Down, Notify, Watcher, next_id};
-use crate::signal::Kind;
 use crate::process::bonds;
+use crate::signal::Kind;
 use crate::unwind::catch_panic;
 
 /// Acts on `c`. An error (a signal that claims to come from a process of another node

@@ -52,8 +52,8 @@ use std::time::{Duration, Instant};
 
 use crate::monitor::{self, Notify, Watcher};
 use crate::net::{TcpListener, TcpStream, tcp_listener};
-use crate::server::CallError;
 use crate::process::bonds;
+use crate::server::CallError;
 use crate::supervisor::{self, ChildSpec, Shutdown, Strategy, SupervisorRef, SupervisorSpec};
 use crate::{Context, Exit, ExitReason, IntoExitReason, ProcessId};
 

@@ -31,7 +31,6 @@
 //! bond is left in `late`, and the exit answers it after its own `Down`s; once the exit
 //! is done, a refusal is answered at once.
 
-
 mod keyed;
 
 use std::sync::PoisonError;
@@ -42,10 +41,10 @@ use crate::monitor::{Down, Watcher};
 use crate::pid::RawPid;
 use crate::process::cell::{Header, ProcessRef, TrapFn};
 use crate::process::owner::Owner;
-use keyed::{Key, Keyed};
 use crate::signal::{Effect, Exit, Kind, effect};
 use crate::timer::Tied;
 use crate::unwind::catch_panic;
+use keyed::{Key, Keyed};
 
 /// What a process has to do with others: the processes monitoring it, the processes
 /// linked to it, whether it traps exits, and the reason of an exit signal that will end

@@ -89,6 +89,7 @@ use crate::exit::{ExitReason, IntoExitReason};
 use crate::introspect::{Counters, Status};
 use crate::mailbox::queue::{GAP_OFFSET, Queue};
 use crate::pid::{Pid, RawPid};
+use crate::process::bonds::Bonds;
 use crate::process::gate::Gate;
 use crate::process::harness::Task;
 use crate::process::owner::Owner;
@@ -96,7 +97,6 @@ use crate::process::state::{State, TransitionToScheduled};
 use crate::process::table::{self, TransitionToReleased};
 use crate::scheduler::Shared;
 use crate::signal::Exit;
-use crate::process::bonds::Bonds;
 use crate::unwind::{catch_panic, catch_silently, panic_reason};
 
 /// The type-erased part of a process: what run queues and the table point to. It lives
@@ -321,7 +321,7 @@ where
             saved_bytes: if saved == 0 {
                 0
             } else {
-                std::mem::size_of::<crate::mailbox::Saved<M>>()
+                std::mem::size_of::<crate::mailbox::saved::Saved<M>>()
                     + saved * std::mem::size_of::<Option<M>>()
             },
         }

@@ -15,12 +15,12 @@ use std::sync::atomic::Ordering;
 use std::task::{Context as TaskContext, Poll};
 
 use crate::exit::ExitReason;
+use crate::process::bonds;
 use crate::process::cell::{Header, release_slot};
 use crate::process::state::TransitionToIdle;
 use crate::process::table;
 use crate::process::waker::waker;
 use crate::scheduler::{Shared, context};
-use crate::process::bonds;
 
 /// A process in a run queue. Not a reference: a queued process is alive (it exits
 /// only while running), and the table's `ALIVE` count keeps it allocated.

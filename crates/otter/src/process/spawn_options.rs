@@ -122,8 +122,8 @@ impl SpawnOptions {
     /// arrived, so those deliveries take room too; they are never refused for it. The
     /// test and the push are two steps, so concurrent senders may each take the last
     /// slot: the queue may pass the bound by one message per sending thread. Messages a
-    /// selective receive looked at and left behind (the save area, `mailbox.rs`) have
-    /// left the queue and do not count.
+    /// selective receive looked at and left behind (the save area, `mailbox/saved.rs`)
+    /// have left the queue and do not count.
     ///
     /// # Panics
     ///

@@ -24,8 +24,8 @@ use crate::pid::RawPid;
 use crate::process::send::Stream;
 use crate::scheduler::Shared;
 use crate::scheduler::deferred::DeferredDeadlines;
-use crate::tuning::{BUDGET, CALL_SLOTS_PER_WORKER, STREAM_ENTRIES};
 use crate::timer::Timer;
+use crate::tuning::{BUDGET, CALL_SLOTS_PER_WORKER, STREAM_ENTRIES};
 
 thread_local! {
     /// The runtime and index of the worker this thread is, if it is one. The pointer is

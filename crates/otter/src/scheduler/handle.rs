@@ -9,9 +9,9 @@ use super::Shared;
 use crate::Context;
 use crate::exit::{ExitReason, IntoExitReason};
 use crate::pid::{Pid, ProcessId, RawPid};
+use crate::process::bonds;
 use crate::process::cell;
 use crate::signal::Kind;
-use crate::process::bonds;
 
 /// A handle to a runtime, to spawn processes from any thread. Cheap to clone.
 ///

@@ -52,8 +52,8 @@ use std::time::Instant;
 use crate::process::harness::Task;
 use crate::scheduler::doze::Doze;
 use crate::scheduler::queue::Local;
-use crate::tuning::{WATCHDOG, WATCHDOG_QUIET};
 use crate::scheduler::{STREAMING, Shared, stand_in};
+use crate::tuning::{WATCHDOG, WATCHDOG_QUIET};
 
 /// The watchdog thread's state in [`Shared`].
 #[derive(Debug, Default)]

@@ -44,12 +44,12 @@ use std::time::{Duration, Instant};
 
 use crate::process::harness::{RunOutcome, Task};
 use crate::scheduler::stand_in::DORMANT;
+use crate::scheduler::{Remote, STREAMING, Shared, context};
 use crate::tuning::{
     BUDGET, GLOBAL_INTERVAL, INJECTOR_BATCH, IO_EVENTS, IO_POLLS_SKIPPED, LIFO_RECHECK, LIFO_WATCH,
     LOCAL_CAP, MAX_LIFO_POLLS, SPAWN_AGE, SPAWN_WAIT_TICKS, SPILL_AFTER_SENDS, SPILL_INTERVAL,
     SPIN_BEFORE_PARK, SPIN_HINTS, STEAL_LIFO_AFTER, YIELD_EVERY_ROUNDS,
 };
-use crate::scheduler::{Remote, STREAMING, Shared, context};
 
 /// Whether a poll's `sent`-th send spills the LIFO slot: the `SPILL_AFTER_SENDS`-th, and
 /// every `SPILL_INTERVAL`-th after it.

@@ -88,10 +88,10 @@ use crate::exit::ExitReason;
 use crate::loom::full_fence;
 use crate::monitor::{CallWatch, Notify, Watcher};
 use crate::pid::RawPid;
-use crate::scheduler::context::{self, PooledSlot};
-use crate::tuning::DEFER_TIMER_AFTER;
 use crate::process::bonds;
+use crate::scheduler::context::{self, PooledSlot};
 use crate::timer::Sleep;
+use crate::tuning::DEFER_TIMER_AFTER;
 
 mod outcome;
 
