@@ -7,7 +7,21 @@
 //!
 //! # Safety
 //!
-//! Every `unsafe` block rests on the rules of `process/cell.rs`.
+//! Every `unsafe` block rests on the rules of `process/cell.rs`, but one, which rests
+//! on the next section's.
+//!
+//! # The reason of the exit being run
+//!
+//! A future that reports its own end (the root of `block_on`) learns, when it is
+//! dropped at its process's exit, the reason of that exit
+//! ([`exit_reason_of_dropping`]). [`Task::exit`] records the *address* of its `reason`
+//! in a thread-local (`scheduler/context.rs`) just before it drops the future, and a
+//! guard clears it just after, by return or by unwind; `reason` is neither moved nor
+//! mutated in between, and only shared references to it exist. So a non-null address
+//! read on this thread points to a live reason. Recording the address, not a moved
+//! copy, keeps the reason where the poll wrote it: a moved copy was a wide load of
+//! narrowly stored bytes, whose store-forwarding stall cost a spawn and exit a fifth
+//! of its time (docs/design/0041).
 #![allow(unsafe_code)]
 
 use std::ptr::{self, NonNull};
@@ -34,6 +48,26 @@ impl std::fmt::Debug for Task {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.header().fmt(f)
     }
+}
+
+/// Clears the recorded address of the exit's reason when dropped (module docs, "The
+/// reason of the exit being run").
+struct Dropping;
+
+impl Drop for Dropping {
+    fn drop(&mut self) {
+        context::set_exit_reason(ptr::null());
+    }
+}
+
+/// While a process's future is dropped at its exit, the reason it exits with; `None`
+/// elsewhere (and during shutdown). Lets a future that reports its own end (the root
+/// of `block_on`) report the reason of an exit signal.
+pub(crate) fn exit_reason_of_dropping() -> Option<ExitReason> {
+    let reason = context::exit_reason();
+    // SAFETY: non-null only between `Task::exit`'s record and its guard's clear on this
+    // thread, while the reason it points to lives, unmoved, in that frame (module docs).
+    unsafe { reason.as_ref() }.cloned()
 }
 
 /// What the worker does after running a task.
@@ -140,11 +174,13 @@ impl Task {
         slot.word.retire();
         h.state.transition_to_done();
         let drop_future = h.vtable.drop_future;
-        context::set_exit_reason(reason);
+        // Module docs, "The reason of the exit being run".
+        context::set_exit_reason(&reason);
+        let dropping = Dropping;
         // SAFETY: we were the running worker and the process is now done: nobody else
         // polls or drops the future.
         unsafe { drop_future(self.0) };
-        context::clear_exit_reason();
+        drop(dropping);
         release_slot(slot, self.0);
     }
 

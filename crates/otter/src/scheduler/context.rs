@@ -37,8 +37,10 @@ thread_local! {
         const { [const { Cell::new(Stream::NONE) }; STREAM_ENTRIES] };
     /// ...and which of them hold a table count, a bit each.
     static KEPT_HELD: Cell<u64> = const { Cell::new(0) };
-    /// The reason of the process whose future this thread is dropping at its exit.
-    static EXIT_REASON: RefCell<Option<ExitReason>> = const { RefCell::new(None) };
+    /// The reason of the process whose future this thread is dropping at its exit, by
+    /// address (`process/harness.rs`, "The reason of the exit being run"); null
+    /// elsewhere.
+    static EXIT_REASON: Cell<*const ExitReason> = const { Cell::new(std::ptr::null()) };
     /// The runtime of this worker, counted, for what needs more than the pointer in
     /// `WORKER` (the reactor, created on first use).
     static WORKER_SHARED: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
@@ -257,21 +259,15 @@ pub(crate) fn kept_held() -> u64 {
 
 // ===== the exit being run =====
 
-/// Records the reason of the exit whose future this thread drops now.
+/// Records where the reason of the exit whose future this thread drops now is (null:
+/// none). Only `process/harness.rs` sets it and reads through it.
 #[inline]
-pub(crate) fn set_exit_reason(reason: ExitReason) {
-    EXIT_REASON.with(|r| *r.borrow_mut() = Some(reason));
+pub(crate) fn set_exit_reason(reason: *const ExitReason) {
+    EXIT_REASON.with(|r| r.set(reason));
 }
 
-/// Clears what [`set_exit_reason`] recorded, once the future is dropped.
+/// What [`set_exit_reason`] recorded.
 #[inline]
-pub(crate) fn clear_exit_reason() {
-    EXIT_REASON.with(|r| r.borrow_mut().take());
-}
-
-/// While a process's future is dropped at its exit, the reason it exits with; `None`
-/// elsewhere (and during shutdown). Lets a future that reports its own end (the root
-/// of `block_on`) report the reason of an exit signal.
-pub(crate) fn exit_reason_of_dropping() -> Option<ExitReason> {
-    EXIT_REASON.with(|r| r.borrow().clone())
+pub(crate) fn exit_reason() -> *const ExitReason {
+    EXIT_REASON.with(Cell::get)
 }
