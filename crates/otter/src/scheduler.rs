@@ -795,7 +795,8 @@ impl<Fut: Future> Drop for Root<Fut> {
     fn drop(&mut self) {
         // Dropped without a value: the process was ended from outside, by an exit
         // signal (its reason) or by the runtime's shutdown (`Killed`).
-        let reason = crate::process::harness::exit_reason_of_dropping().unwrap_or(ExitReason::Killed);
+        let reason =
+            crate::process::harness::exit_reason_of_dropping().unwrap_or(ExitReason::Killed);
         self.slot.set(Err(reason));
     }
 }
