@@ -10,11 +10,9 @@
 //!
 //! A runtime runs processes (`process/harness.rs`: `Task`), and a process schedules
 //! itself on its runtime (its header points to [`Shared`]; a send, a wake-up and a
-//! spawn push onto its queues). So `process/` (the cell, the send path, the owner, the
-//! waker, the harness, the bonds and the receive operations) and the scheduler (this
-//! module, `worker.rs`, `queue.rs`, `context.rs`) import each other; tokio's task and
-//! scheduler modules do the same. Everything else depends on them one way only, and
-//! the modules below them (`signal.rs`, `mailbox/`, `timer/`, `io/`, `coop.rs`,
+//! spawn push onto its queues). So `process/` and the scheduler import each other, as
+//! tokio's task and scheduler modules do. Everything else depends on them one way
+//! only; the modules below them (`signal.rs`, `mailbox/`, `timer/`, `io/`, `coop.rs`,
 //! `tuning.rs`, pids, exit reasons) import neither (ARCHITECTURE.md, "The tree").
 //!
 //! # Where a woken process goes
@@ -795,8 +793,7 @@ impl<Fut: Future> Drop for Root<Fut> {
     fn drop(&mut self) {
         // Dropped without a value: the process was ended from outside, by an exit
         // signal (its reason) or by the runtime's shutdown (`Killed`).
-        let reason =
-            crate::process::harness::exit_reason_of_dropping().unwrap_or(ExitReason::Killed);
+        let reason = harness::exit_reason_of_dropping().unwrap_or(ExitReason::Killed);
         self.slot.set(Err(reason));
     }
 }
