@@ -14,6 +14,8 @@
 mod erlang;
 #[path = "support/otter_node.rs"]
 mod otter_node;
+#[path = "support/reports.rs"]
+mod reports;
 #[path = "support/rt.rs"]
 mod support;
 
@@ -989,6 +991,7 @@ rt_test!(
     |rt: &Runtime| {
         // Both sides tick every second (net_ticktime 4 s); a stopped Erlang node (SIGSTOP)
         // neither ticks nor closes its socket: only the ticks can tell.
+        reports::reports();
         let node = otter_node::start_with(rt, |b| b.tick_time(Duration::from_secs(4)));
         let probe = Probe::start(rt, &node, "inbox");
         let mut e = erlang::Node::builder("erl")
@@ -1021,6 +1024,15 @@ rt_test!(
         // Within net_ticktime (4 s), with as much again of slack for a loaded machine:
         // a bound on the protocol's rule, not a speed check.
         assert!(waited <= Duration::from_secs(8), "noticed after {waited:?}");
+        // Reported as lost, with why: this node closed it (not "closed by the peer").
+        let said = reports::reports().into_iter().find(|r| {
+            r.target == "otter::dist" && r.get("node") == node.name() && r.get("peer") == e.name()
+        });
+        let said = said.expect("a report of the lost connection");
+        assert_eq!(
+            said.get("reason"),
+            "the peer stopped ticking (net_ticktime)"
+        );
     }
 );
 

@@ -517,6 +517,8 @@ rt_test!(
 rt_test!(
     a_connection_that_goes_down_is_reported_on_each_side_with_why,
     |rt: &Runtime| {
+        // The collector first: it keeps what comes after it is installed.
+        reports::reports();
         let (other, a, b) = two(rt);
         connect(rt, &a, b.name()).unwrap();
         assert!(a.disconnect(b.name()));
