@@ -78,6 +78,25 @@ pub enum Closed {
     ReaderFailed,
 }
 
+impl ConnectError {
+    /// Whether the connection was lost rather than closed by either side.
+    pub(crate) fn is_lost(&self) -> bool {
+        match self {
+            ConnectError::Closed(c) => c.is_lost(),
+            _ => true,
+        }
+    }
+
+    /// What a report of the connection's end says: the closing's reason alone for a
+    /// close (the report says the connection ended), else the whole error.
+    pub(crate) fn reason_text(&self) -> String {
+        match self {
+            ConnectError::Closed(c) => c.to_string(),
+            e => e.to_string(),
+        }
+    }
+}
+
 impl Closed {
     /// Whether neither side closed the connection: it was lost.
     pub(crate) fn is_lost(&self) -> bool {

@@ -418,31 +418,28 @@ impl Connection {
 
     /// Takes the connection down (module docs). Runs once.
     pub(crate) fn down(&self, node: &Arc<NodeShared>, why: ConnectError) {
-        // Reported after the lock (a subscriber is user code), if it was up.
-        let lost = !matches!(&why, ConnectError::Closed(c) if !c.is_lost());
-        let said = match &why {
-            ConnectError::Closed(c) => c.to_string(),
-            e => e.to_string(),
-        };
-        let (was_up, links, watching, watched, waiters) = {
+        let (was_up, report, links, watching, watched, waiters) = {
             let mut s = self.state();
             if matches!(s.phase, Phase::Gone(_)) {
                 return;
             }
+            // Reported after the lock (a subscriber is user code), if it was up.
             let was_up = matches!(s.phase, Phase::Up);
+            let report = was_up.then(|| (why.reason_text(), why.is_lost()));
             s.phase = Phase::Gone(why);
             s.socket = None;
             (
                 was_up,
+                report,
                 std::mem::take(&mut s.links),
                 std::mem::take(&mut s.watching),
                 std::mem::take(&mut s.watched),
                 std::mem::take(&mut s.waiters),
             )
         };
-        if was_up {
+        if let Some((said, lost)) = &report {
             let (here, peer) = (node.name.as_str(), self.peer.as_str());
-            let _ = catch_panic(|| crate::report::connection_down(here, peer, &said, lost));
+            let _ = catch_panic(|| crate::report::connection_down(here, peer, said, *lost));
         }
         self.writer.send(Out::Close);
         // Senders waiting for the peer to be not busy stop waiting (module docs,

@@ -1,11 +1,11 @@
 //! The bonds of a process: its links, the monitors watching it and those it holds, the
-//! timers aimed at it, its trap flag, and the reason of an exit signal that will end it. Safe code: it
-//! reaches a process only through a counted [`ProcessRef`] and the header's `bonds`
-//! mutex, `gate` and `signalled` flag (`process/cell.rs`), and a trapped exit through
-//! the process's own [`TrapFn`]. The rules it implements are `signal.rs`'s (links, exit signals,
-//! `trap_exit`) and `monitor.rs`'s (monitors, `Down`); the gate's protocol with the exit
-//! (`process/gate.rs`) makes a bond attached during an exit either seen by it or
-//! refused.
+//! timers aimed at it, its trap flag, and the reason of an exit signal that will end
+//! it. Safe code: it reaches a process only through a counted [`ProcessRef`] and the
+//! header's `bonds` mutex, `gate` and `signalled` flag (`process/cell.rs`), and a
+//! trapped exit through the process's own [`TrapFn`]. The rules it implements are
+//! `signal.rs`'s (links, exit signals, `trap_exit`) and `monitor.rs`'s (monitors,
+//! `Down`); the gate's protocol with the exit (`process/gate.rs`) makes a bond attached
+//! during an exit either seen by it or refused.
 //!
 //! # Locks
 //!
@@ -77,8 +77,8 @@ pub(crate) struct Bonds {
 /// A monitor a process holds: its id and its target.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Held {
-    pub(crate) id: u64,
-    pub(crate) target: RawPid,
+    id: u64,
+    target: RawPid,
 }
 
 impl Key for Held {
