@@ -238,6 +238,21 @@ pub struct ProcessInfo {
     pub links: Vec<ProcessId>,
     /// The processes it monitors (Erlang's `monitors`): the target of each active
     /// monitor it set, once per monitor (module docs, "Monitors a process holds").
+    ///
+    /// ```
+    /// use otter::{Context, Down, Runtime};
+    /// enum Msg { Down(Down) }
+    /// impl From<Down> for Msg { fn from(d: Down) -> Msg { Msg::Down(d) } }
+    /// let rt = Runtime::new();
+    /// let r = rt.block_on(|cx: Context<Msg>| async move {
+    ///     let child = cx.spawn(|mut c: Context<()>| async move { c.recv().await });
+    ///     cx.monitor(child);
+    ///     let held = cx.process_info(cx.pid()).unwrap().monitors;
+    ///     child.send(());
+    ///     held == vec![child.id()]
+    /// });
+    /// assert!(r.unwrap());
+    /// ```
     pub monitors: Vec<ProcessId>,
     /// The processes monitoring it (Erlang's `monitored_by`).
     pub monitored_by: Vec<ProcessId>,

@@ -94,6 +94,14 @@ const PRUNE_WATCHERS_FROM: usize = 64;
 /// The fewest timers at which a process looks for timers that have fired.
 const PRUNE_TIMERS_FROM: usize = 64;
 
+/// Whether a list that grows between looks is due for a look for the entries that no
+/// longer count: from `from` entries on, whenever it has doubled since the last look
+/// kept `kept`, so the looks cost an amortised constant per entry and the list stays
+/// within about twice its live entries (the watchers, timers and held monitors).
+fn due_for_prune(len: usize, kept: usize, from: usize) -> bool {
+    len >= from.max(2 * kept)
+}
+
 /// The fewest held monitors at which a process looks for those that have fired: the
 /// length from which their list would keep an index (`keyed.rs`), so that a process
 /// that monitors one short-lived process after another never builds one.
@@ -142,7 +150,7 @@ impl Bonds {
     /// constant cost per monitor.
     fn add_watcher(&mut self, watcher: Watcher) {
         self.watchers.push(watcher);
-        if self.watchers.len() >= PRUNE_WATCHERS_FROM.max(2 * self.watchers_kept) {
+        if due_for_prune(self.watchers.len(), self.watchers_kept, PRUNE_WATCHERS_FROM) {
             // A call's watcher and a remote process's (no owner) are taken off by the
             // call and by the connection; an owner is always a local process.
             self.watchers.retain(|w| {
@@ -163,7 +171,7 @@ impl Bonds {
     /// constant cost per timer.
     fn add_timer(&mut self, timer: Tied) {
         self.timers.push(timer);
-        if self.timers.len() >= PRUNE_TIMERS_FROM.max(2 * self.timers_kept) {
+        if due_for_prune(self.timers.len(), self.timers_kept, PRUNE_TIMERS_FROM) {
             self.timers.retain(Tied::is_pending);
             self.timers_kept = self.timers.len();
         }
@@ -261,7 +269,7 @@ pub(crate) fn hold(h: &Header, id: u64, target: RawPid) {
         let mut bonds = h.bonds.lock().unwrap_or_else(PoisonError::into_inner);
         let b = bonds.get_or_insert_default();
         b.held.push(Held { id, target });
-        if b.held.len() < PRUNE_HELD_FROM.max(2 * b.held_kept) {
+        if !due_for_prune(b.held.len(), b.held_kept, PRUNE_HELD_FROM) {
             return;
         }
         // A live local target still holds the monitor (a `demonitor` took it off here,
