@@ -16,7 +16,7 @@ use crate::dist::{BadTerm, Node, epmd, handshake};
 use crate::net::TcpStream;
 use crate::{Context, Exit, ExitReason, Pid, Runtime};
 
-const WAIT: Duration = Duration::from_secs(20);
+pub(in crate::dist) const WAIT: Duration = Duration::from_secs(20);
 
 fn host() -> String {
     let h = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
@@ -27,7 +27,7 @@ fn host() -> String {
         .to_string()
 }
 
-fn unique(prefix: &str) -> String {
+pub(in crate::dist) fn unique(prefix: &str) -> String {
     use std::sync::atomic::{AtomicU32, Ordering};
     static N: AtomicU32 = AtomicU32::new(0);
     format!(
@@ -39,7 +39,7 @@ fn unique(prefix: &str) -> String {
 }
 
 #[derive(Debug, Deserialize)]
-enum In {
+pub(in crate::dist) enum In {
     #[serde(skip)]
     Exit(Exit),
     #[serde(skip)]
@@ -81,7 +81,11 @@ fn node_with_probe(rt: &Runtime) -> (Node, Pid<In>, Receiver<In>) {
 
 /// A peer named `PREFIX_..@host` with `creation`: connects to the node `target`, runs
 /// the real handshake, and returns the socket and a pid of the peer's.
-async fn handshaken(target: &str, prefix: &str, creation: u32) -> (TcpStream, ExternalPid) {
+pub(in crate::dist) async fn handshaken(
+    target: &str,
+    prefix: &str,
+    creation: u32,
+) -> (TcpStream, ExternalPid) {
     let (alive, h) = target.split_once('@').unwrap();
     let port = epmd::port_please(h, alive).unwrap().port;
     let name = unique(prefix);
@@ -100,7 +104,7 @@ async fn handshaken(target: &str, prefix: &str, creation: u32) -> (TcpStream, Ex
 }
 
 /// Keeps a peer's connection open until the node closes it (or the runtime ends).
-async fn hold_open(s: &mut TcpStream) {
+pub(in crate::dist) async fn hold_open(s: &mut TcpStream) {
     let mut buf = [0u8; 4096];
     while let Ok(1..) = s.read(&mut buf).await {}
 }

@@ -42,7 +42,7 @@ impl Node {
         let started = self.start_erpc(Some(cx.pid().raw), node, module, function, args, true);
         let shared = self.shared.clone();
         async move {
-            let (conn, req_id, me) = started?;
+            let (conn, req_id, me, pending) = started?;
             let mut sleep = sleep;
             // Whether the call ends here or the future is dropped, its entry goes and
             // the remote monitor is removed.
@@ -79,13 +79,6 @@ impl Node {
                     }
                 }
             }
-            let pending = shared
-                .erpc
-                .pending
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .get(&req_id.id)
-                .cloned();
             let mut end = End {
                 node: shared.clone(),
                 conn,
@@ -93,8 +86,10 @@ impl Node {
                 me,
                 fired: false,
             };
+            // The pending call is held from its start: its outcome may be in (and its
+            // entry gone from the table) before this future is first polled.
             let Some(pending) = pending else {
-                return Err(ErpcError::Noconnection);
+                unreachable!("a call has its pending entry");
             };
             let outcome = poll_fn(|t| {
                 {
@@ -135,7 +130,7 @@ impl Node {
         args: &A,
     ) -> Result<(), ErpcError> {
         self.start_erpc(None, node, module, function, args, false)
-            .map(|_| ())
+            .map(drop)
     }
 
     /// Sends the `SPAWN_REQUEST` of a call (`call`: `execute_call/4` with a
@@ -148,7 +143,7 @@ impl Node {
         function: &str,
         args: &A,
         call: bool,
-    ) -> Result<(Arc<Connection>, ExternalRef, ExternalPid), ErpcError> {
+    ) -> Result<Started, ErpcError> {
         let shared = &self.shared;
         let atom = |s: &str| {
             Atom::try_new(s).ok_or_else(|| ErpcError::Encode(format!("{s:?} is not an atom")))
@@ -199,7 +194,7 @@ impl Node {
         })
         .map_err(|e| ErpcError::Encode(e.to_string()))?;
         let conn = connection::get_or_connect(shared, &peer);
-        if call {
+        let pending = call.then(|| {
             let pending = Arc::new(Mutex::new(Pending {
                 peer: peer.clone(),
                 pid: None,
@@ -211,15 +206,25 @@ impl Node {
                 .pending
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .insert(req_id.id.clone(), pending);
-        }
+                .insert(req_id.id.clone(), pending.clone());
+            pending
+        });
         conn.send_frame(frame);
         if conn.is_gone() {
             connection_down(shared, &peer);
         }
-        Ok((conn, req_id, me))
+        Ok((conn, req_id, me, pending))
     }
 }
+
+/// A request sent: its connection, its reference, the caller's pid as the peer knows
+/// it, and (for a call) the pending entry its outcome goes to.
+type Started = (
+    Arc<Connection>,
+    ExternalRef,
+    ExternalPid,
+    Option<Arc<Mutex<Pending>>>,
+);
 
 /// An outgoing call waiting for its outcome.
 pub(super) struct Pending {
@@ -357,3 +362,6 @@ pub(crate) fn connection_down(node: &NodeShared, peer: &Atom) {
         complete(&p, Err(ErpcError::Noconnection));
     }
 }
+
+#[cfg(test)]
+mod tests;
