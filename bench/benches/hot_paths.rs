@@ -18,6 +18,10 @@
 //! * `call/default_timeout`: the same with `ServerRef::call` (5 s timeout), whose deadline
 //!   is deferred on the caller's worker (armed in the timer wheel only if the call still
 //!   waits two flushes later);
+//! * `recv_timeout`: two ping-pong pairs at once on a two-thread runtime, every receive
+//!   of both sides with a 5 s timeout (armed in the timer of the receiver's worker, then
+//!   cancelled), timed per round trip of one pair while the other runs: what timers cost
+//!   when two workers arm and cancel them at once;
 //! * `wake_from_outside`: a thread outside the runtime sends to an idle process and waits
 //!   for its reply (injector push, unpark of a parked worker, poll, reply), per round trip;
 //! * `steal`: one process spawns a batch of 256 short processes on its worker while the
@@ -204,6 +208,48 @@ fn call(c: &mut Criterion) {
     g.finish();
 }
 
+fn recv_timeout(c: &mut Criterion) {
+    const T: Duration = Duration::from_secs(5);
+    #[derive(Debug)]
+    enum ToB {
+        Ping(Pid<()>),
+        Stop,
+    }
+    /// `iters` round trips to a fresh partner, every receive under `T`.
+    async fn pair(mut cx: Context<()>, iters: u64) {
+        let me = cx.pid();
+        let b = cx.spawn(|mut cx: Context<ToB>| async move {
+            while let Some(ToB::Ping(from)) = cx.recv_timeout(T).await {
+                from.send(());
+            }
+        });
+        for _ in 0..iters {
+            b.send(ToB::Ping(me));
+            cx.recv_timeout(T).await.expect("pong");
+        }
+        b.send(ToB::Stop);
+    }
+    let rt = runtime(2);
+    c.bench_function("recv_timeout", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(move |mut cx: Context<()>| async move {
+                let me = cx.pid();
+                let t0 = Instant::now();
+                for _ in 0..2 {
+                    cx.spawn(move |cx: Context<()>| async move {
+                        pair(cx, iters).await;
+                        me.send(());
+                    });
+                }
+                cx.recv().await;
+                cx.recv().await;
+                t0.elapsed()
+            })
+            .expect("root process")
+        })
+    });
+}
+
 fn wake_from_outside(c: &mut Criterion) {
     let rt = runtime(2);
     let (tx, rx) = std::sync::mpsc::channel::<u64>();
@@ -260,13 +306,14 @@ fn steal(c: &mut Criterion) {
 
 mod groups {
     //! The benchmark group (in a private module: the macro's function has no doc comment).
-    use super::{call, pingpong, send_recv, spawn_exit, steal, wake_from_outside};
+    use super::{call, pingpong, recv_timeout, send_recv, spawn_exit, steal, wake_from_outside};
     criterion::criterion_group!(
         hot_paths,
         spawn_exit,
         send_recv,
         pingpong,
         call,
+        recv_timeout,
         wake_from_outside,
         steal
     );

@@ -54,9 +54,9 @@
 //!    outside the workers count in a shared atomic (a read-modify-write, off the
 //!    workers' path), and read the clock to move the coarse clock on.
 //!
-//! 7. **Timers and the reactor**: timers armed are the wheel's length and timers fired
-//!    a count the timer thread keeps, both under the wheel's lock, which every insert,
-//!    cancel and firing takes anyway (a reader takes it too, briefly); reactor events
+//! 7. **Timers and the reactor**: timers armed are the wheels' lengths and timers fired
+//!    counts the timer thread keeps, each under its worker's wheel lock, which every
+//!    insert, cancel and firing takes anyway (a reader takes each too, briefly); reactor events
 //!    are added by the driver, the one thread holding the driver's lock, once per OS
 //!    poll. Per-peer distribution traffic is counted by each connection's reader and
 //!    writer ([`Node::peers`](crate::dist::Node::peers)).

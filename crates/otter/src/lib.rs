@@ -310,9 +310,9 @@
 //! ## Timers
 //!
 //! [`Context::sleep`], receive timeouts, [`Context::send_after`] (cancel with
-//! [`TimerRef::cancel`]) and [`Context::send_interval`]: one hierarchical timing wheel
-//! per runtime, on one thread started by the first timer; a process that uses no timer
-//! pays nothing. [`timeout`] bounds any wait (a socket's read, accept or connect, as
+//! [`TimerRef::cancel`]) and [`Context::send_interval`]: a hierarchical timing wheel
+//! per worker (ERTS has one per scheduler), fired by one thread started by the first
+//! timer; a process that uses no timer pays nothing. [`timeout`] bounds any wait (a socket's read, accept or connect, as
 //! `gen_tcp`'s `Timeout` arguments do). A timer never fires early; its wheel counts whole
 //! milliseconds and rounds a deadline up, so it fires up to a millisecond late (nearly
 //! that for a timer set just after another fired, in step with the wheel's clock), plus
@@ -703,6 +703,12 @@ mod scheduler {
 pub mod sys;
 #[cfg(not(loom))]
 mod timer;
+#[cfg(loom)]
+mod timer {
+    pub(crate) mod alarm;
+    pub(crate) mod shard;
+    pub(crate) mod wheel;
+}
 mod tuning;
 mod unwind;
 
@@ -748,4 +754,6 @@ pub mod __loom {
     pub use crate::scheduler::park::Idle;
     pub use crate::scheduler::queue::{Item, LifoSlot, Local};
     pub use crate::server::reply::outcome::{Answer, OutcomeCell};
+    pub use crate::timer::alarm::Alarm;
+    pub use crate::timer::shard::{NEVER, Shard};
 }

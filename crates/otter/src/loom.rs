@@ -5,7 +5,7 @@
 //! they are `std`'s. Only the protocol modules (`mailbox/queue.rs`, `process/state.rs`,
 //! `process/table.rs`'s slot word, `process/gate.rs`, `scheduler/queue.rs`,
 //! `scheduler/park.rs`, `scheduler/doze.rs`, `server/reply/outcome.rs`, `mailbox/bound.rs`'s
-//! bound word) import from here; the rest of
+//! bound word, `timer/shard.rs` and `timer/alarm.rs`) import from here; the rest of
 //! the crate uses `std` directly, because loom cannot model `static`s, threads it did
 //! not start, or `catch_unwind`.
 
@@ -20,9 +20,9 @@ pub(crate) use std::sync::atomic::{
 };
 
 #[cfg(loom)]
-pub(crate) use ::loom::sync::{Condvar, Mutex};
+pub(crate) use ::loom::sync::{Condvar, Mutex, MutexGuard};
 #[cfg(not(loom))]
-pub(crate) use std::sync::{Condvar, Mutex};
+pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// A spin-loop hint that, under loom, yields to the model so a waiting thread lets the
 /// thread it waits for make progress.

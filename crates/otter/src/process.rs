@@ -152,7 +152,7 @@ impl<M: Send + 'static> Context<M> {
     /// }).unwrap();
     /// ```
     pub fn sleep(&self, duration: Duration) -> Sleep {
-        Sleep::new(self.timer(), crate::timer::deadline_after(duration))
+        self.sleep_until(crate::timer::deadline_after(duration))
     }
 
     /// Lets the other processes of this worker run before this one continues.
@@ -719,12 +719,22 @@ impl<M: Send + 'static> Context<M> {
             .expect("otter: registry used by a process whose runtime has shut down")
     }
 
-    pub(crate) fn timer(&self) -> Arc<Timer> {
-        self.owner
+    fn runtime_timer(&self) -> &Arc<Timer> {
+        &self
+            .owner
             .runtime()
             .expect("otter: timer used by a process whose runtime has shut down")
             .timer
-            .clone()
+    }
+
+    pub(crate) fn timer(&self) -> Arc<Timer> {
+        self.runtime_timer().clone()
+    }
+
+    /// A [`Sleep`] until `deadline` on this process's runtime's timer, on the lane of
+    /// the worker that calls this (`timer.rs`).
+    pub(crate) fn sleep_until(&self, deadline: std::time::Instant) -> Sleep {
+        self.runtime_timer().sleep(deadline)
     }
 }
 

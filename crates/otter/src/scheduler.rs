@@ -512,7 +512,7 @@ impl Builder {
             idle: Idle::new(n),
             shutdown: AtomicBool::new(false),
             outside_spawns: AtomicUsize::new(0),
-            timer: Timer::new(format!("{}-timer", self.name)),
+            timer: Timer::new(format!("{}-timer", self.name), 2 * n),
             registry: Default::default(),
             servers: Default::default(),
             stats: Default::default(),

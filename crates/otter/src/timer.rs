@@ -1,26 +1,38 @@
 //! Timers: receive timeouts, [`Sleep`], `send_after` and periodic intervals.
 //!
-//! One timing wheel per runtime (`timer/wheel.rs`) behind a mutex, driven by one timer
-//! thread that sleeps until the next deadline. The thread is started by the first timer
-//! a runtime is asked for, so a program that never uses a timeout never has one, and a
-//! process that uses none pays nothing: there is no per-process timer state.
+//! A runtime's timer is one shard per worker, plus one for every other thread
+//! (`timer/shard.rs`: a timing wheel, `timer/wheel.rs`, under its own lock), as ERTS has
+//! a timer wheel per scheduler: a timer lives on the shard of the worker that set it, so
+//! workers that arm and cancel timeouts at once touch no common lock or cache line, and
+//! a cancel from another worker takes that shard's lock (`shard.rs`'s rules). One timer
+//! thread fires them all: it sleeps until the earliest deadline of every shard, and an
+//! insert that files an earlier one wakes it (`timer/alarm.rs`). The thread is started
+//! by the first timer a runtime is asked for, so a program that never uses a timeout
+//! never has one, and a process that uses none pays nothing: there is no per-process
+//! timer state.
 //!
 //! Deadlines are rounded *up* to whole milliseconds since the timer's start, so a timer
 //! never fires early; it fires within a millisecond of its deadline plus the wake-up
 //! latency of the timer thread, which sleeps until the start of the next due
 //! millisecond.
 
+pub(crate) mod alarm;
 pub(crate) mod interval;
+pub(crate) mod shard;
 pub(crate) mod wheel;
 
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::task::{Context as TaskContext, Poll, Waker};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use wheel::{Key, Wheel};
+use alarm::Alarm;
+use shard::{NEVER, Shard};
+use wheel::Key;
 
 /// What a timer does when it fires.
 pub(crate) enum Action {
@@ -39,25 +51,42 @@ impl std::fmt::Debug for Action {
     }
 }
 
-#[derive(Debug)]
-struct Inner {
-    wheel: Wheel<Action>,
-    /// Timers that have fired since the start (introspection), counted under the lock.
-    fired: u64,
-    /// The deadline the timer thread sleeps until (ms), `u64::MAX` if none.
-    sleeping_until: u64,
-    shutdown: bool,
-}
-
 /// A runtime's timer service.
 #[derive(Debug)]
 pub(crate) struct Timer {
     start: Instant,
-    inner: Mutex<Inner>,
-    cv: Condvar,
+    /// One lane per worker, then the lane of every other thread.
+    lanes: Box<[Arc<Lane>]>,
+    alarm: Alarm,
+    started: AtomicBool,
     thread: Mutex<Option<JoinHandle<()>>>,
     /// Its thread's name.
     name: String,
+}
+
+/// One shard of a timer, as a [`Sleep`] holds it: the shard, and the way to the timer
+/// thread for an insert that files the shard's earliest deadline.
+#[derive(Debug)]
+pub(crate) struct Lane {
+    shard: Shard<Action>,
+    start: Instant,
+    timer: Weak<Timer>,
+    index: u32,
+}
+
+impl Lane {
+    fn insert(&self, deadline: Instant, action: Action) -> TimerKey {
+        let ms = to_ms_ceil(self.start, deadline);
+        let (key, earlier) = self.shard.insert(ms, action);
+        if earlier && let Some(t) = self.timer.upgrade() {
+            t.ensure_thread();
+            t.alarm.deadline_filed(ms);
+        }
+        TimerKey {
+            lane: self.index,
+            key,
+        }
+    }
 }
 
 /// A timer tied to its destination, which cancels it when it exits (Erlang's rule for
@@ -65,7 +94,7 @@ pub(crate) struct Timer {
 #[derive(Debug)]
 pub(crate) enum Tied {
     /// A one-shot timer's entry.
-    Once(std::sync::Weak<Timer>, TimerKey),
+    Once(Weak<Timer>, TimerKey),
     /// An interval, whatever entry it has pending now.
     Interval(interval::Handle),
 }
@@ -93,53 +122,73 @@ impl Tied {
     }
 }
 
-/// A pending timer; cancel it with [`Timer::cancel`].
+/// A pending timer: its lane and its key there; cancel it with [`Timer::cancel`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct TimerKey(Key);
+pub(crate) struct TimerKey {
+    lane: u32,
+    key: Key,
+}
+
+/// `at` in whole milliseconds since `start`, rounded up.
+fn to_ms_ceil(start: Instant, at: Instant) -> u64 {
+    let d = at.saturating_duration_since(start);
+    let ms = d.as_millis() as u64;
+    if d > Duration::from_millis(ms) {
+        ms + 1
+    } else {
+        ms
+    }
+}
 
 impl Timer {
-    /// A timer whose thread, started by the first timer, is called `name`.
-    pub(crate) fn new(name: String) -> Arc<Timer> {
-        Arc::new(Timer {
-            start: Instant::now(),
-            inner: Mutex::new(Inner {
-                wheel: Wheel::new(),
-                fired: 0,
-                sleeping_until: u64::MAX,
-                shutdown: false,
-            }),
-            cv: Condvar::new(),
+    /// A timer with one shard per worker slot of `workers` (a runtime's workers and
+    /// its spares, `scheduler/stand_in.rs`) and one for other threads, whose thread,
+    /// started by the first timer, is called `name`.
+    pub(crate) fn new(name: String, workers: usize) -> Arc<Timer> {
+        let start = Instant::now();
+        Arc::new_cyclic(|me| Timer {
+            start,
+            lanes: (0..=workers)
+                .map(|i| {
+                    Arc::new(Lane {
+                        shard: Shard::new(),
+                        start,
+                        timer: me.clone(),
+                        index: i as u32,
+                    })
+                })
+                .collect(),
+            alarm: Alarm::new(),
+            started: AtomicBool::new(false),
             thread: Mutex::new(None),
             name,
         })
-    }
-
-    fn to_ms_ceil(&self, at: Instant) -> u64 {
-        let d = at.saturating_duration_since(self.start);
-        let ms = d.as_millis() as u64;
-        if d > Duration::from_millis(ms) {
-            ms + 1
-        } else {
-            ms
-        }
     }
 
     fn now_ms(&self) -> u64 {
         self.start.elapsed().as_millis() as u64
     }
 
-    /// Files `action` to run at `deadline` or later.
-    pub(crate) fn insert(self: &Arc<Self>, deadline: Instant, action: Action) -> TimerKey {
-        let ms = self.to_ms_ceil(deadline);
-        let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        let key = g.wheel.insert(ms, action);
-        if ms < g.sleeping_until {
-            g.sleeping_until = ms;
-            self.cv.notify_one();
-        }
-        drop(g);
-        self.ensure_thread();
-        TimerKey(key)
+    /// The lane of the calling thread: its own if it is a worker of this timer's
+    /// runtime, else the lane of other threads.
+    fn lane_here(&self) -> &Arc<Lane> {
+        let (timer, index) = LANE.with(Cell::get);
+        let i = if std::ptr::eq(timer, self) {
+            index
+        } else {
+            self.lanes.len() - 1
+        };
+        &self.lanes[i]
+    }
+
+    /// Files `action` to run at `deadline` or later, on the calling thread's lane.
+    pub(crate) fn insert(&self, deadline: Instant, action: Action) -> TimerKey {
+        self.lane_here().insert(deadline, action)
+    }
+
+    /// A [`Sleep`] until `deadline` on the calling thread's lane.
+    pub(crate) fn sleep(&self, deadline: Instant) -> Sleep {
+        Sleep::new(self.lane_here().clone(), deadline)
     }
 
     /// Cancels a pending timer; false if it already fired (or was cancelled).
@@ -156,28 +205,42 @@ impl Timer {
         }
     }
 
-    /// Takes a pending timer's action out of the wheel (dropped by the caller, after
+    /// Takes a pending timer's action out of its shard (dropped by the caller, after
     /// the lock is released).
     fn take(&self, key: TimerKey) -> Option<Action> {
-        let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        g.wheel.cancel(key.0)
+        self.lanes.get(key.lane as usize)?.shard.cancel(key.key)
     }
 
     /// Timers armed now, and timers fired since the start (introspection).
     pub(crate) fn counts(&self) -> (usize, u64) {
-        let g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        (g.wheel.len(), g.fired)
+        self.lanes.iter().fold((0, 0), |(n, f), l| {
+            let (ln, lf) = l.shard.counts();
+            (n + ln, f + lf)
+        })
     }
 
     /// Whether `key`'s timer has neither fired nor been cancelled.
     pub(crate) fn is_pending(&self, key: TimerKey) -> bool {
-        let g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        g.wheel.is_pending(key.0)
+        self.lanes
+            .get(key.lane as usize)
+            .is_some_and(|l| l.shard.is_pending(key.key))
+    }
+
+    /// The least `next` of all shards: the timer thread wakes by then.
+    fn earliest(&self) -> u64 {
+        self.lanes
+            .iter()
+            .map(|l| l.shard.next())
+            .min()
+            .unwrap_or(NEVER)
     }
 
     fn ensure_thread(self: &Arc<Self>) {
+        if self.started.load(Ordering::Acquire) {
+            return;
+        }
         let mut t = self.thread.lock().unwrap_or_else(PoisonError::into_inner);
-        if t.is_some() {
+        if t.is_some() || self.alarm.is_stopped() {
             return;
         }
         let me = Arc::downgrade(self);
@@ -185,6 +248,7 @@ impl Timer {
             .name(self.name.clone())
             .spawn(move || run(me))
             .ok();
+        self.started.store(true, Ordering::Release);
     }
 
     /// Whether the calling thread is this timer's thread.
@@ -199,11 +263,7 @@ impl Timer {
             !self.is_current_thread(),
             "otter: a timer cannot be shut down from its own thread"
         );
-        {
-            let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-            g.shutdown = true;
-            self.cv.notify_all();
-        }
+        self.alarm.stop();
         if let Some(t) = self
             .thread
             .lock()
@@ -212,14 +272,12 @@ impl Timer {
         {
             let _ = t.join();
         }
-        let wheel = {
-            let mut g = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-            std::mem::replace(&mut g.wheel, Wheel::new())
-        };
         // Each pending message is dropped under a catch, as the timer thread's are: a
         // panicking `Drop` of one must neither abort the shutdown nor leak the rest.
-        for action in wheel.into_values() {
-            crate::unwind::catch_silently(move || drop(action));
+        for lane in self.lanes.iter() {
+            for action in lane.shard.drain() {
+                crate::unwind::catch_silently(move || drop(action));
+            }
         }
     }
 }
@@ -238,79 +296,76 @@ pub(crate) fn deadline_after(after: Duration) -> Instant {
 
 /// A timer for code that runs outside any runtime's workers (a call made from a
 /// foreign executor): one per OS process, started on first use, never shut down.
-pub(crate) fn global() -> Arc<Timer> {
+fn global() -> &'static Timer {
     static GLOBAL: std::sync::OnceLock<Arc<Timer>> = std::sync::OnceLock::new();
-    GLOBAL
-        .get_or_init(|| Timer::new("otter-timer".into()))
-        .clone()
+    GLOBAL.get_or_init(|| Timer::new("otter-timer".into(), 0))
 }
 
 thread_local! {
     /// The timer whose thread this is; null on any other thread. Only compared. (Kept
     /// here, not in `scheduler/context.rs`: the timer depends on nothing of the
     /// scheduler.)
-    static TIMER_THREAD: std::cell::Cell<*const Timer> = const { std::cell::Cell::new(std::ptr::null()) };
+    static TIMER_THREAD: Cell<*const Timer> = const { Cell::new(std::ptr::null()) };
     /// The timer of the runtime whose worker this thread is (a counted reference:
     /// using it never touches a runtime that may be gone). Set by the worker.
     static WORKER_TIMER: std::cell::RefCell<Option<Arc<Timer>>> = const { std::cell::RefCell::new(None) };
+    /// That timer (only compared) and this worker's lane in it.
+    static LANE: Cell<(*const Timer, usize)> = const { Cell::new((std::ptr::null(), 0)) };
 }
 
-/// This thread is a worker of the runtime whose timer is `timer` (`None`: no longer).
-pub(crate) fn set_current(timer: Option<Arc<Timer>>) {
-    WORKER_TIMER.with(|t| *t.borrow_mut() = timer);
+/// This thread is worker `index` of the runtime whose timer is `timer` (`None`: no
+/// longer).
+pub(crate) fn set_current(timer: Option<(Arc<Timer>, usize)>) {
+    let lane = match &timer {
+        Some((t, i)) => (Arc::as_ptr(t), *i),
+        None => (std::ptr::null(), 0),
+    };
+    LANE.with(|l| l.set(lane));
+    WORKER_TIMER.with(|t| *t.borrow_mut() = timer.map(|(t, _)| t));
 }
 
-/// The timer of the runtime whose worker this thread is, else the process-wide one:
-/// a caller's timeouts run on its own runtime's timer, never on a server's.
-pub(crate) fn current() -> Arc<Timer> {
-    WORKER_TIMER
-        .with(|t| t.borrow().clone())
-        .unwrap_or_else(global)
+/// A [`Sleep`] until `deadline` on the timer of the runtime whose worker this thread
+/// is, else on the process-wide one: a caller's timeouts run on its own runtime's
+/// timer, never on a server's.
+pub(crate) fn sleep_here(deadline: Instant) -> Sleep {
+    WORKER_TIMER.with(|t| match &*t.borrow() {
+        Some(t) => t.sleep(deadline),
+        None => global().sleep(deadline),
+    })
 }
 
-fn run(timer: std::sync::Weak<Timer>) {
+fn run(timer: Weak<Timer>) {
     crate::unwind::abort_on_unwind("the timer thread", || run_timer(timer));
 }
 
-fn run_timer(timer: std::sync::Weak<Timer>) {
+fn run_timer(timer: Weak<Timer>) {
     TIMER_THREAD.with(|t| t.set(timer.as_ptr()));
     let mut due = Vec::new();
     loop {
         let Some(t) = timer.upgrade() else { return };
-        {
-            let mut g = t.inner.lock().unwrap_or_else(PoisonError::into_inner);
-            loop {
-                if g.shutdown {
-                    return;
-                }
-                let now = t.now_ms();
-                g.wheel.advance(now, |a| due.push(a));
-                if !due.is_empty() {
-                    g.fired += due.len() as u64;
-                    break;
-                }
-                match g.wheel.next_expiration() {
-                    Some(at) if at <= now => continue,
-                    Some(at) => {
-                        g.sleeping_until = at;
-                        // Until the millisecond `at` begins, not `at - now` whole
-                        // milliseconds: `now` is rounded down, and that wait overslept
-                        // by up to a millisecond (a user's trial measured timers 1.15
-                        // to 1.33 ms late at the median on an idle runtime).
-                        let wait = (t.start + Duration::from_millis(at))
-                            .saturating_duration_since(Instant::now());
-                        g =
-                            t.cv.wait_timeout(g, wait)
-                                .unwrap_or_else(PoisonError::into_inner)
-                                .0;
-                    }
-                    None => {
-                        g.sleeping_until = u64::MAX;
-                        g = t.cv.wait(g).unwrap_or_else(PoisonError::into_inner);
-                    }
-                }
+        if t.alarm.is_stopped() {
+            return;
+        }
+        let now = t.now_ms();
+        for lane in t.lanes.iter() {
+            lane.shard.advance(now, &mut due);
+        }
+        if due.is_empty() {
+            let at = t.earliest();
+            if at <= now {
+                continue;
             }
-            g.sleeping_until = 0;
+            // Until the millisecond `at` begins, not `at - now` whole milliseconds:
+            // `now` is rounded down, and that wait overslept by up to a millisecond (a
+            // user's trial measured timers 1.15 to 1.33 ms late at the median on an idle
+            // runtime).
+            let wait = (at != NEVER).then(|| {
+                (t.start + Duration::from_millis(at)).saturating_duration_since(Instant::now())
+            });
+            if !t.alarm.sleep(at, wait, || t.earliest()) {
+                return;
+            }
+            continue;
         }
         drop(t);
         for a in due.drain(..) {
@@ -361,10 +416,7 @@ pub fn timeout<F: Future>(
             if let Poll::Ready(v) = future.as_mut().poll(cx) {
                 return Poll::Ready(Ok(v));
             }
-            let sleep = sleep.get_or_insert_with(|| {
-                let timer = current();
-                Sleep::new(timer, deadline)
-            });
+            let sleep = sleep.get_or_insert_with(|| sleep_here(deadline));
             if sleep.poll_elapsed(cx) {
                 return Poll::Ready(Err(Elapsed));
             }
@@ -412,15 +464,15 @@ impl From<Elapsed> for std::io::Error {
 /// ```
 #[derive(Debug)]
 pub struct Sleep {
-    timer: Arc<Timer>,
+    lane: Arc<Lane>,
     deadline: Instant,
     key: Option<TimerKey>,
 }
 
 impl Sleep {
-    pub(crate) fn new(timer: Arc<Timer>, deadline: Instant) -> Sleep {
+    fn new(lane: Arc<Lane>, deadline: Instant) -> Sleep {
         Sleep {
-            timer,
+            lane,
             deadline,
             key: None,
         }
@@ -433,7 +485,7 @@ impl Sleep {
         }
         if self.key.is_none() {
             let key = self
-                .timer
+                .lane
                 .insert(self.deadline, Action::Wake(cx.waker().clone()));
             self.key = Some(key);
         }
@@ -456,7 +508,7 @@ impl Future for Sleep {
 impl Drop for Sleep {
     fn drop(&mut self) {
         if let Some(k) = self.key.take() {
-            self.timer.cancel(k);
+            self.lane.shard.cancel(k.key);
         }
     }
 }

@@ -73,9 +73,8 @@ impl TcpListener {
             match self.accept().await {
                 Ok(accepted) => return accepted,
                 Err(e) if out_of_descriptors(&e) => {
-                    let timer = crate::timer::current();
                     let at = crate::timer::deadline_after(OUT_OF_DESCRIPTORS_PAUSE);
-                    crate::timer::Sleep::new(timer, at).await;
+                    crate::timer::sleep_here(at).await;
                 }
                 Err(_) => {}
             }

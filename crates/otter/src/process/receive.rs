@@ -218,7 +218,7 @@ impl<M: Send + 'static> Context<M> {
         pred: impl FnMut(&M) -> bool,
         deadline: Option<Instant>,
     ) -> Option<M> {
-        let sleep = deadline.map(|d| Sleep::new(self.timer(), d));
+        let sleep = deadline.map(|d| self.sleep_until(d));
         RecvMatch {
             cursor: self.saved.as_ref().map_or(0, |s| s.base),
             cx: self,

@@ -55,7 +55,7 @@ thread_local! {
 /// [`leave_worker`]. The caller holds `shared` until then.
 pub(crate) fn enter_worker(shared: &Arc<Shared>, index: usize, timer: Arc<Timer>) {
     WORKER.with(|c| c.set((Arc::as_ptr(shared), index)));
-    crate::timer::set_current(Some(timer));
+    crate::timer::set_current(Some((timer, index)));
     WORKER_SHARED.with(|s| *s.borrow_mut() = Some(shared.clone()));
     crate::coop::enter();
 }

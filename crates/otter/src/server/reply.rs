@@ -578,8 +578,9 @@ impl<R: Send + 'static> Future for Wait<R> {
             this.timeout = None;
             // The caller's runtime times the call (never the server's, which may be
             // gone); outside any runtime, the process-wide fallback timer.
-            let timer = crate::timer::current();
-            this.sleep = Some(Sleep::new(timer, crate::timer::deadline_after(timeout)));
+            this.sleep = Some(crate::timer::sleep_here(crate::timer::deadline_after(
+                timeout,
+            )));
         }
         if let Some(sleep) = &mut this.sleep
             && sleep.poll_elapsed(cx)

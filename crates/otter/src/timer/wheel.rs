@@ -23,8 +23,9 @@ pub(crate) const LEVELS: usize = 6;
 const MAX_SPAN: u64 = (SLOTS as u64 - 1) << ((LEVELS - 1) * 6);
 
 /// A timer's key: slab index and the entry's generation.
+#[allow(unreachable_pub)] // `pub` for the loom model (`shard.rs`'s); the module is private.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Key {
+pub struct Key {
     index: u32,
     generation: u32,
 }
