@@ -51,11 +51,18 @@ pub(crate) struct Pool {
     name: String,
 }
 
+/// `idle` counts the threads waiting for a job that no submit has claimed yet: a submit
+/// that notifies one claims it (`idle` down, `claimed` up), so the next submit, before
+/// the woken thread has run, starts a thread of its own rather than notify the same
+/// idle one twice, which left its job queued behind the first. A thread that wakes
+/// takes a claim if there is one, else leaves `idle` itself (a timeout, or a spurious
+/// wake-up: any waiting thread serves a claim as well as another).
 #[derive(Default)]
 struct PoolState {
     queue: VecDeque<Job>,
     threads: usize,
     idle: usize,
+    claimed: usize,
     shutdown: bool,
 }
 
@@ -65,6 +72,7 @@ impl fmt::Debug for PoolState {
             .field("queued", &self.queue.len())
             .field("threads", &self.threads)
             .field("idle", &self.idle)
+            .field("claimed", &self.claimed)
             .finish()
     }
 }
@@ -90,6 +98,8 @@ impl Pool {
         }
         s.queue.push_back(job);
         if s.idle > 0 {
+            s.idle -= 1;
+            s.claimed += 1;
             self.work.notify_one();
         } else if s.threads < MAX_BLOCKING_THREADS {
             s.threads += 1;
@@ -128,7 +138,11 @@ impl Pool {
                 .wait_timeout(s, BLOCKING_KEEP_ALIVE)
                 .unwrap_or_else(PoisonError::into_inner);
             s = next;
-            s.idle -= 1;
+            if s.claimed > 0 {
+                s.claimed -= 1;
+            } else {
+                s.idle -= 1;
+            }
             if timeout.timed_out() && s.queue.is_empty() {
                 break;
             }
@@ -218,5 +232,48 @@ impl<T> Future for Blocking<T> {
             }
             Outcome::Taken => panic!("a Blocking future polled after it gave its result"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc::channel;
+    use std::sync::{Arc, PoisonError};
+    use std::time::Duration;
+
+    use super::Pool;
+
+    /// Two jobs submitted while one thread is idle run at once: the second starts a
+    /// thread of its own instead of waiting behind the first (here the first waits for
+    /// the second, and would wait for good).
+    #[test]
+    fn two_jobs_submitted_beside_one_idle_thread_run_at_once() {
+        let pool = Arc::new(Pool::new("blocking-test".into()));
+        let (done, finished) = channel();
+        pool.submit(Box::new(move || done.send(()).unwrap()));
+        finished.recv().unwrap();
+        // The thread that ran it goes back to wait (a condition, not a duration).
+        while pool
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .idle
+            != 1
+        {
+            std::thread::yield_now();
+        }
+        let (go, wait) = channel();
+        let (result, results) = channel();
+        pool.submit(Box::new(move || {
+            result
+                .send(wait.recv_timeout(Duration::from_secs(20)).is_ok())
+                .unwrap()
+        }));
+        pool.submit(Box::new(move || go.send(()).unwrap()));
+        assert!(
+            results.recv().unwrap(),
+            "the second job waited behind the first"
+        );
+        pool.shutdown();
     }
 }

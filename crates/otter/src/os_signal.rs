@@ -513,6 +513,11 @@ async fn run_stopper(
         me.send(Stopper::Stopped(top.stop().await));
     });
     let until = deadline.map(|d| Instant::now() + d);
+    // The top's `Down`, kept until the stop answers, and whether the stop was refused
+    // (the top had ended before the stop's watcher was on it): then the `Down` says
+    // why it ended, not the stop's `Noproc`.
+    let mut top_down: Option<ExitReason> = None;
+    let mut refused = false;
     loop {
         let next = match until {
             Some(t) => {
@@ -527,9 +532,18 @@ async fn run_stopper(
             Some(Stopper::Stopped(Err(CallError::Exit(reason)))) => {
                 return Some(Stopped::Exited(reason));
             }
-            Some(Stopper::Stopped(Err(_))) => return Some(Stopped::Exited(ExitReason::Noproc)),
-            // The top's `Down` comes with the stop; the answer of the stop tells how.
-            Some(Stopper::Down(d)) if d.reference == top_ref => {}
+            Some(Stopper::Stopped(Err(_))) => match top_down.take() {
+                Some(reason) => return Some(Stopped::Exited(reason)),
+                None => refused = true,
+            },
+            // The top's `Down` comes with the stop; the answer of the stop tells how,
+            // unless the stop was refused.
+            Some(Stopper::Down(d)) if d.reference == top_ref => {
+                if refused {
+                    return Some(Stopped::Exited(d.reason));
+                }
+                top_down = Some(d.reason);
+            }
             Some(Stopper::Down(_) | Stopper::Cancel) => return None,
             Some(Stopper::Watching(_)) => {}
         }
