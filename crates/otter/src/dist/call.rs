@@ -33,6 +33,10 @@ use crate::timer::Sleep;
 #[derive(Debug)]
 pub(crate) struct Pending {
     peer: Atom,
+    /// The connection the request went out on (`Connection::id`), once it has: its end
+    /// ends this call, and no other connection's does (a peer that comes back at once
+    /// may have a new connection before the old one's teardown reaches its calls).
+    conn: u64,
     outcome: Option<Result<Vec<u8>, RemoteCallError>>,
     waker: Option<Waker>,
 }
@@ -108,13 +112,13 @@ pub(crate) fn monitor_exit(
     }
 }
 
-/// The connection to `peer` went down: its calls end with `Noconnection`.
-pub(crate) fn connection_down(node: &NodeShared, peer: &Atom) {
+/// The connection `conn` went down: the calls sent over it end with `Noconnection`.
+pub(crate) fn connection_down(node: &NodeShared, conn: u64) {
     let gone: Vec<_> = {
         let mut calls = node.calls.lock().unwrap_or_else(PoisonError::into_inner);
         let keys: Vec<_> = calls
             .iter()
-            .filter(|(_, p)| p.lock().unwrap_or_else(PoisonError::into_inner).peer == *peer)
+            .filter(|(_, p)| p.lock().unwrap_or_else(PoisonError::into_inner).conn == conn)
             .map(|(k, _)| k.clone())
             .collect();
         keys.iter().filter_map(|k| calls.remove(k)).collect()
@@ -222,6 +226,7 @@ impl Node {
         );
         let pending = Arc::new(Mutex::new(Pending {
             peer: peer.clone(),
+            conn: 0,
             outcome: None,
             waker: None,
         }));
@@ -277,6 +282,7 @@ impl Node {
             return Ok((shared.clone(), via, pending, alias, me, target));
         }
         let conn = connection::get_or_connect(shared, &peer);
+        pending.lock().unwrap_or_else(PoisonError::into_inner).conn = conn.id;
         conn.send_control(
             shared,
             &Control::Monitor {
@@ -286,8 +292,17 @@ impl Node {
             },
         );
         conn.send_frame(encoded);
+        // Gone before the call was filed under it (its teardown's sweep may have
+        // passed): this call ends here.
         if conn.is_gone() {
-            connection_down(shared, &peer);
+            let own = shared
+                .calls
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&alias.id);
+            if let Some(p) = own {
+                complete(&p, Err(RemoteCallError::Exit(ExitReason::Noconnection)));
+            }
         }
         Ok((
             shared.clone(),
@@ -395,5 +410,32 @@ impl NodeShared {
                 }))
             }
         }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    //! What `erpc/client/tests.rs`'s test of a connection's end needs of a call.
+
+    use super::*;
+
+    /// A call filed as sent over connection `conn`, under the alias words `id`.
+    pub(crate) fn pending_on(node: &NodeShared, conn: u64, id: Vec<u32>) -> Arc<Mutex<Pending>> {
+        let p = Arc::new(Mutex::new(Pending {
+            peer: Atom::new("peer@host"),
+            conn,
+            outcome: None,
+            waker: None,
+        }));
+        node.calls.lock().unwrap().insert(id, p.clone());
+        p
+    }
+
+    /// Whether the call ended with `Noconnection`.
+    pub(crate) fn ended_with_noconnection(p: &Mutex<Pending>) -> bool {
+        matches!(
+            p.lock().unwrap().outcome,
+            Some(Err(RemoteCallError::Exit(ExitReason::Noconnection)))
+        )
     }
 }

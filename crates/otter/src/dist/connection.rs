@@ -181,6 +181,10 @@ struct State {
 #[derive(Debug)]
 pub(crate) struct Connection {
     pub(crate) peer: Atom,
+    /// This connection among all of the process's, for what must name it rather than
+    /// its peer: a call sent over it ends with it, not with the peer's next connection
+    /// (`call.rs`, `erpc/client.rs`).
+    pub(crate) id: u64,
     node: Weak<NodeShared>,
     writer: Pid<Out>,
     state: Mutex<State>,
@@ -211,8 +215,10 @@ impl Connection {
             let writer = node
                 .handle
                 .spawn(move |cx: Context<Out>| run_writer(cx, me));
+            static IDS: AtomicU64 = AtomicU64::new(1);
             Connection {
                 peer,
+                id: IDS.fetch_add(1, Ordering::Relaxed),
                 node: Arc::downgrade(node),
                 writer,
                 state: Mutex::new(State {
@@ -466,8 +472,8 @@ impl Connection {
         for (_, (local, id)) in watched {
             bonds::remove_watcher(local, id);
         }
-        crate::dist::call::connection_down(node, &self.peer);
-        crate::dist::erpc::connection_down(node, &self.peer);
+        crate::dist::call::connection_down(node, self.id);
+        crate::dist::erpc::connection_down(node, self.id);
         remote::retire_node(node, &self.peer);
         // Last: until here no new connection to the peer can start, so what was just
         // retired belonged to this one.

@@ -197,6 +197,7 @@ impl Node {
         let pending = call.then(|| {
             let pending = Arc::new(Mutex::new(Pending {
                 peer: peer.clone(),
+                conn: conn.id,
                 pid: None,
                 outcome: None,
                 waker: None,
@@ -210,8 +211,18 @@ impl Node {
             pending
         });
         conn.send_frame(frame);
-        if conn.is_gone() {
-            connection_down(shared, &peer);
+        // Gone before the call was filed under it (its teardown's sweep may have
+        // passed): this call ends here.
+        if conn.is_gone()
+            && let Some(p) = &pending
+        {
+            shared
+                .erpc
+                .pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&req_id.id);
+            complete(p, Err(ErpcError::Noconnection));
         }
         Ok((conn, req_id, me, pending))
     }
@@ -229,6 +240,9 @@ type Started = (
 /// An outgoing call waiting for its outcome.
 pub(super) struct Pending {
     peer: Atom,
+    /// The connection the request went out on (`Connection::id`): its end ends this
+    /// call, and no other connection's does (as `call.rs`'s).
+    conn: u64,
     /// The spawned process, once the `SPAWN_REPLY` said it.
     pid: Option<ExternalPid>,
     outcome: Option<Result<Term, ErpcError>>,
@@ -343,8 +357,8 @@ fn complete(p: &Mutex<Pending>, outcome: Result<Term, ErpcError>) {
     }
 }
 
-/// The connection to `peer` went down: its calls end with `Noconnection`.
-pub(crate) fn connection_down(node: &NodeShared, peer: &Atom) {
+/// The connection `conn` went down: the calls sent over it end with `Noconnection`.
+pub(crate) fn connection_down(node: &NodeShared, conn: u64) {
     let gone: Vec<_> = {
         let mut pending = node
             .erpc
@@ -353,7 +367,7 @@ pub(crate) fn connection_down(node: &NodeShared, peer: &Atom) {
             .unwrap_or_else(PoisonError::into_inner);
         let keys: Vec<_> = pending
             .iter()
-            .filter(|(_, p)| p.lock().unwrap_or_else(PoisonError::into_inner).peer == *peer)
+            .filter(|(_, p)| p.lock().unwrap_or_else(PoisonError::into_inner).conn == conn)
             .map(|(k, _)| k.clone())
             .collect();
         keys.iter().filter_map(|k| pending.remove(k)).collect()

@@ -3,6 +3,12 @@
 //! leaving the node's table when the answer is read does not lose the answer. A
 //! peer played by hand (the real handshake, then frames) answers at once; the
 //! caller awaits the call only after a message the peer sent behind its answer.
+//!
+//! And a connection's end ends the calls sent over it, not those a peer that came
+//! back at once has on its next connection (for `erpc` here and for `gen_server`
+//! calls, `call.rs`).
+
+use std::sync::{Arc, Mutex};
 
 use crate::dist::control::{Control, Target};
 use crate::dist::etf::{Atom, ExternalPid, Term};
@@ -132,4 +138,47 @@ fn an_answer_read_before_the_call_is_awaited_is_the_calls_outcome() {
             .unwrap();
         assert_eq!(outcome, Ok::<i64, ErpcError>(5), "{threads} worker(s)");
     }
+}
+
+#[test]
+fn a_connections_end_ends_the_calls_sent_over_it_and_no_others() {
+    let rt = Runtime::builder().threads(1).build().unwrap();
+    let node = Node::builder(unique("otter"))
+        .cookie("secret")
+        .start(&rt.handle())
+        .unwrap();
+    let shared = &node.shared;
+    let erpc = |conn| {
+        Arc::new(Mutex::new(super::Pending {
+            peer: Atom::new("peer@host"),
+            conn,
+            pid: None,
+            outcome: None,
+            waker: None,
+        }))
+    };
+    let (old, new) = (erpc(1), erpc(2));
+    let mut table = shared.erpc.pending.lock().unwrap();
+    table.insert(vec![1], old.clone());
+    table.insert(vec![2], new.clone());
+    drop(table);
+    let call = crate::dist::call::tests::pending_on;
+    let (old_call, new_call) = (call(shared, 1, vec![1]), call(shared, 2, vec![2]));
+
+    // The first connection to the peer goes down; the second is up.
+    super::connection_down(shared, 1);
+    crate::dist::call::connection_down(shared, 1);
+
+    assert_eq!(
+        old.lock().unwrap().outcome,
+        Some(Err(ErpcError::Noconnection))
+    );
+    assert_eq!(new.lock().unwrap().outcome, None);
+    let table = shared.erpc.pending.lock().unwrap();
+    assert!(!table.contains_key(&vec![1]) && table.contains_key(&vec![2]));
+    drop(table);
+    assert!(crate::dist::call::tests::ended_with_noconnection(&old_call));
+    assert!(!crate::dist::call::tests::ended_with_noconnection(
+        &new_call
+    ));
 }
