@@ -530,10 +530,16 @@ impl Connection {
         Ok(())
     }
 
-    pub(crate) fn add_watched(&self, reference: &ExternalRef, local: RawPid, id: u64) {
-        self.state()
-            .watched
-            .insert(reference.id.clone(), (local, id));
+    /// Records a monitor the peer holds on `local` (its watcher `id`); false, and
+    /// nothing recorded, once the connection is gone (its teardown has removed, or is
+    /// removing, the ones recorded).
+    pub(crate) fn add_watched(&self, reference: &ExternalRef, local: RawPid, id: u64) -> bool {
+        let mut s = self.state();
+        if matches!(s.phase, Phase::Gone(_)) {
+            return false;
+        }
+        s.watched.insert(reference.id.clone(), (local, id));
+        true
     }
 
     pub(crate) fn is_watched(&self, reference: &ExternalRef) -> bool {

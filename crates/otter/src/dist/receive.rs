@@ -237,11 +237,18 @@ fn monitor(
             None
         })),
     };
-    conn.add_watched(&reference, local, id);
+    // A monitor read after the connection went down has no one to answer (the reader
+    // may still be acting on frames read before).
+    if !conn.add_watched(&reference, local, id) {
+        return;
+    }
     if let Err(w) = bonds::add_watcher(local, watcher) {
         conn.remove_watched(&reference);
         drop(w);
         conn.send_control(node, &exit(Term::atom("noproc")));
+    } else if conn.is_gone() {
+        // Gone since it was recorded: the teardown may have passed the watcher by.
+        bonds::remove_watcher(local, id);
     }
 }
 
