@@ -171,6 +171,11 @@ pub(super) async fn run_reader(node: Arc<NodeShared>, conn: Arc<Connection>, soc
     }
     if !conn.set_up(&node, socket.clone()) {
         socket.shutdown();
+        // Refused because the node stopped after its close-all pass: this connection,
+        // inserted since, goes down too (its waiters would wait for ever).
+        if node.stopped.load(Ordering::Acquire) {
+            conn.down(&node, ConnectError::Closed(Closed::NodeStopped));
+        }
         return;
     }
     let mut guard = Down(node.clone(), conn.clone(), None);
