@@ -68,6 +68,8 @@ impl TcpListener {
     /// for want of descriptors waits [`OUT_OF_DESCRIPTORS_PAUSE`] and tries again, and
     /// any other failure (a connection reset before it was accepted) is skipped. The
     /// acceptor pool, whose loop also watches for its stop, applies the same rule itself.
+    /// (Used by the distribution's and the dashboard's acceptors.)
+    #[cfg(any(feature = "dist", feature = "dashboard"))]
     pub(crate) async fn accept_next(&self) -> (TcpStream, SocketAddr) {
         loop {
             match self.accept().await {
