@@ -595,11 +595,10 @@ pub(crate) fn frame<M: Serialize + ?Sized>(
 /// Builds a frame whose payload is already encoded (131 included); refused over
 /// [`MAX_FRAME`] as [`frame`]'s.
 pub(crate) fn frame_raw(c: &Control, payload: &[u8]) -> Result<Vec<u8>, etf::EncodeError> {
-    let mut out = Vec::with_capacity(64 + payload.len());
-    out.extend_from_slice(&[0, 0, 0, 0, b'p']);
-    c.encode().encode(&mut out);
-    out.extend_from_slice(payload);
-    seal(out)
+    build(c, 64 + payload.len(), |out| {
+        out.extend_from_slice(payload);
+        Ok(())
+    })
 }
 
 /// Builds a frame whose payload `encode` appends to the frame itself (the payload is
@@ -608,15 +607,21 @@ pub(crate) fn frame_with(
     c: &Control,
     encode: impl FnOnce(&mut Vec<u8>) -> Result<(), etf::EncodeError>,
 ) -> Result<Vec<u8>, etf::EncodeError> {
-    let mut out = Vec::with_capacity(128);
+    build(c, 128, encode)
+}
+
+/// Every frame: room for `capacity` bytes, the length word left blank, `'p'`, the
+/// control term, what `encode` appends; then the length word, unless the frame is over
+/// [`MAX_FRAME`].
+fn build(
+    c: &Control,
+    capacity: usize,
+    encode: impl FnOnce(&mut Vec<u8>) -> Result<(), etf::EncodeError>,
+) -> Result<Vec<u8>, etf::EncodeError> {
+    let mut out = Vec::with_capacity(capacity);
     out.extend_from_slice(&[0, 0, 0, 0, b'p']);
     c.encode().encode(&mut out);
     encode(&mut out)?;
-    seal(out)
-}
-
-/// Writes a frame's length word, unless it is over [`MAX_FRAME`].
-fn seal(mut out: Vec<u8>) -> Result<Vec<u8>, etf::EncodeError> {
     let size = out.len() - 4;
     if size > MAX_FRAME {
         return Err(etf::EncodeError::FrameTooLarge {
