@@ -207,6 +207,24 @@ pub(crate) const DEFER_TIMER_AFTER: Duration = Duration::from_millis(50);
 /// flush's cost. Measure with the `call` group of `benches/hot_paths.rs`.
 pub(crate) const DEFERRED_CAP: usize = 64;
 
+/// Units of a turn renewed in place for a process whose sends spent its budget
+/// (`Owner::send_budget_spent`, `process/owner.rs`): eight budgets. Nothing waited for
+/// the worker when the turn began; a process woken onto it meanwhile (its receiver, into
+/// the LIFO slot) waits for at most this many sends, or is taken by an idle worker, which takes a
+/// LIFO process only while the worker's tick stands still: every renewal moves it.
+/// Trades that wait against the cost of a renewal, which looks at the queues and writes
+/// the tick, lines the other workers' search reads: renewed every budget, a send loop
+/// on two workers was slower than one that never yields; on one worker this changes
+/// nothing (the loop yields to its receiver there). Measure with `counting` on one and
+/// two workers.
+pub(crate) const SENDER_TURN_RENEWED: u32 = 8 * BUDGET;
+
+/// How many of the most recent deferred deadlines (`scheduler/deferred.rs`) a call that
+/// ends looks at for its own (it is nearly always the last one): a bound on its cost
+/// when many calls wait at once. One not found (its call moved to another worker, or many started after it) costs its
+/// process one needless wake-up at a flush, nothing else.
+pub(crate) const REMOVE_LOOKS: usize = 8;
+
 /// Reply slots a worker keeps for the next call to the same server, each with its
 /// watcher still on that server (`server/reply.rs`, `scheduler/context.rs`). A call that
 /// finds one costs no allocation and no lock on the server; the price is at most this

@@ -174,7 +174,7 @@ impl<M> Owner<M> {
             // SAFETY: not null, so this thread is a worker and its `run` holds the
             // runtime (`context::current_runtime`).
             if crate::scheduler::worker::renew_turn(unsafe { &*rt }) {
-                crate::coop::resume_sends(sent, context::SENDER_TURN_RENEWED);
+                crate::coop::resume_sends(sent, crate::tuning::SENDER_TURN_RENEWED);
                 return true;
             }
         }

@@ -25,7 +25,7 @@ use crate::process::send::Stream;
 use crate::scheduler::Shared;
 use crate::scheduler::deferred::DeferredDeadlines;
 use crate::timer::Timer;
-use crate::tuning::{BUDGET, CALL_SLOTS_PER_WORKER, STREAM_ENTRIES};
+use crate::tuning::{CALL_SLOTS_PER_WORKER, STREAM_ENTRIES};
 
 thread_local! {
     /// The runtime and index of the worker this thread is, if it is one. The pointer is
@@ -213,21 +213,8 @@ pub(crate) fn keep_call_slot(p: PooledSlot) {
     }
 }
 
-// ===== the running turn =====
-
-// The budget and the send count are `coop.rs`'s (a leaf).
-
-/// Units of a turn renewed in place for a process whose sends spent its budget
-/// (`Owner::send_budget_spent`): eight budgets. Nothing waited for the worker when the
-/// turn began; a process woken onto it meanwhile (its receiver, into the LIFO slot)
-/// waits for at most this many sends, or is taken by an idle worker, which takes a
-/// LIFO process only while the worker's tick stands still: every renewal moves it.
-/// Trades that wait against the cost of a renewal, which looks at the queues and writes
-/// the tick, lines the other workers' search reads: renewed every budget, a send loop
-/// on two workers was slower than one that never yields; on one worker this changes
-/// nothing (the loop yields to its receiver there). Measure with `counting` on one and
-/// two workers.
-pub(crate) const SENDER_TURN_RENEWED: u32 = 8 * BUDGET;
+// The running turn's budget and send count are `coop.rs`'s (a leaf); the units of a
+// turn renewed for a sender, `tuning.rs`'s `SENDER_TURN_RENEWED`.
 
 // ===== the stream cache =====
 

@@ -42,17 +42,11 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::pid::RawPid;
-use crate::tuning::DEFERRED_CAP;
+use crate::tuning::{DEFERRED_CAP, REMOVE_LOOKS};
 
 /// The bit of an entry's tag word set once the entry has lived through a flush: the
 /// next flush wakes it.
 const OLD: u64 = 1 << 63;
-
-/// How many of the most recent entries a call that ends looks at for its own (it is
-/// nearly always the last one): a bound on its cost when many calls wait at once. One
-/// not found (its call moved to another worker, or many started after it) costs its
-/// process one needless wake-up at a flush, nothing else.
-const REMOVE_LOOKS: usize = 8;
 
 /// One deferred deadline: who waits, and which call.
 #[derive(Debug, Default)]
