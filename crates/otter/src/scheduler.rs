@@ -65,6 +65,7 @@ pub(crate) mod context;
 pub(crate) mod deferred;
 pub(crate) mod doze;
 mod handle;
+mod held;
 pub(crate) mod park;
 pub(crate) mod queue;
 pub(crate) mod spawn_stack;

@@ -51,6 +51,7 @@ use std::time::Instant;
 
 use crate::process::harness::Task;
 use crate::scheduler::doze::Doze;
+use crate::scheduler::held::Held;
 use crate::scheduler::queue::Local;
 use crate::scheduler::{STREAMING, Shared, stand_in};
 use crate::tuning::{WATCHDOG, WATCHDOG_QUIET};
@@ -94,7 +95,7 @@ impl Watchdog {
 fn run(shared: &Arc<Shared>) {
     let doze = &shared.watchdog.doze;
     let mut watch = Watch {
-        seen: vec![(u64::MAX, Instant::now()); shared.workers.len()],
+        seen: Held::new(shared.workers.len(), Instant::now()),
         woke_deferred: vec![u64::MAX; shared.workers.len()],
         last: Instant::now(),
         taken: Local::new(),
@@ -125,8 +126,8 @@ fn run(shared: &Arc<Shared>) {
 
 /// What the thread remembers between looks.
 struct Watch {
-    /// Each worker slot's tick as last seen, and when it was first seen at that value.
-    seen: Vec<(u64, Instant)>,
+    /// Each worker slot's tick as last seen, and since when (`held.rs`).
+    seen: Held,
     /// Each worker slot's tick when its deferred callers were last woken (item 3).
     woke_deferred: Vec<u64>,
     /// When the last look was.
@@ -149,15 +150,13 @@ impl Watch {
         let mut handed = false;
         for (v, w) in shared.workers.iter().enumerate() {
             let ticks = w.ticks.load(Ordering::Relaxed);
-            let (was, since) = self.seen[v];
-            if ticks != was {
-                self.seen[v] = (ticks, now);
+            let Some(since) = self.seen.since(v, ticks, now) else {
                 w.stats.not_held();
                 moved = true;
                 continue;
-            }
+            };
             if !act {
-                self.seen[v].1 = now;
+                self.seen.restart(v, ticks, now);
                 continue;
             }
             if now.duration_since(since) < WATCHDOG {
@@ -175,7 +174,8 @@ impl Watch {
                 // Its tick has not moved since it was dormant: it is held from now on
                 // at the earliest (its first poll may not even have begun).
                 let spare = &shared.workers[s];
-                self.seen[s] = (spare.ticks.load(Ordering::Relaxed), now);
+                self.seen
+                    .restart(s, spare.ticks.load(Ordering::Relaxed), now);
             }
             if self.woke_deferred[v] != ticks {
                 self.woke_deferred[v] = ticks;

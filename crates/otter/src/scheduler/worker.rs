@@ -43,6 +43,7 @@ use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::process::harness::{RunOutcome, Task};
+use crate::scheduler::held::Held;
 use crate::scheduler::stand_in::DORMANT;
 use crate::scheduler::{Remote, STREAMING, Shared, context};
 use crate::tuning::{
@@ -119,7 +120,7 @@ pub(crate) fn run(shared: Arc<Shared>, index: usize) {
     let mut w = Worker {
         standing_in,
         busy: true,
-        seen: vec![(u64::MAX, now); shared.workers.len()],
+        seen: Held::new(shared.workers.len(), now),
         lifo_seen: None,
         shared,
         index,
@@ -149,10 +150,9 @@ struct Worker {
     /// Busy polls of the OS skipped in a row because the local queue had no room for a
     /// poll's worth of woken processes (at most `IO_POLLS_SKIPPED`).
     io_skipped: u32,
-    /// Each other worker's tick counter as we last saw it, and when we first saw it at
-    /// that value: how long, at least, that worker has been inside one poll (its LIFO
-    /// process standing: `take_stuck_lifo`).
-    seen: Vec<(u64, Instant)>,
+    /// How long, at least, each other worker has been inside one poll (its LIFO process
+    /// standing: `take_stuck_lifo`).
+    seen: Held,
     /// When this worker last saw another's LIFO slot occupied (or took its process):
     /// it sleeps short for `LIFO_WATCH` after that while another runs (`park`).
     lifo_seen: Option<Instant>,
@@ -291,10 +291,7 @@ impl Worker {
                 // A stream's receiver: its sender's spills hand it on.
                 continue;
             }
-            let seen = &mut self.seen[v];
-            if ticks != seen.0 {
-                *seen = (ticks, now);
-            } else if now.duration_since(seen.1) >= STEAL_LIFO_AFTER
+            if self.seen.for_how_long(v, ticks, now) >= STEAL_LIFO_AFTER
                 && let Some(t) = w.lifo.take()
             {
                 self.lifo_seen = Some(now);
@@ -313,10 +310,7 @@ impl Worker {
             if v == self.index || w.lifo.is_empty() {
                 continue;
             }
-            let ticks = w.ticks.load(Ordering::Relaxed);
-            if ticks != self.seen[v].0 {
-                self.seen[v] = (ticks, now);
-            }
+            self.seen.since(v, w.ticks.load(Ordering::Relaxed), now);
             any = true;
         }
         any

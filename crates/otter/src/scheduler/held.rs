@@ -1,0 +1,41 @@
+//! How a worker held by one poll is told from one at work: its tick (the polls it has
+//! started, `Remote::ticks`, written by that worker alone) stands still. The watchdog
+//! thread (`watchdog.rs`) and a searching worker looking for a stuck LIFO process
+//! (`worker.rs`, `take_stuck_lifo`) keep one [`Held`] each: each worker slot's tick as
+//! last seen, and since when it has stood at that value.
+
+use std::time::{Duration, Instant};
+
+/// Each worker slot's tick as last seen, and since when (module docs).
+#[derive(Debug)]
+pub(crate) struct Held(Vec<(u64, Instant)>);
+
+impl Held {
+    /// `slots` worker slots, none seen yet.
+    pub(crate) fn new(slots: usize, now: Instant) -> Held {
+        Held(vec![(u64::MAX, now); slots])
+    }
+
+    /// Notes slot `v`'s tick `ticks` at `now`: since when it has stood at that value,
+    /// `None` if it moved since the last note.
+    pub(crate) fn since(&mut self, v: usize, ticks: u64, now: Instant) -> Option<Instant> {
+        let seen = &mut self.0[v];
+        if seen.0 != ticks {
+            *seen = (ticks, now);
+            return None;
+        }
+        Some(seen.1)
+    }
+
+    /// [`Held::since`] as a duration, zero if the tick moved.
+    pub(crate) fn for_how_long(&mut self, v: usize, ticks: u64, now: Instant) -> Duration {
+        self.since(v, ticks, now)
+            .map_or(Duration::ZERO, |s| now.duration_since(s))
+    }
+
+    /// Slot `v`'s tick counts as standing from `now` on, whatever it is (a look that
+    /// cannot tell what happened since the last one, a spare just claimed).
+    pub(crate) fn restart(&mut self, v: usize, ticks: u64, now: Instant) {
+        self.0[v] = (ticks, now);
+    }
+}
