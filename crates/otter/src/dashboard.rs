@@ -114,7 +114,7 @@ use std::time::Duration;
 
 use crate::exit::ExitReason;
 use crate::pid::Pid;
-use crate::scheduler::Handle;
+use crate::runtime::Handle;
 
 pub use http::limits;
 pub use snapshot::WALK_SHARE;

@@ -132,7 +132,8 @@ use crate::Context;
 use crate::pid::{ProcessId, RawPid};
 use crate::process::cell::{self, Sample};
 use crate::process::table;
-use crate::scheduler::{Handle, Shared};
+use crate::runtime::Handle;
+use crate::scheduler::Shared;
 
 /// Table slots a snapshot reads per window (see the module docs).
 pub const WINDOW: usize = 1024;

@@ -675,6 +675,8 @@ mod registry;
 #[cfg(not(loom))]
 mod remote;
 #[cfg(not(loom))]
+mod runtime;
+#[cfg(not(loom))]
 mod scheduler;
 #[cfg(not(loom))]
 pub mod server;
@@ -733,7 +735,7 @@ pub use process::{ConsumeBudget, Context, Sending, SpawnOptions, TimerRef, Yield
 #[cfg(not(loom))]
 pub use registry::RegisterError;
 #[cfg(not(loom))]
-pub use scheduler::{Builder, Handle, Runtime};
+pub use runtime::{Builder, Handle, Runtime};
 #[cfg(not(loom))]
 pub use signal::Exit;
 #[cfg(not(loom))]

@@ -83,7 +83,7 @@ use ::metrics::{Label, SharedString, Unit};
 use crate::introspect::RuntimeInfo;
 use crate::pid::Pid;
 use crate::process::Context;
-use crate::scheduler::Handle;
+use crate::runtime::Handle;
 
 /// The names of the metrics (module docs' table).
 mod name {

@@ -1,4 +1,5 @@
-//! The runtime: worker threads, run queues, and the ways in from outside.
+//! The scheduler behind a runtime (`runtime.rs`): worker threads, run queues, and the
+//! ways in from outside.
 //!
 //! M:N scheduling on one worker thread per core (by default). Each worker has a local
 //! run queue and a LIFO slot (`scheduler/queue.rs`) and a spawn stack
@@ -47,24 +48,30 @@
 //!
 //! # Shutdown
 //!
-//! 1. Set the shutdown flag, stop and join the watchdog thread (`scheduler/watchdog.rs`),
-//!    and wake every worker; each returns after its current poll, or after the LIFO
-//!    chain that poll is part of (at most `MAX_LIFO_POLLS` + 1 polls:
-//!    `Worker::run_chain`).
+//! Dropping the `Runtime` (`runtime.rs`) runs [`Shared::shut_down`]:
+//!
+//! 1. Set the shutdown flag, wait for spawns from outside that are in progress, stop
+//!    and join the watchdog thread (`scheduler/watchdog.rs`), and wake every worker;
+//!    each returns after its current poll, or after the LIFO chain that poll is part of
+//!    (at most `MAX_LIFO_POLLS` + 1 polls: `Worker::run_chain`).
 //! 2. Join the workers; then, under the `spares` lock (no spare starts after the flag),
 //!    take the spare threads, wake the dormant ones and join them all
-//!    (`scheduler/stand_in.rs`); then stop the timer thread (dropping pending timers).
-//! 3. End every process that is still alive (`process::harness::shutdown_processes`): their
-//!    futures are dropped, which drops their `Context`s and everything they own.
+//!    (`scheduler/stand_in.rs`); then stop the timer thread (dropping pending timers)
+//!    and the blocking pool.
+//! 3. End every process that is still alive (`process::harness::shutdown_processes`):
+//!    retire its slot, wait for in-flight senders to leave, send its links and monitors
+//!    the reason `Killed` (only watchers on other runtimes, or calls from outside any,
+//!    still hear it), drop its future (its `Context` and everything it owns), release it.
 //! 4. Drop the queues (which own nothing) and the shared state.
 //!
-//! A `Runtime` dropped on one of its own threads (a worker or the timer thread) sets the
-//! flag and hands steps 1–4 to a new thread, since a thread cannot join itself.
+//! A thread cannot join itself: a `Runtime` dropped on one of its own threads (by a
+//! process it runs, or by the timer thread dropping a message that holds it) sets the
+//! flag and hands steps 1–4 to a new thread, `otter-shutdown`; if that thread cannot
+//! start, the runtime is leaked, not freed under a live pid.
 
 pub(crate) mod context;
 pub(crate) mod deferred;
 pub(crate) mod doze;
-mod handle;
 mod held;
 pub(crate) mod park;
 pub(crate) mod queue;
@@ -73,24 +80,15 @@ pub(crate) mod stand_in;
 pub(crate) mod watchdog;
 pub(crate) mod worker;
 
-pub use handle::Handle;
-
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
-use std::task::Poll;
 use std::thread::{JoinHandle, Thread};
 use std::time::Duration;
 
-use crate::Context;
-use crate::error::BuildError;
-use crate::exit::ExitReason;
 use crate::io::reactor::Reactor;
 use crate::process::harness::{self, Task};
 use crate::timer::Timer;
 use park::Idle;
-use park::MAX_THREADS;
 use queue::{Injector, LifoSlot, Local};
 
 /// The part of a worker other threads may touch. Aligned to two cache lines so that
@@ -164,7 +162,7 @@ pub(crate) struct Shared {
     pub(crate) idle: Idle,
     shutdown: AtomicBool,
     /// Spawns from outside the workers in progress (shutdown waits for them).
-    outside_spawns: AtomicUsize,
+    pub(crate) outside_spawns: AtomicUsize,
     pub(crate) timer: Arc<Timer>,
     pub(crate) registry: crate::registry::Registry,
     pub(crate) servers: crate::server::untyped::Servers, // reached by pid alone
@@ -362,130 +360,16 @@ impl Shared {
                 .iter()
                 .any(|w| w.local.len() > 0 || !w.spawned.is_empty())
     }
-}
 
-/// Configures and starts a [`Runtime`].
-///
-/// ```
-/// let rt = otter::Runtime::builder().threads(2).build().unwrap();
-/// assert_eq!(rt.threads(), 2);
-/// ```
-#[derive(Debug, Clone)]
-pub struct Builder {
-    threads: Option<usize>,
-    name: String,
-    busy_wait: Duration,
-    #[cfg(feature = "tokio")]
-    tokio_context: bool,
-}
-
-impl Default for Builder {
-    fn default() -> Self {
-        Builder {
-            threads: None,
-            name: "otter-worker".into(),
-            busy_wait: Duration::ZERO,
-            #[cfg(feature = "tokio")]
-            tokio_context: false,
-        }
-    }
-}
-
-impl Builder {
-    /// Worker threads (default: the number of cores, `available_parallelism`; at most
-    /// 2,047, else [`build`](Builder::build) says [`BuildError::TooManyThreads`]). While
-    /// a poll holds a worker (a process that computes without awaiting, or blocks in a
-    /// system call), a spare thread stands in for that worker, so up to `2n` threads
-    /// may run processes (the crate docs' "Differences from Erlang").
-    ///
-    /// ```
-    /// let rt = otter::Runtime::builder().threads(1).build().unwrap();
-    /// assert_eq!(rt.threads(), 1);
-    /// ```
-    pub fn threads(mut self, n: usize) -> Self {
-        self.threads = Some(n);
-        self
-    }
-
-    /// The name of the runtime's threads (default `otter-worker`): workers `{name}-0`,
-    /// `{name}-1` ..., spares `{name}-spare-0` ..., and `{name}-watchdog`,
-    /// `{name}-timer` and `{name}-blocking`. Linux shows the first 15 bytes.
-    ///
-    /// ```
-    /// let rt = otter::Runtime::builder().thread_name("bench").build().unwrap();
-    /// # drop(rt);
-    /// ```
-    pub fn thread_name(mut self, name: impl Into<String>) -> Self {
-        self.name = name.into();
-        self
-    }
-
-    /// How long a worker that runs out of work keeps looking for more (the other
-    /// workers' queues, and the OS for its sockets) before it may sleep, whatever else
-    /// runs: the BEAM's scheduler busy wait (`erl +sbwt`). Default zero.
-    ///
-    /// Past it, a worker searches on only while another worker runs processes (one may
-    /// hand it work), and for no longer than it was busy before its search (so
-    /// searching at most doubles the CPU a program uses); then it sleeps, in the OS's
-    /// poll if sockets are in use, as tokio's and Go's workers do. A busy wait buys
-    /// latency with CPU: with 200 µs (otter's rule before this setting), one
-    /// connection's echo made 3.5× the round trips it makes with zero on a 2-vCPU VM,
-    /// but a server whose requests come less than 200 µs apart keeps its core busy (at
-    /// 20,000 requests a second, 48 CPU-seconds per million against 19 with zero, and
-    /// tokio's 17: docs/design/0025-idle-cpu-at-partial-load.md).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let rt = otter::Runtime::builder()
-    ///     .busy_wait(Duration::from_micros(200))
-    ///     .build()
-    ///     .unwrap();
-    /// # drop(rt);
-    /// ```
-    pub fn busy_wait(mut self, d: Duration) -> Self {
-        self.busy_wait = d;
-        self
-    }
-
-    /// Runs every process inside the context of otter's tokio runtime
-    /// ([`compat::handle`](crate::compat::handle)), so that tokio code works in a process
-    /// as written: `tokio::spawn`, `tokio::time::timeout`, `tokio::net` (feature `tokio`;
-    /// default off). Each thread that runs processes enters the context once, when it
-    /// starts, so a poll costs nothing more; what it changes is where tokio's own
-    /// events come from (the tokio runtime's thread, as with
-    /// [`compat::tokio`](crate::compat::tokio)). Off, such code panics with tokio's
-    /// "no reactor running", and the process's exit reason names both fixes.
-    ///
-    /// ```
-    /// let rt = otter::Runtime::builder().tokio_context(true).build().unwrap();
-    /// let r = rt.block_on(|_: otter::Context<()>| async {
-    ///     let t = std::time::Duration::from_millis(1);
-    ///     tokio::time::timeout(t, std::future::pending::<()>()).await.is_err()
-    /// });
-    /// assert!(r.unwrap());
-    /// ```
-    #[cfg(feature = "tokio")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
-    pub fn tokio_context(mut self, on: bool) -> Self {
-        self.tokio_context = on;
-        self
-    }
-
-    /// Starts the runtime's worker threads.
-    ///
-    /// ```
-    /// let rt = otter::Runtime::builder().build().unwrap();
-    /// assert!(rt.threads() >= 1);
-    /// ```
-    pub fn build(self) -> Result<Runtime, BuildError> {
-        crate::unwind::install_panic_hook();
-        let n = match self.threads {
-            Some(0) => return Err(BuildError::ZeroThreads),
-            Some(n) if n > MAX_THREADS => return Err(BuildError::TooManyThreads(MAX_THREADS)),
-            Some(n) => n,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
-        };
-        let shared = Arc::new(Shared {
+    /// The state of a runtime of `n` workers (at most `MAX_THREADS`) whose threads are
+    /// named after `name`; no thread started yet.
+    pub(crate) fn new(
+        n: usize,
+        name: &str,
+        busy_wait: Duration,
+        #[cfg(feature = "tokio")] tokio_context: bool,
+    ) -> Shared {
+        Shared {
             workers: (0..2 * n)
                 .map(|_| Remote {
                     local: Local::new(),
@@ -508,293 +392,65 @@ impl Builder {
             spares: Mutex::new(Vec::new()),
             dormant: (Mutex::new(()), Condvar::new()),
             watchdog: Default::default(),
-            thread_name: self.name.clone(),
+            thread_name: name.to_string(),
             injector: Injector::default(),
             idle: Idle::new(n),
             shutdown: AtomicBool::new(false),
             outside_spawns: AtomicUsize::new(0),
-            timer: Timer::new(format!("{}-timer", self.name), 2 * n),
+            timer: Timer::new(format!("{}-timer", name), 2 * n),
             registry: Default::default(),
             servers: Default::default(),
             stats: Default::default(),
             has_node: Default::default(),
             io: OnceLock::new(),
-            blocking: Arc::new(crate::blocking::Pool::new(format!(
-                "{}-blocking",
-                self.name
-            ))),
-            busy_wait: self.busy_wait,
+            blocking: Arc::new(crate::blocking::Pool::new(format!("{}-blocking", name))),
+            busy_wait,
             #[cfg(feature = "tokio")]
-            tokio_context: self.tokio_context,
-        });
-        let mut threads = Vec::with_capacity(n);
-        for i in 0..n {
-            let s = shared.clone();
-            let h = std::thread::Builder::new()
-                .name(format!("{}-{i}", self.name))
-                .spawn(move || worker::run(s, i));
-            match h {
-                Ok(h) => {
-                    let _ = shared.workers[i].thread.set(h.thread().clone());
-                    threads.push(h);
-                }
-                Err(e) => {
-                    let rt = Runtime { shared, threads };
-                    drop(rt);
-                    return Err(BuildError::Spawn(e.to_string()));
-                }
-            }
-        }
-        if let Err(e) = watchdog::Watchdog::start(&shared, format!("{}-watchdog", self.name)) {
-            let rt = Runtime { shared, threads };
-            drop(rt);
-            return Err(BuildError::Spawn(e.to_string()));
-        }
-        Ok(Runtime { shared, threads })
-    }
-}
-
-/// An otter runtime: worker threads running processes.
-///
-/// Dropping it shuts it down: every worker is stopped and joined, and every process
-/// still alive is ended (its future dropped), so nothing is leaked.
-///
-/// ```
-/// let rt = otter::Runtime::new();
-/// let sum = rt.block_on(|cx: otter::Context<u64>| async move {
-///     let me = cx.pid();
-///     for i in 1..=10 {
-///         cx.spawn(move |_child: otter::Context<()>| async move { me.send(i) });
-///     }
-///     let mut cx = cx;
-///     let mut sum = 0;
-///     for _ in 0..10 {
-///         sum += cx.recv().await;
-///     }
-///     sum
-/// });
-/// assert_eq!(sum.unwrap(), 55);
-/// ```
-#[derive(Debug)]
-pub struct Runtime {
-    shared: Arc<Shared>,
-    threads: Vec<JoinHandle<()>>,
-}
-
-impl Default for Runtime {
-    fn default() -> Self {
-        Runtime::new()
-    }
-}
-
-impl Runtime {
-    /// A runtime with one worker per core.
-    ///
-    /// ```
-    /// let rt = otter::Runtime::new();
-    /// assert_eq!(rt.block_on(|_cx: otter::Context<()>| async { "up" }), Ok("up"));
-    /// ```
-    ///
-    /// # Panics
-    ///
-    /// If the operating system refuses to start a thread; use [`Runtime::builder`] to
-    /// handle that as an error.
-    pub fn new() -> Runtime {
-        Builder::default()
-            .build()
-            .unwrap_or_else(|e| panic!("otter: {e}"))
-    }
-
-    /// A [`Builder`] to configure a runtime.
-    ///
-    /// ```
-    /// let rt = otter::Runtime::builder().threads(2).thread_name("app").build().unwrap();
-    /// # drop(rt);
-    /// ```
-    pub fn builder() -> Builder {
-        Builder::default()
-    }
-
-    /// The number of worker threads.
-    ///
-    /// ```
-    /// let rt = otter::Runtime::builder().threads(3).build().unwrap();
-    /// assert_eq!(rt.threads(), 3);
-    /// ```
-    pub fn threads(&self) -> usize {
-        self.shared.threads
-    }
-
-    /// A handle to spawn processes from outside the runtime.
-    ///
-    /// ```
-    /// let rt = otter::Runtime::new();
-    /// let handle = rt.handle();
-    /// let pid = handle.spawn(|_cx: otter::Context<()>| async {});
-    /// # let _ = pid;
-    /// ```
-    pub fn handle(&self) -> Handle {
-        Handle::of(self.shared.clone())
-    }
-
-    /// Runs `f`'s future as a root process and waits, on this thread, for it to finish.
-    /// Returns its value, or the reason it exited otherwise (a panic, or being killed).
-    ///
-    /// It blocks the calling thread: call it from `main` or a test, not from inside a
-    /// process (that would hold a worker, and deadlock a one-worker runtime).
-    ///
-    /// ```
-    /// let rt = otter::Runtime::new();
-    /// assert_eq!(rt.block_on(|_cx: otter::Context<()>| async { 6 * 7 }), Ok(42));
-    /// let r = rt.block_on(|_cx: otter::Context<()>| async { panic!("oops") });
-    /// assert_eq!(r, Err::<(), _>(otter::ExitReason::Panic("oops".into())));
-    /// ```
-    pub fn block_on<M, T, F, Fut>(&self, f: F) -> Result<T, ExitReason>
-    where
-        M: Send + 'static,
-        T: Send + 'static,
-        F: FnOnce(Context<M>) -> Fut,
-        Fut: Future<Output = T> + Send + 'static,
-    {
-        assert!(
-            !context::is_worker_thread(),
-            "otter: block_on called on a worker thread (from inside a process, of this \
-             runtime or another); it would block that worker until the root returns \
-             (spawn a process and wait for its message instead)"
-        );
-        let slot = Arc::new(RootSlot {
-            value: Mutex::new(None),
-            done: Condvar::new(),
-        });
-        let s2 = slot.clone();
-        self.handle().spawn(move |cx| Root {
-            fut: Box::pin(f(cx)),
-            slot: s2,
-        });
-        let mut g = slot.value.lock().unwrap_or_else(PoisonError::into_inner);
-        loop {
-            if let Some(r) = g.take() {
-                return r;
-            }
-            g = slot.done.wait(g).unwrap_or_else(PoisonError::into_inner);
+            tokio_context,
         }
     }
-}
 
-impl Drop for Runtime {
-    /// Shuts the runtime down (the module docs' steps). On one of the runtime's own
-    /// threads (a worker, when a process drops the `Runtime` it runs on, or the timer
-    /// thread, when a timer drops a message that holds it) the joins would wait for
-    /// the calling thread itself: the shutdown begins at once and finishes on a thread
-    /// of its own, and `drop` returns. Nothing is freed before every thread that could
-    /// touch it has been joined.
-    fn drop(&mut self) {
-        let shared = self.shared.clone();
-        let threads = std::mem::take(&mut self.threads);
-        let own_thread = context::current_index(Arc::as_ptr(&shared)).is_some()
-            || shared.timer.is_current_thread();
-        if !own_thread {
-            crate::unwind::abort_on_unwind("the runtime's shutdown", || {
-                shut_down(&shared, threads);
-            });
-            return;
+    /// Starts worker `i`'s thread.
+    pub(crate) fn start_worker(self: &Arc<Shared>, i: usize) -> std::io::Result<JoinHandle<()>> {
+        let s = Arc::clone(self);
+        let h = std::thread::Builder::new()
+            .name(format!("{}-{i}", self.thread_name))
+            .spawn(move || worker::run(s, i))?;
+        let _ = self.workers[i].thread.set(h.thread().clone());
+        Ok(h)
+    }
+
+    /// Sets the shutdown flag: every thread of the runtime stops at its next look (the
+    /// module docs' step 1, for a `Runtime` dropped on one of its own threads).
+    pub(crate) fn begin_shutdown(&self) {
+        self.shutdown.store(true, Ordering::SeqCst);
+    }
+
+    /// The shutdown's steps (module docs), on a thread that is none of the runtime's:
+    /// `threads` are the workers'.
+    pub(crate) fn shut_down(&self, threads: Vec<JoinHandle<()>>) {
+        self.shutdown.store(true, Ordering::SeqCst);
+        while self.outside_spawns.load(Ordering::SeqCst) != 0 {
+            std::thread::yield_now();
         }
-        shared.shutdown.store(true, Ordering::SeqCst);
-        let reaper = shared.clone();
-        let spawned = std::thread::Builder::new()
-            .name("otter-shutdown".into())
-            .spawn(move || {
-                crate::unwind::abort_on_unwind("the runtime's shutdown", || {
-                    shut_down(&reaper, threads);
-                });
-            });
-        if spawned.is_err() {
-            // No thread to finish on: the workers stop, but nothing is freed, since a
-            // process may still be reached through a pid.
-            eprintln!(
-                "otter: a Runtime dropped on its own thread could not start its shutdown thread; leaking it"
-            );
-            std::mem::forget(shared);
+        self.watchdog.stop();
+        for w in 0..self.workers.len() {
+            self.unpark(w);
         }
-    }
-}
-
-/// The shutdown's steps (module docs), on a thread that is none of the runtime's.
-fn shut_down(shared: &Shared, threads: Vec<JoinHandle<()>>) {
-    shared.shutdown.store(true, Ordering::SeqCst);
-    while shared.outside_spawns.load(Ordering::SeqCst) != 0 {
-        std::thread::yield_now();
-    }
-    shared.watchdog.stop();
-    for w in 0..shared.workers.len() {
-        shared.unpark(w);
-    }
-    for t in threads {
-        let _ = t.join();
-    }
-    // No spare starts once the flag is set (checked under this list's lock:
-    // `stand_in.rs`): these are all of them. The dormant ones see the flag.
-    let spares = std::mem::take(&mut *shared.spares.lock().unwrap_or_else(PoisonError::into_inner));
-    shared.wake_dormant();
-    for t in spares {
-        let _ = t.join();
-    }
-    shared.timer.shutdown();
-    shared.blocking.shutdown();
-    harness::shutdown_processes(shared);
-    while shared
-        .injector
-        .pop_into(&shared.workers[0].local, 0)
-        .is_some()
-    {}
-}
-
-struct RootSlot<T> {
-    value: Mutex<Option<Result<T, ExitReason>>>,
-    done: Condvar,
-}
-
-impl<T> RootSlot<T> {
-    fn set(&self, r: Result<T, ExitReason>) {
-        let mut g = self.value.lock().unwrap_or_else(PoisonError::into_inner);
-        if g.is_none() {
-            *g = Some(r);
-            self.done.notify_all();
+        for t in threads {
+            let _ = t.join();
         }
-    }
-}
-
-/// The root process's future: reports its value or its end to `block_on`.
-struct Root<Fut: Future> {
-    fut: Pin<Box<Fut>>,
-    slot: Arc<RootSlot<Fut::Output>>,
-}
-
-impl<Fut: Future> Future for Root<Fut> {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
-        let this = self.get_mut();
-        let fut = this.fut.as_mut();
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(v)) => {
-                this.slot.set(Ok(v));
-                Poll::Ready(())
-            }
-            Err(payload) => {
-                this.slot.set(Err(ExitReason::from_panic(&*payload)));
-                std::panic::resume_unwind(payload)
-            }
+        // No spare starts once the flag is set (checked under this list's lock:
+        // `stand_in.rs`): these are all of them. The dormant ones see the flag.
+        let spares =
+            std::mem::take(&mut *self.spares.lock().unwrap_or_else(PoisonError::into_inner));
+        self.wake_dormant();
+        for t in spares {
+            let _ = t.join();
         }
-    }
-}
-
-impl<Fut: Future> Drop for Root<Fut> {
-    fn drop(&mut self) {
-        // Dropped without a value: the process was ended from outside, by an exit
-        // signal (its reason) or by the runtime's shutdown (`Killed`).
-        let reason = harness::exit_reason_of_dropping().unwrap_or(ExitReason::Killed);
-        self.slot.set(Err(reason));
+        self.timer.shutdown();
+        self.blocking.shutdown();
+        harness::shutdown_processes(self);
+        while self.injector.pop_into(&self.workers[0].local, 0).is_some() {}
     }
 }

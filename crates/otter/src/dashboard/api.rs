@@ -14,7 +14,7 @@ use super::{TOP, json};
 use crate::exit::ExitReason;
 use crate::introspect::Kind;
 use crate::pid::{Pid, ProcessId, RawPid};
-use crate::scheduler::Handle;
+use crate::runtime::Handle;
 use crate::server::{ServerMsg, ServerRef};
 use crate::supervisor::{ChildKind, Supervisor, SupervisorRef};
 use crate::sys::{self, Direction, Mode};

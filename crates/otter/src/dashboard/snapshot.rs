@@ -30,7 +30,7 @@ use super::json;
 use super::{SNAPSHOT_MAX_AGE, TOP, TREE_CHILDREN};
 use crate::introspect::{Kind, ProcessInfo, Status};
 use crate::pid::ProcessId;
-use crate::scheduler::Handle;
+use crate::runtime::Handle;
 
 /// The most of one core the walks may take on average: the next walk waits for the
 /// last one's time divided by this (module docs, "Bounded cost").

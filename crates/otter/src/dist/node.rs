@@ -33,7 +33,7 @@ use crate::dist::epmd;
 use crate::dist::etf::{self, Atom, ExternalPid, ExternalRef, Term};
 use crate::pid::{Pid, RawPid};
 use crate::process::Context;
-use crate::scheduler::Handle;
+use crate::runtime::Handle;
 
 /// How a message from another node reaches a local process of message type `M`:
 /// decode the payload into `M` (or into `M::from(BadTerm)`) and send it.

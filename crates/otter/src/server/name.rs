@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::pid::Pid;
 use crate::process::Context;
-use crate::scheduler::Handle;
+use crate::runtime::Handle;
 use crate::server::{CallError, DEFAULT_CALL_TIMEOUT, ReplyTo, Server, ServerMsg, ServerRef};
 
 /// Where a call by name looks the name up: the registry of a runtime, reached through

@@ -5,12 +5,12 @@ use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::Shared;
 use crate::Context;
 use crate::exit::{ExitReason, IntoExitReason};
 use crate::pid::{Pid, ProcessId, RawPid};
 use crate::process::bonds;
 use crate::process::cell;
+use crate::scheduler::Shared;
 use crate::signal::Kind;
 
 /// A handle to a runtime, to spawn processes from any thread. Cheap to clone.
