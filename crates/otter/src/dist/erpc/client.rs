@@ -39,9 +39,13 @@ impl Node {
         R: DeserializeOwned,
     {
         let sleep = cx.sleep(timeout);
-        let started = self.start_erpc(Some(cx.pid().raw), node, module, function, args, true);
+        let started = self
+            .erpc_request(Some(cx.pid().raw), node, module, function, args, true)
+            .map(|r| r.send_call(&self.shared));
         let shared = self.shared.clone();
         async move {
+            // The pending call is held from its start: its outcome may be in (and its
+            // entry gone from the table) before this future is first polled.
             let (conn, req_id, me, pending) = started?;
             let mut sleep = sleep;
             // Whether the call ends here or the future is dropped, its entry goes and
@@ -86,11 +90,6 @@ impl Node {
                 me,
                 fired: false,
             };
-            // The pending call is held from its start: its outcome may be in (and its
-            // entry gone from the table) before this future is first polled.
-            let Some(pending) = pending else {
-                unreachable!("a call has its pending entry");
-            };
             let outcome = poll_fn(|t| {
                 {
                     let mut p = pending.lock().unwrap_or_else(PoisonError::into_inner);
@@ -129,13 +128,14 @@ impl Node {
         function: &str,
         args: &A,
     ) -> Result<(), ErpcError> {
-        self.start_erpc(None, node, module, function, args, false)
-            .map(drop)
+        let r = self.erpc_request(None, node, module, function, args, false)?;
+        connection::get_or_connect(&self.shared, &r.peer).send_frame(r.frame);
+        Ok(())
     }
 
-    /// Sends the `SPAWN_REQUEST` of a call (`call`: `execute_call/4` with a
+    /// Encodes the `SPAWN_REQUEST` of a call (`call`: `execute_call/4` with a
     /// monitor, else `execute_cast/3`), from `caller` (the node's own pid if none).
-    fn start_erpc<A: Serialize + ?Sized>(
+    fn erpc_request<A: Serialize + ?Sized>(
         &self,
         caller: Option<RawPid>,
         node: &str,
@@ -143,7 +143,7 @@ impl Node {
         function: &str,
         args: &A,
         call: bool,
-    ) -> Result<Started, ErpcError> {
+    ) -> Result<Request, ErpcError> {
         let shared = &self.shared;
         let atom = |s: &str| {
             Atom::try_new(s).ok_or_else(|| ErpcError::Encode(format!("{s:?} is not an atom")))
@@ -193,48 +193,62 @@ impl Node {
             Ok(())
         })
         .map_err(|e| ErpcError::Encode(e.to_string()))?;
-        let conn = connection::get_or_connect(shared, &peer);
-        let pending = call.then(|| {
-            let pending = Arc::new(Mutex::new(Pending {
-                peer: peer.clone(),
-                conn: conn.id,
-                pid: None,
-                outcome: None,
-                waker: None,
-            }));
-            shared
-                .erpc
-                .pending
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(req_id.id.clone(), pending.clone());
-            pending
-        });
-        conn.send_frame(frame);
-        // Gone before the call was filed under it (its teardown's sweep may have
-        // passed): this call ends here.
-        if conn.is_gone()
-            && let Some(p) = &pending
-        {
-            shared
-                .erpc
-                .pending
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(&req_id.id);
-            complete(p, Err(ErpcError::Noconnection));
-        }
-        Ok((conn, req_id, me, pending))
+        Ok(Request {
+            peer,
+            req_id,
+            me,
+            frame,
+        })
     }
 }
 
-/// A request sent: its connection, its reference, the caller's pid as the peer knows
-/// it, and (for a call) the pending entry its outcome goes to.
+/// A `SPAWN_REQUEST` encoded, not sent: to whom, its reference, the caller's pid as the
+/// peer knows it, and the frame.
+struct Request {
+    peer: Atom,
+    req_id: ExternalRef,
+    me: ExternalPid,
+    frame: Vec<u8>,
+}
+
+impl Request {
+    /// Files the call's pending entry under its connection, then sends the request: the
+    /// connection, the reference, the caller and the entry its outcome goes to.
+    fn send_call(self, shared: &Arc<NodeShared>) -> Started {
+        let conn = connection::get_or_connect(shared, &self.peer);
+        let pending = Arc::new(Mutex::new(Pending {
+            peer: self.peer.clone(),
+            conn: conn.id,
+            pid: None,
+            outcome: None,
+            waker: None,
+        }));
+        let table = || {
+            shared
+                .erpc
+                .pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+        };
+        table().insert(self.req_id.id.clone(), pending.clone());
+        conn.send_frame(self.frame);
+        // Gone before the call was filed under it (its teardown's sweep may have
+        // passed): this call ends here.
+        if conn.is_gone() {
+            table().remove(&self.req_id.id);
+            complete(&pending, Err(ErpcError::Noconnection));
+        }
+        (conn, self.req_id, self.me, pending)
+    }
+}
+
+/// A call sent: its connection, its reference, the caller's pid as the peer knows it,
+/// and the pending entry its outcome goes to.
 type Started = (
     Arc<Connection>,
     ExternalRef,
     ExternalPid,
-    Option<Arc<Mutex<Pending>>>,
+    Arc<Mutex<Pending>>,
 );
 
 /// An outgoing call waiting for its outcome.
