@@ -308,7 +308,7 @@ use std::sync::Arc;
 pub use alias::{Alias, AliasError, CallFrom};
 pub use bad_term::BadTerm;
 pub use call::RemoteCallError;
-pub use connect_error::{Closed, ConnectError, EpmdError, HandshakeError};
+pub use connect_error::{Closed, ConnectError, EpmdError, HandshakeError, TlsHandshakeError};
 pub use erpc::{ErpcError, MAX_IN_FLIGHT, Raise};
 pub use node::{Node, NodeBuilder, NodeEvent, PeerInfo, StartError};
 pub use reason::RemoteReason;

@@ -31,10 +31,9 @@ pub enum ConnectError {
     NotFound(Arc<EpmdError>),
     /// The TCP connection to the port epmd gave could not be opened.
     Io(Arc<io::Error>),
-    /// TLS's handshake failed (feature `tls`): rustls's or the socket's error, with
-    /// what it most likely means (a peer not set up for TLS distribution, a
-    /// certificate it does not take).
-    Tls(String),
+    /// TLS's handshake failed (feature `tls`): how, with rustls's or the socket's
+    /// error as its source.
+    Tls(Arc<TlsHandshakeError>),
     /// The distribution handshake failed: a wrong cookie on either side, a name the
     /// peer refused, a peer that lacks a capability otter requires...
     Handshake(Arc<HandshakeError>),
@@ -134,6 +133,7 @@ impl std::error::Error for ConnectError {
         match self {
             ConnectError::NotFound(e) => Some(&**e),
             ConnectError::Io(e) => Some(&**e),
+            ConnectError::Tls(e) => Some(&**e),
             ConnectError::Handshake(e) => Some(&**e),
             ConnectError::Closed(Closed::Io(e)) => Some(&**e),
             _ => None,
@@ -153,6 +153,59 @@ impl fmt::Display for Closed {
             Closed::Disconnected => f.write_str("disconnected by this node"),
             Closed::NodeStopped => f.write_str("this node stopped"),
             Closed::ReaderFailed => f.write_str("the reader failed"),
+        }
+    }
+}
+
+/// How TLS's handshake with a peer failed (feature `tls`), and what it most likely
+/// means. The error rustls or the socket gave is the [`source`](std::error::Error::source)
+/// (a `rustls::Error`, such as a certificate the peer or this node refused, is that
+/// `io::Error`'s inner error).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TlsHandshakeError {
+    /// The host part of the peer's node name is not a name a certificate can hold.
+    ServerName(String),
+    /// The peer closed the connection during the handshake: it is most likely not set
+    /// up for TLS distribution (`erl -proto_dist inet_tls`), or it refused this node's
+    /// certificate.
+    PeerClosed(io::Error),
+    /// What the peer sent was not TLS (a plain distribution handshake): this node takes
+    /// TLS distribution only.
+    NotTls(io::Error),
+    /// rustls or the socket failed otherwise (a certificate this node refused, ...).
+    Failed(io::Error),
+}
+
+impl fmt::Display for TlsHandshakeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TlsHandshakeError::ServerName(host) => {
+                write!(f, "{host:?} is not a host name a certificate can name")
+            }
+            TlsHandshakeError::PeerClosed(e) => write!(
+                f,
+                "the peer closed the connection in the TLS handshake ({e}): is it set up for \
+                 TLS distribution (erl -proto_dist inet_tls), and does it take this node's \
+                 certificate?"
+            ),
+            TlsHandshakeError::NotTls(e) => write!(
+                f,
+                "the peer did not speak TLS ({e}): a plain distribution handshake? This node \
+                 takes TLS distribution only"
+            ),
+            TlsHandshakeError::Failed(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for TlsHandshakeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TlsHandshakeError::ServerName(_) => None,
+            TlsHandshakeError::PeerClosed(e)
+            | TlsHandshakeError::NotTls(e)
+            | TlsHandshakeError::Failed(e) => Some(e),
         }
     }
 }

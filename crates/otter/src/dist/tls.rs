@@ -53,6 +53,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, RootCertStore, ServerConfig};
 
+use crate::dist::connect_error::TlsHandshakeError;
 use crate::net::SharedStream;
 
 /// The TLS settings of a node ([`NodeBuilder::tls`](crate::dist::NodeBuilder::tls)):
@@ -233,25 +234,28 @@ pub(crate) async fn connect(
     config: &TlsConfig,
     sock: Arc<SharedStream>,
     host: &str,
-) -> Result<TlsLink, String> {
+) -> Result<TlsLink, TlsHandshakeError> {
     let name = ServerName::try_from(host.to_owned())
-        .map_err(|_| format!("{host:?} is not a host name a certificate can name"))?;
-    let tls =
-        rustls::ClientConnection::new(config.client.clone(), name).map_err(|e| e.to_string())?;
+        .map_err(|_| TlsHandshakeError::ServerName(host.to_owned()))?;
+    let tls = rustls::ClientConnection::new(config.client.clone(), name)
+        .map_err(|e| TlsHandshakeError::Failed(tls_error(e)))?;
     let link = TlsLink::new(sock, tls.into());
     link.handshake().await.map_err(|e| match e.kind() {
-        io::ErrorKind::UnexpectedEof | io::ErrorKind::ConnectionReset => format!(
-            "TLS: the peer closed the connection in the TLS handshake ({e}): is it set up for \
-             TLS distribution (erl -proto_dist inet_tls), and does it take this node's certificate?"
-        ),
-        _ => format!("TLS: {e}"),
+        io::ErrorKind::UnexpectedEof | io::ErrorKind::ConnectionReset => {
+            TlsHandshakeError::PeerClosed(e)
+        }
+        _ => TlsHandshakeError::Failed(e),
     })?;
     Ok(link)
 }
 
 /// Opens TLS as the server on a connection a peer opened.
-pub(crate) async fn accept(config: &TlsConfig, sock: Arc<SharedStream>) -> Result<TlsLink, String> {
-    let tls = rustls::ServerConnection::new(config.server.clone()).map_err(|e| e.to_string())?;
+pub(crate) async fn accept(
+    config: &TlsConfig,
+    sock: Arc<SharedStream>,
+) -> Result<TlsLink, TlsHandshakeError> {
+    let tls = rustls::ServerConnection::new(config.server.clone())
+        .map_err(|e| TlsHandshakeError::Failed(tls_error(e)))?;
     let link = TlsLink::new(sock, tls.into());
     link.handshake().await.map_err(|e| {
         let plain = e
@@ -259,12 +263,9 @@ pub(crate) async fn accept(config: &TlsConfig, sock: Arc<SharedStream>) -> Resul
             .and_then(|e| e.downcast_ref::<rustls::Error>())
             .is_some_and(|e| matches!(e, rustls::Error::InvalidMessage(_)));
         if plain {
-            format!(
-                "TLS: the peer did not speak TLS ({e}): a plain distribution handshake? This \
-                 node takes TLS distribution only"
-            )
+            TlsHandshakeError::NotTls(e)
         } else {
-            format!("TLS: {e}")
+            TlsHandshakeError::Failed(e)
         }
     })?;
     Ok(link)

@@ -7,7 +7,7 @@ use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::{Connection, Phase, run_reader};
-use crate::dist::connect_error::{Closed, ConnectError};
+use crate::dist::connect_error::{Closed, ConnectError, TlsHandshakeError};
 use crate::dist::etf::Atom;
 use crate::dist::link::Link;
 use crate::dist::node::NodeShared;
@@ -70,7 +70,7 @@ async fn run_connect(node: Arc<NodeShared>, conn: Arc<Connection>) {
     let deadline = Instant::now() + SETUP_TIME;
     let mut link = match timeout(left(deadline), open_link(&node, stream, Some(&host))).await {
         Ok(Ok(link)) => link,
-        Ok(Err(e)) => return conn.attempt_failed(&node, ConnectError::Tls(e)),
+        Ok(Err(e)) => return conn.attempt_failed(&node, ConnectError::Tls(Arc::new(e))),
         Err(_) => return conn.attempt_failed(&node, ConnectError::Timeout { tls: true }),
     };
     let shook = timeout(
@@ -116,7 +116,7 @@ async fn open_link(
     node: &NodeShared,
     stream: TcpStream,
     host: Option<&str>,
-) -> Result<Link, String> {
+) -> Result<Link, TlsHandshakeError> {
     let sock = stream.into_shared();
     #[cfg(feature = "tls")]
     if let Some(tls) = &node.tls {
@@ -172,7 +172,7 @@ async fn run_accept(node: Arc<NodeShared>, stream: TcpStream) {
     let deadline = Instant::now() + SETUP_TIME;
     let mut link = match timeout(left(deadline), open_link(&node, stream, None)).await {
         Ok(Ok(link)) => link,
-        Ok(Err(e)) => return refused(&node, &peer_addr, &e),
+        Ok(Err(e)) => return refused(&node, &peer_addr, &format!("TLS: {e}")),
         Err(_) => return refused(&node, &peer_addr, "the TLS handshake timed out"),
     };
     // The connection this handshake brings up, and the one it replaces (`alive`).
