@@ -63,28 +63,49 @@ pub(super) enum Part {
     Svg(&'static str, &'static str, Vec<Chart>),
 }
 
-/// The values the sections' prose names, from the sizes of the run.
+/// The values the sections' prose and the summary's rows name, from the sizes of the run:
+/// `NAME` as it is, `NAME_si` with an SI suffix.
 pub(super) fn vars(s: &Sizes) -> Vec<(&'static str, String)> {
     let fj = s.forkjoin_n;
     let fib = (2..fj).fold((1u64, 1u64), |(a, b), _| (b, a + b)).1;
-    vec![
-        ("spawn_n", si_u(s.spawn_n)),
-        ("counting_msgs", si_u(s.counting_msgs)),
-        ("match_max_k", si_u(s.mailbox_match_max_k)),
-        ("closure_n", si_u(s.closure_n)),
-        ("memory_p", si_u(s.memory_p)),
-        ("pingpong_r", si_u(s.pingpong_r)),
+    let ring = if s.ring.contains(&1000) {
+        1000
+    } else {
+        s.ring[0]
+    };
+    let k = s.mailbox_k.last().unwrap_or(&1000);
+    let k = if s.mailbox_k.contains(&10_000) {
+        10_000
+    } else {
+        *k
+    };
+    let mut v = vec![
+        ("match_max_k_si", si_u(s.mailbox_match_max_k)),
         ("forkjoin_n", fj.to_string()),
-        ("forkjoin_procs", si_u(2 * fib - 1)),
-        ("latency_r", si_u(s.latency_r)),
+        ("forkjoin_procs_si", si_u(2 * fib - 1)),
+        ("latency_r_si", si_u(s.latency_r)),
         ("latency_b", LATENCY_B.to_string()),
         ("latency_tokens", (LATENCY_B / 2).to_string()),
         ("latency_w", LATENCY_W.to_string()),
+        ("latency_hog0", suite::latency_id(s, 0)),
+        ("latency_hog1", suite::latency_id(s, 1)),
         ("echo_seconds", s.echo.seconds.to_string()),
         ("http_conns", HTTP_CONNS.to_string()),
         ("http_work_us", HTTP_WORK_US.to_string()),
         ("http_seconds", s.http_seconds.to_string()),
-    ]
+        ("headline_ring", ring.to_string()),
+        ("headline_k", k.to_string()),
+    ];
+    for (name, si_name, x) in [
+        ("spawn_n", "spawn_n_si", s.spawn_n),
+        ("counting_msgs", "counting_msgs_si", s.counting_msgs),
+        ("closure_n", "closure_n_si", s.closure_n),
+        ("memory_p", "memory_p_si", s.memory_p),
+        ("pingpong_r", "pingpong_r_si", s.pingpong_r),
+    ] {
+        v.extend([(name, x.to_string()), (si_name, si_u(x))]);
+    }
+    v
 }
 
 /// `text` with each `{name}` of `vars` replaced by its value.
@@ -107,14 +128,14 @@ pub(super) const ALL: [Section; 12] = [
         text: "## Seed #3 — serial spawn (n processes in c chains)\n\n\"How fast can Erlang \
             create processes?\" (2006): 1,000,000 processes in c chains, each spawning the \
             next and exiting; ≈ 350,000 spawn+exit/s then, slower with more chains. Here n = \
-            {spawn_n}.",
+            {spawn_n_si}.",
         parts: spawn,
     },
     Section {
         text: "## Seed #5 — the CountingActor (raw receive loop vs server layer)\n\n\"Scala \
             Actor v Erlang gen_server Performance\" (2011, 4 cores): 3,000,000 `Count(100)` \
             then a synchronous GetAndReset; Erlang bare receive 2.8 M msg/s, gen_server 1.8 M \
-            msg/s. Here msgs = {counting_msgs}. Messages per second.\n\n`style=server` is \
+            msg/s. Here msgs = {counting_msgs_si}. Messages per second.\n\n`style=server` is \
             `otter::server` (Count a cast, GetAndReset a call) against Erlang's `gen_server`; \
             \"server vs raw\" is each runtime's server layer against its own raw receive \
             loop, same senders.",
@@ -127,28 +148,28 @@ pub(super) const ALL: [Section; 12] = [
             BEAM rescans skipped messages, O(k²). otter **key** = `recv_key` by the child's \
             pid (O(1) keyed receive, the default); otter **match** = `recv_match` with a \
             predicate on the pid (Erlang's selective receive, for reference, k ≤ \
-            {match_max_k}). Time from the first spawn to the last message taken; lower is \
+            {match_max_k_si}). Time from the first spawn to the last message taken; lower is \
             better.",
         parts: mailbox,
     },
     Section {
         text: "## Seed #1 — message versus function (a counter held by a process or by \
             closures)\n\n\"My shocking Erlang discovery\" (R14B01): 10,000,000 increments; \
-            process 39.7 s, closures 2.4 s, \"sixteen times faster\". Here n = {closure_n}. \
+            process 39.7 s, closures 2.4 s, \"sixteen times faster\". Here n = {closure_n_si}. \
             Nanoseconds per increment; the figure of merit is message / closure (how much a \
             message costs over a call).",
         parts: closure,
     },
     Section {
         text: "## Memory — an idle process\n\nWORKLOADS.md \"memory\" (the cost-of-a-process \
-            question of seed #3): p = {memory_p} processes blocked in receive; VmRSS delta / \
+            question of seed #3): p = {memory_p_si} processes blocked in receive; VmRSS delta / \
             p. Erlang also reports its own accounting (`erlang:memory(processes)`); lower is \
             better.",
         parts: memory,
     },
     Section {
         text: "## Ping-pong — round-trip latency\n\nWORKLOADS.md \"pingpong\" (the per-hop \
-            cost of seed #4, the call layer of seed #5): r = {pingpong_r} round trips between \
+            cost of seed #4, the call layer of seed #5): r = {pingpong_r_si} round trips between \
             two processes; nanoseconds per round trip, lower is better.\n\n`style=raw`: plain \
             messages; `style=server`: B is an `otter::server` and each round trip is one \
             `call` (Erlang: a `gen_server` and `gen_server:call`). \"server vs raw\" is each \
@@ -158,14 +179,14 @@ pub(super) const ALL: [Section; 12] = [
     Section {
         text: "## Fork-join — a process tree that sums its leaves\n\nWORKLOADS.md \
             \"forkjoin\": fib({forkjoin_n}) as processes, each spawning two children and \
-            summing their replies ({forkjoin_procs} processes). Walked depth-first, a few \
+            summing their replies ({forkjoin_procs_si} processes). Walked depth-first, a few \
             hundred are alive at once; breadth-first, a large part of the tree: the peak RSS \
             (`VmHWM`, the whole OS process) tells which. Lower is better for time and memory.",
         parts: forkjoin,
     },
     Section {
         text: "## Latency — round trips while the runtime is loaded\n\nWORKLOADS.md \
-            \"latency\" (issue 24): r = {latency_r} round trips between two processes, each \
+            \"latency\" (issue 24): r = {latency_r_si} round trips between two processes, each \
             timed on its own, while a ring of b = {latency_b} processes passes \
             {latency_tokens} tokens, each member computing for w = {latency_w} µs per message \
             (a busy loop on the monotonic clock); with hog=1 one more process computes \
@@ -796,117 +817,48 @@ fn http(_: &Results<'_>, s: &Sizes) -> Vec<Part> {
     vec![Part::Table(table(&["measure"], cols, rows.collect()))]
 }
 
-/// The summary table: one headline figure per seed.
+/// The summary table: one headline figure per seed, a line each: seed | measure | case |
+/// metric, each `{name}` filled from [`vars`]. The metric `gap` is the closure gap's row:
+/// no case, the cells of [`closure_gap`].
+const HEADLINE: &str = "\
+#4 ring | sends/s, {headline_ring}×{headline_ring} | ring n={headline_ring} m={headline_ring} | rate
+#3 spawn | spawn+exit/s, n={spawn_n_si} c=1 | spawn n={spawn_n} c=1 | rate
+#5 counting | msgs/s, raw, 1 sender | counting msgs={counting_msgs} senders=1 style=raw | rate
+#5 counting | msgs/s, server, 1 sender | counting msgs={counting_msgs} senders=1 style=server | rate
+#2 mailbox | time, k={headline_k} spawn order | mailbox k={headline_k} order=spawn | time
+#2 mailbox | time, k={headline_k} reverse order | mailbox k={headline_k} order=reverse | time
+#1 closure | ns per increment, message | closure n={closure_n} style=message | ns
+#1 closure | ns per increment, closure | closure n={closure_n} style=closure | ns
+#1 closure | message / closure (lower is better) | | gap
+memory | bytes per idle process, p={memory_p_si} | memory p={memory_p} | bpp
+pingpong | ns per round trip, raw | pingpong r={pingpong_r} style=raw | ns
+pingpong | ns per round trip, server | pingpong r={pingpong_r} style=server | ns
+forkjoin | seconds, fib({forkjoin_n}) tree | forkjoin n={forkjoin_n} | time
+forkjoin | peak RSS, fib({forkjoin_n}) tree | forkjoin n={forkjoin_n} | peak_rss
+latency | p99.9 round trip under load, hog=0 | {latency_hog0} | p999
+latency | p99.9 round trip under load, hog=1 | {latency_hog1} | p999";
+
+/// The summary table, [`HEADLINE`] filled in.
 pub(super) fn headline(res: &Results<'_>, s: &Sizes) -> Table {
-    let r = if s.ring.contains(&1000) {
-        1000
-    } else {
-        s.ring[0]
-    };
-    let k = if s.mailbox_k.contains(&10_000) {
-        10_000
-    } else {
-        *s.mailbox_k.last().unwrap_or(&1000)
-    };
-    let (sn, fj, p) = (s.spawn_n, s.forkjoin_n, s.memory_p);
-    let (cm, cn, pr) = (s.counting_msgs, s.closure_n, s.pingpong_r);
-    let h = |seed: &str, what: String, id: String, m| row(&[&seed, &what], &id, m);
-    let gap = [
-        "#1 closure".into(),
-        "message / closure (lower is better)".into(),
-    ];
-    let rows = vec![
-        h(
-            "#4 ring",
-            format!("sends/s, {r}×{r}"),
-            format!("ring n={r} m={r}"),
-            RATE,
-        ),
-        h(
-            "#3 spawn",
-            format!("spawn+exit/s, n={} c=1", si_u(sn)),
-            format!("spawn n={sn} c=1"),
-            RATE,
-        ),
-        h(
-            "#5 counting",
-            "msgs/s, raw, 1 sender".into(),
-            format!("counting msgs={cm} senders=1 style=raw"),
-            RATE,
-        ),
-        h(
-            "#5 counting",
-            "msgs/s, server, 1 sender".into(),
-            format!("counting msgs={cm} senders=1 style=server"),
-            RATE,
-        ),
-        h(
-            "#2 mailbox",
-            format!("time, k={k} spawn order"),
-            format!("mailbox k={k} order=spawn"),
-            TIME,
-        ),
-        h(
-            "#2 mailbox",
-            format!("time, k={k} reverse order"),
-            format!("mailbox k={k} order=reverse"),
-            TIME,
-        ),
-        h(
-            "#1 closure",
-            "ns per increment, message".into(),
-            format!("closure n={cn} style=message"),
-            NS,
-        ),
-        h(
-            "#1 closure",
-            "ns per increment, closure".into(),
-            format!("closure n={cn} style=closure"),
-            NS,
-        ),
-        text_row([gap.into(), closure_gap(res, cn)].concat()),
-        h(
-            "memory",
-            format!("bytes per idle process, p={}", si_u(p)),
-            format!("memory p={p}"),
-            BPP,
-        ),
-        h(
-            "pingpong",
-            "ns per round trip, raw".into(),
-            format!("pingpong r={pr} style=raw"),
-            NS,
-        ),
-        h(
-            "pingpong",
-            "ns per round trip, server".into(),
-            format!("pingpong r={pr} style=server"),
-            NS,
-        ),
-        h(
-            "forkjoin",
-            format!("seconds, fib({fj}) tree"),
-            format!("forkjoin n={fj}"),
-            TIME,
-        ),
-        h(
-            "forkjoin",
-            format!("peak RSS, fib({fj}) tree"),
-            format!("forkjoin n={fj}"),
-            PEAK_RSS,
-        ),
-        h(
-            "latency",
-            "p99.9 round trip under load, hog=0".into(),
-            suite::latency_id(s, 0),
-            P999,
-        ),
-        h(
-            "latency",
-            "p99.9 round trip under load, hog=1".into(),
-            suite::latency_id(s, 1),
-            P999,
-        ),
-    ];
-    table(&["seed", "measure"], measures("erlang"), rows)
+    let lines = fill(HEADLINE, &vars(s));
+    let rows = lines.lines().map(|l| {
+        let [seed, what, id, metric] = l.split('|').map(str::trim).collect::<Vec<_>>()[..] else {
+            unreachable!("a line of HEADLINE has four cells: {l}")
+        };
+        let m = match metric {
+            "rate" => RATE,
+            "time" => TIME,
+            "ns" => NS,
+            "bpp" => BPP,
+            "peak_rss" => PEAK_RSS,
+            "p999" => P999,
+            "gap" => {
+                let keys = vec![seed.to_string(), what.to_string()];
+                return text_row([keys, closure_gap(res, s.closure_n)].concat());
+            }
+            _ => unreachable!("HEADLINE names no metric {metric}"),
+        };
+        row(&[&seed, &what], id, m)
+    });
+    table(&["seed", "measure"], measures("erlang"), rows.collect())
 }
