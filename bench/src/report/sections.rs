@@ -264,7 +264,7 @@ fn measures(other: &str) -> Vec<Col> {
     vec![fig("otter", 0, None), fig(other, 1, None), cmp]
 }
 
-/// A chart of `plot` with a y axis of `label`, log or linear, written with `fmt`.
+/// A chart of `plot` under `title` and `subtitle`, its y axis `y`.
 fn chart(title: &str, subtitle: String, y: Axis, plot: Plot) -> Chart {
     Chart {
         title: title.into(),
