@@ -8,9 +8,9 @@
 //! (or "smaller" for memory) when otter is better and "N× slower" when it is worse.
 //!
 //! `table.rs` is what a table is made of (metrics, rows, columns) and its one renderer;
-//! `sections.rs` holds every section's tables as data, its prose and its charts, and the
-//! summary table; `targets.rs` the targets under it; `plot.rs` the charts (`plotters`);
-//! `format.rs` how figures are written.
+//! `sections.rs` describes every section (prose, tables, charts) and the summary table, which
+//! this file renders in order; `targets.rs` the targets under it; `plot.rs` the charts
+//! (`plotters`); `format.rs` how figures are written.
 
 pub(crate) mod format;
 mod plot;
@@ -23,49 +23,17 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use plotters::style::RGBColor;
-
 use serde_json::Value;
 
 use crate::suite::{Case, Impl, Outcome, Record, STEAL_WARN, Sizes};
+use sections::Part;
 use table::{Results, md_escape};
-
-const OTTER: RGBColor = RGBColor(0xd9, 0x5f, 0x02);
-const ERLANG: RGBColor = RGBColor(0x75, 0x70, 0xb3);
-const OTTER_MATCH: RGBColor = RGBColor(0xe7, 0x29, 0x8a);
 
 /// What the caller prints and its exit code depends on.
 #[derive(Debug)]
 pub(crate) struct Summary {
     pub(crate) text: String,
     pub(crate) failed: usize,
-}
-
-/// What a section writes to: the Markdown so far, the runs, the sizes, the output directory.
-pub(super) struct Ctx<'a> {
-    md: String,
-    res: &'a Results<'a>,
-    s: &'a Sizes,
-    out: &'a Path,
-}
-
-impl Ctx<'_> {
-    /// Writes line charts one above the other to `name` and links it.
-    fn svg(&mut self, name: &str, charts: &[plot::LineChart], alt: &str) -> Result<(), String> {
-        self.file(name, &plot::line_charts(charts)?, alt)
-    }
-
-    /// Writes a bar chart to `name` and links it.
-    fn bars(&mut self, name: &str, chart: &plot::BarChart, alt: &str) -> Result<(), String> {
-        self.file(name, &plot::bar_chart(chart)?, alt)
-    }
-
-    fn file(&mut self, name: &str, svg: &str, alt: &str) -> Result<(), String> {
-        let path = self.out.join(name);
-        std::fs::write(&path, svg).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        self.md += &format!("\n![{alt}]({name})\n");
-        Ok(())
-    }
 }
 
 /// `otter-bench report RESULTS.jsonl [--out DIR]`: REPORT.md and the plots again, from a
@@ -219,14 +187,25 @@ fn write(
         md += &format!("\n### Failed runs\n\n{failures}");
     }
 
-    let mut ctx = Ctx {
-        md,
-        res: &res,
-        s: sizes,
-        out,
-    };
-    sections::all(&mut ctx)?;
-    let mut md = ctx.md;
+    let vars = sections::vars(sizes);
+    for section in &sections::ALL {
+        md += &format!("\n{}\n\n", sections::fill(section.text, &vars));
+        for (i, part) in (section.parts)(&res, sizes).into_iter().enumerate() {
+            md += if i > 0 { "\n" } else { "" };
+            match part {
+                Part::Table(t) => md += &t.markdown(&res),
+                Part::Text(t) => md += &t,
+                Part::Svg(name, alt, charts) => {
+                    let path = out.join(name);
+                    let write = |svg| std::fs::write(&path, svg).map_err(|e| e.to_string());
+                    plot::svg(&charts)
+                        .and_then(write)
+                        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                    md += &format!("![{alt}]({name})\n");
+                }
+            }
+        }
+    }
 
     if !skips.is_empty() {
         md += "\n## Skipped runs\n\n";

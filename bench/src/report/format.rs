@@ -1,4 +1,5 @@
-//! How the report writes figures: counts and rates with SI suffixes, durations with units.
+//! How the report writes figures: counts and rates with SI suffixes, durations, bytes and
+//! sizes with units.
 
 /// A count or rate with an SI suffix: 1.5k, 20M, 3.2G.
 pub(crate) fn si(v: f64) -> String {
@@ -33,6 +34,53 @@ pub(crate) fn secs(v: f64) -> String {
     format!("{} {u}", three_digits(v / d))
 }
 
+/// A rate: "1.5M/s".
+pub(crate) fn rate(x: f64) -> String {
+    format!("{}/s", si(x))
+}
+
+/// A whole count: "12".
+pub(crate) fn count(x: f64) -> String {
+    format!("{x:.0}")
+}
+
+/// A count of a size list: "100k".
+pub(crate) fn si_u(x: u64) -> String {
+    si(x as f64)
+}
+
+/// Bytes: "312 B", "1.50 KiB".
+pub(crate) fn bytes(x: f64) -> String {
+    if x.abs() >= 1024.0 {
+        format!("{:.2} KiB", x / 1024.0)
+    } else {
+        format!("{x:.0} B")
+    }
+}
+
+/// Bytes in MiB: "5.4 MiB".
+pub(crate) fn mib(x: f64) -> String {
+    format!("{:.1} MiB", x / f64::from(1u32 << 20))
+}
+
+/// kB of `/proc/PID/status`: "13.1 MiB".
+pub(crate) fn kib(kb: f64) -> String {
+    if kb >= 1024.0 {
+        format!("{:.1} MiB", kb / 1024.0)
+    } else {
+        bytes(kb * 1024.0)
+    }
+}
+
+/// A message size: "64 B", "4 KiB".
+pub(crate) fn size_name(size: u64) -> String {
+    if size >= 1024 && size.is_multiple_of(1024) {
+        format!("{} KiB", size / 1024)
+    } else {
+        format!("{size} B")
+    }
+}
+
 /// About three significant digits, trailing zeros dropped: 123, 12.3, 1.23, 5.
 fn three_digits(x: f64) -> String {
     let t = if x.abs() >= 100.0 {
@@ -52,6 +100,11 @@ fn three_digits(x: f64) -> String {
 /// Nanoseconds: "18 ns", "1.2 µs".
 pub(crate) fn nanos(v: f64) -> String {
     secs(v * 1e-9)
+}
+
+/// Microseconds: "0.42 µs", "12.1 ms".
+pub(crate) fn micros(us: f64) -> String {
+    secs(us * 1e-6)
 }
 
 #[cfg(test)]

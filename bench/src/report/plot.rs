@@ -1,31 +1,26 @@
-//! The report's SVG charts, built with `plotters`' own chart builder: `ChartBuilder` for
-//! the frame, `configure_mesh` for axes, ticks, grid and labels (its log scale puts them on
-//! the decades), `LineSeries`/`DashedLineSeries` and its marker elements for lines, its
-//! rectangles for bars, `configure_series_labels` for the legend (inside the plot, where
-//! `plotters` draws it).
-//! What is ours: the data ranges (whole decades on a log axis, from zero on a linear one) and
-//! the value written over each bar. No font is loaded: `plotters` is built without its font
-//! features, so text is written as SVG `<text>` and the viewer picks the font.
-//!
-//! Line charts are log-log (every one the report draws is); a bar chart's y axis is linear
-//! or log.
+//! The report's SVG charts, built with `plotters`' own chart builder: `ChartBuilder` for the
+//! frame, `configure_mesh` for axes, ticks, grid and labels (its log scale puts them on the
+//! decades), `LineSeries`/`DashedLineSeries` and marker elements for lines, rectangles for
+//! bars, `configure_series_labels` for the legend (inside the plot, where `plotters` draws
+//! it). What is ours: the data ranges (whole decades on a log axis, from zero on a linear
+//! one) and the value written over each bar. No font is loaded: `plotters` is built without
+//! its font features, so text is SVG `<text>` and the viewer picks the font.
 
-use plotters::chart::SeriesAnno;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
-use plotters::element::DashedPathElement;
+use plotters::element::{DashedPathElement, DynElement};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 const W: u32 = 820;
 const H: u32 = 480;
 const FAMILY: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
 const GREY: RGBColor = RGBColor(0x55, 0x55, 0x55);
-const GUIDE: RGBColor = RGBColor(0x88, 0x88, 0x88);
 const GRID: RGBColor = RGBColor(0xdd, 0xdd, 0xdd);
 const GRID_MINOR: RGBColor = RGBColor(0xf3, 0xf3, 0xf3);
 
 /// A point marker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) enum Marker {
     Circle,
     Square,
@@ -33,23 +28,15 @@ pub(crate) enum Marker {
     Diamond,
 }
 
-/// One line of a line chart: (x, y) points, drawn in x order; points a log axis cannot show
-/// are left out.
+/// One line of a line chart: (x, y) points, drawn in x order, those a log axis cannot show
+/// left out. Without a marker it is a thin reference line (e.g. "∝ k²").
 #[derive(Debug, Clone)]
-pub(crate) struct Series {
+pub(crate) struct Line {
     pub(crate) name: String,
     pub(crate) color: RGBColor,
     pub(crate) dashed: bool,
-    pub(crate) marker: Marker,
+    pub(crate) marker: Option<Marker>,
     pub(crate) points: Vec<(f64, f64)>,
-}
-
-/// A thin dotted reference line through two points, named in the legend (e.g. "∝ k²").
-#[derive(Debug, Clone)]
-pub(crate) struct Guide {
-    pub(crate) label: String,
-    pub(crate) from: (f64, f64),
-    pub(crate) to: (f64, f64),
 }
 
 /// An axis: its label, scale, and how tick values are written.
@@ -77,74 +64,35 @@ impl Axis {
     }
 }
 
-impl Series {
-    pub(crate) fn new(
-        name: String,
-        color: RGBColor,
-        dashed: bool,
-        marker: Marker,
-        points: Vec<(f64, f64)>,
-    ) -> Series {
-        Series {
-            name,
-            color,
-            dashed,
-            marker,
-            points,
-        }
-    }
-}
-
-/// A log-log line chart.
+/// What a chart draws.
 #[derive(Debug, Clone)]
-pub(crate) struct LineChart {
-    pub(crate) title: String,
-    pub(crate) subtitle: String,
-    pub(crate) x: Axis,
-    pub(crate) y: Axis,
-    pub(crate) series: Vec<Series>,
-    pub(crate) guides: Vec<Guide>,
+pub(crate) enum Plot {
+    /// Lines over a log x axis (the y axis is log too: every line chart is log-log).
+    Lines(Axis, Vec<Line>),
+    /// Grouped bars: the groups' names, and per series its name, color and one value per
+    /// group (`None`: no bar, "n/a").
+    Bars(Vec<String>, Vec<(String, RGBColor, Vec<Option<f64>>)>),
 }
 
-impl LineChart {
-    pub(crate) fn new(
-        title: &str,
-        subtitle: &str,
-        x: Axis,
-        y: Axis,
-        series: Vec<Series>,
-    ) -> LineChart {
-        let (title, subtitle, guides) = (title.into(), subtitle.into(), Vec::new());
-        LineChart {
-            title,
-            subtitle,
-            x,
-            y,
-            series,
-            guides,
-        }
-    }
-}
-
-/// A grouped bar chart: one group per category, one bar per series in each group.
+/// A chart: title, subtitle, y axis, and what it draws.
 #[derive(Debug, Clone)]
-pub(crate) struct BarChart {
+pub(crate) struct Chart {
     pub(crate) title: String,
     pub(crate) subtitle: String,
     pub(crate) y: Axis,
-    pub(crate) groups: Vec<String>,
-    /// (name, color, one value per group; `None`: no bar, "n/a").
-    pub(crate) series: Vec<(String, RGBColor, Vec<Option<f64>>)>,
+    pub(crate) plot: Plot,
 }
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+type Frame<'a, X, Y> = ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>;
+/// How an axis writes its tick values.
+type Fmt<'f, V> = &'f dyn Fn(&V) -> String;
 
 fn err(e: impl std::fmt::Display) -> String {
     format!("cannot draw a chart: {e}")
 }
 
-/// The text style of `px` pixels (`plotters`' SVG backend writes `font-size` as the size
-/// given over 1.24).
+/// The text style of `px` pixels (the SVG backend writes `font-size` as the size over 1.24).
 fn font(px: u32) -> TextStyle<'static> {
     (FAMILY, f64::from(px) * 1.24).into()
 }
@@ -156,87 +104,84 @@ fn range(log: bool, lo: f64, hi: f64) -> (f64, f64) {
         let (lo, hi) = (lo.log10().floor(), hi.log10().ceil());
         (10f64.powf(lo), 10f64.powf(hi.max(lo + 1.0)))
     } else {
-        let hi = if hi > 0.0 { hi * 1.08 } else { 1.0 };
-        (lo.min(0.0), hi)
+        (lo.min(0.0), if hi > 0.0 { hi * 1.08 } else { 1.0 })
     }
 }
 
-/// An SVG of `panels` charts one above the other; `draw` draws panel `i` on its area, under
-/// its title and subtitle.
-fn svg(
-    titles: &[(&str, &str)],
-    mut draw: impl FnMut(usize, &Area<'_>) -> Result<(), String>,
-) -> Result<String, String> {
+/// An SVG of `charts` one above the other. A chart without any value shows "no data".
+pub(crate) fn svg(charts: &[Chart]) -> Result<String, String> {
     let mut out = String::new();
     {
-        let n = titles.len().max(1);
-        let root = SVGBackend::with_string(&mut out, (W, H * n as u32)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, (W, H * charts.len().max(1) as u32));
+        let root = root.into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        for (i, (area, (title, subtitle))) in
-            root.split_evenly((n, 1)).iter().zip(titles).enumerate()
+        for (area, c) in root
+            .split_evenly((charts.len().max(1), 1))
+            .iter()
+            .zip(charts)
         {
+            let bold = (FAMILY, 17.0 * 1.24, FontStyle::Bold).into_font();
+            let area = area.titled(&c.title, bold).map_err(err)?;
             let area = area
-                .titled(title, (FAMILY, 17.0 * 1.24, FontStyle::Bold).into_font())
+                .titled(&c.subtitle, font(12).color(&GREY))
                 .map_err(err)?;
-            let area = area.titled(subtitle, font(12).color(&GREY)).map_err(err)?;
-            draw(i, &area)?;
+            let drawn = match &c.plot {
+                Plot::Lines(x, lines) => line_chart(&area, c.y, *x, lines)?,
+                Plot::Bars(groups, series) => bar_chart(&area, c.y, groups, series)?,
+            };
+            if !drawn {
+                let (w, h) = area.dim_in_pixel();
+                let style = font(16).pos(Pos::new(HPos::Center, VPos::Center));
+                let at = (w as i32 / 2, h as i32 / 2);
+                area.draw(&Text::new("no data", at, style)).map_err(err)?;
+            }
         }
         root.present().map_err(err)?;
     }
     Ok(out)
 }
 
-/// "no data", for a chart without any point.
-fn no_data(area: &Area<'_>) -> Result<(), String> {
-    let (w, h) = area.dim_in_pixel();
-    let style = font(16).pos(plotters::style::text_anchor::Pos::new(
-        plotters::style::text_anchor::HPos::Center,
-        plotters::style::text_anchor::VPos::Center,
-    ));
-    area.draw(&Text::new("no data", (w as i32 / 2, h as i32 / 2), style))
-        .map_err(err)
-}
-
-/// The marker `m` of `color` at each point of `pts`, as a series.
-fn marks<'c, 'a>(
-    ch: &'c mut LogChart<'a>,
-    pts: &[(f64, f64)],
-    m: Marker,
-    color: RGBColor,
-) -> Result<&'c mut SeriesAnno<'a, SVGBackend<'a>>, String> {
-    let (s, at) = (color.filled(), |p| EmptyElement::at(p));
-    match m {
-        Marker::Circle => ch.draw_series(pts.iter().map(|&p| Circle::new(p, 4, s))),
-        Marker::Square => ch.draw_series(
-            pts.iter()
-                .map(|&p| at(p) + Rectangle::new([(-4, -4), (4, 4)], s)),
-        ),
-        Marker::Triangle => ch.draw_series(pts.iter().map(|&p| TriangleMarker::new(p, 5, s))),
-        Marker::Diamond => ch.draw_series(
-            pts.iter()
-                .map(|&p| at(p) + Polygon::new(vec![(0, -6), (6, 0), (0, 6), (-6, 0)], s)),
-        ),
-    }
-    .map_err(err)
-}
-
-type LogChart<'a> = ChartContext<'a, SVGBackend<'a>, Cartesian2d<LogCoord<f64>, LogCoord<f64>>>;
-
-/// A builder on `area`: margins and label areas.
-fn builder<'b, 'a>(area: &'b Area<'a>) -> ChartBuilder<'b, 'a, SVGBackend<'a>> {
-    let mut b = ChartBuilder::on(area);
-    b.margin(12)
+/// A chart's frame on `area` with the x and y ranges given, its axes and grid drawn.
+fn frame<'a, X, Y>(
+    area: &Area<'a>,
+    (xs, ys): (X, Y),
+    (x_fmt, x_label): (Fmt<'_, X::Value>, Option<&str>),
+    y: Axis,
+) -> Result<Frame<'a, X::CoordDescType, Y::CoordDescType>, String>
+where
+    X: AsRangedCoord,
+    Y: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<X::Value>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let mut ch = ChartBuilder::on(area)
+        .margin(12)
         .margin_right(24)
         .x_label_area_size(44)
-        .y_label_area_size(76);
-    b
+        .y_label_area_size(76)
+        .build_cartesian_2d(xs, ys)
+        .map_err(err)?;
+    let y_fmt = |v: &f64| (y.fmt)(*v);
+    let mut mesh = ch.configure_mesh();
+    mesh.x_label_formatter(x_fmt)
+        .y_label_formatter(&y_fmt)
+        .y_desc(y.label);
+    match x_label {
+        Some(label) => mesh.x_desc(label),
+        None => mesh.disable_x_mesh().x_label_style(font(13)),
+    };
+    mesh.label_style(font(12))
+        .axis_desc_style(font(13))
+        .bold_line_style(GRID)
+        .light_line_style(GRID_MINOR)
+        .draw()
+        .map_err(err)?;
+    Ok(ch)
 }
 
-/// The chart's legend, in the upper left corner of its plot (`plotters` draws series labels
-/// inside the plot area, clipped to it), over a light veil.
-fn legend<'a, X: Ranged, Y: Ranged>(
-    ch: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
-) -> Result<(), String> {
+/// The legend, in the plot's upper left corner (`plotters` draws it inside the plot area),
+/// over a light veil.
+fn legend<'a, X: Ranged, Y: Ranged>(ch: &mut Frame<'a, X, Y>) -> Result<(), String> {
     ch.configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)
         .legend_area_size(40)
@@ -247,172 +192,138 @@ fn legend<'a, X: Ranged, Y: Ranged>(
         .map_err(err)
 }
 
-/// Renders line charts one above the other. A chart without any point shows "no data".
-pub(crate) fn line_charts(charts: &[LineChart]) -> Result<String, String> {
-    let titles: Vec<(&str, &str)> = charts
-        .iter()
-        .map(|c| (c.title.as_str(), c.subtitle.as_str()))
-        .collect();
-    svg(&titles, |i, area| {
-        let c = &charts[i];
-        let shown = |p: &(f64, f64)| p.0 > 0.0 && p.1 > 0.0 && p.0.is_finite() && p.1.is_finite();
-        let guides = c.guides.iter().flat_map(|g| [g.from, g.to]);
-        let pts: Vec<(f64, f64)> = c
-            .series
+/// Marker `m` filled with `color`, centred on its point.
+fn glyph<DB: DrawingBackend>(m: Marker, color: RGBColor) -> DynElement<'static, DB, (i32, i32)> {
+    let f = color.filled();
+    match m {
+        Marker::Circle => Circle::new((0, 0), 4, f).into_dyn(),
+        Marker::Square => Rectangle::new([(-4, -4), (4, 4)], f).into_dyn(),
+        Marker::Triangle => TriangleMarker::new((0, 0), 5, f).into_dyn(),
+        Marker::Diamond => Polygon::new(vec![(0, -6), (6, 0), (0, 6), (-6, 0)], f).into_dyn(),
+    }
+}
+
+/// Log-log lines on `area`; false if there is no point to draw.
+fn line_chart(area: &Area<'_>, y: Axis, x: Axis, lines: &[Line]) -> Result<bool, String> {
+    let shown = |p: &&(f64, f64)| p.0 > 0.0 && p.1 > 0.0 && p.0.is_finite() && p.1.is_finite();
+    let pts: Vec<&(f64, f64)> = lines.iter().flat_map(|l| &l.points).filter(shown).collect();
+    let span = |f: fn(&(f64, f64)) -> f64| {
+        let (lo, hi) = pts
             .iter()
-            .flat_map(|s| s.points.iter().copied())
-            .chain(guides)
-            .filter(shown)
-            .collect();
-        if pts.is_empty() {
-            return no_data(area);
-        }
-        let fold = |f: fn(&(f64, f64)) -> f64| {
-            pts.iter()
-                .map(f)
-                .fold((f64::INFINITY, 0f64), |(a, b), v| (a.min(v), b.max(v)))
+            .map(|p| f(p))
+            .fold((f64::INFINITY, 0f64), |(a, b), v| (a.min(v), b.max(v)));
+        let (lo, hi) = range(true, lo, hi);
+        (lo..hi).log_scale()
+    };
+    if pts.is_empty() {
+        return Ok(false);
+    }
+    let x_fmt = |v: &f64| (x.fmt)(*v);
+    let ranges = (span(|p| p.0), span(|p| p.1));
+    let mut ch = frame(area, ranges, (&x_fmt, Some(x.label)), y)?;
+    for l in lines {
+        let mut p: Vec<(f64, f64)> = l.points.iter().filter(shown).copied().collect();
+        p.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let style = l.color.stroke_width(if l.marker.is_some() { 2 } else { 1 });
+        let dash = match (l.dashed, l.marker) {
+            (false, _) => (30, 0),
+            (true, Some(_)) => (6, 4),
+            (true, None) => (2, 3),
         };
-        let ((x0, x1), (y0, y1)) = (fold(|p| p.0), fold(|p| p.1));
-        let ((x0, x1), (y0, y1)) = (range(true, x0, x1), range(true, y0, y1));
-        let mut ch = builder(area)
-            .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
-            .map_err(err)?;
-        let (xf, yf) = (|v: &f64| (c.x.fmt)(*v), |v: &f64| (c.y.fmt)(*v));
-        ch.configure_mesh()
-            .x_desc(c.x.label)
-            .y_desc(c.y.label)
-            .x_label_formatter(&xf)
-            .y_label_formatter(&yf)
-            .label_style(font(12))
-            .axis_desc_style(font(13))
-            .bold_line_style(GRID)
-            .light_line_style(GRID_MINOR)
-            .draw()
-            .map_err(err)?;
-        for g in &c.guides {
-            let style = GUIDE.stroke_width(1);
-            ch.draw_series(DashedLineSeries::new([g.from, g.to], 2, 3, style))
-                .map_err(err)?
-                .label(&g.label)
-                .legend(move |(x, y)| DashedPathElement::new([(x, y), (x + 30, y)], 2, 3, style));
+        if let Some(m) = l.marker {
+            let marks = p.iter().map(|&at| EmptyElement::at(at) + glyph(m, l.color));
+            ch.draw_series(marks).map_err(err)?;
         }
-        for s in &c.series {
-            let mut p: Vec<(f64, f64)> = s.points.iter().copied().filter(shown).collect();
-            p.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let (color, dashed, m) = (s.color, s.dashed, s.marker);
-            let line = color.stroke_width(2);
-            if dashed {
-                ch.draw_series(DashedLineSeries::new(p.clone(), 6, 4, line))
-                    .map_err(err)?;
-            } else {
-                ch.draw_series(LineSeries::new(p.clone(), line))
-                    .map_err(err)?;
-            }
-            let dash = if dashed { (6, 4) } else { (30, 0) };
-            // The legend's sample: 30 px of the line with the marker in the middle.
-            let line = move |at| {
-                EmptyElement::at(at)
-                    + DashedPathElement::new([(0, 0), (30, 0)], dash.0, dash.1, line)
-            };
-            let (anno, f) = (marks(&mut ch, &p, m, color)?.label(&s.name), color.filled());
-            match m {
-                Marker::Circle => anno.legend(move |at| line(at) + Circle::new((15, 0), 4, f)),
-                Marker::Square => {
-                    anno.legend(move |at| line(at) + Rectangle::new([(11, -4), (19, 4)], f))
-                }
-                Marker::Triangle => {
-                    anno.legend(move |at| line(at) + TriangleMarker::new((15, 0), 5, f))
-                }
-                Marker::Diamond => anno.legend(move |at| {
-                    line(at) + Polygon::new(vec![(15, -6), (21, 0), (15, 6), (9, 0)], f)
-                }),
-            };
-        }
-        legend(&mut ch)
-    })
-}
-
-/// Renders a grouped bar chart with each bar's value written above it.
-pub(crate) fn bar_chart(c: &BarChart) -> Result<String, String> {
-    let log = c.y.log;
-    let shown = |v: &f64| v.is_finite() && (!log || *v > 0.0);
-    let values: Vec<f64> = c
-        .series
-        .iter()
-        .flat_map(|s| s.2.iter().flatten().copied())
-        .filter(shown)
-        .collect();
-    svg(&[(&c.title, &c.subtitle)], |_, area| {
-        if values.is_empty() || c.groups.is_empty() {
-            return no_data(area);
-        }
-        let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let (y0, y1) = range(log, lo, hi);
-        if log {
-            bars(area, c, (y0..y1).log_scale(), y0)
+        let drawn = if l.dashed {
+            ch.draw_series(DashedLineSeries::new(p, dash.0, dash.1, style))
         } else {
-            bars(area, c, y0..y1, 0f64.max(y0))
-        }
-    })
+            ch.draw_series(LineSeries::new(p, style))
+        };
+        // The legend's sample: 30 px of the line, with the marker in the middle.
+        let (anno, color) = (drawn.map_err(err)?.label(&l.name), l.color);
+        let sample =
+            move |(x, y)| DashedPathElement::new([(x, y), (x + 30, y)], dash.0, dash.1, style);
+        match l.marker {
+            Some(m) => anno.legend(move |(x, y)| {
+                EmptyElement::at((x + 15, y)) + sample((-15, 0)) + glyph(m, color)
+            }),
+            None => anno.legend(sample),
+        };
+    }
+    legend(&mut ch).map(|()| true)
 }
 
-/// The bars of `c` on the y scale `y`, standing on `base`. x counts hundredths of a group:
-/// group g spans `100·g..100·(g+1)`, its name under its centre.
-fn bars<Y>(area: &Area<'_>, c: &BarChart, y: Y, base: f64) -> Result<(), String>
+/// Grouped bars on `area` with each bar's value written above it; false if there is none.
+fn bar_chart(
+    area: &Area<'_>,
+    y: Axis,
+    groups: &[String],
+    series: &[(String, RGBColor, Vec<Option<f64>>)],
+) -> Result<bool, String> {
+    let shown = |v: &f64| v.is_finite() && (!y.log || *v > 0.0);
+    let values = series.iter().flat_map(|s| s.2.iter().flatten().copied());
+    let values: Vec<f64> = values.filter(shown).collect();
+    if values.is_empty() || groups.is_empty() {
+        return Ok(false);
+    }
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (y0, y1) = range(y.log, lo, hi);
+    if y.log {
+        bars(area, (y0..y1).log_scale(), y, y0, groups, series)?;
+    } else {
+        bars(area, y0..y1, y, 0f64.max(y0), groups, series)?;
+    }
+    Ok(true)
+}
+
+/// The bars on the y scale `ys`, standing on `base`. x counts hundredths of a group: group g
+/// spans `100·g..100·(g+1)`, its name under its centre.
+fn bars<Y>(
+    area: &Area<'_>,
+    ys: Y,
+    y: Axis,
+    base: f64,
+    groups: &[String],
+    series: &[(String, RGBColor, Vec<Option<f64>>)],
+) -> Result<(), String>
 where
     Y: AsRangedCoord<Value = f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
-    let groups = c.groups.len();
-    let centres = (0..groups as i32).map(|g| 100 * g + 50).collect();
-    let x = (0..100 * groups as i32).with_key_points(centres);
-    let mut ch = builder(area).build_cartesian_2d(x, y).map_err(err)?;
+    let g = groups.len() as i32;
+    let x = (0..100 * g).with_key_points((0..g).map(|g| 100 * g + 50).collect());
     let name = |v: &i32| {
-        c.groups
+        groups
             .get((v / 100).max(0) as usize)
             .cloned()
             .unwrap_or_default()
     };
-    let yf = |v: &f64| (c.y.fmt)(*v);
-    ch.configure_mesh()
-        .disable_x_mesh()
-        .x_label_formatter(&name)
-        .y_label_formatter(&yf)
-        .y_desc(c.y.label)
-        .label_style(font(12))
-        .x_label_style(font(13))
-        .axis_desc_style(font(13))
-        .bold_line_style(GRID)
-        .light_line_style(GRID_MINOR)
-        .draw()
-        .map_err(err)?;
-    let n = c.series.len().max(1) as f64;
+    let mut ch = frame(area, (x, ys), (&name, None), y)?;
     // 70% of a group split between the series, at most 70 px a bar.
-    let px = f64::from(ch.plotting_area().dim_in_pixel().0) / groups as f64 / 100.0;
-    let w = (70.0 / n).min(70.0 / px) as i32;
-    let n = n as i32;
-    let label = font(11).pos(plotters::style::text_anchor::Pos::new(
-        plotters::style::text_anchor::HPos::Center,
-        plotters::style::text_anchor::VPos::Bottom,
-    ));
-    for (i, (series, color, vals)) in c.series.iter().enumerate() {
-        let x = |g: usize| 100 * g as i32 + 50 - w * n / 2 + w * i as i32;
+    let n = series.len().max(1) as i32;
+    let px = f64::from(ch.plotting_area().dim_in_pixel().0) / f64::from(g) / 100.0;
+    let w = (70.0 / f64::from(n)).min(70.0 / px) as i32;
+    let label = font(11).pos(Pos::new(HPos::Center, VPos::Bottom));
+    for (i, (s, color, vals)) in series.iter().enumerate() {
+        let (x, f) = (
+            |g: usize| 100 * g as i32 + 50 - w * n / 2 + w * i as i32,
+            color.filled(),
+        );
         let bar = |(g, v): (usize, &Option<f64>)| {
             v.filter(|v| v.is_finite())
-                .map(|v| Rectangle::new([(x(g), v), (x(g) + w, base)], color.filled()))
+                .map(|v| Rectangle::new([(x(g), v), (x(g) + w, base)], f))
         };
-        let color = *color;
         ch.draw_series(vals.iter().enumerate().filter_map(bar))
             .map_err(err)?
-            .label(series)
-            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 30, y + 6)], color.filled()));
+            .label(s)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 30, y + 6)], f));
         let text = vals.iter().enumerate().map(|(g, v)| {
             let (at, t, style) = match v {
-                Some(v) => ((x(g) + w / 2, *v), (c.y.fmt)(*v), label.clone()),
+                Some(v) => ((x(g) + w / 2, *v), (y.fmt)(*v), label.clone()),
                 None => (
                     (x(g) + w / 2, base),
-                    "n/a".to_string(),
+                    "n/a".into(),
                     label.clone().color(&GREY),
                 ),
             };
@@ -430,50 +341,42 @@ mod tests {
 
     #[test]
     fn charts_are_svg() {
-        let series = vec![Series {
+        let points = vec![(1000.0, 0.01), (10_000.0, 1.0), (0.0, 1.0)];
+        let line = Line {
             name: "a".into(),
             color: BLACK,
             dashed: true,
-            marker: Marker::Square,
-            points: vec![(1000.0, 0.01), (10_000.0, 1.0), (0.0, 1.0)],
-        }];
-        let axis = |fmt| Axis {
-            label: "x",
-            log: true,
-            fmt,
+            marker: None,
+            points,
         };
-        let c = LineChart {
+        let lines = Plot::Lines(Axis::log("x", si), vec![line]);
+        let c = Chart {
             title: "t <&>".into(),
             subtitle: String::new(),
-            x: axis(si),
-            y: axis(secs),
-            series,
-            guides: vec![],
+            y: Axis::log("y", secs),
+            plot: lines,
         };
-        let s = line_charts(&[c.clone(), c]).unwrap();
+        let s = svg(&[c.clone(), c]).unwrap();
         assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
         assert!(s.contains("t &lt;&amp;&gt;"), "{s}");
         assert!(s.contains("\n10k\n") && s.contains("\n1 s\n"), "{s}");
-        let mut b = BarChart {
+        let series = vec![
+            ("a".into(), BLACK, vec![Some(3.0)]),
+            ("b".into(), WHITE, vec![None]),
+        ];
+        let bars = Plot::Bars(vec!["g".into()], series);
+        let mut b = Chart {
             title: "b".into(),
             subtitle: String::new(),
-            y: Axis {
-                label: "ns",
-                log: false,
-                fmt: nanos,
-            },
-            groups: vec!["g".into()],
-            series: vec![
-                ("a".into(), BLACK, vec![Some(3.0)]),
-                ("b".into(), WHITE, vec![None]),
-            ],
+            y: Axis::linear("ns", nanos),
+            plot: bars,
         };
-        let s = bar_chart(&b).unwrap();
+        let s = svg(&[b.clone()]).unwrap();
         assert!(
             s.contains("n/a") && s.contains("<rect") && s.contains("\ng\n"),
             "{s}"
         );
-        b.groups.clear();
-        assert!(bar_chart(&b).unwrap().contains("no data"));
+        b.plot = Plot::Bars(Vec::new(), Vec::new());
+        assert!(svg(&[b]).unwrap().contains("no data"));
     }
 }

@@ -11,8 +11,8 @@
 
 use std::fmt::Write as _;
 
-use super::format::nanos;
-use super::sections::{MAX, NS, OPS_PER_S, P99, P999, RATE, VMHWM, kib, micros, rate};
+use super::format::{kib, micros, nanos, rate};
+use super::sections::{MAX, NS, OPS_PER_S, P99, P999, RATE, VMHWM};
 use super::table::{Metric, Results, factor};
 use crate::suite::{Impl, Sizes, dist_id, http_id, latency_id};
 
