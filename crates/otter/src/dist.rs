@@ -323,15 +323,15 @@ use node::NodeShared;
 thread_local! {
     /// The node encoding or decoding on this thread (`Pid<M>`'s serde needs it).
     static CURRENT: RefCell<Option<Arc<NodeShared>>> = const { RefCell::new(None) };
-    /// The peer whose connection the terms being decoded came over (`remote.rs`:
-    /// entries are retired with that connection).
-    static VIA: RefCell<Option<etf::Atom>> = const { RefCell::new(None) };
+    /// The peer whose connection the terms being decoded came over, and that
+    /// connection's id (`remote.rs`: entries are retired with that connection).
+    static VIA: RefCell<Option<(etf::Atom, u64)>> = const { RefCell::new(None) };
 }
 
-/// Runs `f` while decoding what came over the connection to `peer`.
-pub(crate) fn with_via<R>(peer: &etf::Atom, f: impl FnOnce() -> R) -> R {
-    let old = VIA.with(|c| c.replace(Some(peer.clone())));
-    struct Restore(Option<etf::Atom>);
+/// Runs `f` while decoding what came over the connection `conn` (its id) to `peer`.
+pub(crate) fn with_via<R>(peer: &etf::Atom, conn: u64, f: impl FnOnce() -> R) -> R {
+    let old = VIA.with(|c| c.replace(Some((peer.clone(), conn))));
+    struct Restore(Option<(etf::Atom, u64)>);
     impl Drop for Restore {
         fn drop(&mut self) {
             let old = self.0.take();
@@ -344,7 +344,16 @@ pub(crate) fn with_via<R>(peer: &etf::Atom, f: impl FnOnce() -> R) -> R {
 
 /// The peer set by [`with_via`] on this thread, if any.
 pub(crate) fn current_via() -> Option<etf::Atom> {
-    VIA.with(|c| c.borrow().clone())
+    VIA.with(|c| c.borrow().as_ref().map(|(peer, _)| peer.clone()))
+}
+
+/// The id of the connection to `peer` set by [`with_via`] on this thread; 0 if none
+/// is, or one to another peer.
+pub(crate) fn current_via_conn(peer: &etf::Atom) -> u64 {
+    VIA.with(|c| match &*c.borrow() {
+        Some((p, id)) if p == peer => *id,
+        _ => 0,
+    })
 }
 
 /// Runs `f` with `node` as the node that encodes and decodes pids.

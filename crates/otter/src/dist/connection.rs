@@ -474,9 +474,9 @@ impl Connection {
         }
         crate::dist::call::connection_down(node, self.id);
         crate::dist::erpc::connection_down(node, self.id);
-        remote::retire_node(node, &self.peer);
-        // Last: until here no new connection to the peer can start, so what was just
-        // retired belonged to this one.
+        remote::retire_connection(node, &self.peer, self.id);
+        // Last: while this connection is in the table, a connection to the peer that
+        // comes up takes its place there (`setup.rs`, `decide`); it is not removed.
         {
             let mut c = node
                 .connections

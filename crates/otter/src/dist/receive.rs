@@ -29,7 +29,7 @@ pub(crate) fn control(
             conn.peer
         ));
     }
-    crate::dist::with_via(&conn.peer, || act(node, conn, c, payload));
+    crate::dist::with_via(&conn.peer, conn.id, || act(node, conn, c, payload));
     Ok(())
 }
 

@@ -15,7 +15,9 @@
 //!   twice gives the same `RawPid`, so pids compare and hash as Erlang's do.
 //! * An entry is retired (generation bumped, index reused) when the connection it came
 //!   over goes down, or the connection to its own node: a pid is valid for the life of
-//!   the connection it came over, so a peer cannot grow the table beyond what its
+//!   the connection it came over (the newest, if it came over several to its node: a
+//!   connection that goes down as its peer comes back retires nothing the new one
+//!   brought, [`retire_connection`]), so a peer cannot grow the table beyond what its
 //!   connection holds, even with pids of nodes that never connect. A send
 //!   to a retired pid is dropped, as a send to an exited process is. (Erlang keeps an
 //!   external pid valid across a reconnection to the same node incarnation; otter does
@@ -47,6 +49,10 @@ struct Entry {
     name: Option<Atom>,
     /// The peer of that connection.
     via: Option<Atom>,
+    /// That connection's id (`Connection::id`), 0 if not known: the pid was made by
+    /// local code, or read outside a connection's reader. It goes with whichever
+    /// connection to `via` or to its own node goes down first.
+    conn: u64,
     generation: u32,
 }
 
@@ -78,30 +84,44 @@ fn key(local: &Arc<NodeShared>, p: &ExternalPid) -> Key {
 }
 
 /// The `RawPid` of a pid of another node, as `local` knows it from the connection to
-/// `via`, interned.
+/// `via` (the one being read on this thread, `dist::with_via`, if it is to `via`),
+/// interned. An entry seen again over a newer connection is that connection's from then
+/// on.
 pub(crate) fn intern(local: &Arc<NodeShared>, pid: &ExternalPid, via: &Atom) -> RawPid {
     let k = key(local, pid);
+    let conn = crate::dist::current_via_conn(via);
+    let current = |t: &Table, i: u32| {
+        let e = &t.entries[i as usize];
+        (conn == 0 || e.conn == conn).then_some(RawPid {
+            index: i | REMOTE,
+            generation: e.generation,
+        })
+    };
     {
         let t = TABLE.read().unwrap_or_else(PoisonError::into_inner);
-        if let Some(&i) = t.by_pid.get(&k) {
-            return RawPid {
-                index: i | REMOTE,
-                generation: t.entries[i as usize].generation,
-            };
+        if let Some(raw) = t.by_pid.get(&k).and_then(|&i| current(&t, i)) {
+            return raw;
         }
     }
     let mut t = TABLE.write().unwrap_or_else(PoisonError::into_inner);
     if let Some(&i) = t.by_pid.get(&k) {
+        let e = &mut t.entries[i as usize];
+        if conn != 0 {
+            e.via = Some(via.clone());
+            e.conn = conn;
+        }
         return RawPid {
             index: i | REMOTE,
-            generation: t.entries[i as usize].generation,
+            generation: e.generation,
         };
     }
     let i = match t.free.pop() {
         Some(i) => {
-            t.entries[i as usize].pid = Some((Arc::downgrade(local), pid.clone()));
-            t.entries[i as usize].via = Some(via.clone());
-            t.entries[i as usize].name = None;
+            let e = &mut t.entries[i as usize];
+            e.pid = Some((Arc::downgrade(local), pid.clone()));
+            e.via = Some(via.clone());
+            e.conn = conn;
+            e.name = None;
             i
         }
         None => {
@@ -109,6 +129,7 @@ pub(crate) fn intern(local: &Arc<NodeShared>, pid: &ExternalPid, via: &Atom) -> 
                 pid: Some((Arc::downgrade(local), pid.clone())),
                 name: None,
                 via: Some(via.clone()),
+                conn,
                 generation: 0,
             });
             (t.entries.len() - 1) as u32
@@ -152,6 +173,7 @@ pub(crate) fn intern_name(local: &Arc<NodeShared>, node: &Atom, name: &Atom) -> 
             let e = &mut t.entries[i as usize];
             (e.pid, e.name) = entry;
             e.via = Some(node.clone());
+            e.conn = 0;
             i
         }
         None => {
@@ -159,6 +181,7 @@ pub(crate) fn intern_name(local: &Arc<NodeShared>, node: &Atom, name: &Atom) -> 
                 pid: entry.0,
                 name: entry.1,
                 via: Some(node.clone()),
+                conn: 0,
                 generation: 0,
             });
             (t.entries.len() - 1) as u32
@@ -199,9 +222,11 @@ pub(crate) fn resolve(raw: RawPid) -> Option<(Arc<NodeShared>, ExternalPid)> {
     Some((node.upgrade()?, pid.clone()))
 }
 
-/// Retires every pid of `peer` known by `local`, and every pid that came over the
-/// connection to `peer` (it went down). Names' entries stay (module docs).
-pub(crate) fn retire_node(local: &Arc<NodeShared>, peer: &Atom) {
+/// The connection `conn` to `peer` went down: retires, of the pids `local` knows,
+/// every one that came over it, and every pid of `peer` that came over a connection
+/// to another node or over none known; a pid of `peer` that came over a newer
+/// connection to `peer` stays. Names' entries stay (module docs).
+pub(crate) fn retire_connection(local: &Arc<NodeShared>, peer: &Atom, conn: u64) {
     let me = Arc::as_ptr(local) as usize;
     let mut t = TABLE.write().unwrap_or_else(PoisonError::into_inner);
     let Table {
@@ -212,13 +237,77 @@ pub(crate) fn retire_node(local: &Arc<NodeShared>, peer: &Atom) {
     } = &mut *t;
     by_pid.retain(|k, &mut i| {
         let e = &mut entries[i as usize];
-        if k.0 != me || (&k.1 != peer && e.via.as_ref() != Some(peer)) {
+        let via_peer = e.via.as_ref() == Some(peer);
+        // Came over it; or over an unknown connection to the peer; or a pid of the
+        // peer that came over another node's connection (or none known).
+        let retired = k.0 == me
+            && (e.conn == conn || (e.conn == 0 && via_peer) || (!via_peer && &k.1 == peer));
+        if !retired {
             return true;
         }
         e.via = None;
+        e.conn = 0;
         e.pid = None;
         e.generation = e.generation.wrapping_add(1);
         free.push(i);
         false
     });
+}
+
+#[cfg(test)]
+mod tests {
+    //! A connection that goes down as its peer comes back retires the pids it brought,
+    //! not those the new connection brought.
+
+    use super::*;
+    use crate::Runtime;
+    use crate::dist::Node;
+    use crate::dist::tests::unique;
+
+    #[test]
+    fn a_connections_end_retires_the_pids_it_brought_and_not_the_next_ones() {
+        let rt = Runtime::builder().threads(1).build().unwrap();
+        let node = Node::builder(unique("otter"))
+            .cookie("secret")
+            .start(&rt.handle())
+            .unwrap();
+        let local = &node.shared;
+        let (peer, third) = (Atom::new("peer@host"), Atom::new("third@host"));
+        let pid = |node: &Atom, id| ExternalPid {
+            node: node.clone(),
+            id,
+            serial: 0,
+            creation: 1,
+        };
+        let over = |conn, via: &Atom, p: &ExternalPid| {
+            crate::dist::with_via(via, conn, || intern(local, p, via))
+        };
+        // Over the first connection to the peer: one pid only seen there, one seen
+        // again over the second, and a pid of the peer that came over a third node.
+        let old_only = over(1, &peer, &pid(&peer, 1));
+        let seen_again = over(1, &peer, &pid(&peer, 2));
+        assert_eq!(over(2, &peer, &pid(&peer, 2)), seen_again);
+        let new_only = over(2, &peer, &pid(&peer, 3));
+        let via_third = over(3, &third, &pid(&peer, 4));
+        let of_third = over(3, &third, &pid(&third, 5));
+
+        // The first connection goes down after the second came up.
+        retire_connection(local, &peer, 1);
+
+        assert!(resolve(old_only).is_none());
+        assert!(
+            resolve(via_third).is_none(),
+            "a pid of the peer via a third node"
+        );
+        assert!(resolve(seen_again).is_some());
+        assert!(resolve(new_only).is_some());
+        assert!(resolve(of_third).is_some());
+
+        // The second goes down: the rest of the peer's pids go, the third node's stay.
+        retire_connection(local, &peer, 2);
+        assert!(resolve(seen_again).is_none() && resolve(new_only).is_none());
+        assert!(resolve(of_third).is_some());
+        retire_connection(local, &third, 3);
+        assert!(resolve(of_third).is_none());
+    }
 }
