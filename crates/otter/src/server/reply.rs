@@ -367,6 +367,7 @@ impl<R: Send + 'static> Pending<R> {
     /// A plain call to `target` by the poll whose waker is `waker`: a slot this worker
     /// kept watching `target` (rule 3), else a new one and its watcher on `target`
     /// (`Noproc` at once if `target` is gone).
+    #[inline]
     pub(crate) fn call(target: RawPid, waker: Waker) -> (Pending<R>, ReplyTo<R>) {
         let caller = crate::process::waker::pid_of(&waker).map_or(NO_CALLER, RawPid::to_bits);
         let mut waker = Some(waker);
@@ -399,6 +400,17 @@ impl<R: Send + 'static> Pending<R> {
             };
             return (pending, reply);
         }
+        Self::call_new_slot(target, waker, caller)
+    }
+
+    /// [`Pending::call`] without a kept slot: a new one, and its watcher on `target`.
+    #[cold]
+    #[inline(never)]
+    fn call_new_slot(
+        target: RawPid,
+        waker: Option<Waker>,
+        caller: u64,
+    ) -> (Pending<R>, ReplyTo<R>) {
         let waker_set = waker.is_some();
         let slot = Arc::new(Slot::new(1, waker, true));
         slot.caller.store(caller, Ordering::Relaxed);
@@ -461,14 +473,16 @@ impl<R: Send + 'static> Pending<R> {
         }
     }
 
-    /// Waits for the outcome, at most `timeout` (`None`: forever).
-    pub(crate) async fn wait(self, timeout: Option<Duration>) -> Result<R, CallError> {
+    /// Waits for the outcome, at most `timeout` (`None`: forever). The future itself,
+    /// not an `async fn` around it: that layer cost a round trip 30 instructions
+    /// (callgrind, `pingpong style=server`).
+    #[inline]
+    pub(crate) fn wait(self, timeout: Option<Duration>) -> Wait<R> {
         Wait {
             pending: self,
             timeout,
             sleep: None,
         }
-        .await
     }
 
     /// Rule 7: the outcome is in and the server's exit ended the slot's watch, and an
@@ -541,7 +555,7 @@ impl<R: Send + 'static> Drop for Pending<R> {
 
 /// No larger than it must be: a call's future is moved as a whole, and a few bytes
 /// more turned that move into a `memcpy` call (callgrind, `pingpong style=server`).
-struct Wait<R: Send + 'static> {
+pub(crate) struct Wait<R: Send + 'static> {
     pending: Pending<R>,
     /// The timeout, until a poll turns it into this `sleep`: the first, or, for a
     /// deferred one (the module docs' cost), the next.

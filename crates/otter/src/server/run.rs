@@ -62,18 +62,38 @@ pub(super) async fn serve<S: Server>(
         debug: None,
     };
     let reason = loop {
-        let reason = loop {
+        let reason = 'main: loop {
             match handled {
-                Ok(Flow::Continue) => {
-                    let message = cx.recv().await;
-                    if me.debug.is_some() {
-                        me.taken = Some(message);
-                        break ExitReason::Normal;
-                    }
-                    handled = handle::<S, false>(&mut state, message, &mut me, &mut cx).await;
-                }
+                Ok(Flow::Continue) => {}
                 Ok(Flow::Stop(reason)) => break reason,
                 Err(panic) => break panic,
+            }
+            // The hot loop: calls and casts are matched here, and what they return is
+            // looked at at once, as a fresh value; everything else goes to `handle`,
+            // whose future each message would build and drop (callgrind, `counting
+            // style=server`: 69 instructions a cast through `handle` and a carried
+            // `handled`, 55 here).
+            loop {
+                let message = cx.recv().await;
+                if me.debug.is_some() {
+                    me.taken = Some(message);
+                    break 'main ExitReason::Normal;
+                }
+                let flow = match message {
+                    ServerMsg::Call(request) => {
+                        catch_in::<false, _>(state.handle_call(request, &mut cx)).await
+                    }
+                    ServerMsg::Cast(m) => catch_in::<false, _>(state.handle_cast(m, &mut cx)).await,
+                    other => {
+                        handled = handle::<S, false>(&mut state, other, &mut me, &mut cx).await;
+                        continue 'main;
+                    }
+                };
+                match flow {
+                    Ok(Flow::Continue) => continue,
+                    Ok(Flow::Stop(reason)) => break 'main reason,
+                    Err(panic) => break 'main panic,
+                }
             }
         };
         // A system message, or any while debugging: the loop above left it here
