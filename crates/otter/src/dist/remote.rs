@@ -261,16 +261,12 @@ mod tests {
 
     use super::*;
     use crate::Runtime;
-    use crate::dist::Node;
-    use crate::dist::tests::unique;
+    use crate::dist::tests::test_node;
 
     #[test]
     fn a_connections_end_retires_the_pids_it_brought_and_not_the_next_ones() {
         let rt = Runtime::builder().threads(1).build().unwrap();
-        let node = Node::builder(unique("otter"))
-            .cookie("secret")
-            .start(&rt.handle())
-            .unwrap();
+        let node = test_node(&rt);
         let local = &node.shared;
         let (peer, third) = (Atom::new("peer@host"), Atom::new("third@host"));
         let pid = |node: &Atom, id| ExternalPid {

@@ -60,12 +60,40 @@ impl From<BadTerm> for In {
     }
 }
 
-/// A node with a probe registered as `inbox` that traps exits and forwards all.
-fn node_with_probe(rt: &Runtime) -> (Node, Pid<In>, Receiver<In>) {
-    let node = Node::builder(unique("otter"))
+/// Reads one frame's control term and payload (ticks skipped).
+pub(in crate::dist) async fn read_frame(s: &mut TcpStream) -> (Term, Option<Term>) {
+    loop {
+        let mut len = [0u8; 4];
+        s.read_exact(&mut len)
+            .await
+            .expect("the connection stays up");
+        let len = u32::from_be_bytes(len) as usize;
+        if len == 0 {
+            continue;
+        }
+        let mut buf = vec![0u8; len];
+        s.read_exact(&mut buf)
+            .await
+            .expect("the connection stays up");
+        assert_eq!(buf[0], b'p');
+        let (control, used) = Term::decode_prefix(&buf[1..]).unwrap();
+        let rest = &buf[1 + used..];
+        let payload = (!rest.is_empty()).then(|| Term::decode(rest).unwrap());
+        return (control, payload);
+    }
+}
+
+/// A node of a unique name with the cookie `secret`, on `rt`.
+pub(in crate::dist) fn test_node(rt: &Runtime) -> Node {
+    Node::builder(unique("otter"))
         .cookie("secret")
         .start(&rt.handle())
-        .unwrap();
+        .unwrap()
+}
+
+/// A node with a probe registered as `inbox` that traps exits and forwards all.
+fn node_with_probe(rt: &Runtime) -> (Node, Pid<In>, Receiver<In>) {
+    let node = test_node(rt);
     let (tx, rx) = channel();
     let pid = rt.handle().spawn(move |mut cx: Context<In>| async move {
         cx.trap_exit(true);

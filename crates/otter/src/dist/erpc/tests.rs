@@ -245,58 +245,16 @@ mod wire {
     use crate::dist::connection::frame_raw;
     use crate::dist::control::Control;
     use crate::dist::etf::{self, Atom, ExternalPid, ExternalRef, Term};
-    use crate::dist::{Node, epmd, handshake};
+    use crate::dist::tests::{read_frame, unique};
+    use crate::dist::{epmd, handshake};
     use crate::net::TcpStream;
     use crate::{Context, Runtime};
-
-    fn unique(prefix: &str) -> String {
-        use std::sync::atomic::{AtomicU32, Ordering};
-        static N: AtomicU32 = AtomicU32::new(0);
-        let h = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-        let host = h
-            .trim()
-            .split('.')
-            .next()
-            .unwrap_or("localhost")
-            .to_string();
-        format!(
-            "{prefix}_erpc_{}_{}@{host}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        )
-    }
-
-    /// Reads one frame's control term and payload (ticks skipped).
-    async fn read_frame(s: &mut TcpStream) -> (Term, Option<Term>) {
-        loop {
-            let mut len = [0u8; 4];
-            s.read_exact(&mut len)
-                .await
-                .expect("the connection stays up");
-            let len = u32::from_be_bytes(len) as usize;
-            if len == 0 {
-                continue;
-            }
-            let mut buf = vec![0u8; len];
-            s.read_exact(&mut buf)
-                .await
-                .expect("the connection stays up");
-            assert_eq!(buf[0], b'p');
-            let (control, used) = Term::decode_prefix(&buf[1..]).unwrap();
-            let rest = &buf[1 + used..];
-            let payload = (!rest.is_empty()).then(|| Term::decode(rest).unwrap());
-            return (control, payload);
-        }
-    }
 
     #[test]
     fn hostile_spawn_requests_are_each_answered_and_the_connection_serves_on() {
         const N: u32 = 400;
         let rt = Runtime::builder().threads(2).build().unwrap();
-        let node = Node::builder(unique("otter"))
-            .cookie("secret")
-            .start(&rt.handle())
-            .unwrap();
+        let node = crate::dist::tests::test_node(&rt);
         node.register_rpc("calc", "add", |(a, b): (i64, i64)| Ok(a + b));
         let target = node.name().to_string();
         let result = rt.block_on(move |_: Context<()>| async move {

@@ -10,40 +10,11 @@
 
 use std::sync::{Arc, Mutex};
 
+use crate::dist::ErpcError;
 use crate::dist::control::{Control, Target};
 use crate::dist::etf::{Atom, ExternalPid, Term};
-use crate::dist::tests::{In, WAIT, handshaken, hold_open, unique};
-use crate::dist::{ErpcError, Node};
-use crate::net::TcpStream;
+use crate::dist::tests::{In, WAIT, handshaken, hold_open, read_frame, test_node};
 use crate::{Context, Runtime};
-
-/// Reads one frame that is not a tick: its control term and its payload term.
-async fn read_frame(s: &mut TcpStream) -> (Term, Option<Term>) {
-    loop {
-        let mut len = [0u8; 4];
-        read_exact(s, &mut len).await;
-        let len = u32::from_be_bytes(len) as usize;
-        if len == 0 {
-            continue;
-        }
-        let mut body = vec![0u8; len];
-        read_exact(s, &mut body).await;
-        assert_eq!(body[0], b'p', "a pass-through frame");
-        let (control, n) = Term::decode_prefix(&body[1..]).unwrap();
-        let payload = (1 + n < len).then(|| Term::decode(&body[1 + n..]).unwrap());
-        return (control, payload);
-    }
-}
-
-async fn read_exact(s: &mut TcpStream, buf: &mut [u8]) {
-    let mut at = 0;
-    while at < buf.len() {
-        match s.read(&mut buf[at..]).await {
-            Ok(0) | Err(_) => panic!("the node closed the connection"),
-            Ok(n) => at += n,
-        }
-    }
-}
 
 fn frame(c: &Control, payload: Option<&Term>) -> Vec<u8> {
     crate::dist::connection::frame(c, payload).unwrap()
@@ -114,10 +85,7 @@ async fn answering_peer(target: String) {
 fn an_answer_read_before_the_call_is_awaited_is_the_calls_outcome() {
     for threads in [1, 2] {
         let rt = Runtime::builder().threads(threads).build().unwrap();
-        let node = Node::builder(unique("otter"))
-            .cookie("secret")
-            .start(&rt.handle())
-            .unwrap();
+        let node = test_node(&rt);
         let target = node.name().to_string();
         let n = node.clone();
         let outcome = rt
@@ -143,10 +111,7 @@ fn an_answer_read_before_the_call_is_awaited_is_the_calls_outcome() {
 #[test]
 fn a_connections_end_ends_the_calls_sent_over_it_and_no_others() {
     let rt = Runtime::builder().threads(1).build().unwrap();
-    let node = Node::builder(unique("otter"))
-        .cookie("secret")
-        .start(&rt.handle())
-        .unwrap();
+    let node = test_node(&rt);
     let shared = &node.shared;
     let erpc = |conn| {
         Arc::new(Mutex::new(super::Pending {
