@@ -161,6 +161,23 @@ impl fmt::Display for Closed {
 /// means. The error rustls or the socket gave is the [`source`](std::error::Error::source)
 /// (a `rustls::Error`, such as a certificate the peer or this node refused, is that
 /// `io::Error`'s inner error).
+///
+/// ```
+/// use std::error::Error;
+/// use std::sync::Arc;
+/// use otter::dist::{ConnectError, TlsHandshakeError};
+///
+/// let eof = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+/// let e = ConnectError::Tls(Arc::new(TlsHandshakeError::PeerClosed(eof)));
+/// assert!(e.to_string().contains("is it set up for TLS distribution"));
+/// // The handshake's error is the source; the socket's (or rustls's) is its source.
+/// let tls = e.source().unwrap();
+/// assert!(tls.downcast_ref::<TlsHandshakeError>().is_some());
+/// assert_eq!(
+///     tls.source().unwrap().downcast_ref::<std::io::Error>().unwrap().kind(),
+///     std::io::ErrorKind::UnexpectedEof
+/// );
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum TlsHandshakeError {

@@ -293,7 +293,6 @@ impl<R> ReplyTo<R> {
     /// call future was dropped) or already has an outcome (the server's exit).
     ///
     /// See [`ReplyTo`] for an example.
-    #[inline]
     pub fn reply(self, value: R) {
         // A debugged server's reply (`server/system.rs`, rule 3).
         if crate::server::reply_hooked() {
@@ -368,8 +367,8 @@ impl<R: Send + 'static> Pending<R> {
     /// A plain call to `target` by the poll whose waker is `waker`: a slot this worker
     /// kept watching `target` (rule 3), else a new one and its watcher on `target`
     /// (`Noproc` at once if `target` is gone).
-    // Always inlined, as `Wait::poll`: the fast path is short (its slow path is
-    // `call_new_slot`), and out of line it cost a round trip 37 instructions.
+    // Always inlined, as `Wait::poll` (docs/design/0044); the slow path is
+    // `call_new_slot`.
     #[inline(always)]
     pub(crate) fn call(target: RawPid, waker: Waker) -> (Pending<R>, ReplyTo<R>) {
         let caller = crate::process::waker::pid_of(&waker).map_or(NO_CALLER, RawPid::to_bits);
@@ -476,9 +475,8 @@ impl<R: Send + 'static> Pending<R> {
         }
     }
 
-    /// Waits for the outcome, at most `timeout` (`None`: forever). The future itself,
-    /// not an `async fn` around it: that layer cost a round trip 30 instructions
-    /// (callgrind, `pingpong style=server`).
+    /// Waits for the outcome, at most `timeout` (`None`: forever): the future itself,
+    /// not an `async fn` around it (docs/design/0044).
     #[inline]
     pub(crate) fn wait(self, timeout: Option<Duration>) -> Wait<R> {
         Wait {
@@ -569,10 +567,8 @@ pub(crate) struct Wait<R: Send + 'static> {
 impl<R: Send + 'static> Future for Wait<R> {
     type Output = Result<R, CallError>;
 
-    // Always inlined into each call site: with two callers of one reply type (the
-    // bench's server and statem styles), LLVM kept it out of line, and `#[inline]`
-    // did not change that (callgrind, `pingpong style=server`: 124.7M -> 118.8M
-    // instructions with `Pending::call`'s).
+    // Always inlined into each call site: with two callers of one reply type LLVM
+    // kept it out of line, and `#[inline]` did not change that (docs/design/0044).
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();

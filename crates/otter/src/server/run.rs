@@ -68,11 +68,9 @@ pub(super) async fn serve<S: Server>(
                 Ok(Flow::Stop(reason)) => break reason,
                 Err(panic) => break panic,
             }
-            // The hot loop: calls and casts are matched here, and what they return is
-            // looked at at once, as a fresh value; everything else goes to `handle`,
-            // whose future each message would build and drop (callgrind, `counting
-            // style=server`: 69 instructions a cast through `handle` and a carried
-            // `handled`, 55 here).
+            // The hot loop: calls and casts are matched here and their result looked
+            // at at once; everything else goes to `handle`, whose future each message
+            // would otherwise build and drop (docs/design/0044).
             loop {
                 let message = cx.recv().await;
                 if me.debug.is_some() {
