@@ -26,6 +26,9 @@
 //! * A process that stops waiting (it exits, or drops the future) does not stop the job;
 //!   its result is dropped.
 //! * Off a worker (no runtime), a job runs on a thread of its own.
+//! * In a [`Simulation`](crate::sim::Simulation), a job runs at once, inside the poll
+//!   that submits it: its result is ready at the first await, and the run stays
+//!   deterministic (the simulation's one thread waits for the job meanwhile).
 //! * Dropping the runtime does not wait for its jobs: those queued or running then
 //!   still run to their end, on the pool's threads, which end after them; their
 //!   results are dropped. (tokio's `Runtime` drop waits for its `spawn_blocking`
@@ -49,6 +52,8 @@ pub(crate) struct Pool {
     work: Condvar,
     /// Its threads' name.
     name: String,
+    /// A simulation's pool: each job runs at once on the submitting thread.
+    inline: bool,
 }
 
 /// `idle` counts the threads waiting for a job that no submit has claimed yet: a submit
@@ -84,11 +89,25 @@ impl Pool {
             state: Mutex::default(),
             work: Condvar::new(),
             name,
+            inline: false,
+        }
+    }
+
+    /// A simulation's pool (`sim.rs`): no thread; each job runs at once, inside the
+    /// poll that submits it.
+    pub(crate) fn inline(name: String) -> Pool {
+        Pool {
+            inline: true,
+            ..Pool::new(name)
         }
     }
 
     /// Queues `job`; starts a thread for it if none is idle and the bound allows.
     fn submit(self: &Arc<Self>, job: Job) {
+        if self.inline {
+            job();
+            return;
+        }
         let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if s.shutdown {
             // The runtime is ending: run it on a thread of its own, as off a runtime.

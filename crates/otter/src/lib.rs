@@ -702,7 +702,11 @@ mod scheduler {
     pub(crate) mod queue;
 }
 #[cfg(not(loom))]
+pub mod sim;
+#[cfg(not(loom))]
 pub mod sys;
+#[cfg(not(loom))]
+pub mod time;
 #[cfg(not(loom))]
 mod timer;
 #[cfg(loom)]

@@ -149,6 +149,7 @@ impl Builder {
             self.busy_wait,
             #[cfg(feature = "tokio")]
             self.tokio_context,
+            None,
         ));
         let mut threads = Vec::with_capacity(n);
         for i in 0..n {

@@ -179,6 +179,9 @@ pub(crate) struct Shared {
     /// Whether process threads enter tokio's context ([`Builder::tokio_context`]).
     #[cfg(feature = "tokio")]
     pub(crate) tokio_context: bool,
+    /// A simulation's runtime (`sim.rs`): no thread of its own, a timer on the
+    /// simulated clock, no sockets, blocking jobs run inline, no turn renewed in place.
+    pub(crate) simulated: bool,
 }
 
 impl Shared {
@@ -188,6 +191,12 @@ impl Shared {
 
     /// The reactor, created now if this is the runtime's first socket.
     pub(crate) fn reactor(&self) -> std::io::Result<Arc<Reactor>> {
+        if self.simulated {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "otter: a Simulation's processes cannot use sockets (the network is not simulated yet)",
+            ));
+        }
         if let Some(r) = self.io.get() {
             return Ok(r.clone());
         }
@@ -362,13 +371,17 @@ impl Shared {
     }
 
     /// The state of a runtime of `n` workers (at most `MAX_THREADS`) whose threads are
-    /// named after `name`; no thread started yet.
+    /// named after `name`; no thread started yet. `simulated`: the start of a
+    /// simulation's clock, for a simulation's runtime (`sim.rs`, one worker).
     pub(crate) fn new(
         n: usize,
         name: &str,
         busy_wait: Duration,
         #[cfg(feature = "tokio")] tokio_context: bool,
+        simulated: Option<std::time::Instant>,
     ) -> Shared {
+        let timer_name = format!("{}-timer", name);
+        let blocking_name = format!("{}-blocking", name);
         Shared {
             workers: (0..2 * n)
                 .map(|_| Remote {
@@ -397,16 +410,23 @@ impl Shared {
             idle: Idle::new(n),
             shutdown: AtomicBool::new(false),
             outside_spawns: AtomicUsize::new(0),
-            timer: Timer::new(format!("{}-timer", name), 2 * n),
+            timer: match simulated {
+                Some(start) => Timer::simulated(timer_name, 2 * n, start),
+                None => Timer::new(timer_name, 2 * n),
+            },
             registry: Default::default(),
             servers: Default::default(),
             stats: Default::default(),
             has_node: Default::default(),
             io: OnceLock::new(),
-            blocking: Arc::new(crate::blocking::Pool::new(format!("{}-blocking", name))),
+            blocking: Arc::new(match simulated {
+                Some(_) => crate::blocking::Pool::inline(blocking_name),
+                None => crate::blocking::Pool::new(blocking_name),
+            }),
             busy_wait,
             #[cfg(feature = "tokio")]
             tokio_context,
+            simulated: simulated.is_some(),
         }
     }
 

@@ -595,7 +595,7 @@ impl Supervisor {
     /// Records a restart; false if that exceeds the intensity (OTP's
     /// `add_restart`: more than `intensity` restarts within `period`).
     fn add_restart(&mut self) -> bool {
-        let now = Instant::now();
+        let now = crate::time::now();
         self.restarts.push_back(now);
         while let Some(&t) = self.restarts.front() {
             if now.duration_since(t) > self.period {
@@ -739,7 +739,7 @@ async fn stop(pid: ProcessId, shutdown: Shutdown, cx: &mut SupervisorContext) {
 /// Each child's timeout runs from the same start. Staying linked until the `Down` means
 /// a supervisor killed meanwhile still takes its children with it.
 async fn stop_many(children: &[(ProcessId, Shutdown)], cx: &mut SupervisorContext) {
-    let t0 = Instant::now();
+    let t0 = crate::time::now();
     let mut waiting = Vec::with_capacity(children.len());
     for &(pid, shutdown) in children {
         let mref = cx.monitor(pid);
@@ -755,7 +755,7 @@ async fn stop_many(children: &[(ProcessId, Shutdown)], cx: &mut SupervisorContex
             move |m: &ServerMsg<Supervisor>| matches!(m, ServerMsg::Down(d) if d.reference == mref);
         let mut down = None;
         if let Shutdown::Timeout(t) = shutdown {
-            let left = t.saturating_sub(t0.elapsed());
+            let left = t.saturating_sub(crate::time::now().saturating_duration_since(t0));
             down = cx.recv_match_timeout(is_down, left).await;
             if down.is_none() {
                 cx.exit(pid, ExitReason::Kill);

@@ -62,6 +62,9 @@ pub(crate) struct Timer {
     thread: Mutex<Option<JoinHandle<()>>>,
     /// Its thread's name.
     name: String,
+    /// A simulation's timer: it never starts a thread; the simulation fires what is due
+    /// on its own clock ([`Timer::fire_due`]).
+    simulated: bool,
 }
 
 /// One shard of a timer, as a [`Sleep`] holds it: the shard, and the way to the timer
@@ -145,7 +148,16 @@ impl Timer {
     /// its spares, `scheduler/stand_in.rs`) and one for other threads, whose thread,
     /// started by the first timer, is called `name`.
     pub(crate) fn new(name: String, workers: usize) -> Arc<Timer> {
-        let start = Instant::now();
+        Timer::build(name, workers, Instant::now(), false)
+    }
+
+    /// A simulation's timer (`sim.rs`), whose time starts at `start`: no thread; the
+    /// simulation fires its timers ([`Timer::fire_due`]).
+    pub(crate) fn simulated(name: String, workers: usize, start: Instant) -> Arc<Timer> {
+        Timer::build(name, workers, start, true)
+    }
+
+    fn build(name: String, workers: usize, start: Instant, simulated: bool) -> Arc<Timer> {
         Arc::new_cyclic(|me| Timer {
             start,
             lanes: (0..=workers)
@@ -162,7 +174,32 @@ impl Timer {
             started: AtomicBool::new(false),
             thread: Mutex::new(None),
             name,
+            simulated,
         })
+    }
+
+    /// The instant its millisecond 0 began.
+    pub(crate) fn start(&self) -> Instant {
+        self.start
+    }
+
+    /// The earliest deadline filed, in milliseconds since [`Timer::start`]; `None` if
+    /// no timer is pending.
+    pub(crate) fn next_due(&self) -> Option<u64> {
+        Some(self.earliest()).filter(|&at| at != NEVER)
+    }
+
+    /// Fires, on the calling thread, every timer due at `now_ms` (a simulation's step
+    /// of time; the timer thread's loop for the others): what each wakes is scheduled
+    /// from here. How many fired.
+    pub(crate) fn fire_due(&self, now_ms: u64) -> usize {
+        let mut due = Vec::new();
+        for lane in self.lanes.iter() {
+            lane.shard.advance(now_ms, &mut due);
+        }
+        let n = due.len();
+        fire(due.drain(..));
+        n
     }
 
     fn now_ms(&self) -> u64 {
@@ -236,7 +273,7 @@ impl Timer {
     }
 
     fn ensure_thread(self: &Arc<Self>) {
-        if self.started.load(Ordering::Acquire) {
+        if self.simulated || self.started.load(Ordering::Acquire) {
             return;
         }
         let mut t = self.thread.lock().unwrap_or_else(PoisonError::into_inner);
@@ -288,7 +325,7 @@ impl Timer {
 /// other (re-filed every two years).
 pub(crate) fn deadline_after(after: Duration) -> Instant {
     const FAR: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
-    let now = Instant::now();
+    let now = crate::time::now();
     now.checked_add(after.min(FAR))
         .or_else(|| now.checked_add(Duration::from_secs(24 * 3600)))
         .unwrap_or(now)
@@ -368,12 +405,17 @@ fn run_timer(timer: Weak<Timer>) {
             continue;
         }
         drop(t);
-        for a in due.drain(..) {
-            match a {
-                Action::Wake(w) => w.wake(),
-                Action::Run(f) => {
-                    crate::unwind::catch_silently(f);
-                }
+        fire(due.drain(..));
+    }
+}
+
+/// Runs the actions of timers that are due, in order.
+fn fire(due: impl Iterator<Item = Action>) {
+    for a in due {
+        match a {
+            Action::Wake(w) => w.wake(),
+            Action::Run(f) => {
+                crate::unwind::catch_silently(f);
             }
         }
     }
@@ -480,7 +522,7 @@ impl Sleep {
 
     /// Whether the deadline has passed; registers `cx`'s waker otherwise (once).
     pub(crate) fn poll_elapsed(&mut self, cx: &mut TaskContext<'_>) -> bool {
-        if Instant::now() >= self.deadline {
+        if crate::time::now() >= self.deadline {
             return true;
         }
         if self.key.is_none() {

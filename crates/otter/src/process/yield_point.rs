@@ -176,7 +176,7 @@ impl<M, N: Send + 'static> Sending<'_, M, N> {
         if self.owner.queue_len() > MUTE_AT || !send::still_muted(to, cx.waker()) {
             return std::task::Poll::Ready(());
         }
-        if std::time::Instant::now() >= deadline {
+        if crate::time::now() >= deadline {
             match self.recheck_at(cx) {
                 Some(d) => deadline = d,
                 None => return std::task::Poll::Ready(()),

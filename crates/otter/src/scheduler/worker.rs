@@ -82,6 +82,8 @@ pub(crate) fn renew_turn(shared: &Shared) -> bool {
         || !shared.injector.is_empty()
         // Calls waiting with deferred deadlines need the flushes of `next_task`.
         || !me.deferred.is_empty()
+        // A simulation chooses among every runnable process at each turn (`sim.rs`).
+        || shared.simulated
     {
         return false;
     }
@@ -95,7 +97,7 @@ pub(crate) fn renew_turn(shared: &Shared) -> bool {
 /// in `ticks` (the watchdog's sign of progress; only this worker writes its counter, so
 /// a plain store, no read-modify-write), and the budget and the send count start over.
 #[inline]
-fn begin_turn(me: &Remote, budget: u32) {
+pub(crate) fn begin_turn(me: &Remote, budget: u32) {
     me.ticks.store(
         (me.ticks.load(Ordering::Relaxed) & !STREAMING).wrapping_add(1),
         Ordering::Relaxed,

@@ -1,0 +1,505 @@
+//! Deterministic simulation: an otter system run on one thread, its processes chosen by a
+//! seeded random number generator and its clock simulated, so that any run can be
+//! replayed exactly from its seed.
+//!
+//! The bugs that hurt actor systems are orderings: a `Down` before a reply, a restart
+//! racing a call, a timeout firing just as the answer comes. On the normal runtime such
+//! an ordering shows once in a thousand runs and never under a debugger. A
+//! [`Simulation`] runs the same program (the same `Context`, servers, supervisors,
+//! timers) under a scheduler that, whenever several processes can run, picks the next
+//! one from its seed; a sweep over many seeds explores many orderings, and the seed of a
+//! failing run replays it step by step.
+//!
+//! ```
+//! use std::time::Duration;
+//! use otter::Context;
+//! use otter::sim::Simulation;
+//!
+//! let mut sim = Simulation::new(7);
+//! let r = sim.block_on(|mut cx: Context<u32>| async move {
+//!     let me = cx.pid();
+//!     cx.spawn(move |_: Context<()>| async move { me.send(1) });
+//!     cx.send_after(me, 2, Duration::from_secs(3600));
+//!     cx.recv().await + cx.recv().await
+//! });
+//! assert_eq!(r, Ok(3));
+//! // An hour went by on the simulated clock, in microseconds of real time.
+//! assert!(sim.elapsed() >= Duration::from_secs(3600));
+//! ```
+//!
+//! # What a simulation controls
+//!
+//! * **Which process runs next.** The simulation's runtime has one worker, the thread
+//!   that calls the simulation's methods. Before each turn it gathers every runnable
+//!   process (woken, spawned, yielded, or woken by a timer) and picks one with its
+//!   random number generator. A turn is one poll, as on the normal runtime: a process
+//!   runs until it waits or its budget is spent, and a spent budget always yields (the
+//!   normal runtime renews a lone process's turn in place). The LIFO slot, the spawn
+//!   stack and batching shape only what is runnable, never the choice.
+//! * **Time.** [`otter::time::now`](crate::time::now), every receive timeout, `sleep`,
+//!   `send_after`, interval, call timeout and supervisor intensity window read the
+//!   simulated clock, which starts at [`Simulation::start`] and moves only when no
+//!   process can run: then it jumps to the earliest timer and fires it. A simulated
+//!   hour of a system that mostly sleeps costs as many steps as it has timers.
+//! * **Blocking jobs** (`spawn_blocking`) run at once, inside the poll that submits
+//!   them.
+//!
+//! What it promises is what the runtime promises: messages from one process to another
+//! arrive in the order sent, and so do the signals of a pair; everything else is the
+//! seed's choice.
+//!
+//! # What it does not control yet
+//!
+//! Sockets are refused (`ErrorKind::Unsupported`): the simulated network, the
+//! distribution over it and injected faults are not built yet. Code that reads
+//! `Instant::now()` or `SystemTime::now()` itself, starts OS threads or blocks the
+//! thread escapes the simulation, and a run that does is no longer a function of its
+//! seed; [`Simulation::check`] finds that out (two runs of one seed, compared by their
+//! trace). To forbid the clock in a crate, clippy's `disallowed-methods` with
+//! `std::time::Instant::now` in `clippy.toml` points at `otter::time::now` instead.
+//!
+//! # Replaying a failure
+//!
+//! [`sweep`] runs a test for each seed of a range; the first that panics stops the
+//! sweep with a panic that names its seed. Setting `OTTER_SIM_SEED` to that seed runs
+//! only it, so that the failure can be replayed (and debugged, and traced with
+//! [`Simulation::trace_hash`] and [`Simulation::steps`]).
+//!
+//! # Rules
+//!
+//! * A simulation's processes run only inside its methods, on the calling thread, which
+//!   is the runtime's worker 0 for that call's length: the thread's clock is the
+//!   simulated one then, and only then (`time.rs`).
+//! * The trace is the sequence of turns, each named by its process's spawn order in
+//!   this simulation (pids themselves come from the table every runtime of the OS
+//!   process shares, and are not reproducible), and of the clock's jumps. Two runs
+//!   with the same seed and the same program have the same trace.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use crate::Context;
+use crate::exit::{ExitReason, IntoExitReason};
+use crate::pid::Pid;
+use crate::process::harness::{self, RunOutcome, Task};
+use crate::runtime::Handle;
+use crate::scheduler::{Shared, context};
+use crate::tuning::BUDGET;
+
+mod rng;
+mod sweep;
+
+pub use sweep::{SEED_VAR, check, sweep};
+
+use rng::Rng;
+
+/// How far [`Simulation::block_on`] lets the simulated clock run before it gives up on
+/// a root that does not finish: a day.
+const TIME_LIMIT: Duration = Duration::from_secs(24 * 3600);
+
+/// An otter runtime under simulation (module docs): processes chosen by a seed, time
+/// simulated, everything run on the calling thread inside its methods.
+pub struct Simulation {
+    shared: Arc<Shared>,
+    seed: u64,
+    rng: Rng,
+    /// Every runnable process gathered so far, in the order it was found.
+    ready: Vec<Task>,
+    /// The simulated clock, in milliseconds since [`Simulation::start`].
+    now_ms: u64,
+    steps: u64,
+    trace: u64,
+    /// Each process's spawn order in this simulation, by pid word (the trace's names).
+    ordinals: HashMap<u64, u64>,
+    /// Simulated time after which `block_on` gives up.
+    time_limit: Duration,
+}
+
+impl std::fmt::Debug for Simulation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Simulation")
+            .field("seed", &self.seed)
+            .field("elapsed", &self.elapsed())
+            .field("steps", &self.steps)
+            .field("runnable", &self.ready.len())
+            .finish()
+    }
+}
+
+/// Why [`Simulation::block_on`] has no value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SimError {
+    /// The root process exited without a value: it panicked or was killed.
+    Exited(ExitReason),
+    /// No process could run and no timer was pending, with the root still waiting:
+    /// every process waits for a message nobody will send (a deadlock).
+    Stuck {
+        /// The simulated time when it stopped.
+        elapsed: Duration,
+    },
+    /// The simulated clock passed its limit ([`Simulation::time_limit`]) before the
+    /// root finished: something keeps timers going (an interval, a retry loop).
+    TimeLimit {
+        /// The limit.
+        limit: Duration,
+    },
+}
+
+impl std::fmt::Display for SimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SimError::Exited(r) => write!(f, "the root process exited: {r:?}"),
+            SimError::Stuck { elapsed } => write!(
+                f,
+                "stuck at {elapsed:?}: no process can run and no timer is pending"
+            ),
+            SimError::TimeLimit { limit } => {
+                write!(f, "the simulated clock passed its limit of {limit:?}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+impl Simulation {
+    /// A simulation whose choices all come from `seed`.
+    ///
+    /// ```
+    /// let sim = otter::sim::Simulation::new(42);
+    /// assert_eq!(sim.seed(), 42);
+    /// assert_eq!(sim.elapsed(), std::time::Duration::ZERO);
+    /// ```
+    pub fn new(seed: u64) -> Simulation {
+        crate::unwind::install_panic_hook();
+        let shared = Arc::new(Shared::new(
+            1,
+            "otter-sim",
+            Duration::ZERO,
+            #[cfg(feature = "tokio")]
+            false,
+            Some(Instant::now()),
+        ));
+        Simulation {
+            shared,
+            seed,
+            rng: Rng::new(seed),
+            ready: Vec::new(),
+            now_ms: 0,
+            steps: 0,
+            trace: Rng::new(seed).next(),
+            ordinals: HashMap::new(),
+            time_limit: TIME_LIMIT,
+        }
+    }
+
+    /// The seed it was made from.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Sets how much simulated time [`block_on`](Simulation::block_on) runs for before
+    /// it gives up with [`SimError::TimeLimit`] (a day by default).
+    pub fn time_limit(&mut self, limit: Duration) -> &mut Self {
+        self.time_limit = limit;
+        self
+    }
+
+    /// The instant the simulated clock started at.
+    pub fn start(&self) -> Instant {
+        self.shared.timer.start()
+    }
+
+    /// The simulated clock: what `otter::time::now()` reads in its processes.
+    pub fn now(&self) -> Instant {
+        self.start() + self.elapsed()
+    }
+
+    /// Simulated time since the start.
+    pub fn elapsed(&self) -> Duration {
+        Duration::from_millis(self.now_ms)
+    }
+
+    /// Turns run so far.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// A hash of the trace so far (module docs, "Rules"): equal for two runs of one
+    /// program from one seed.
+    pub fn trace_hash(&self) -> u64 {
+        self.trace
+    }
+
+    /// A [`Handle`] on the simulation's runtime: names, exit signals, spawns. What it
+    /// spawns runs when the simulation next steps.
+    pub fn handle(&self) -> Handle {
+        Handle::of(self.shared.clone())
+    }
+
+    /// Spawns a process running `f`'s future; it runs when the simulation next steps.
+    pub fn spawn<M, F, Fut>(&self, f: F) -> Pid<M>
+    where
+        M: Send + 'static,
+        F: FnOnce(Context<M>) -> Fut,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoExitReason,
+    {
+        self.handle().spawn(f)
+    }
+
+    /// Runs one turn of one runnable process, chosen by the seed; false if none can
+    /// run (the clock does not move).
+    pub fn step(&mut self) -> bool {
+        let _on = self.enter();
+        self.step_here()
+    }
+
+    /// Runs turns until no process can run, without moving the clock; how many.
+    pub fn run_until_idle(&mut self) -> u64 {
+        let _on = self.enter();
+        self.idle_here()
+    }
+
+    /// Moves the clock `by` forward, running every process that can run, and at each
+    /// timer's deadline on the way, what it wakes.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use otter::Context;
+    /// let mut sim = otter::sim::Simulation::new(1);
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// sim.spawn(move |cx: Context<()>| async move {
+    ///     cx.sleep(Duration::from_secs(10)).await;
+    ///     tx.send(otter::time::now()).unwrap();
+    /// });
+    /// sim.advance(Duration::from_secs(9));
+    /// assert!(rx.try_recv().is_err());
+    /// sim.advance(Duration::from_secs(1));
+    /// assert_eq!(rx.try_recv().unwrap(), sim.start() + Duration::from_secs(10));
+    /// ```
+    pub fn advance(&mut self, by: Duration) {
+        let _on = self.enter();
+        let target = self.now_ms.saturating_add(ceil_ms(by));
+        while self.tick_here(target) {}
+        self.set_clock(target);
+    }
+
+    /// Runs `f`'s future as a root process until it returns, moving the clock as its
+    /// timers need; the root's value, or why there is none ([`SimError`]). Other
+    /// processes stay as they are when it returns.
+    pub fn block_on<M, T, F, Fut>(&mut self, f: F) -> Result<T, SimError>
+    where
+        M: Send + 'static,
+        T: Send + 'static,
+        F: FnOnce(Context<M>) -> Fut,
+        Fut: Future<Output = T> + Send + 'static,
+    {
+        let slot: RootSlot<T> = Arc::new(Mutex::new(None));
+        let s2 = slot.clone();
+        self.spawn(move |cx| Root {
+            fut: Box::pin(f(cx)),
+            slot: s2,
+        });
+        let limit = ceil_ms(self.time_limit);
+        let _on = self.enter();
+        loop {
+            if let Some(r) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() {
+                return r.map_err(SimError::Exited);
+            }
+            if self.step_here() {
+                continue;
+            }
+            if self.tick_here(limit) {
+                continue;
+            }
+            let r = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+            return match r {
+                Some(r) => r.map_err(SimError::Exited),
+                None if self.shared.timer.next_due().is_some() => Err(SimError::TimeLimit {
+                    limit: self.time_limit,
+                }),
+                None => Err(SimError::Stuck {
+                    elapsed: self.elapsed(),
+                }),
+            };
+        }
+    }
+
+    /// Makes this thread the simulation's worker until the guard drops (module docs,
+    /// "Rules").
+    fn enter(&self) -> Entered {
+        assert!(
+            !context::is_worker_thread(),
+            "otter: a Simulation stepped from a thread that is already a worker \
+             (from inside a process, of a runtime or of a simulation)"
+        );
+        context::enter_worker(&self.shared, 0, self.shared.timer.clone());
+        crate::time::set_simulated(Some(self.now()));
+        Entered
+    }
+
+    fn set_clock(&mut self, ms: u64) {
+        if ms != self.now_ms {
+            self.now_ms = ms;
+            self.trace = mix(self.trace, ms ^ (1 << 63));
+            crate::time::set_simulated(Some(self.now()));
+        }
+    }
+
+    /// Runs until idle, then, if a timer is due by `limit` (milliseconds), moves the
+    /// clock to it and fires what is due; whether a timer fired.
+    fn tick_here(&mut self, limit: u64) -> bool {
+        self.idle_here();
+        match self.shared.timer.next_due() {
+            Some(at) if at <= limit => {
+                self.set_clock(at.max(self.now_ms));
+                self.shared.timer.fire_due(self.now_ms);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn idle_here(&mut self) -> u64 {
+        let mut n = 0;
+        loop {
+            while self.step_here() {
+                n += 1;
+            }
+            // Calls that wait with a deadline their worker deferred arm it now, as a
+            // worker does before it parks (`scheduler/deferred.rs`).
+            if !context::flush_deferred(true) {
+                break;
+            }
+        }
+        crate::introspect::flush(&self.shared.workers[0].stats);
+        n
+    }
+
+    /// Gathers what became runnable, then runs one of them (chosen by the seed).
+    fn step_here(&mut self) -> bool {
+        self.gather();
+        if self.ready.is_empty() {
+            return false;
+        }
+        let task = self.ready.swap_remove(self.rng.below(self.ready.len()));
+        let pid = task.header().pid.to_word();
+        let next = self.ordinals.len() as u64;
+        let ordinal = *self.ordinals.entry(pid).or_insert(next);
+        self.trace = mix(self.trace, ordinal);
+        self.steps += 1;
+        let me = &self.shared.workers[0];
+        crate::scheduler::worker::begin_turn(me, BUDGET);
+        me.polling.store(pid, std::sync::atomic::Ordering::Relaxed);
+        let outcome = task.run();
+        crate::process::send::end_stream();
+        if let RunOutcome::Reschedule(t) = outcome {
+            self.ready.push(t);
+        }
+        true
+    }
+
+    /// Moves every runnable process out of the worker's queues and the injector into
+    /// `ready`, in a fixed order (so the seed alone decides).
+    fn gather(&mut self) {
+        let me = &self.shared.workers[0];
+        while let Some(t) = me.local.pop() {
+            self.ready.push(t);
+        }
+        if let Some(t) = me.lifo.take() {
+            self.ready.push(t);
+        }
+        while let Some(t) = me.spawned.pop_oldest() {
+            self.ready.push(t);
+        }
+        while let Some(t) = self.shared.injector.pop_into(&me.local, 0) {
+            self.ready.push(t);
+        }
+    }
+}
+
+impl Drop for Simulation {
+    /// Ends every process still alive, as dropping a `Runtime` does.
+    fn drop(&mut self) {
+        // The processes are the table's to end (`Shared::shut_down`): a queued task owns
+        // nothing.
+        self.ready.clear();
+        let shared = self.shared.clone();
+        crate::unwind::abort_on_unwind("a simulation's shutdown", || shared.shut_down(Vec::new()));
+    }
+}
+
+/// The guard of [`Simulation::enter`].
+struct Entered;
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        crate::time::set_simulated(None);
+        context::leave_worker();
+    }
+}
+
+/// `d` in whole milliseconds, rounded up (the timer's unit).
+fn ceil_ms(d: Duration) -> u64 {
+    let ms = d.as_millis().min(u64::MAX as u128) as u64;
+    if d > Duration::from_millis(ms) {
+        ms + 1
+    } else {
+        ms
+    }
+}
+
+/// Folds `v` into the trace hash `h`.
+fn mix(h: u64, v: u64) -> u64 {
+    rng::splitmix(h ^ v.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
+/// The root process of [`Simulation::block_on`]: its value, or its end, goes to the slot
+/// (as `runtime.rs`'s root does for `Runtime::block_on`).
+struct Root<Fut: Future> {
+    fut: Pin<Box<Fut>>,
+    slot: RootSlot<Fut::Output>,
+}
+
+type RootSlot<T> = Arc<Mutex<Option<Result<T, ExitReason>>>>;
+
+fn set<T>(slot: &RootSlot<T>, r: Result<T, ExitReason>) {
+    slot.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get_or_insert(r);
+}
+
+impl<Fut: Future> Future for Root<Fut> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        let fut = this.fut.as_mut();
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(v)) => {
+                set(&this.slot, Ok(v));
+                Poll::Ready(())
+            }
+            Err(payload) => {
+                set(&this.slot, Err(ExitReason::from_panic(&*payload)));
+                std::panic::resume_unwind(payload)
+            }
+        }
+    }
+}
+
+impl<Fut: Future> Drop for Root<Fut> {
+    /// Dropped without a value: ended by an exit signal (its reason) or by the
+    /// simulation's end (`Killed`).
+    fn drop(&mut self) {
+        let reason = harness::exit_reason_of_dropping().unwrap_or(ExitReason::Killed);
+        set(&self.slot, Err(reason));
+    }
+}
