@@ -40,15 +40,15 @@ use otter::{Context, ExitReason, Runtime};
 
 /// The store's registered name: connections call it by name, as
 /// `gen_server:call(kv, Request)` does.
-const KV: Name<Store> = Name::new("kv");
+pub(crate) const KV: Name<Store> = Name::new("kv");
 
 /// The store: keys and values, in the server's process.
-struct Store {
+pub(crate) struct Store {
     map: BTreeMap<String, String>,
 }
 
 #[derive(Debug)]
-enum Request {
+pub(crate) enum Request {
     Put(String, String, ReplyTo<()>),
     Get(String, ReplyTo<Option<String>>),
     Del(String, ReplyTo<bool>),
@@ -79,6 +79,12 @@ impl Server for Store {
         }
         Flow::Continue
     }
+}
+
+/// The store under its supervisor (`tests/sim_kv.rs` runs it under simulation).
+pub(crate) fn store_tree() -> SupervisorSpec {
+    SupervisorSpec::new(Strategy::OneForOne)
+        .child(ChildSpec::named_server::<Store>("kv", KV, || ()))
 }
 
 /// One connection: reads lines, answers each.
@@ -112,7 +118,7 @@ fn crash() -> ! {
 
 /// The answer to one line; `None` to close the connection. (`&mut`: a process's
 /// `Context` is `Send` but not `Sync`, and this future crosses awaits.)
-async fn answer(cx: &mut Context<()>, line: &str) -> Option<String> {
+pub(crate) async fn answer<M: Send + 'static>(cx: &mut Context<M>, line: &str) -> Option<String> {
     let mut words = line.splitn(3, ' ');
     let reply = match (words.next().unwrap_or(""), words.next(), words.next()) {
         ("PUT", Some(k), Some(v)) => {
@@ -182,9 +188,7 @@ fn main() {
     #[cfg(feature = "dashboard")]
     let _dashboard = start_dashboard(&rt);
     let r = rt.block_on(move |cx: Context<()>| async move {
-        let tree = SupervisorSpec::new(Strategy::OneForOne)
-            .child(ChildSpec::named_server::<Store>("kv", KV, || ()));
-        let _store = supervisor::start_link(&cx, tree).await?;
+        let _store = supervisor::start_link(&cx, store_tree()).await?;
         let pool = start_acceptor_pool(&cx, addr, 4, connection)
             .await
             .map_err(|e| ExitReason::ShutdownWith(e.to_string().into()))?;

@@ -181,7 +181,32 @@ pub(crate) struct Shared {
     pub(crate) tokio_context: bool,
     /// A simulation's runtime (`sim.rs`): no thread of its own, a timer on the
     /// simulated clock, no sockets, blocking jobs run inline, no turn renewed in place.
-    pub(crate) simulated: bool,
+    pub(crate) simulated: Option<Simulated>,
+}
+
+/// What a simulation's runtime keeps beyond a runtime's (`sim.rs`).
+#[derive(Debug)]
+pub(crate) struct Simulated {
+    /// The thread that steps the simulation.
+    pub(crate) owner: std::thread::ThreadId,
+    /// The first wake-up or spawn that came from another thread: what it was, and the
+    /// thread's name.
+    pub(crate) foreign: Mutex<Option<String>>,
+}
+
+impl Simulated {
+    /// Notes a wake-up from outside the workers if it comes from a thread other than
+    /// the simulation's.
+    #[cold]
+    fn note_outside_wake(&self) {
+        let t = std::thread::current();
+        if t.id() != self.owner {
+            let mut f = self.foreign.lock().unwrap_or_else(PoisonError::into_inner);
+            f.get_or_insert_with(|| {
+                format!("thread {:?} ({:?})", t.name().unwrap_or("unnamed"), t.id())
+            });
+        }
+    }
 }
 
 impl Shared {
@@ -191,7 +216,7 @@ impl Shared {
 
     /// The reactor, created now if this is the runtime's first socket.
     pub(crate) fn reactor(&self) -> std::io::Result<Arc<Reactor>> {
-        if self.simulated {
+        if self.simulated.is_some() {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::Unsupported,
                 "otter: a Simulation's processes cannot use sockets (the network is not simulated yet)",
@@ -323,6 +348,9 @@ impl Shared {
     }
 
     pub(crate) fn inject(&self, task: Task) {
+        if let Some(sim) = &self.simulated {
+            sim.note_outside_wake();
+        }
         self.injector.push(task);
         self.wake_one();
     }
@@ -426,7 +454,10 @@ impl Shared {
             busy_wait,
             #[cfg(feature = "tokio")]
             tokio_context,
-            simulated: simulated.is_some(),
+            simulated: simulated.map(|_| Simulated {
+                owner: std::thread::current().id(),
+                foreign: Mutex::new(None),
+            }),
         }
     }
 

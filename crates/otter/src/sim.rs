@@ -75,58 +75,102 @@
 //!   process shares, and are not reproducible), and of the clock's jumps. Two runs
 //!   with the same seed and the same program have the same trace.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use crate::Context;
 use crate::exit::{ExitReason, IntoExitReason};
-use crate::pid::Pid;
+use crate::pid::{Pid, ProcessId, RawPid};
 use crate::process::harness::{self, RunOutcome, Task};
 use crate::runtime::Handle;
 use crate::scheduler::{Shared, context};
 use crate::tuning::BUDGET;
 
+mod config;
+mod fault;
+mod pick;
 mod rng;
 mod sweep;
 
+pub use config::Config;
+pub use fault::buggify;
+pub use pick::Scheduling;
 pub use sweep::{SEED_VAR, check, sweep};
 
+use pick::Picker;
 use rng::Rng;
 
-/// How far [`Simulation::block_on`] lets the simulated clock run before it gives up on
-/// a root that does not finish: a day.
-const TIME_LIMIT: Duration = Duration::from_secs(24 * 3600);
+/// How many of the last turns a simulation keeps ([`Simulation::history`]).
+const HISTORY: usize = 64;
 
 /// An otter runtime under simulation (module docs): processes chosen by a seed, time
-/// simulated, everything run on the calling thread inside its methods.
+/// simulated, everything run on the calling thread inside its methods. Made by
+/// [`Simulation::new`] or [`Config::build`]; not `Send`: it stays on the thread that
+/// steps it.
 pub struct Simulation {
     shared: Arc<Shared>,
     seed: u64,
+    /// The scheduling choices' numbers.
     rng: Rng,
-    /// Every runnable process gathered so far, in the order it was found.
-    ready: Vec<Task>,
+    picker: Picker,
+    /// The numbers of a test's own scripted faults ([`Simulation::random`]): a stream
+    /// apart, so that a script that draws more does not change the scheduling.
+    script: Rng,
+    /// The buggify sites' state, lent to the thread while it steps (`fault.rs`).
+    sites: Option<Rc<RefCell<fault::Sites>>>,
+    /// Every runnable process gathered so far, with its ordinal, in the order found.
+    ready: Vec<(Task, u64)>,
     /// The simulated clock, in milliseconds since [`Simulation::start`].
     now_ms: u64,
     steps: u64,
     trace: u64,
     /// Each process's spawn order in this simulation, by pid word (the trace's names).
     ordinals: HashMap<u64, u64>,
-    /// Simulated time after which `block_on` gives up.
+    history: VecDeque<Turn>,
     time_limit: Duration,
+    _one_thread: PhantomData<*const ()>,
 }
 
-impl std::fmt::Debug for Simulation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Debug for Simulation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Simulation")
             .field("seed", &self.seed)
             .field("elapsed", &self.elapsed())
             .field("steps", &self.steps)
             .field("runnable", &self.ready.len())
             .finish()
+    }
+}
+
+/// One turn of a simulation ([`Simulation::history`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Turn {
+    /// Its number, from 0.
+    pub step: u64,
+    /// The simulated time it ran at.
+    pub at: Duration,
+    /// The process that ran, by spawn order in this simulation (the trace's name for
+    /// it: the same in every run of the seed).
+    pub process: u64,
+    /// Its pid in this run.
+    pub pid: ProcessId,
+}
+
+impl fmt::Display for Turn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "step {} at {:?}: process #{} {}",
+            self.step, self.at, self.process, self.pid
+        )
     }
 }
 
@@ -142,16 +186,16 @@ pub enum SimError {
         /// The simulated time when it stopped.
         elapsed: Duration,
     },
-    /// The simulated clock passed its limit ([`Simulation::time_limit`]) before the
-    /// root finished: something keeps timers going (an interval, a retry loop).
+    /// The simulated clock passed its limit ([`Config::time_limit`]) before the root
+    /// finished: something keeps timers going (an interval, a retry loop).
     TimeLimit {
         /// The limit.
         limit: Duration,
     },
 }
 
-impl std::fmt::Display for SimError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SimError::Exited(r) => write!(f, "the root process exited: {r:?}"),
             SimError::Stuck { elapsed } => write!(
@@ -168,7 +212,7 @@ impl std::fmt::Display for SimError {
 impl std::error::Error for SimError {}
 
 impl Simulation {
-    /// A simulation whose choices all come from `seed`.
+    /// A simulation whose choices all come from `seed`, with the default [`Config`].
     ///
     /// ```
     /// let sim = otter::sim::Simulation::new(42);
@@ -176,6 +220,11 @@ impl Simulation {
     /// assert_eq!(sim.elapsed(), std::time::Duration::ZERO);
     /// ```
     pub fn new(seed: u64) -> Simulation {
+        Config::default().build(seed)
+    }
+
+    /// `config`'s simulation from `seed` (`Config::build`).
+    fn with(config: &Config, seed: u64) -> Simulation {
         crate::unwind::install_panic_hook();
         let shared = Arc::new(Shared::new(
             1,
@@ -185,29 +234,33 @@ impl Simulation {
             false,
             Some(Instant::now()),
         ));
+        // Three streams from one seed: scheduling, the test's script, buggify.
+        let mut rng = Rng::new(seed);
+        let script = Rng::new(rng.next());
+        let sites = fault::Sites::new(Rng::new(rng.next()), config.buggify);
+        let trace = rng.next();
+        let picker = Picker::new(config.scheduling, &mut rng);
         Simulation {
             shared,
             seed,
-            rng: Rng::new(seed),
+            rng,
+            picker,
+            script,
+            sites,
             ready: Vec::new(),
             now_ms: 0,
             steps: 0,
-            trace: Rng::new(seed).next(),
+            trace,
             ordinals: HashMap::new(),
-            time_limit: TIME_LIMIT,
+            history: VecDeque::with_capacity(HISTORY),
+            time_limit: config.time_limit,
+            _one_thread: PhantomData,
         }
     }
 
     /// The seed it was made from.
     pub fn seed(&self) -> u64 {
         self.seed
-    }
-
-    /// Sets how much simulated time [`block_on`](Simulation::block_on) runs for before
-    /// it gives up with [`SimError::TimeLimit`] (a day by default).
-    pub fn time_limit(&mut self, limit: Duration) -> &mut Self {
-        self.time_limit = limit;
-        self
     }
 
     /// The instant the simulated clock started at.
@@ -236,12 +289,50 @@ impl Simulation {
         self.trace
     }
 
+    /// The last turns run (at most 64), oldest first: where a failure came from.
+    pub fn history(&self) -> Vec<Turn> {
+        self.history.iter().copied().collect()
+    }
+
+    /// How many times a [`buggify`] site fired so far.
+    pub fn buggified(&self) -> u64 {
+        self.sites.as_ref().map_or(0, |s| s.borrow().fired)
+    }
+
+    /// A number drawn from the seed, for a test's scripted faults (which process to
+    /// kill, when to): the same in every run of the seed, and drawn from a stream of
+    /// its own, so that drawing does not change the scheduling.
+    pub fn random(&mut self) -> u64 {
+        self.script.next()
+    }
+
+    /// The live processes of the simulation, in spawn order.
+    pub fn processes(&mut self) -> Vec<ProcessId> {
+        self.gather();
+        let mut live: Vec<(u64, u64)> = self
+            .ordinals
+            .iter()
+            .filter(|(w, _)| crate::process::cell::is_alive(RawPid::from_word(**w)))
+            .map(|(&w, &o)| (o, w))
+            .collect();
+        live.sort_unstable();
+        live.into_iter()
+            .map(|(_, w)| ProcessId(RawPid::from_word(w)))
+            .collect()
+    }
+
+    /// Kills `pid` (the exit signal `Kill`, from outside any process); it takes effect
+    /// when the simulation next steps.
+    pub fn kill(&self, pid: impl Into<ProcessId>) {
+        self.handle().exit(pid, ExitReason::Kill);
+    }
+
     /// A [`Handle`] on the simulation's runtime: names, exit signals, spawns. What it
-    /// spawns runs when the simulation next steps.
+    /// spawns runs when the simulation next steps. Used from another thread, it makes
+    /// the simulation fail (module docs, "Rules").
     pub fn handle(&self) -> Handle {
         Handle::of(self.shared.clone())
     }
-
     /// Spawns a process running `f`'s future; it runs when the simulation next steps.
     pub fn spawn<M, F, Fut>(&self, f: F) -> Pid<M>
     where
@@ -341,6 +432,7 @@ impl Simulation {
         );
         context::enter_worker(&self.shared, 0, self.shared.timer.clone());
         crate::time::set_simulated(Some(self.now()));
+        fault::lend(self.sites.clone());
         Entered
     }
 
@@ -388,38 +480,72 @@ impl Simulation {
         if self.ready.is_empty() {
             return false;
         }
-        let task = self.ready.swap_remove(self.rng.below(self.ready.len()));
-        let pid = task.header().pid.to_word();
-        let next = self.ordinals.len() as u64;
-        let ordinal = *self.ordinals.entry(pid).or_insert(next);
+        let ordinals: Vec<u64> = self.ready.iter().map(|r| r.1).collect();
+        let (task, ordinal) = self
+            .ready
+            .swap_remove(self.picker.pick(&ordinals, &mut self.rng));
+        let pid = task.header().pid;
         self.trace = mix(self.trace, ordinal);
+        if self.history.len() == HISTORY {
+            self.history.pop_front();
+        }
+        self.history.push_back(Turn {
+            step: self.steps,
+            at: self.elapsed(),
+            process: ordinal,
+            pid: ProcessId(pid),
+        });
+        self.picker.ran(self.steps, ordinal);
         self.steps += 1;
         let me = &self.shared.workers[0];
         crate::scheduler::worker::begin_turn(me, BUDGET);
-        me.polling.store(pid, std::sync::atomic::Ordering::Relaxed);
+        me.polling
+            .store(pid.to_word(), std::sync::atomic::Ordering::Relaxed);
         let outcome = task.run();
         crate::process::send::end_stream();
         if let RunOutcome::Reschedule(t) = outcome {
-            self.ready.push(t);
+            self.ready.push((t, ordinal));
         }
         true
     }
 
     /// Moves every runnable process out of the worker's queues and the injector into
-    /// `ready`, in a fixed order (so the seed alone decides).
+    /// `ready`, in a fixed order (so the seed alone decides), naming each new one by
+    /// its spawn order. Fails the run if a wake-up came from another thread (module
+    /// docs, "Rules").
     fn gather(&mut self) {
+        if let Some(sim) = &self.shared.simulated {
+            let foreign = sim.foreign.lock().unwrap_or_else(PoisonError::into_inner).take();
+            if let Some(thread) = foreign {
+                panic!(
+                    "otter::sim: {thread} woke or spawned a process of this simulation: \
+                     a thread the simulation does not run (std::thread::spawn, another \
+                     runtime, a tokio task) makes the run depend on the OS, not on the \
+                     seed; do that work in a process, or with otter::blocking::spawn_blocking"
+                );
+            }
+        }
         let me = &self.shared.workers[0];
+        let mut found = Vec::new();
         while let Some(t) = me.local.pop() {
-            self.ready.push(t);
+            found.push(t);
         }
         if let Some(t) = me.lifo.take() {
-            self.ready.push(t);
+            found.push(t);
         }
         while let Some(t) = me.spawned.pop_oldest() {
-            self.ready.push(t);
+            found.push(t);
         }
         while let Some(t) = self.shared.injector.pop_into(&me.local, 0) {
-            self.ready.push(t);
+            found.push(t);
+        }
+        for t in found {
+            let next = self.ordinals.len() as u64;
+            let ordinal = *self
+                .ordinals
+                .entry(t.header().pid.to_word())
+                .or_insert(next);
+            self.ready.push((t, ordinal));
         }
     }
 }
@@ -440,6 +566,7 @@ struct Entered;
 
 impl Drop for Entered {
     fn drop(&mut self) {
+        fault::lend(None);
         crate::time::set_simulated(None);
         context::leave_worker();
     }

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use otter::server::{Flow, ReplyTo, Server, ServerContext, ServerRef};
-use otter::sim::{SimError, Simulation};
+use otter::sim::{Config, Scheduling, SimError, Simulation};
 use otter::supervisor::{self, ChildSpec, Strategy, SupervisorSpec};
 use otter::{Context, Down, ExitReason, Pid};
 
@@ -275,8 +275,7 @@ fn a_root_that_panics_is_an_exit_and_endless_timers_meet_the_limit() {
     let r = sim.block_on(|_: Context<()>| async move { panic!("boom") });
     assert_eq!(r, Err(SimError::Exited(ExitReason::Panic("boom".into()))));
 
-    let mut sim = Simulation::new(8);
-    sim.time_limit(Duration::from_secs(60));
+    let mut sim = Config::new().time_limit(Duration::from_secs(60)).build(8);
     let r = sim.block_on(|mut cx: Context<()>| async move {
         let _tick = cx.send_interval(cx.pid(), (), Duration::from_secs(1));
         loop {
@@ -359,4 +358,130 @@ fn a_supervised_server_restarts_the_same_way_from_one_seed() {
             );
         });
     }
+}
+
+/// PCT runs the runnable process of highest priority: with depth 1 (no change point)
+/// a process that never waits runs all its turns before any process of lower
+/// priority runs again, and one seed gives one trace.
+#[test]
+fn pct_runs_the_highest_priority_first_and_is_deterministic() {
+    let pct = Config::new().scheduling(Scheduling::Pct {
+        depth: 1,
+        steps: 100,
+    });
+    let mut orders = HashSet::new();
+    for seed in 0..32 {
+        let mut sim = pct.build(seed);
+        let order = sim
+            .block_on(|mut cx: Context<(u8, u8)>| async move {
+                let me = cx.pid();
+                for p in 0..2u8 {
+                    cx.spawn(move |cx: Context<()>| async move {
+                        for i in 0..3u8 {
+                            me.send((p, i));
+                            cx.yield_now().await;
+                        }
+                    });
+                }
+                let mut got = Vec::new();
+                for _ in 0..6 {
+                    got.push(cx.recv().await);
+                }
+                got
+            })
+            .unwrap();
+        // Each child's messages in order; with depth 1, one child's all before the
+        // other's or interleaved only where the root (top priority or not) runs
+        // between: each child's turns are never split by the other's.
+        let firsts: Vec<u8> = order.iter().map(|m| m.0).collect();
+        let switches = firsts.windows(2).filter(|w| w[0] != w[1]).count();
+        assert_eq!(switches, 1, "seed {seed}: {order:?}");
+        orders.insert(firsts);
+    }
+    assert_eq!(orders.len(), 2, "both children go first under some seed");
+    let deep = Config::new().scheduling(Scheduling::Pct {
+        depth: 3,
+        steps: 500,
+    });
+    for seed in 0..5 {
+        deep.check(seed, |sim| {
+            ten_process_system(sim);
+        });
+    }
+}
+
+#[test]
+fn a_buggify_site_fires_in_some_runs_only_and_never_outside() {
+    assert!(!otter::sim::buggify());
+    let mut fired_runs = 0;
+    for seed in 0..200 {
+        let mut sim = Simulation::new(seed);
+        let n = sim
+            .block_on(|_: Context<()>| async {
+                (0..20).filter(|_| otter::sim::buggify()).count() as u64
+            })
+            .unwrap();
+        assert_eq!(n, sim.buggified());
+        fired_runs += u64::from(n > 0);
+    }
+    // On in about a quarter of the runs, and then firing about a quarter of the time.
+    assert!((20..100).contains(&fired_runs), "{fired_runs} of 200 runs");
+    let mut off = Config::new().buggify(false).build(1);
+    let n = off
+        .block_on(|_: Context<()>| async { (0..100).filter(|_| otter::sim::buggify()).count() })
+        .unwrap();
+    assert_eq!(n, 0);
+}
+
+#[test]
+fn a_wake_up_from_another_thread_fails_the_run_and_names_the_thread() {
+    let mut sim = Simulation::new(11);
+    let pid = sim.spawn(|mut cx: Context<u8>| async move {
+        cx.recv().await;
+    });
+    sim.run_until_idle();
+    std::thread::Builder::new()
+        .name("intruder".into())
+        .spawn(move || pid.send(1))
+        .unwrap()
+        .join()
+        .unwrap();
+    let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run_until_idle()))
+        .unwrap_err();
+    let msg = e.downcast_ref::<String>().unwrap();
+    assert!(msg.contains("\"intruder\""), "{msg}");
+    assert!(msg.contains("not on the"), "{msg}");
+}
+
+#[test]
+fn the_history_names_each_turns_process_by_spawn_order() {
+    let mut sim = Simulation::new(12);
+    let a = sim.spawn(|mut cx: Context<()>| async move { cx.recv().await });
+    let b = sim.spawn(|_: Context<()>| async move {});
+    sim.run_until_idle();
+    let h = sim.history();
+    assert_eq!(h.len(), 2);
+    let by_pid = |p: otter::ProcessId| h.iter().find(|t| t.pid == p).unwrap().process;
+    // Both were found in the same gathering, in spawn order.
+    assert_eq!(by_pid(a.into()), 0);
+    assert_eq!(by_pid(b.into()), 1);
+    assert_eq!(sim.processes(), vec![otter::ProcessId::from(a)]);
+    sim.kill(a);
+    sim.run_until_idle();
+    assert!(sim.processes().is_empty());
+    assert!(h[0].to_string().starts_with("step 0 at 0ns: process #"));
+}
+
+#[test]
+fn random_draws_apart_from_the_scheduling() {
+    let run = |draws: usize| {
+        let mut sim = Simulation::new(13);
+        for _ in 0..draws {
+            sim.random();
+        }
+        ten_process_system(&mut sim);
+        sim.trace_hash()
+    };
+    assert_eq!(run(0), run(5));
+    assert_eq!(Simulation::new(13).random(), Simulation::new(13).random());
 }

@@ -83,7 +83,7 @@ pub(crate) fn renew_turn(shared: &Shared) -> bool {
         // Calls waiting with deferred deadlines need the flushes of `next_task`.
         || !me.deferred.is_empty()
         // A simulation chooses among every runnable process at each turn (`sim.rs`).
-        || shared.simulated
+        || shared.simulated.is_some()
     {
         return false;
     }

@@ -2,7 +2,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use super::Simulation;
+use super::{Config, Simulation};
 
 /// The variable that replays one seed of every [`sweep`].
 pub const SEED_VAR: &str = "OTTER_SIM_SEED";
@@ -30,39 +30,7 @@ where
     I: IntoIterator<Item = u64>,
     F: Fn(&mut Simulation),
 {
-    let only = std::env::var(SEED_VAR).ok().map(|v| match parse_seed(&v) {
-        Some(seed) => seed,
-        None => {
-            eprintln!(
-                "otter::sim: {SEED_VAR}={v:?} is not a seed (a u64: decimal, or hex after 0x)"
-            );
-            std::process::exit(2);
-        }
-    });
-    let seeds: Box<dyn Iterator<Item = u64>> = match only {
-        Some(seed) => Box::new(std::iter::once(seed)),
-        None => Box::new(seeds.into_iter()),
-    };
-    let mut ran = 0;
-    for seed in seeds {
-        let mut sim = Simulation::new(seed);
-        let r = catch_unwind(AssertUnwindSafe(|| test(&mut sim)));
-        ran += 1;
-        if let Err(payload) = r {
-            let why = match crate::ExitReason::from_panic(&*payload) {
-                crate::ExitReason::Panic(m) => m,
-                other => format!("{other:?}").into(),
-            };
-            crate::unwind::drop_payload(payload);
-            panic!(
-                "otter::sim: seed {seed} failed after {} steps, at {:?} of simulated time: {why}\n\
-                 replay it alone with {SEED_VAR}={seed}",
-                sim.steps(),
-                sim.elapsed(),
-            );
-        }
-    }
-    ran
+    Config::default().sweep(seeds, test)
 }
 
 /// Runs `test` twice from `seed` and compares the two traces
@@ -85,20 +53,81 @@ pub fn check<F>(seed: u64, test: F) -> u64
 where
     F: Fn(&mut Simulation),
 {
-    let run = || {
-        let mut sim = Simulation::new(seed);
-        test(&mut sim);
-        (sim.trace_hash(), sim.steps())
-    };
-    let (a, steps_a) = run();
-    let (b, steps_b) = run();
-    assert!(
-        a == b && steps_a == steps_b,
-        "otter::sim: seed {seed} is not deterministic: trace {a:#018x} ({steps_a} steps), \
-         then {b:#018x} ({steps_b} steps); something escapes the simulation (otter::sim's docs)"
-    );
-    a
+    Config::default().check(seed, test)
 }
+
+impl Config {
+    /// [`sweep`] with this configuration.
+    pub fn sweep<I, F>(&self, seeds: I, test: F) -> u64
+    where
+        I: IntoIterator<Item = u64>,
+        F: Fn(&mut Simulation),
+    {
+        let only = std::env::var(SEED_VAR).ok().map(|v| match parse_seed(&v) {
+            Some(seed) => seed,
+            None => {
+                eprintln!(
+                    "otter::sim: {SEED_VAR}={v:?} is not a seed (a u64: decimal, or hex after 0x)"
+                );
+                std::process::exit(2);
+            }
+        });
+        let seeds: Box<dyn Iterator<Item = u64>> = match only {
+            Some(seed) => Box::new(std::iter::once(seed)),
+            None => Box::new(seeds.into_iter()),
+        };
+        let mut ran = 0;
+        for seed in seeds {
+            let mut sim = self.build(seed);
+            let r = catch_unwind(AssertUnwindSafe(|| test(&mut sim)));
+            ran += 1;
+            if let Err(payload) = r {
+                let why = match crate::ExitReason::from_panic(&*payload) {
+                    crate::ExitReason::Panic(m) => m,
+                    other => format!("{other:?}").into(),
+                };
+                crate::unwind::drop_payload(payload);
+                let history = sim.history();
+                let last: Vec<String> = history
+                    .iter()
+                    .skip(history.len().saturating_sub(LAST_TURNS))
+                    .map(|t| format!("  {t}"))
+                    .collect();
+                panic!(
+                    "otter::sim: seed {seed} failed after {} steps, at {:?} of simulated time: \
+                     {why}\nreplay it alone with {SEED_VAR}={seed}; its last turns:\n{}",
+                    sim.steps(),
+                    sim.elapsed(),
+                    last.join("\n"),
+                );
+            }
+        }
+        ran
+    }
+
+    /// [`check`] with this configuration.
+    pub fn check<F>(&self, seed: u64, test: F) -> u64
+    where
+        F: Fn(&mut Simulation),
+    {
+        let run = || {
+            let mut sim = self.build(seed);
+            test(&mut sim);
+            (sim.trace_hash(), sim.steps())
+        };
+        let (a, steps_a) = run();
+        let (b, steps_b) = run();
+        assert!(
+            a == b && steps_a == steps_b,
+            "otter::sim: seed {seed} is not deterministic: trace {a:#018x} ({steps_a} steps), \
+             then {b:#018x} ({steps_b} steps); something escapes the simulation (otter::sim's docs)"
+        );
+        a
+    }
+}
+
+/// How many of a failed run's last turns its panic lists.
+const LAST_TURNS: usize = 16;
 
 fn parse_seed(v: &str) -> Option<u64> {
     let v = v.trim();
