@@ -83,8 +83,11 @@ impl Server for Store {
 
 /// The store under its supervisor (`tests/sim_kv.rs` runs it under simulation).
 pub(crate) fn store_tree() -> SupervisorSpec {
-    SupervisorSpec::new(Strategy::OneForOne)
-        .child(ChildSpec::named_server::<Store>("kv", KV, || ()))
+    SupervisorSpec::new(Strategy::OneForOne).child(ChildSpec::named_server::<Store>(
+        "kv",
+        KV,
+        || (),
+    ))
 }
 
 /// One connection: reads lines, answers each.

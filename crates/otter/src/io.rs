@@ -35,8 +35,10 @@
 //!   closed, and deregisters it first (`net`): a token is never in epoll without its
 //!   slab entry. A stale event for a token reused since is a spurious readiness, which
 //!   an operation answers with `WouldBlock`.
-//! * The readiness of a source is only ever set by the driver and cleared by its owner
-//!   (the process that owns the socket), under the tick protocol.
+//! * The readiness of a source is only ever set by the driver (or, for a simulation's
+//!   sockets, by its network: `io/network.rs`) and cleared by its owner (the process
+//!   that owns the socket), under the tick protocol.
 
+pub(crate) mod network;
 pub(crate) mod reactor;
 pub(crate) mod readiness;

@@ -702,6 +702,8 @@ mod scheduler {
     pub(crate) mod queue;
 }
 #[cfg(not(loom))]
+mod rng;
+#[cfg(not(loom))]
 pub mod sim;
 #[cfg(not(loom))]
 pub mod sys;

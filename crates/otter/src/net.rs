@@ -84,6 +84,7 @@
 
 mod acceptor_pool;
 mod active;
+pub(crate) mod sock;
 pub(crate) mod tcp_listener;
 mod tcp_stream;
 mod udp_socket;

@@ -189,6 +189,10 @@ pub(crate) struct Shared {
 pub(crate) struct Simulated {
     /// The thread that steps the simulation.
     pub(crate) owner: std::thread::ThreadId,
+    /// The simulation's network, where its sockets are (`io/network.rs`), and this
+    /// node's address on it.
+    pub(crate) net: Arc<crate::io::network::Network>,
+    pub(crate) ip: std::net::Ipv4Addr,
     /// The first wake-up or spawn that came from another thread: what it was, and the
     /// thread's name.
     pub(crate) foreign: Mutex<Option<String>>,
@@ -219,7 +223,7 @@ impl Shared {
         if self.simulated.is_some() {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::Unsupported,
-                "otter: a Simulation's processes cannot use sockets (the network is not simulated yet)",
+                "otter: a Simulation's processes cannot use UDP sockets (its network has TCP only)",
             ));
         }
         if let Some(r) = self.io.get() {
@@ -399,14 +403,19 @@ impl Shared {
     }
 
     /// The state of a runtime of `n` workers (at most `MAX_THREADS`) whose threads are
-    /// named after `name`; no thread started yet. `simulated`: the start of a
-    /// simulation's clock, for a simulation's runtime (`sim.rs`, one worker).
+    /// named after `name`; no thread started yet. `simulated`: for one node of a
+    /// simulation (`sim.rs`, one worker), the start of its clock, its network and the
+    /// node's address.
     pub(crate) fn new(
         n: usize,
         name: &str,
         busy_wait: Duration,
         #[cfg(feature = "tokio")] tokio_context: bool,
-        simulated: Option<std::time::Instant>,
+        simulated: Option<(
+            std::time::Instant,
+            Arc<crate::io::network::Network>,
+            std::net::Ipv4Addr,
+        )>,
     ) -> Shared {
         let timer_name = format!("{}-timer", name);
         let blocking_name = format!("{}-blocking", name);
@@ -438,8 +447,8 @@ impl Shared {
             idle: Idle::new(n),
             shutdown: AtomicBool::new(false),
             outside_spawns: AtomicUsize::new(0),
-            timer: match simulated {
-                Some(start) => Timer::simulated(timer_name, 2 * n, start),
+            timer: match &simulated {
+                Some((start, _, _)) => Timer::simulated(timer_name, 2 * n, *start),
                 None => Timer::new(timer_name, 2 * n),
             },
             registry: Default::default(),
@@ -447,15 +456,17 @@ impl Shared {
             stats: Default::default(),
             has_node: Default::default(),
             io: OnceLock::new(),
-            blocking: Arc::new(match simulated {
+            blocking: Arc::new(match &simulated {
                 Some(_) => crate::blocking::Pool::inline(blocking_name),
                 None => crate::blocking::Pool::new(blocking_name),
             }),
             busy_wait,
             #[cfg(feature = "tokio")]
             tokio_context,
-            simulated: simulated.map(|_| Simulated {
+            simulated: simulated.map(|(_, net, ip)| Simulated {
                 owner: std::thread::current().id(),
+                net,
+                ip,
                 foreign: Mutex::new(None),
             }),
         }

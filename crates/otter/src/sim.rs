@@ -48,10 +48,19 @@
 //! arrive in the order sent, and so do the signals of a pair; everything else is the
 //! seed's choice.
 //!
+//! * **The network.** A simulation has one node (a runtime, with its own registry and
+//!   its own address and host name) or several ([`Simulation::add_node`]). Their
+//!   [`TcpListener`](crate::net::TcpListener)s and [`TcpStream`](crate::net::TcpStream)s,
+//!   the acceptor pools and active sockets over them, and the distribution between
+//!   nodes (`otter::dist`, its handshake, ticks and `epmd` included), run over an
+//!   in-memory network with latency ([`Simulation::set_latency`]), partitions
+//!   ([`Simulation::partition`], [`Simulation::heal`]), resets ([`Simulation::reset`])
+//!   and node crashes and restarts ([`Simulation::crash`], [`Simulation::restart`]);
+//!   its model is in `io/network.rs`'s docs.
+//!
 //! # What it does not control yet
 //!
-//! Sockets are refused (`ErrorKind::Unsupported`): the simulated network, the
-//! distribution over it and injected faults are not built yet. Code that reads
+//! UDP sockets are refused (`ErrorKind::Unsupported`): the network has TCP only. Code that reads
 //! `Instant::now()` or `SystemTime::now()` itself, starts OS threads or blocks the
 //! thread escapes the simulation, and a run that does is no longer a function of its
 //! seed; [`Simulation::check`] finds that out (two runs of one seed, compared by their
@@ -80,43 +89,48 @@ use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
-use std::pin::Pin;
+use std::net::Ipv4Addr;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use crate::Context;
 use crate::exit::{ExitReason, IntoExitReason};
+use crate::io::network::Network;
 use crate::pid::{Pid, ProcessId, RawPid};
-use crate::process::harness::{self, RunOutcome, Task};
 use crate::runtime::Handle;
-use crate::scheduler::{Shared, context};
-use crate::tuning::BUDGET;
 
 mod config;
+mod driver;
 mod fault;
+mod nodes;
 mod pick;
-mod rng;
+mod root;
 mod sweep;
 
 pub use config::Config;
 pub use fault::buggify;
+pub use nodes::NodeId;
 pub use pick::Scheduling;
 pub use sweep::{SEED_VAR, check, sweep};
 
+use crate::rng::{self, Rng};
 use pick::Picker;
-use rng::Rng;
+use root::{Root, RootSlot};
 
 /// How many of the last turns a simulation keeps ([`Simulation::history`]).
 const HISTORY: usize = 64;
 
-/// An otter runtime under simulation (module docs): processes chosen by a seed, time
-/// simulated, everything run on the calling thread inside its methods. Made by
-/// [`Simulation::new`] or [`Config::build`]; not `Send`: it stays on the thread that
-/// steps it.
+/// An otter system under simulation (module docs): its nodes' processes chosen by a
+/// seed, time simulated, everything run on the calling thread inside its methods.
+/// Made by [`Simulation::new`] or [`Config::build`]; not `Send`: it stays on the thread
+/// that steps it.
 pub struct Simulation {
-    shared: Arc<Shared>,
+    nodes: Vec<nodes::Slot>,
+    net: Arc<Network>,
+    start: Instant,
+    /// The node whose worker this thread is, inside a method (`driver.rs`).
+    on: Option<usize>,
     seed: u64,
     /// The scheduling choices' numbers.
     rng: Rng,
@@ -126,8 +140,8 @@ pub struct Simulation {
     script: Rng,
     /// The buggify sites' state, lent to the thread while it steps (`fault.rs`).
     sites: Option<Rc<RefCell<fault::Sites>>>,
-    /// Every runnable process gathered so far, with its ordinal, in the order found.
-    ready: Vec<(Task, u64)>,
+    /// Every runnable process gathered so far, in the order found.
+    ready: Vec<driver::Ready>,
     /// The simulated clock, in milliseconds since [`Simulation::start`].
     now_ms: u64,
     steps: u64,
@@ -143,6 +157,7 @@ impl fmt::Debug for Simulation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Simulation")
             .field("seed", &self.seed)
+            .field("nodes", &self.nodes.len())
             .field("elapsed", &self.elapsed())
             .field("steps", &self.steps)
             .field("runnable", &self.ready.len())
@@ -157,6 +172,8 @@ pub struct Turn {
     pub step: u64,
     /// The simulated time it ran at.
     pub at: Duration,
+    /// The node it ran on.
+    pub node: NodeId,
     /// The process that ran, by spawn order in this simulation (the trace's name for
     /// it: the same in every run of the seed).
     pub process: u64,
@@ -168,8 +185,8 @@ impl fmt::Display for Turn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "step {} at {:?}: process #{} {}",
-            self.step, self.at, self.process, self.pid
+            "step {} at {:?}: process #{} {} on node {}",
+            self.step, self.at, self.process, self.pid, self.node.0
         )
     }
 }
@@ -180,8 +197,8 @@ impl fmt::Display for Turn {
 pub enum SimError {
     /// The root process exited without a value: it panicked or was killed.
     Exited(ExitReason),
-    /// No process could run and no timer was pending, with the root still waiting:
-    /// every process waits for a message nobody will send (a deadlock).
+    /// No process could run and nothing was pending (a timer, bytes in flight), with
+    /// the root still waiting: every process waits for a message nobody will send.
     Stuck {
         /// The simulated time when it stopped.
         elapsed: Duration,
@@ -200,7 +217,7 @@ impl fmt::Display for SimError {
             SimError::Exited(r) => write!(f, "the root process exited: {r:?}"),
             SimError::Stuck { elapsed } => write!(
                 f,
-                "stuck at {elapsed:?}: no process can run and no timer is pending"
+                "stuck at {elapsed:?}: no process can run and nothing is pending"
             ),
             SimError::TimeLimit { limit } => {
                 write!(f, "the simulated clock passed its limit of {limit:?}")
@@ -212,7 +229,8 @@ impl fmt::Display for SimError {
 impl std::error::Error for SimError {}
 
 impl Simulation {
-    /// A simulation whose choices all come from `seed`, with the default [`Config`].
+    /// A simulation whose choices all come from `seed`, with the default [`Config`]:
+    /// one node, `node0`.
     ///
     /// ```
     /// let sim = otter::sim::Simulation::new(42);
@@ -226,22 +244,19 @@ impl Simulation {
     /// `config`'s simulation from `seed` (`Config::build`).
     fn with(config: &Config, seed: u64) -> Simulation {
         crate::unwind::install_panic_hook();
-        let shared = Arc::new(Shared::new(
-            1,
-            "otter-sim",
-            Duration::ZERO,
-            #[cfg(feature = "tokio")]
-            false,
-            Some(Instant::now()),
-        ));
-        // Three streams from one seed: scheduling, the test's script, buggify.
+        // Four streams from one seed: scheduling, the test's script, buggify, the
+        // network's delays.
         let mut rng = Rng::new(seed);
         let script = Rng::new(rng.next());
         let sites = fault::Sites::new(Rng::new(rng.next()), config.buggify);
+        let net = Network::new(rng.next());
         let trace = rng.next();
         let picker = Picker::new(config.scheduling, &mut rng);
-        Simulation {
-            shared,
+        let mut sim = Simulation {
+            nodes: Vec::new(),
+            net,
+            start: Instant::now(),
+            on: None,
             seed,
             rng,
             picker,
@@ -255,7 +270,9 @@ impl Simulation {
             history: VecDeque::with_capacity(HISTORY),
             time_limit: config.time_limit,
             _one_thread: PhantomData,
-        }
+        };
+        sim.add_node("node0");
+        sim
     }
 
     /// The seed it was made from.
@@ -265,12 +282,12 @@ impl Simulation {
 
     /// The instant the simulated clock started at.
     pub fn start(&self) -> Instant {
-        self.shared.timer.start()
+        self.start
     }
 
     /// The simulated clock: what `otter::time::now()` reads in its processes.
     pub fn now(&self) -> Instant {
-        self.start() + self.elapsed()
+        self.start + self.elapsed()
     }
 
     /// Simulated time since the start.
@@ -306,7 +323,7 @@ impl Simulation {
         self.script.next()
     }
 
-    /// The live processes of the simulation, in spawn order.
+    /// The live processes of the simulation, on every node, in spawn order.
     pub fn processes(&mut self) -> Vec<ProcessId> {
         self.gather();
         let mut live: Vec<(u64, u64)> = self
@@ -327,13 +344,15 @@ impl Simulation {
         self.handle().exit(pid, ExitReason::Kill);
     }
 
-    /// A [`Handle`] on the simulation's runtime: names, exit signals, spawns. What it
+    /// A [`Handle`] on the first node's runtime: names, exit signals, spawns. What it
     /// spawns runs when the simulation next steps. Used from another thread, it makes
     /// the simulation fail (module docs, "Rules").
     pub fn handle(&self) -> Handle {
-        Handle::of(self.shared.clone())
+        self.handle_on(NodeId(0))
     }
-    /// Spawns a process running `f`'s future; it runs when the simulation next steps.
+
+    /// Spawns a process on the first node, running `f`'s future; it runs when the
+    /// simulation next steps.
     pub fn spawn<M, F, Fut>(&self, f: F) -> Pid<M>
     where
         M: Send + 'static,
@@ -341,24 +360,28 @@ impl Simulation {
         Fut: Future + Send + 'static,
         Fut::Output: IntoExitReason,
     {
-        self.handle().spawn(f)
+        self.spawn_on(NodeId(0), f)
     }
 
     /// Runs one turn of one runnable process, chosen by the seed; false if none can
     /// run (the clock does not move).
     pub fn step(&mut self) -> bool {
         let _on = self.enter();
-        self.step_here()
+        let ran = self.step_here();
+        self.leave();
+        ran
     }
 
     /// Runs turns until no process can run, without moving the clock; how many.
     pub fn run_until_idle(&mut self) -> u64 {
         let _on = self.enter();
-        self.idle_here()
+        let n = self.idle_here();
+        self.leave();
+        n
     }
 
     /// Moves the clock `by` forward, running every process that can run, and at each
-    /// timer's deadline on the way, what it wakes.
+    /// timer's deadline or arrival on the network on the way, what it wakes.
     ///
     /// ```
     /// use std::time::Duration;
@@ -379,11 +402,12 @@ impl Simulation {
         let target = self.now_ms.saturating_add(ceil_ms(by));
         while self.tick_here(target) {}
         self.set_clock(target);
+        self.leave();
     }
 
-    /// Runs `f`'s future as a root process until it returns, moving the clock as its
-    /// timers need; the root's value, or why there is none ([`SimError`]). Other
-    /// processes stay as they are when it returns.
+    /// Runs `f`'s future as a root process on the first node until it returns, moving
+    /// the clock as its timers and the network need; the root's value, or why there is
+    /// none ([`SimError`]). Other processes stay as they are when it returns.
     pub fn block_on<M, T, F, Fut>(&mut self, f: F) -> Result<T, SimError>
     where
         M: Send + 'static,
@@ -399,176 +423,26 @@ impl Simulation {
         });
         let limit = ceil_ms(self.time_limit);
         let _on = self.enter();
-        loop {
-            if let Some(r) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() {
-                return r.map_err(SimError::Exited);
+        let taken = |slot: &RootSlot<T>| slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let r = loop {
+            if let Some(r) = taken(&slot) {
+                break r.map_err(SimError::Exited);
             }
-            if self.step_here() {
+            if self.step_here() || self.tick_here(limit) {
                 continue;
             }
-            if self.tick_here(limit) {
-                continue;
-            }
-            let r = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
-            return match r {
+            break match taken(&slot) {
                 Some(r) => r.map_err(SimError::Exited),
-                None if self.shared.timer.next_due().is_some() => Err(SimError::TimeLimit {
+                None if self.next_due().is_some() => Err(SimError::TimeLimit {
                     limit: self.time_limit,
                 }),
                 None => Err(SimError::Stuck {
                     elapsed: self.elapsed(),
                 }),
             };
-        }
-    }
-
-    /// Makes this thread the simulation's worker until the guard drops (module docs,
-    /// "Rules").
-    fn enter(&self) -> Entered {
-        assert!(
-            !context::is_worker_thread(),
-            "otter: a Simulation stepped from a thread that is already a worker \
-             (from inside a process, of a runtime or of a simulation)"
-        );
-        context::enter_worker(&self.shared, 0, self.shared.timer.clone());
-        crate::time::set_simulated(Some(self.now()));
-        fault::lend(self.sites.clone());
-        Entered
-    }
-
-    fn set_clock(&mut self, ms: u64) {
-        if ms != self.now_ms {
-            self.now_ms = ms;
-            self.trace = mix(self.trace, ms ^ (1 << 63));
-            crate::time::set_simulated(Some(self.now()));
-        }
-    }
-
-    /// Runs until idle, then, if a timer is due by `limit` (milliseconds), moves the
-    /// clock to it and fires what is due; whether a timer fired.
-    fn tick_here(&mut self, limit: u64) -> bool {
-        self.idle_here();
-        match self.shared.timer.next_due() {
-            Some(at) if at <= limit => {
-                self.set_clock(at.max(self.now_ms));
-                self.shared.timer.fire_due(self.now_ms);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    fn idle_here(&mut self) -> u64 {
-        let mut n = 0;
-        loop {
-            while self.step_here() {
-                n += 1;
-            }
-            // Calls that wait with a deadline their worker deferred arm it now, as a
-            // worker does before it parks (`scheduler/deferred.rs`).
-            if !context::flush_deferred(true) {
-                break;
-            }
-        }
-        crate::introspect::flush(&self.shared.workers[0].stats);
-        n
-    }
-
-    /// Gathers what became runnable, then runs one of them (chosen by the seed).
-    fn step_here(&mut self) -> bool {
-        self.gather();
-        if self.ready.is_empty() {
-            return false;
-        }
-        let ordinals: Vec<u64> = self.ready.iter().map(|r| r.1).collect();
-        let (task, ordinal) = self
-            .ready
-            .swap_remove(self.picker.pick(&ordinals, &mut self.rng));
-        let pid = task.header().pid;
-        self.trace = mix(self.trace, ordinal);
-        if self.history.len() == HISTORY {
-            self.history.pop_front();
-        }
-        self.history.push_back(Turn {
-            step: self.steps,
-            at: self.elapsed(),
-            process: ordinal,
-            pid: ProcessId(pid),
-        });
-        self.picker.ran(self.steps, ordinal);
-        self.steps += 1;
-        let me = &self.shared.workers[0];
-        crate::scheduler::worker::begin_turn(me, BUDGET);
-        me.polling
-            .store(pid.to_word(), std::sync::atomic::Ordering::Relaxed);
-        let outcome = task.run();
-        crate::process::send::end_stream();
-        if let RunOutcome::Reschedule(t) = outcome {
-            self.ready.push((t, ordinal));
-        }
-        true
-    }
-
-    /// Moves every runnable process out of the worker's queues and the injector into
-    /// `ready`, in a fixed order (so the seed alone decides), naming each new one by
-    /// its spawn order. Fails the run if a wake-up came from another thread (module
-    /// docs, "Rules").
-    fn gather(&mut self) {
-        if let Some(sim) = &self.shared.simulated {
-            let foreign = sim.foreign.lock().unwrap_or_else(PoisonError::into_inner).take();
-            if let Some(thread) = foreign {
-                panic!(
-                    "otter::sim: {thread} woke or spawned a process of this simulation: \
-                     a thread the simulation does not run (std::thread::spawn, another \
-                     runtime, a tokio task) makes the run depend on the OS, not on the \
-                     seed; do that work in a process, or with otter::blocking::spawn_blocking"
-                );
-            }
-        }
-        let me = &self.shared.workers[0];
-        let mut found = Vec::new();
-        while let Some(t) = me.local.pop() {
-            found.push(t);
-        }
-        if let Some(t) = me.lifo.take() {
-            found.push(t);
-        }
-        while let Some(t) = me.spawned.pop_oldest() {
-            found.push(t);
-        }
-        while let Some(t) = self.shared.injector.pop_into(&me.local, 0) {
-            found.push(t);
-        }
-        for t in found {
-            let next = self.ordinals.len() as u64;
-            let ordinal = *self
-                .ordinals
-                .entry(t.header().pid.to_word())
-                .or_insert(next);
-            self.ready.push((t, ordinal));
-        }
-    }
-}
-
-impl Drop for Simulation {
-    /// Ends every process still alive, as dropping a `Runtime` does.
-    fn drop(&mut self) {
-        // The processes are the table's to end (`Shared::shut_down`): a queued task owns
-        // nothing.
-        self.ready.clear();
-        let shared = self.shared.clone();
-        crate::unwind::abort_on_unwind("a simulation's shutdown", || shared.shut_down(Vec::new()));
-    }
-}
-
-/// The guard of [`Simulation::enter`].
-struct Entered;
-
-impl Drop for Entered {
-    fn drop(&mut self) {
-        fault::lend(None);
-        crate::time::set_simulated(None);
-        context::leave_worker();
+        };
+        self.leave();
+        r
     }
 }
 
@@ -587,46 +461,8 @@ fn mix(h: u64, v: u64) -> u64 {
     rng::splitmix(h ^ v.wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }
 
-/// The root process of [`Simulation::block_on`]: its value, or its end, goes to the slot
-/// (as `runtime.rs`'s root does for `Runtime::block_on`).
-struct Root<Fut: Future> {
-    fut: Pin<Box<Fut>>,
-    slot: RootSlot<Fut::Output>,
-}
-
-type RootSlot<T> = Arc<Mutex<Option<Result<T, ExitReason>>>>;
-
-fn set<T>(slot: &RootSlot<T>, r: Result<T, ExitReason>) {
-    slot.lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get_or_insert(r);
-}
-
-impl<Fut: Future> Future for Root<Fut> {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
-        let this = self.get_mut();
-        let fut = this.fut.as_mut();
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(v)) => {
-                set(&this.slot, Ok(v));
-                Poll::Ready(())
-            }
-            Err(payload) => {
-                set(&this.slot, Err(ExitReason::from_panic(&*payload)));
-                std::panic::resume_unwind(payload)
-            }
-        }
-    }
-}
-
-impl<Fut: Future> Drop for Root<Fut> {
-    /// Dropped without a value: ended by an exit signal (its reason) or by the
-    /// simulation's end (`Killed`).
-    fn drop(&mut self) {
-        let reason = harness::exit_reason_of_dropping().unwrap_or(ExitReason::Killed);
-        set(&self.slot, Err(reason));
-    }
+/// The address of the `n`-th node: `10.0.0.(n+1)`, then on into `10.0.1.0` and up.
+fn node_ip(n: usize) -> Ipv4Addr {
+    let n = n as u32 + 1;
+    Ipv4Addr::from(0x0a00_0000 | n)
 }

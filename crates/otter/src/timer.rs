@@ -178,11 +178,6 @@ impl Timer {
         })
     }
 
-    /// The instant its millisecond 0 began.
-    pub(crate) fn start(&self) -> Instant {
-        self.start
-    }
-
     /// The earliest deadline filed, in milliseconds since [`Timer::start`]; `None` if
     /// no timer is pending.
     pub(crate) fn next_due(&self) -> Option<u64> {

@@ -291,11 +291,11 @@ fn a_root_that_panics_is_an_exit_and_endless_timers_meet_the_limit() {
 }
 
 #[test]
-fn sockets_are_refused_with_an_error_that_says_why() {
+fn udp_sockets_are_refused_with_an_error_that_says_why() {
     let mut sim = Simulation::new(9);
     let e = sim
         .block_on(|_: Context<()>| async move {
-            otter::net::TcpListener::bind("127.0.0.1:0".parse().unwrap()).map(|_| ())
+            otter::net::UdpSocket::bind("127.0.0.1:0".parse().unwrap()).map(|_| ())
         })
         .unwrap()
         .unwrap_err();

@@ -25,15 +25,11 @@ const SEEDS: u64 = 200;
 
 /// A client: `ops` operations on its own keys, `k{id}-{0..4}`, checking every answer
 /// against what it wrote and how many store crashes happened since (`kills`).
-async fn client(
-    mut cx: Context<()>,
-    id: u64,
-    mut rng: u64,
-    kills: Arc<AtomicU64>,
-    done: Pid<u64>,
-) {
+async fn client(mut cx: Context<()>, id: u64, mut rng: u64, kills: Arc<AtomicU64>, done: Pid<u64>) {
     let mut next = move || {
-        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         rng >> 33
     };
     // Per key: its last value written, and the store crashes counted when it was.
@@ -65,7 +61,11 @@ async fn client(
                         // Written before a crash: the store may have lost it, but a
                         // value it gives is the last one written.
                         let last = written[k].as_ref().map(|(w, _)| w.as_str());
-                        assert_eq!(Some(v.trim_end()), last, "{key}: a value never written last");
+                        assert_eq!(
+                            Some(v.trim_end()),
+                            last,
+                            "{key}: a value never written last"
+                        );
                     }
                     (None, Some((w, _))) if answer.starts_with("NOT_FOUND") => {
                         panic!("{key}: lost {w} with no store crash since")

@@ -144,7 +144,7 @@ impl Reactor {
         }
         self.registered.fetch_add(1, Ordering::Relaxed);
         Ok(Registration {
-            reactor: self.clone(),
+            reactor: Some(self.clone()),
             token,
             state,
         })
@@ -234,12 +234,23 @@ fn dispatch(events: &Events, reactor: &Reactor) {
 /// before closing the source; dropping it frees its token.
 #[derive(Debug)]
 pub(crate) struct Registration {
-    reactor: Arc<Reactor>,
+    /// `None` for a simulation's socket, which no OS poll knows: its network sets the
+    /// readiness (`io/network.rs`).
+    reactor: Option<Arc<Reactor>>,
     token: usize,
     state: Arc<Readiness>,
 }
 
 impl Registration {
+    /// The registration of a simulation's socket, whose readiness is `state`.
+    pub(crate) fn simulated(state: Arc<Readiness>) -> Registration {
+        Registration {
+            reactor: None,
+            token: 0,
+            state,
+        }
+    }
+
     /// Ready for `dir`, or the caller is woken when it may be. Every look takes a unit
     /// of the running process's budget, as a receive does (tokio's cooperative budget
     /// counts IO the same way): a process whose socket is always ready (a writer to a
@@ -346,13 +357,17 @@ impl Registration {
 
     /// Takes `source` out of the OS poll, before it is closed.
     pub(crate) fn deregister(&self, source: &mut impl mio::event::Source) {
-        let _ = self.reactor.registry.deregister(source);
+        if let Some(r) = &self.reactor {
+            let _ = r.registry.deregister(source);
+        }
     }
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        self.reactor.release(self.token);
-        self.reactor.registered.fetch_sub(1, Ordering::Relaxed);
+        if let Some(r) = &self.reactor {
+            r.release(self.token);
+            r.registered.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 }

@@ -44,7 +44,7 @@
 //!   spent, to leave nothing behind.
 
 use std::future::poll_fn;
-use std::io::{self, Read};
+use std::io;
 use std::net::{Shutdown, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -405,7 +405,7 @@ async fn read_loop(mut cx: Context<OwnerDown>, shared: Arc<Shared>, id: SocketId
             inner
                 .reg
                 .poll_transfer(crate::io::readiness::Direction::Read, task, CHUNK, || {
-                    (&inner.io).read(&mut chunk)
+                    inner.io.read(&mut chunk)
                 })
                 .map(|r| Event::Read(r.map(|n| chunk[..n].to_vec())))
         })

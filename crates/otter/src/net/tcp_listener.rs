@@ -8,14 +8,14 @@ use std::net::SocketAddr;
 use crate::io::reactor::Registration;
 use crate::io::readiness::Direction;
 use crate::net::TcpStream;
-use crate::scheduler::context;
+use crate::net::sock::{self, Listen};
 
 /// How many connections the kernel queues before they are accepted.
 const BACKLOG: i32 = 1024;
 
 /// A listening socket (see [`crate::net`]). Closed when dropped.
 pub struct TcpListener {
-    io: mio::net::TcpListener,
+    io: Listen,
     reg: Registration,
 }
 
@@ -32,6 +32,9 @@ impl TcpListener {
     /// set as Erlang's `{reuseaddr, true}` does and a backlog of 1,024. A port in use
     /// is `AddrInUse`. Must run in a process on an otter runtime.
     pub fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
+        if let Some((net, ip)) = sock::simulated() {
+            return TcpListener::of(Listen::Sim(net.listen(ip, addr)?));
+        }
         let socket = socket2::Socket::new(
             socket2::Domain::for_address(addr),
             socket2::Type::STREAM,
@@ -41,8 +44,12 @@ impl TcpListener {
         socket.set_nonblocking(true)?;
         socket.bind(&addr.into())?;
         socket.listen(BACKLOG)?;
-        let mut io = mio::net::TcpListener::from_std(socket.into());
-        let reg = context::current_reactor()?.register(&mut io)?;
+        TcpListener::of(Listen::Os(mio::net::TcpListener::from_std(socket.into())))
+    }
+
+    /// Registers `io` where its readiness comes from.
+    pub(crate) fn of(mut io: Listen) -> io::Result<TcpListener> {
+        let reg = io.register()?;
         Ok(TcpListener { io, reg })
     }
 
@@ -51,9 +58,7 @@ impl TcpListener {
     #[cfg(any(feature = "dist", feature = "dashboard"))]
     pub(crate) fn from_std(l: std::net::TcpListener) -> io::Result<TcpListener> {
         l.set_nonblocking(true)?;
-        let mut io = mio::net::TcpListener::from_std(l);
-        let reg = context::current_reactor()?.register(&mut io)?;
-        Ok(TcpListener { io, reg })
+        TcpListener::of(Listen::Os(mio::net::TcpListener::from_std(l)))
     }
 
     /// Waits for the next connection (`gen_tcp:accept/1`). The new stream belongs to
@@ -91,7 +96,7 @@ impl TcpListener {
 
 impl Drop for TcpListener {
     fn drop(&mut self) {
-        self.reg.deregister(&mut self.io);
+        self.io.deregister(&self.reg);
     }
 }
 

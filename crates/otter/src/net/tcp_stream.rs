@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::future::{Future, poll_fn};
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::{Shutdown, SocketAddr};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crate::io::reactor::Registration;
 use crate::io::readiness::Direction;
-use crate::scheduler::context;
+use crate::net::sock::{self, Sock};
 
 /// A TCP connection, read and written by the process that owns it (see [`crate::net`]).
 ///
@@ -27,7 +27,7 @@ pub struct TcpStream {
 /// distribution connection's reader and writer (`dist/connection.rs`).
 #[derive(Debug)]
 pub(crate) struct Inner {
-    pub(super) io: mio::net::TcpStream,
+    pub(super) io: Sock,
     pub(super) reg: Registration,
     /// `gen_tcp`'s `send_timeout`, in nanoseconds; zero: none. An atomic because an
     /// active stream's owner and its reader share the socket.
@@ -37,7 +37,7 @@ pub(crate) struct Inner {
 impl Drop for Inner {
     fn drop(&mut self) {
         // Out of the OS poll before the descriptor closes (`io.rs`'s invariant).
-        self.reg.deregister(&mut self.io);
+        self.io.deregister(&self.reg);
     }
 }
 
@@ -49,7 +49,7 @@ impl Inner {
     ) -> Poll<io::Result<usize>> {
         let len = buf.len();
         self.reg
-            .poll_transfer(Direction::Read, cx, len, || (&self.io).read(buf))
+            .poll_transfer(Direction::Read, cx, len, || self.io.read(buf))
     }
 
     pub(crate) fn poll_write_buf(
@@ -58,7 +58,7 @@ impl Inner {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         self.reg
-            .poll_transfer(Direction::Write, cx, buf.len(), || (&self.io).write(buf))
+            .poll_transfer(Direction::Write, cx, buf.len(), || self.io.write(buf))
     }
 
     /// Writes all of `buf`, within the send timeout if one is set.
@@ -140,7 +140,10 @@ impl TcpStream {
     /// Opens a connection to `addr` (`gen_tcp:connect/3`). A closed port is
     /// `ConnectionRefused`. Must run in a process on an otter runtime.
     pub async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
-        let stream = TcpStream::new(mio::net::TcpStream::connect(addr)?)?;
+        if let Some((net, ip)) = sock::simulated() {
+            return TcpStream::new(Sock::Sim(net.connect(ip, addr)?));
+        }
+        let stream = TcpStream::new(Sock::Os(mio::net::TcpStream::connect(addr)?))?;
         // The connect completes when the socket becomes writable: then it either has
         // an error or a peer (mio's documented protocol; a spurious wake-up has
         // neither yet).
@@ -175,6 +178,19 @@ impl TcpStream {
     /// answers; `InvalidInput` if the name resolves to nothing.
     pub async fn connect_host(host: impl Into<String>) -> io::Result<TcpStream> {
         let host = host.into();
+        if let Some((net, _)) = sock::simulated() {
+            // The simulation's host names: its nodes'.
+            let (name, port) = host
+                .rsplit_once(':')
+                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "expected host:port"))?;
+            let port = port
+                .parse()
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a bad port"))?;
+            let ip = net.resolve(name).ok_or_else(|| {
+                io::Error::new(io::ErrorKind::InvalidInput, "the name has no address")
+            })?;
+            return TcpStream::connect(SocketAddr::from((ip, port))).await;
+        }
         let addrs = crate::blocking::spawn_blocking(move || {
             std::net::ToSocketAddrs::to_socket_addrs(&host).map(Vec::from_iter)
         })
@@ -189,9 +205,10 @@ impl TcpStream {
         Err(last)
     }
 
-    /// Registers an open connection with the current runtime's reactor.
-    pub(crate) fn new(mut io: mio::net::TcpStream) -> io::Result<TcpStream> {
-        let reg = context::current_reactor()?.register(&mut io)?;
+    /// Registers an open connection with the current runtime's reactor (or, for a
+    /// simulated one, with its network's readiness).
+    pub(crate) fn new(mut io: Sock) -> io::Result<TcpStream> {
+        let reg = io.register()?;
         Ok(TcpStream {
             inner: Inner {
                 io,
@@ -311,7 +328,7 @@ impl TcpStream {
         let len = buf.len();
         inner
             .reg
-            .try_transfer(Direction::Read, len, || (&inner.io).read(buf))
+            .try_transfer(Direction::Read, len, || inner.io.read(buf))
     }
 
     /// Waits until the socket is writable (the kernel's send buffer has room, the peer
@@ -360,7 +377,7 @@ impl TcpStream {
         let inner = &self.inner;
         inner
             .reg
-            .try_transfer(Direction::Write, buf.len(), || (&inner.io).write(buf))
+            .try_transfer(Direction::Write, buf.len(), || inner.io.write(buf))
     }
 
     /// Writes some of `buf`, waiting until the socket takes at least one byte (within
@@ -430,12 +447,12 @@ impl TcpStream {
 
     /// Sets the kernel's receive buffer size (`{recbuf, N}`).
     pub fn set_recv_buffer_size(&self, bytes: usize) -> io::Result<()> {
-        socket2::SockRef::from(&self.inner.io).set_recv_buffer_size(bytes)
+        self.inner.io.set_buffer_size(true, bytes)
     }
 
     /// Sets the kernel's send buffer size (`{sndbuf, N}`).
     pub fn set_send_buffer_size(&self, bytes: usize) -> io::Result<()> {
-        socket2::SockRef::from(&self.inner.io).set_send_buffer_size(bytes)
+        self.inner.io.set_buffer_size(false, bytes)
     }
 
     /// This end's address (`inet:sockname/1`).

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::{Simulation, Scheduling};
+use super::{Scheduling, Simulation};
 
 /// The settings of a family of simulations; each [`build`](Config::build) makes one
 /// from a seed, and [`sweep`](Config::sweep) runs a test over many.

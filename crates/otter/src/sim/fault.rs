@@ -10,11 +10,11 @@
 //! come from the seed, so a run that failed on a fired site replays it.
 
 use std::cell::RefCell;
-use std::rc::Rc;
 use std::collections::HashMap;
 use std::panic::Location;
+use std::rc::Rc;
 
-use super::rng::Rng;
+use crate::rng::Rng;
 
 /// A run's sites and their random numbers, lent to the stepping thread while it steps.
 #[derive(Debug)]

@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use super::rng::Rng;
+use crate::rng::Rng;
 
 /// How a [`Simulation`](super::Simulation) chooses the next process to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,5 +1,5 @@
-//! The simulation's random numbers: SplitMix64 (Steele, Lea and Flood, 2014), the same
-//! sequence on every machine for a seed.
+//! Random numbers for the simulation (`sim.rs`, `io/network.rs`): SplitMix64 (Steele,
+//! Lea and Flood, 2014), the same sequence on every machine for a seed.
 
 /// SplitMix64's finaliser: a bijection that mixes every bit of `z` into every bit.
 pub(crate) fn splitmix(mut z: u64) -> u64 {
