@@ -295,6 +295,7 @@ mod remote_server;
 mod remote_supervisor;
 pub(crate) mod route;
 pub mod shapes;
+mod simulated;
 mod system;
 #[cfg(test)]
 mod tests;

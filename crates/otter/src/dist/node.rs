@@ -31,6 +31,7 @@ use crate::dist::connect_error::{Closed, ConnectError};
 use crate::dist::connection::{self, Connection};
 use crate::dist::epmd;
 use crate::dist::etf::{self, Atom, ExternalPid, ExternalRef, Term};
+use crate::dist::simulated::{self, Listening, Registered};
 use crate::pid::{Pid, RawPid};
 use crate::process::Context;
 use crate::runtime::Handle;
@@ -246,7 +247,7 @@ pub(crate) struct NodeShared {
     pub(crate) exported: RwLock<HashMap<RawPid, Exported>>,
     exported_sweep_at: AtomicU32,
     watchers: Mutex<Vec<(Option<String>, NodeWatcher)>>,
-    pub(crate) registration: Mutex<Option<epmd::Registration>>,
+    pub(crate) registration: Mutex<Option<Registered>>,
     /// The port it listens on.
     pub(crate) port: u16,
     /// Calls from other nodes being served (`remote_server.rs`).
@@ -315,14 +316,30 @@ impl Node {
         } else {
             b.cookie.clone()
         };
-        let listener = std::net::TcpListener::bind(("0.0.0.0", 0)).map_err(StartError::Listen)?;
-        let port = listener.local_addr().map_err(StartError::Listen)?.port();
-        epmd::ensure_running(b.epmd_port).map_err(|e| StartError::Epmd(e.to_string()))?;
-        let registration =
-            epmd::register(alive, port, b.hidden).map_err(|e| StartError::Epmd(e.to_string()))?;
+        let (listener, port, creation, registration) = match simulated::network(handle) {
+            Some((net, ip)) => {
+                let host = b.name.split_once('@').map_or("", |(_, h)| h);
+                simulated::start(&net, ip, alive, host)?
+            }
+            None => {
+                let listener =
+                    std::net::TcpListener::bind(("0.0.0.0", 0)).map_err(StartError::Listen)?;
+                let port = listener.local_addr().map_err(StartError::Listen)?.port();
+                epmd::ensure_running(b.epmd_port).map_err(|e| StartError::Epmd(e.to_string()))?;
+                let registration = epmd::register(alive, port, b.hidden)
+                    .map_err(|e| StartError::Epmd(e.to_string()))?;
+                let creation = registration.creation();
+                (
+                    Listening::Os(listener),
+                    port,
+                    creation,
+                    Registered::Epmd(registration),
+                )
+            }
+        };
         let shared = Arc::new(NodeShared {
             name: Atom::new(&b.name),
-            creation: registration.creation(),
+            creation,
             cookie,
             hidden: b.hidden,
             tick_time: b.tick_time,
@@ -706,7 +723,10 @@ impl NodeShared {
             return;
         }
         // Wakes the acceptor, which sees `stopped` and closes the listener.
-        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+        match simulated::network(&self.handle) {
+            Some((net, ip)) => drop(net.connect(ip, (ip, self.port).into())),
+            None => drop(std::net::TcpStream::connect(("127.0.0.1", self.port))),
+        }
         self.registration
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

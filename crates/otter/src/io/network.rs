@@ -87,10 +87,10 @@ struct State {
     listeners: HashMap<SocketAddrV4, Weak<ListenerState>>,
     ports: HashMap<Ipv4Addr, u16>,
     hosts: HashMap<String, Ipv4Addr>,
-    /// The port mapper of every host: (host, node name) to port; the creations it
-    /// handed out.
+    /// The port mapper of every host: (host, node name) to port and creation; the
+    /// last creation handed out.
     #[cfg_attr(not(feature = "dist"), allow(dead_code))]
-    epmd: HashMap<(Ipv4Addr, String), u16>,
+    epmd: HashMap<(Ipv4Addr, String), (u16, u32)>,
     #[cfg_attr(not(feature = "dist"), allow(dead_code))]
     creation: u32,
     conns: Vec<Weak<Conn>>,
@@ -264,9 +264,30 @@ impl Network {
         drop((events, held));
     }
 
-    /// Forgets what the port mapper of host `ip` knows (its node crashed).
-    pub(crate) fn forget(&self, ip: Ipv4Addr) {
-        lock(&self.state).epmd.retain(|(host, _), _| *host != ip);
+    /// Host `ip` went down (its node crashed): as its OS would, closes every socket
+    /// it had (its listeners stop listening; each connection's far end reads the end
+    /// of the stream, and its own end reads nothing more), whatever still holds them;
+    /// and its port mapper forgets its nodes.
+    pub(crate) fn host_down(self: &Arc<Self>, ip: Ipv4Addr) {
+        let conns: Vec<Arc<Conn>> = {
+            let mut s = lock(&self.state);
+            s.epmd.retain(|(host, _), _| *host != ip);
+            s.listeners.retain(|at, _| *at.ip() != ip);
+            s.conns.retain(|c| c.strong_count() > 0);
+            s.conns.iter().filter_map(Weak::upgrade).collect()
+        };
+        for conn in conns {
+            for side in 0..2 {
+                if *conn.addrs[side].ip() == ip {
+                    let end = End {
+                        net: Arc::downgrade(self),
+                        conn: conn.clone(),
+                        side,
+                    };
+                    let _ = end.shutdown(Shutdown::Both);
+                }
+            }
+        }
     }
 
     #[cfg(feature = "dist")]
@@ -281,14 +302,21 @@ impl Network {
                 format!("the name {alive} is registered on {ip} already"),
             ));
         }
-        s.epmd.insert(key, port);
         s.creation += 1;
-        Ok(s.creation)
+        let creation = s.creation;
+        s.epmd.insert(key, (port, creation));
+        Ok(creation)
     }
 
     #[cfg(feature = "dist")]
-    pub(crate) fn epmd_unregister(&self, ip: Ipv4Addr, alive: &str) {
-        lock(&self.state).epmd.remove(&(ip, alive.to_string()));
+    /// Unregisters the node `alive` of host `ip` that registered as `creation` (not a
+    /// node of that name registered since, after a crash).
+    pub(crate) fn epmd_unregister(&self, ip: Ipv4Addr, alive: &str, creation: u32) {
+        let mut s = lock(&self.state);
+        let key = (ip, alive.to_string());
+        if s.epmd.get(&key).is_some_and(|&(_, c)| c == creation) {
+            s.epmd.remove(&key);
+        }
     }
 
     #[cfg(feature = "dist")]
@@ -309,7 +337,7 @@ impl Network {
         }
         s.epmd
             .get(&(ip, alive.to_string()))
-            .copied()
+            .map(|&(port, _)| port)
             .ok_or_else(|| {
                 io::Error::new(
                     io::ErrorKind::NotFound,
@@ -488,6 +516,8 @@ struct Stream {
     fin: bool,
     /// The sender has closed it (the close may still be in flight).
     closed: bool,
+    /// The receiver has shut it down for reading: its reads end.
+    shut: bool,
     /// The latest arrival filed.
     last_at: u64,
 }
@@ -521,6 +551,9 @@ impl End {
                 return Err(io::ErrorKind::ConnectionReset.into());
             }
             let h = &mut s.to[self.side];
+            if h.shut {
+                return Ok(0);
+            }
             if h.buf.is_empty() {
                 return if h.fin || buf.is_empty() {
                     Ok(0)
@@ -580,8 +613,13 @@ impl End {
         Ok(n)
     }
 
-    /// Closes the writing side (or both): the close follows the bytes written.
+    /// Closes the writing side (its close follows the bytes written), the reading
+    /// side (reads then end at once, as after the OS's `SHUT_RD`), or both.
     pub(crate) fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        if how != Shutdown::Write {
+            lock(&self.conn.state).to[self.side].shut = true;
+            wake(self.conn.readiness[self.side].set(READ_CLOSED));
+        }
         if how != Shutdown::Read {
             self.close_write();
         }

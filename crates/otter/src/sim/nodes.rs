@@ -178,9 +178,10 @@ impl Simulation {
         let Some(shared) = self.nodes[n].shared.take() else {
             return;
         };
-        // Its processes end here, on this thread, as a worker of no runtime (their
-        // sockets close: the network sends their closes).
+        // Its processes end here, on this thread, as a worker of no runtime; then its
+        // sockets close, as its OS would close them, whatever still holds them (a
+        // distribution node's tables may).
         crate::unwind::abort_on_unwind("a simulated node's crash", || shared.shut_down(Vec::new()));
-        self.net.forget(self.nodes[n].ip);
+        self.net.host_down(self.nodes[n].ip);
     }
 }

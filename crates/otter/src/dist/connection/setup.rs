@@ -51,14 +51,19 @@ async fn run_connect(node: Arc<NodeShared>, conn: Arc<Connection>) {
         return;
     };
     let (alive, host) = (alive.to_string(), host.to_string());
-    let looked = crate::blocking::spawn_blocking({
-        let host = host.clone();
-        move || epmd::port_please(&host, &alive).map_err(Arc::new)
-    })
-    .await;
+    let looked = match crate::dist::simulated::network(&node.handle) {
+        Some((net, ip)) => crate::dist::simulated::port_please(&net, ip, &host, &alive),
+        None => {
+            crate::blocking::spawn_blocking({
+                let host = host.clone();
+                move || epmd::port_please(&host, &alive).map(|a| a.port)
+            })
+            .await
+        }
+    };
     let port = match looked {
-        Ok(a) => a.port,
-        Err(e) => return conn.attempt_failed(&node, ConnectError::NotFound(e)),
+        Ok(port) => port,
+        Err(e) => return conn.attempt_failed(&node, ConnectError::NotFound(Arc::new(e))),
     };
     let stream = match TcpStream::connect_host(format!("{host}:{port}")).await {
         Ok(s) => s,
@@ -67,7 +72,7 @@ async fn run_connect(node: Arc<NodeShared>, conn: Arc<Connection>) {
     let _ = stream.set_nodelay(true);
     let local = local_node(&node);
     // One time limit for TLS's handshake and distribution's.
-    let deadline = Instant::now() + SETUP_TIME;
+    let deadline = crate::time::now() + SETUP_TIME;
     let mut link = match timeout(left(deadline), open_link(&node, stream, Some(&host))).await {
         Ok(Ok(link)) => link,
         Ok(Err(e)) => return conn.attempt_failed(&node, ConnectError::Tls(Arc::new(e))),
@@ -105,7 +110,7 @@ const SETUP_TIME: Duration = Duration::from_secs(7);
 
 /// What is left of the time to `deadline` (none once it has passed).
 fn left(deadline: Instant) -> Duration {
-    deadline.saturating_duration_since(Instant::now())
+    deadline.saturating_duration_since(crate::time::now())
 }
 
 /// The stream a handshake runs over: the TCP connection itself, or TLS over it
@@ -143,11 +148,11 @@ fn local_node(node: &NodeShared) -> handshake::LocalNode {
 /// Spawns the acceptor process on `listener`.
 pub(crate) fn start_acceptor(
     node: &Arc<NodeShared>,
-    listener: std::net::TcpListener,
+    listener: crate::dist::simulated::Listening,
 ) -> std::io::Result<()> {
     let weak = Arc::downgrade(node);
     node.handle.spawn(move |cx: Context<()>| async move {
-        let Ok(listener) = crate::net::TcpListener::from_std(listener) else {
+        let Ok(listener) = listener.open() else {
             return;
         };
         loop {
@@ -169,7 +174,7 @@ async fn run_accept(node: Arc<NodeShared>, stream: TcpStream) {
     let _ = stream.set_nodelay(true);
     let local = local_node(&node);
     let peer_addr = stream.peer_addr();
-    let deadline = Instant::now() + SETUP_TIME;
+    let deadline = crate::time::now() + SETUP_TIME;
     let mut link = match timeout(left(deadline), open_link(&node, stream, None)).await {
         Ok(Ok(link)) => link,
         Ok(Err(e)) => return refused(&node, &peer_addr, &format!("TLS: {e}")),
