@@ -91,7 +91,7 @@ pub(crate) fn store_tree() -> SupervisorSpec {
 }
 
 /// One connection: reads lines, answers each.
-async fn connection(mut cx: Context<()>, mut stream: TcpStream) {
+pub(crate) async fn connection(mut cx: Context<()>, mut stream: TcpStream) {
     let _ = stream.set_nodelay(true);
     let mut pending = Vec::new();
     let mut buf = [0u8; 4096];

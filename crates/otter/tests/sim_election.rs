@@ -9,9 +9,9 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use otter::Context;
 use otter::dist::{BadTerm, Node};
 use otter::sim::{NodeId, Simulation};
-use otter::Context;
 use serde::{Deserialize, Serialize};
 
 /// How often a leader heartbeats, and a follower looks at the time.
@@ -24,9 +24,18 @@ const ELECTION_TIMEOUT: Duration = Duration::from_millis(500);
 
 #[derive(Debug, Serialize, Deserialize)]
 enum Elect {
-    Heartbeat { from: u8, term: u64 },
-    Claim { from: u8, term: u64 },
-    Ack { from: u8, term: u64 },
+    Heartbeat {
+        from: u8,
+        term: u64,
+    },
+    Claim {
+        from: u8,
+        term: u64,
+    },
+    Ack {
+        from: u8,
+        term: u64,
+    },
     #[serde(skip)]
     Bad(#[allow(dead_code)] BadTerm),
 }
@@ -235,9 +244,8 @@ fn a_sweep_finds_two_leaders_after_a_partition_and_its_seed_replays_it() {
     eprintln!("the sweep found two leaders at seed {seed}");
     let replay = || {
         let mut sim = Simulation::new(seed);
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            election(&mut sim, false)
-        }));
+        let r =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| election(&mut sim, false)));
         (r.is_err(), sim.trace_hash())
     };
     let first = replay();

@@ -5,8 +5,10 @@
 //! last hold; an answer while the store restarts is an error line, never a wrong one;
 //! a connection's crash loses nothing.
 //!
-//! (Sockets are not simulated yet: each client process calls the example's `answer`
-//! directly, the function a connection's process runs for each line it reads.)
+//! Two ways in: clients that call the example's `answer` directly (the function a
+//! connection's process runs for each line it reads), on the store's node; and
+//! clients on another node that talk to the example's acceptor pool over the
+//! simulated network, through partitions, with timeouts and reconnects.
 
 #[allow(dead_code)]
 #[path = "../examples/kv.rs"]
@@ -16,7 +18,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use otter::sim::Simulation;
+use otter::net::TcpStream;
+use otter::sim::{NodeId, Simulation};
 use otter::supervisor;
 use otter::{Context, ExitReason, Pid};
 
@@ -143,4 +146,187 @@ fn the_kv_store_keeps_its_promises_under_store_crashes_on_every_seed() {
 #[test]
 fn a_kv_run_replays_from_its_seed() {
     otter::sim::check(7, kv_under_crashes);
+}
+
+/// What a key may hold, as far as a client that is its only writer knows: the values
+/// a read may return (`None`: not found), and the store crashes counted when that was
+/// last known for sure (a crash since may also have lost it).
+struct Model {
+    values: Vec<Option<String>>,
+    kills_at: u64,
+}
+
+impl Model {
+    fn known(value: Option<String>, kills: u64) -> Model {
+        Model {
+            values: vec![value],
+            kills_at: kills,
+        }
+    }
+
+    /// A read answered `got`, sent when `before` crashes were counted and answered
+    /// when `after` were: it must be possible (a crash counted by the answer may have
+    /// lost the key), and is now what is known, as of `before` (a crash counted before
+    /// the answer may act after it).
+    fn read(&mut self, key: &str, got: Option<String>, before: u64, after: u64) {
+        let lost = got.is_none() && after != self.kills_at;
+        assert!(
+            self.values.contains(&got) || lost,
+            "{key}: read {got:?}, but it could only be {:?}",
+            self.values
+        );
+        *self = Model::known(got, before);
+    }
+}
+
+/// One request over `conn` (connecting first if needed): the answer line, or `None`
+/// if it failed or took over a second (then the connection is dropped: the request
+/// may or may not have been done).
+async fn request(conn: &mut Option<(TcpStream, Vec<u8>)>, line: &str) -> Option<String> {
+    if conn.is_none() {
+        let s = otter::timeout(
+            Duration::from_secs(1),
+            TcpStream::connect_host("node0:7379"),
+        )
+        .await
+        .ok()?
+        .ok()?;
+        *conn = Some((s, Vec::new()));
+    }
+    let (s, pending) = conn.as_mut().expect("connected above");
+    let answer = otter::timeout(Duration::from_secs(1), async {
+        s.write_all(format!("{line}\n").as_bytes()).await.ok()?;
+        let mut buf = [0u8; 512];
+        loop {
+            if let Some(end) = pending.iter().position(|&b| b == b'\n') {
+                let l: Vec<u8> = pending.drain(..=end).collect();
+                return Some(String::from_utf8(l).unwrap().trim_end().to_string());
+            }
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => pending.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await
+    .ok()
+    .flatten();
+    if answer.is_none() {
+        *conn = None;
+    }
+    answer
+}
+
+/// A client on another node: `ops` requests over TCP on its own keys, checked against
+/// its model of each.
+async fn tcp_client(cx: Context<()>, id: u64, mut rng: u64, kills: Arc<AtomicU64>) {
+    let mut next = move || {
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        rng >> 33
+    };
+    let mut conn = None;
+    let mut keys: Vec<Model> = (0..3).map(|_| Model::known(None, 0)).collect();
+    for op in 0..30 {
+        let k = (next() % 3) as usize;
+        let key = format!("t{id}-{k}");
+        let now_kills = || kills.load(Ordering::Relaxed);
+        if next() % 2 == 0 {
+            let value = format!("v{op}");
+            let before = now_kills();
+            match request(&mut conn, &format!("PUT {key} {value}"))
+                .await
+                .as_deref()
+            {
+                Some("OK") => keys[k] = Model::known(Some(value), before),
+                // Failed, timed out, or the store restarting: done or not.
+                _ => keys[k].values.push(Some(value)),
+            }
+        } else {
+            let before = now_kills();
+            let r = request(&mut conn, &format!("GET {key}")).await;
+            let after = now_kills();
+            match r {
+                Some(a) if a.starts_with("VALUE ") => {
+                    let v = Some(a["VALUE ".len()..].to_string());
+                    keys[k].read(&key, v, before, after)
+                }
+                Some(a) if a == "NOT_FOUND" => keys[k].read(&key, None, before, after),
+                Some(a) => assert!(a.starts_with("ERR the store"), "GET {key}: {a:?}"),
+                None => {}
+            }
+        }
+        cx.sleep(Duration::from_millis(next() % 50)).await;
+    }
+}
+
+/// The example's whole server (store, supervisor, acceptor pool) on node 0, three
+/// TCP clients on node 1, store crashes and partitions between the two nodes drawn
+/// from the seed.
+fn kv_over_tcp(sim: &mut Simulation) {
+    let client_node = sim.add_node("clients");
+    let kills = Arc::new(AtomicU64::new(0));
+    let k2 = kills.clone();
+    let mut rng = sim.random();
+    sim.spawn(move |cx: Context<()>| async move {
+        let tree = kv::store_tree().intensity(10, Duration::from_secs(5));
+        let _sup = supervisor::start_link(&cx, tree).await.unwrap();
+        let addr = "0.0.0.0:7379".parse().unwrap();
+        let _pool = otter::net::start_acceptor_pool(&cx, addr, 2, kv::connection)
+            .await
+            .unwrap();
+        // Every 300 ms, one chance in three that the store dies, its crash counted
+        // first (the clients' rule).
+        loop {
+            cx.sleep(Duration::from_millis(300)).await;
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            if (rng >> 33) % 3 == 0
+                && let Some(store) = kv::KV.whereis(&cx)
+            {
+                k2.fetch_add(1, Ordering::Relaxed);
+                cx.exit(store.pid(), ExitReason::Kill);
+            }
+        }
+    });
+    sim.run_until_idle();
+    // The clients, watched: each must end normally (a failed check is a panic).
+    let ends = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seeds: Vec<u64> = (0..3).map(|_| sim.random()).collect();
+    let e2 = ends.clone();
+    sim.spawn_on(
+        client_node,
+        move |mut cx: Context<otter::Down>| async move {
+            for (id, seed) in seeds.into_iter().enumerate() {
+                let kills = kills.clone();
+                cx.spawn_monitor(move |c: Context<()>| tcp_client(c, id as u64, seed, kills));
+            }
+            for _ in 0..3 {
+                let down = cx.recv().await;
+                e2.lock().unwrap().push(down.reason);
+            }
+        },
+    );
+    for _ in 0..4 {
+        let quiet = Duration::from_millis(100 + sim.random() % 400);
+        sim.advance(quiet);
+        sim.partition(NodeId(0), client_node);
+        let cut = Duration::from_millis(sim.random() % 1500);
+        sim.advance(cut);
+        sim.heal(NodeId(0), client_node);
+    }
+    sim.advance(Duration::from_secs(20));
+    let ends = ends.lock().unwrap();
+    assert_eq!(ends.len(), 3, "every client finished");
+    for reason in ends.iter() {
+        assert_eq!(*reason, ExitReason::Normal, "a client's check failed");
+    }
+}
+
+#[test]
+fn the_kv_server_keeps_its_promises_over_tcp_under_crashes_and_partitions() {
+    let ran = otter::sim::sweep(0..SEEDS / 2, kv_over_tcp);
+    assert!(ran >= 1);
 }
