@@ -150,6 +150,8 @@ pub struct Simulation {
     ordinals: HashMap<u64, u64>,
     history: VecDeque<Turn>,
     time_limit: Duration,
+    /// A turn held the thread long in real time, and it was said (`driver.rs`).
+    warned: bool,
     _one_thread: PhantomData<*const ()>,
 }
 
@@ -269,6 +271,7 @@ impl Simulation {
             ordinals: HashMap::new(),
             history: VecDeque::with_capacity(HISTORY),
             time_limit: config.time_limit,
+            warned: false,
             _one_thread: PhantomData,
         };
         sim.add_node("node0");
@@ -336,6 +339,32 @@ impl Simulation {
         live.into_iter()
             .map(|(_, w)| ProcessId(RawPid::from_word(w)))
             .collect()
+    }
+
+    /// What `pid` is doing, on whichever node it runs: its status, its mailbox's
+    /// length (`message_queue_len`), its links and monitors ([`Handle::process_info`]).
+    /// `None` once it has exited.
+    ///
+    /// ```
+    /// use otter::Context;
+    /// let mut sim = otter::sim::Simulation::new(3);
+    /// let pid = sim.spawn(|mut cx: Context<u8>| async move {
+    ///     cx.recv_match(|m| *m == 0).await;
+    /// });
+    /// pid.send(1);
+    /// pid.send(2);
+    /// sim.run_until_idle();
+    /// assert_eq!(sim.process_info(pid).unwrap().message_queue_len, 2);
+    /// ```
+    pub fn process_info(
+        &self,
+        pid: impl Into<ProcessId>,
+    ) -> Option<crate::introspect::ProcessInfo> {
+        let pid = pid.into();
+        self.nodes
+            .iter()
+            .filter_map(|n| n.shared.as_ref())
+            .find_map(|s| Handle::of(s.clone()).process_info(pid))
     }
 
     /// Kills `pid` (the exit signal `Kill`, from outside any process); it takes effect

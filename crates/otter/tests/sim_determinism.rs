@@ -485,3 +485,71 @@ fn random_draws_apart_from_the_scheduling() {
     assert_eq!(run(0), run(5));
     assert_eq!(Simulation::new(13).random(), Simulation::new(13).random());
 }
+
+/// Runs this test binary again, as a child, for test `name` alone, with `env` set:
+/// its exit status and standard error.
+fn child(name: &str, env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env("OTTER_SIM_CHILD", "1")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_seed_that_does_not_parse_is_one_line_and_exit_2() {
+    if std::env::var("OTTER_SIM_CHILD").is_ok() {
+        otter::sim::sweep(0..1, |_| {});
+        return;
+    }
+    let (code, err) = child(
+        "a_seed_that_does_not_parse_is_one_line_and_exit_2",
+        &[("OTTER_SIM_SEED", "12x")],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].starts_with("otter::sim: OTTER_SIM_SEED=\"12x\" is not a seed"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_turn_that_blocks_the_thread_is_named() {
+    if std::env::var("OTTER_SIM_CHILD").is_ok() {
+        let mut sim = Simulation::new(1);
+        sim.spawn(|_: Context<()>| async {
+            std::thread::sleep(Duration::from_millis(2100));
+        });
+        sim.run_until_idle();
+        return;
+    }
+    let (code, err) = child("a_turn_that_blocks_the_thread_is_named", &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("otter::sim: process #0"), "{err}");
+    assert!(err.contains("held the simulation's thread"), "{err}");
+}
+
+/// The trace of one seed, as a number this file holds: the same on every machine
+/// and every run. A change to the runtime that changes which turns a program takes
+/// (a new internal process, a different wake-up) changes it, and then this number
+/// is updated with the change, which says why.
+#[test]
+fn one_seed_gives_the_same_trace_on_every_machine() {
+    let mut sim = Simulation::new(0x5eed);
+    ten_process_system(&mut sim);
+    assert_eq!(
+        (sim.trace_hash(), sim.steps()),
+        (GOLDEN_TRACE, GOLDEN_STEPS),
+        "the trace of seed 0x5eed changed"
+    );
+}
+
+const GOLDEN_TRACE: u64 = 0xc21e_e1b7_fbeb_8bdc;
+const GOLDEN_STEPS: u64 = 521;

@@ -10,6 +10,10 @@ use crate::process::harness::{RunOutcome, Task};
 use crate::scheduler::context;
 use crate::tuning::BUDGET;
 
+/// A turn that holds the thread this long in real time is reported (once a
+/// simulation): it most likely blocks the thread.
+const HELD_WARNING: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// A runnable process: its task, its name in the trace, its node.
 pub(super) struct Ready {
     task: Task,
@@ -166,8 +170,19 @@ impl Simulation {
             .workers[0];
         crate::scheduler::worker::begin_turn(me, BUDGET);
         me.polling.store(pid.to_word(), Ordering::Relaxed);
+        let began = std::time::Instant::now();
         let outcome = task.run();
         crate::process::send::end_stream();
+        let held = began.elapsed();
+        if held >= HELD_WARNING && !std::mem::replace(&mut self.warned, true) {
+            eprintln!(
+                "otter::sim: process #{ordinal} {} held the simulation's thread for {held:?} \
+                 of real time in one turn: does it block the thread (std::thread::sleep, a \
+                 lock, blocking IO)? In a simulation, wait with the process's own sleep and \
+                 receive, and block with otter::blocking::spawn_blocking",
+                ProcessId(pid)
+            );
+        }
         if let RunOutcome::Reschedule(task) = outcome {
             self.ready.push(Ready {
                 task,
