@@ -542,6 +542,31 @@
 //! its benchmark harness runs on `mimalloc`, and a spawn-heavy service should use it or
 //! `jemalloc` too (the BEAM brings its own allocators for the same reason).
 //!
+//! ## Simulation: every ordering, replayed from a seed
+//!
+//! [`sim::Simulation`] runs a program (its processes, servers, supervisors, timers,
+//! sockets and distribution nodes, unchanged) on one thread under a scheduler that
+//! picks the next process from a seed, on a simulated clock that jumps to the next
+//! timer, over a simulated network with latency, partitions, resets and node crashes.
+//! [`sim::sweep`] runs a test over many seeds and names the seed of a failure, which
+//! replays it exactly. The module's docs go from a failing seed to the bug.
+//!
+//! ```
+//! use otter::Context;
+//! otter::sim::sweep(0..50, |sim| {
+//!     let n = sim
+//!         .block_on(|mut cx: Context<u32>| async move {
+//!             let me = cx.pid();
+//!             for i in 0..3 {
+//!                 cx.spawn(move |_: Context<()>| async move { me.send(i) });
+//!             }
+//!             cx.recv().await + cx.recv().await + cx.recv().await
+//!         })
+//!         .unwrap();
+//!     assert_eq!(n, 3); // Whatever the order.
+//! });
+//! ```
+//!
 //! ## Differences from Erlang
 //!
 //! * Mailboxes are typed: a [`Pid<M>`] takes only `M`. Define an enum for a protocol.

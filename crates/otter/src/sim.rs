@@ -67,12 +67,128 @@
 //! trace). To forbid the clock in a crate, clippy's `disallowed-methods` with
 //! `std::time::Instant::now` in `clippy.toml` points at `otter::time::now` instead.
 //!
-//! # Replaying a failure
+//! # From a failing seed to the bug
 //!
-//! [`sweep`] runs a test for each seed of a range; the first that panics stops the
-//! sweep with a panic that names its seed. Setting `OTTER_SIM_SEED` to that seed runs
-//! only it, so that the failure can be replayed (and debugged, and traced with
-//! [`Simulation::trace_hash`] and [`Simulation::steps`]).
+//! A sweep runs a test for each seed of a range; the first that panics stops the sweep
+//! with a panic that names its seed and lists its last turns. Take the planted bug of
+//! `tests/sim_finds_bugs.rs`: a teller asks account `a` for a withdrawal, starts a
+//! worker for the deposit into `b`, and when the worker is down takes a missing
+//! confirmation from `a` as a failed withdrawal, and refunds it. On the normal runtime
+//! `a` always runs before the worker ends, and the test passes every time. The sweep:
+//!
+//! ```text
+//! otter::sim::sweep(0..1000, bank);
+//!
+//! otter::sim: seed 1 failed after 23 steps, at 1ms of simulated time: money was created
+//! replay it alone with OTTER_SIM_SEED=1; its last turns:
+//!   step 9 at 0ns: process #4 <0.35.0> on node 0
+//!   step 10 at 0ns: process #0 <0.32.0> on node 0
+//!   ...
+//! ```
+//!
+//! 1. **Replay it alone.** `OTTER_SIM_SEED=1 cargo test bank -- --nocapture` runs only
+//!    seed 1 in every sweep, and fails the same way every time: same turns, same
+//!    [`trace_hash`](Simulation::trace_hash). (A value that is not a seed is one line on
+//!    standard error and exit status 2.)
+//! 2. **Read the turns.** Processes are named by spawn order (`#0` is the first
+//!    spawned, the root of `block_on`), the same in every run of the seed, so `#4`
+//!    means the same process each time; pids are printed too.
+//! 3. **Step through it.** In a test of its own, build `Simulation::new(1)` and run the
+//!    program with [`step`](Simulation::step) instead of `block_on`, printing
+//!    [`history`](Simulation::history) as it goes and looking at processes with
+//!    [`process_info`](Simulation::process_info) (status, mailbox length, links,
+//!    monitors) and [`processes`](Simulation::processes). Nothing moves between two
+//!    steps: not the clock, not the network.
+//! 4. **Read the ordering.** Here the worker's `Down` reaches the teller before `a`
+//!    has run at all: two messages from two processes, which nothing orders (Erlang's
+//!    guarantee is per pair). The fix waits for the confirmation itself.
+//! 5. **Keep the seed.** The failing seed becomes a regression test of its own
+//!    (`Config::new().build(1)`), and the sweep goes on over the whole range.
+//!
+//! For bugs that need several specific orderings at once, sweep with
+//! [`Scheduling::Pct`] (probabilistic concurrency testing), which finds a bug of depth
+//! `d` with a known probability per run. Faults come from the seed too: the test draws
+//! them with [`Simulation::random`] (which process to kill, when to partition, for how
+//! long), and [`buggify`] sites in the program's own code take their rare path in some
+//! runs. `tests/sim_election.rs` sweeps a leader election over the distribution with a
+//! partition drawn from the seed; `tests/sim_kv.rs` the `kv` example under store
+//! crashes and partitions, over TCP.
+//!
+//! ```
+//! use otter::Context;
+//! use otter::sim::{Config, Scheduling, Simulation};
+//!
+//! // A program with a race: two senders, and a receiver that assumes an order.
+//! fn racy(sim: &mut Simulation) -> Vec<&'static str> {
+//!     sim.block_on(|mut cx: Context<&'static str>| async move {
+//!         let me = cx.pid();
+//!         cx.spawn(move |_: Context<()>| async move { me.send("first") });
+//!         cx.spawn(move |_: Context<()>| async move { me.send("second") });
+//!         vec![cx.recv().await, cx.recv().await]
+//!     })
+//!     .unwrap()
+//! }
+//! // Some seed shows the other order; its run replays exactly.
+//! let seed = (0..100)
+//!     .find(|&s| racy(&mut Simulation::new(s))[0] == "second")
+//!     .unwrap();
+//! let mut a = Simulation::new(seed);
+//! let mut b = Simulation::new(seed);
+//! assert_eq!(racy(&mut a), racy(&mut b));
+//! assert_eq!(a.trace_hash(), b.trace_hash());
+//! // PCT's choices replay the same way.
+//! let pct = Config::new().scheduling(Scheduling::Pct { depth: 2, steps: 20 });
+//! pct.check(seed, |sim| drop(racy(sim)));
+//! ```
+//!
+//! # Several nodes
+//!
+//! ```
+//! use std::time::Duration;
+//! use otter::Context;
+//! use otter::net::{TcpListener, TcpStream};
+//! use otter::sim::Simulation;
+//!
+//! let mut sim = Simulation::new(5);
+//! let server = sim.add_node("server");
+//! sim.spawn_on(server, |_: Context<()>| async move {
+//!     let l = TcpListener::bind("0.0.0.0:80".parse().unwrap()).unwrap();
+//!     let (mut s, _) = l.accept().await.unwrap();
+//!     s.write_all(b"hi").await.unwrap();
+//! });
+//! sim.run_until_idle(); // The server listens.
+//! let got = sim.block_on(|_: Context<()>| async move {
+//!     let mut s = TcpStream::connect_host("server:80").await.unwrap();
+//!     let mut buf = [0u8; 2];
+//!     s.read_exact(&mut buf).await.unwrap();
+//!     buf
+//! });
+//! assert_eq!(&got.unwrap(), b"hi");
+//! ```
+//!
+//! A distribution node started on a simulated node's [`Handle`]
+//! (`Node::builder("app@server").start(&sim.handle_on(server))`) registers with that
+//! host's simulated port mapper and connects over the simulated network: its peers
+//! are the other nodes' (`tests/sim_dist.rs`). A crash
+//! ([`Simulation::crash`]) ends every process of the node and closes its sockets, so
+//! the others' links and monitors to it hear `Noconnection` and their `monitor_node`
+//! a `nodedown`; a partition that outlasts the tick time does the same through the
+//! ticks.
+//!
+//! # Keeping a program inside the simulation
+//!
+//! What a simulation cannot see, it cannot replay: the OS clock read directly, a
+//! thread of the program's own, a blocking call. [`check`] runs a seed twice and
+//! compares the traces; a wake-up from another thread fails the run with the thread's
+//! name; a turn that holds the thread for seconds of real time is named on standard
+//! error. To forbid the clock and the thread's sleep in a crate, `clippy.toml`:
+//!
+//! ```toml
+//! disallowed-methods = [
+//!     { path = "std::time::Instant::now", reason = "otter::time::now() is simulated" },
+//!     { path = "std::thread::sleep", reason = "cx.sleep() is simulated" },
+//! ]
+//! ```
 //!
 //! # Rules
 //!
