@@ -43,11 +43,6 @@
 //!   hour of a system that mostly sleeps costs as many steps as it has timers.
 //! * **Blocking jobs** (`spawn_blocking`) run at once, inside the poll that submits
 //!   them.
-//!
-//! What it promises is what the runtime promises: messages from one process to another
-//! arrive in the order sent, and so do the signals of a pair; everything else is the
-//! seed's choice.
-//!
 //! * **The network.** A simulation has one node (a runtime, with its own registry and
 //!   its own address and host name) or several ([`Simulation::add_node`]). Their
 //!   [`TcpListener`](crate::net::TcpListener)s and [`TcpStream`](crate::net::TcpStream)s,
@@ -58,14 +53,16 @@
 //!   and node crashes and restarts ([`Simulation::crash`], [`Simulation::restart`]);
 //!   its model is in `io/network.rs`'s docs.
 //!
-//! # What it does not control yet
+//! What it promises is what the runtime promises: messages from one process to another
+//! arrive in the order sent, and so do the signals of a pair; everything else is the
+//! seed's choice.
 //!
-//! UDP sockets are refused (`ErrorKind::Unsupported`): the network has TCP only. Code that reads
-//! `Instant::now()` or `SystemTime::now()` itself, starts OS threads or blocks the
-//! thread escapes the simulation, and a run that does is no longer a function of its
-//! seed; [`Simulation::check`] finds that out (two runs of one seed, compared by their
-//! trace). To forbid the clock in a crate, clippy's `disallowed-methods` with
-//! `std::time::Instant::now` in `clippy.toml` points at `otter::time::now` instead.
+//! # What it does not control
+//!
+//! UDP sockets are refused (`ErrorKind::Unsupported`): the network has TCP only. Code
+//! that reads `Instant::now()` or `SystemTime::now()` itself, starts OS threads or
+//! blocks the thread escapes the simulation, and a run that does is no longer a
+//! function of its seed (below, "Keeping a program inside the simulation").
 //!
 //! # From a failing seed to the bug
 //!

@@ -209,7 +209,7 @@ fn election(sim: &mut Simulation, fixed: bool) -> u64 {
     }
     let cut_at = Duration::from_millis(500 + sim.random() % 2500);
     let cut_for = Duration::from_millis(200 + sim.random() % 1500);
-    let cuts = sim.random() % 2 == 0;
+    let cuts = sim.random().is_multiple_of(2);
     sim.advance(cut_at);
     let leader = leaders.lock().unwrap().now.iter().next().copied();
     if let (true, Some(l)) = (cuts, leader) {

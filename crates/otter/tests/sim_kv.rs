@@ -283,7 +283,7 @@ fn kv_over_tcp(sim: &mut Simulation) {
             rng = rng
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            if (rng >> 33) % 3 == 0
+            if (rng >> 33).is_multiple_of(3)
                 && let Some(store) = kv::KV.whereis(&cx)
             {
                 k2.fetch_add(1, Ordering::Relaxed);
