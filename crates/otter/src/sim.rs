@@ -176,9 +176,9 @@
 //!
 //! What a simulation cannot see, it cannot replay: the OS clock read directly, a
 //! thread of the program's own, a blocking call. [`check`] runs a seed twice and
-//! compares the traces; a wake-up from another thread fails the run with the thread's
-//! name; a turn that holds the thread for seconds of real time is named on standard
-//! error. To forbid the clock and the thread's sleep in a crate, `clippy.toml`:
+//! compares the traces; in a debug build (a test's), a wake-up or a spawn from another
+//! thread fails the run with the thread's name; a turn that holds the thread for
+//! seconds of real time is named on standard error. To forbid the clock and the thread's sleep in a crate, `clippy.toml`:
 //!
 //! ```toml
 //! disallowed-methods = [
@@ -488,7 +488,8 @@ impl Simulation {
 
     /// A [`Handle`] on the first node's runtime: names, exit signals, spawns. What it
     /// spawns runs when the simulation next steps. Used from another thread, it makes
-    /// the simulation fail (module docs, "Rules").
+    /// the simulation fail in a debug build (module docs, "Keeping a program inside
+    /// the simulation").
     pub fn handle(&self) -> Handle {
         self.handle_on(NodeId(0))
     }

@@ -433,6 +433,8 @@ fn a_buggify_site_fires_in_some_runs_only_and_never_outside() {
     assert_eq!(n, 0);
 }
 
+/// A debug build's check (`Shared::inject`): the tests' builds.
+#[cfg(debug_assertions)]
 #[test]
 fn a_wake_up_from_another_thread_fails_the_run_and_names_the_thread() {
     let mut sim = Simulation::new(11);

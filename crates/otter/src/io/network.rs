@@ -400,6 +400,11 @@ impl Network {
         });
         let _ = conn.readiness[0].set(WRITABLE);
         let _ = conn.readiness[1].set(WRITABLE);
+        // The list keeps the connections a reset or a crash may end: those ended
+        // since go at each doubling.
+        if s.conns.len() >= 64 && s.conns.len().is_power_of_two() {
+            s.conns.retain(|c| c.strong_count() > 0);
+        }
         s.conns.push(Arc::downgrade(&conn));
         let server = End {
             net: Arc::downgrade(self),

@@ -195,8 +195,8 @@ impl Simulation {
 
     /// Moves every runnable process out of each node's queues and injector into
     /// `ready`, in a fixed order (so the seed alone decides), naming each new one by
-    /// its spawn order. Fails the run if a wake-up came from another thread (module
-    /// docs, "Rules").
+    /// its spawn order. Fails the run if a wake-up came from another thread (noted in
+    /// debug builds: module docs, "Keeping a program inside the simulation").
     pub(super) fn gather(&mut self) {
         for node in 0..self.nodes.len() {
             let Some(shared) = self.nodes[node].shared.clone() else {
