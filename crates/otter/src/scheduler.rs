@@ -226,7 +226,7 @@ impl Shared {
         if self.simulated.is_some() {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::Unsupported,
-                "otter: a Simulation's processes cannot use UDP sockets (its network has TCP only)",
+                "otter: a Simulation's runtime has no reactor: its sockets are its network's",
             ));
         }
         if let Some(r) = self.io.get() {

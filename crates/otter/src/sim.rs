@@ -45,10 +45,11 @@
 //!   them.
 //! * **The network.** A simulation has one node (a runtime, with its own registry and
 //!   its own address and host name) or several ([`Simulation::add_node`]). Their
-//!   [`TcpListener`](crate::net::TcpListener)s and [`TcpStream`](crate::net::TcpStream)s,
-//!   the acceptor pools and active sockets over them, and the distribution between
-//!   nodes (`otter::dist`, its handshake, ticks and `epmd` included), run over an
-//!   in-memory network with latency ([`Simulation::set_latency`]), partitions
+//!   [`TcpListener`](crate::net::TcpListener)s, [`TcpStream`](crate::net::TcpStream)s
+//!   and [`UdpSocket`](crate::net::UdpSocket)s, the acceptor pools and active sockets
+//!   over them, and the distribution between nodes (`otter::dist`, its handshake,
+//!   ticks and `epmd` included), run over an in-memory network with latency
+//!   ([`Simulation::set_latency`]), datagram loss ([`Simulation::set_loss`]), partitions
 //!   ([`Simulation::partition`], [`Simulation::heal`]), resets ([`Simulation::reset`])
 //!   and node crashes and restarts ([`Simulation::crash`], [`Simulation::restart`]);
 //!   its model is in `io/network.rs`'s docs.
@@ -59,10 +60,10 @@
 //!
 //! # What it does not control
 //!
-//! UDP sockets are refused (`ErrorKind::Unsupported`): the network has TCP only. Code
-//! that reads `Instant::now()` or `SystemTime::now()` itself, starts OS threads or
+//! Code that reads `Instant::now()` or `SystemTime::now()` itself, starts OS threads or
 //! blocks the thread escapes the simulation, and a run that does is no longer a
-//! function of its seed (below, "Keeping a program inside the simulation").
+//! function of its seed (below, "Keeping a program inside the simulation"). IPv6
+//! addresses are refused (`ErrorKind::Unsupported`): the network's are IPv4.
 //!
 //! # From a failing seed to the bug
 //!

@@ -2,13 +2,14 @@
 //! nodes of a simulation, with `otter::net`'s own sockets; bytes arrive after a delay,
 //! in order, within a window; a close reads as the end of the stream; a partition
 //! holds what crosses it until the heal and refuses connects; a reset fails both ends;
-//! a crashed node's sockets close and it can be restarted; one seed, one trace.
+//! a crashed node's sockets close and it can be restarted; UDP's datagrams arrive
+//! after a delay or are lost (at the set rate, or across a cut); one seed, one trace.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use otter::Context;
-use otter::net::{TcpListener, TcpStream};
+use otter::net::{TcpListener, TcpStream, UdpSocket};
 use otter::sim::{NodeId, Simulation};
 
 fn addr(s: &str) -> SocketAddr {
@@ -232,4 +233,55 @@ fn a_networked_run_replays_from_its_seed() {
             .unwrap();
         });
     }
+}
+
+#[test]
+fn datagrams_arrive_or_are_lost_at_the_set_rate_and_across_a_cut() {
+    let mut sim = Simulation::new(6);
+    let b = sim.add_node("b");
+    sim.set_loss(0.25);
+    let (tx, rx) = std::sync::mpsc::channel();
+    // Counts what arrives until a second passes with nothing, then says so.
+    let receiver = move |tx: std::sync::mpsc::Sender<(usize, bool)>| {
+        move |_: Context<()>| async move {
+            let s = UdpSocket::bind(addr("0.0.0.0:9000")).unwrap();
+            let (mut n, mut ordered, mut last) = (0, true, 0u32);
+            let mut buf = [0u8; 4];
+            while let Ok(Ok((4, _))) =
+                otter::timeout(Duration::from_secs(1), s.recv_from(&mut buf)).await
+            {
+                let seq = u32::from_be_bytes(buf);
+                ordered &= seq >= last;
+                last = seq;
+                n += 1;
+            }
+            tx.send((n, ordered)).unwrap();
+        }
+    };
+    let to = SocketAddr::from((sim.node_ip(b), 9000));
+    let sender = move |_: Context<()>| async move {
+        let s = UdpSocket::bind(addr("0.0.0.0:0")).unwrap();
+        for seq in 0..1000u32 {
+            s.send_to(&seq.to_be_bytes(), to).await.unwrap();
+        }
+    };
+    sim.spawn_on(b, receiver(tx.clone()));
+    sim.run_until_idle();
+    sim.spawn(sender);
+    sim.advance(Duration::from_secs(5));
+    let (n, ordered) = rx.try_recv().unwrap();
+    // A quarter lost, give or take: 750 expected, a standard deviation of 14.
+    assert!((650..850).contains(&n), "{n} of 1000 arrived");
+    assert!(
+        !ordered,
+        "each datagram's own delay lets some overtake others"
+    );
+    // Across a cut, nothing.
+    sim.set_loss(0.0);
+    sim.partition(NodeId(0), b);
+    sim.spawn_on(b, receiver(tx));
+    sim.run_until_idle();
+    sim.spawn(sender);
+    sim.advance(Duration::from_secs(5));
+    assert_eq!(rx.try_recv().unwrap().0, 0);
 }

@@ -23,6 +23,8 @@
 //!   nodes at once: reads fail with `ConnectionReset`, writes with `BrokenPipe`.
 //! * Every arrival is an event in one queue ordered by (time, order of sending): the
 //!   network is a function of the simulation's seed and its processes' actions.
+//! * UDP has rules of its own (`network/udp.rs`): a datagram may be lost, and
+//!   datagrams may overtake each other.
 //!
 //! # Readiness
 //!
@@ -45,6 +47,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::Waker;
 
 use crate::io::readiness::{ERROR, READ_CLOSED, READABLE, Readiness, WRITABLE, WRITE_CLOSED};
+
+pub(crate) mod udp;
 
 /// How many bytes a writer may have in flight or unread (module docs).
 pub(crate) const WINDOW: usize = 64 * 1024;
@@ -85,6 +89,9 @@ struct State {
     /// first.
     floor: HashMap<(Ipv4Addr, Ipv4Addr), u64>,
     listeners: HashMap<SocketAddrV4, Weak<ListenerState>>,
+    udp: HashMap<SocketAddrV4, udp::Target>,
+    /// A datagram's chance of being lost, in millionths.
+    loss: u64,
     ports: HashMap<Ipv4Addr, u16>,
     hosts: HashMap<String, Ipv4Addr>,
     /// The port mapper of every host: (host, node name) to port and creation; the
@@ -112,6 +119,17 @@ enum Event {
         listener: Weak<ListenerState>,
         end: End,
     },
+    Datagram {
+        from: SocketAddrV4,
+        to: SocketAddrV4,
+        bytes: Vec<u8>,
+    },
+    /// A datagram at its receiver (`fire_due` finds it under the lock).
+    Arrived {
+        at: Arc<udp::UdpState>,
+        from: SocketAddrV4,
+        bytes: Vec<u8>,
+    },
 }
 
 impl Event {
@@ -120,6 +138,8 @@ impl Event {
         let (conn, to) = match self {
             Event::Bytes { conn, to, .. } | Event::Fin { conn, to } => (conn, *to),
             Event::Accept { end, .. } => (&end.conn, 1),
+            Event::Datagram { from, to, .. } => return pair(*from.ip(), *to.ip()),
+            Event::Arrived { at, from, .. } => return pair(*from.ip(), *at.addr().ip()),
         };
         pair(*conn.addrs[1 - to].ip(), *conn.addrs[to].ip())
     }
@@ -145,6 +165,8 @@ impl Network {
                 cut: HashSet::new(),
                 floor: HashMap::new(),
                 listeners: HashMap::new(),
+                udp: HashMap::new(),
+                loss: 0,
                 ports: HashMap::new(),
                 hosts: HashMap::new(),
                 epmd: HashMap::new(),
@@ -170,6 +192,11 @@ impl Network {
         lock(&self.state).latency = (min_ms.min(max_ms), max_ms.max(min_ms));
     }
 
+    /// A datagram's chance of being lost (`network/udp.rs`), from 0 to 1.
+    pub(crate) fn set_loss(&self, p: f64) {
+        lock(&self.state).loss = (p.clamp(0.0, 1.0) * 1e6) as u64;
+    }
+
     /// The simulation's clock moved.
     pub(crate) fn set_now(&self, ms: u64) {
         lock(&self.state).now = ms;
@@ -193,10 +220,18 @@ impl Network {
                 s.queue.pop();
                 let e = s.events.remove(&seq).expect("queued events are filed");
                 let (a, b) = e.link();
-                if s.cut.contains(&pair(a, b)) {
-                    s.held.push(e);
-                } else {
-                    due.push(e);
+                let cut = s.cut.contains(&pair(a, b));
+                match e {
+                    // UDP does not retransmit: what a cut meets is lost, and so is what
+                    // reaches an address nobody has bound.
+                    Event::Datagram { .. } if cut => {}
+                    Event::Datagram { from, to, bytes } => {
+                        if let Some(at) = s.udp.get(&to).and_then(Weak::upgrade) {
+                            due.push(Event::Arrived { at, from, bytes });
+                        }
+                    }
+                    e if cut => s.held.push(e),
+                    e => due.push(e),
                 }
             }
         }
@@ -273,6 +308,7 @@ impl Network {
             let mut s = lock(&self.state);
             s.epmd.retain(|(host, _), _| *host != ip);
             s.listeners.retain(|at, _| *at.ip() != ip);
+            s.udp.retain(|at, _| *at.ip() != ip);
             s.conns.retain(|c| c.strong_count() > 0);
             s.conns.iter().filter_map(Weak::upgrade).collect()
         };
@@ -449,6 +485,18 @@ impl State {
         (self.now + d).max(after).max(floor)
     }
 
+    /// Sends a datagram from `from` to `to`: lost (module docs of `network/udp.rs`), or
+    /// filed to arrive after a delay of its own.
+    fn send_datagram(&mut self, from: SocketAddrV4, to: SocketAddrV4, bytes: Vec<u8>) {
+        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let lost = crate::rng::splitmix(self.rng) % 1_000_000 < self.loss;
+        if lost || self.cut.contains(&pair(*from.ip(), *to.ip())) {
+            return;
+        }
+        let at = self.delay(*from.ip(), *to.ip(), 0);
+        self.file(at, Event::Datagram { from, to, bytes });
+    }
+
     fn file(&mut self, at: u64, e: Event) {
         self.seq += 1;
         self.queue.push(Reverse((at, self.seq)));
@@ -485,6 +533,8 @@ fn deliver(e: Event) {
             lock(&conn.state).to[to].fin = true;
             wake(conn.readiness[to].set(READABLE | READ_CLOSED));
         }
+        Event::Arrived { at, from, bytes } => at.arrive(from, bytes),
+        Event::Datagram { .. } => unreachable!("a datagram is resolved before it is delivered"),
         Event::Accept { listener, end } => {
             // A listener closed since: the end drops, and its close reaches the client.
             if let Some(l) = listener.upgrade() {

@@ -1,5 +1,6 @@
-//! What a [`TcpStream`](super::TcpStream) or [`TcpListener`](super::TcpListener) is made
-//! of: the OS's socket (mio's), or one of a simulation's network (`io/network.rs`),
+//! What a [`TcpStream`](super::TcpStream), a [`TcpListener`](super::TcpListener) or a
+//! [`UdpSocket`](super::UdpSocket) is made of: the OS's socket (mio's), or one of a
+//! simulation's network (`io/network.rs`),
 //! which a process of a [`Simulation`](crate::sim::Simulation) opens in its place.
 //! Everything above this file is the same for both.
 
@@ -142,6 +143,80 @@ impl Listen {
     pub(crate) fn deregister(&mut self, reg: &Registration) {
         if let Listen::Os(l) = self {
             reg.deregister(l);
+        }
+    }
+}
+
+/// A UDP socket.
+#[derive(Debug)]
+pub(crate) enum Datagrams {
+    Os(mio::net::UdpSocket),
+    Sim(network::udp::Udp),
+}
+
+impl Datagrams {
+    pub(crate) fn send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
+        match self {
+            Datagrams::Os(s) => s.send_to(buf, target),
+            Datagrams::Sim(u) => u.send_to(buf, target),
+        }
+    }
+
+    pub(crate) fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        match self {
+            Datagrams::Os(s) => s.recv_from(buf),
+            Datagrams::Sim(u) => u.recv_from(buf),
+        }
+    }
+
+    pub(crate) fn connect(&self, peer: SocketAddr) -> io::Result<()> {
+        match self {
+            Datagrams::Os(s) => s.connect(peer),
+            Datagrams::Sim(u) => u.connect(peer),
+        }
+    }
+
+    pub(crate) fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Datagrams::Os(s) => s.send(buf),
+            Datagrams::Sim(u) => u.send(buf),
+        }
+    }
+
+    pub(crate) fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Datagrams::Os(s) => s.recv(buf),
+            Datagrams::Sim(u) => u.recv(buf),
+        }
+    }
+
+    /// The kernel's buffer sizes (a simulated socket holds `network/udp.rs`'s `QUEUE`
+    /// datagrams).
+    pub(crate) fn set_buffer_size(&self, recv: bool, bytes: usize) -> io::Result<()> {
+        match self {
+            Datagrams::Os(s) if recv => socket2::SockRef::from(s).set_recv_buffer_size(bytes),
+            Datagrams::Os(s) => socket2::SockRef::from(s).set_send_buffer_size(bytes),
+            Datagrams::Sim(_) => Ok(()),
+        }
+    }
+
+    pub(crate) fn local_addr(&self) -> io::Result<SocketAddr> {
+        match self {
+            Datagrams::Os(s) => s.local_addr(),
+            Datagrams::Sim(u) => Ok(u.local_addr()),
+        }
+    }
+
+    pub(crate) fn register(&mut self) -> io::Result<Registration> {
+        match self {
+            Datagrams::Os(s) => context::current_reactor()?.register(s),
+            Datagrams::Sim(u) => Ok(Registration::simulated(u.readiness())),
+        }
+    }
+
+    pub(crate) fn deregister(&mut self, reg: &Registration) {
+        if let Datagrams::Os(s) = self {
+            reg.deregister(s);
         }
     }
 }

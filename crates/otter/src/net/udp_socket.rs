@@ -7,11 +7,11 @@ use std::net::SocketAddr;
 
 use crate::io::reactor::Registration;
 use crate::io::readiness::Direction;
-use crate::scheduler::context;
+use crate::net::sock::{self, Datagrams};
 
 /// A UDP socket (see [`crate::net`]). Closed when dropped.
 pub struct UdpSocket {
-    io: mio::net::UdpSocket,
+    io: Datagrams,
     reg: Registration,
 }
 
@@ -31,6 +31,9 @@ impl UdpSocket {
     /// service would start and silently starve the first.) Must run in a process on an
     /// otter runtime.
     pub fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
+        if let Some((net, ip)) = sock::simulated() {
+            return UdpSocket::of(Datagrams::Sim(net.bind_udp(ip, addr)?));
+        }
         let socket = socket2::Socket::new(
             socket2::Domain::for_address(addr),
             socket2::Type::DGRAM,
@@ -38,8 +41,11 @@ impl UdpSocket {
         )?;
         socket.set_nonblocking(true)?;
         socket.bind(&addr.into())?;
-        let mut io = mio::net::UdpSocket::from_std(socket.into());
-        let reg = context::current_reactor()?.register(&mut io)?;
+        UdpSocket::of(Datagrams::Os(mio::net::UdpSocket::from_std(socket.into())))
+    }
+
+    fn of(mut io: Datagrams) -> io::Result<UdpSocket> {
+        let reg = io.register()?;
         Ok(UdpSocket { io, reg })
     }
 
@@ -79,12 +85,12 @@ impl UdpSocket {
 
     /// Sets the kernel's receive buffer size (`{recbuf, N}`).
     pub fn set_recv_buffer_size(&self, bytes: usize) -> io::Result<()> {
-        socket2::SockRef::from(&self.io).set_recv_buffer_size(bytes)
+        self.io.set_buffer_size(true, bytes)
     }
 
     /// Sets the kernel's send buffer size (`{sndbuf, N}`).
     pub fn set_send_buffer_size(&self, bytes: usize) -> io::Result<()> {
-        socket2::SockRef::from(&self.io).set_send_buffer_size(bytes)
+        self.io.set_buffer_size(false, bytes)
     }
 
     /// The address it is bound to: the port chosen for port 0.
@@ -95,6 +101,6 @@ impl UdpSocket {
 
 impl Drop for UdpSocket {
     fn drop(&mut self) {
-        self.reg.deregister(&mut self.io);
+        self.io.deregister(&self.reg);
     }
 }

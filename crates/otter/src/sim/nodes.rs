@@ -107,6 +107,12 @@ impl Simulation {
             .set_latency(super::ceil_ms(min), super::ceil_ms(max));
     }
 
+    /// The chance, from 0 to 1 and drawn from the seed, that a UDP datagram is lost
+    /// (none unless set). TCP loses nothing: its bytes are delayed, never dropped.
+    pub fn set_loss(&mut self, p: f64) {
+        self.net.set_loss(p);
+    }
+
     /// Cuts the network between nodes `a` and `b`: what they send each other is held
     /// until [`Simulation::heal`], and their connects fail (`io/network.rs`'s model).
     pub fn partition(&mut self, a: NodeId, b: NodeId) {
