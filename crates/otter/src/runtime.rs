@@ -4,23 +4,22 @@
 //! runs a root process for `block_on`, and stops it on drop.
 
 mod handle;
+pub(crate) mod root;
 
 pub use handle::Handle;
 
 use std::future::Future;
-use std::pin::Pin;
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::task::Poll;
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::Context;
 use crate::error::BuildError;
 use crate::exit::ExitReason;
-use crate::process::harness;
 use crate::scheduler::park::MAX_THREADS;
 use crate::scheduler::watchdog::Watchdog;
 use crate::scheduler::{Shared, context};
+use root::{Root, RootSlot};
 
 /// Configures and starts a [`Runtime`].
 ///
@@ -279,22 +278,9 @@ impl Runtime {
              runtime or another); it would block that worker until the root returns \
              (spawn a process and wait for its message instead)"
         );
-        let slot = Arc::new(RootSlot {
-            value: Mutex::new(None),
-            done: Condvar::new(),
-        });
-        let s2 = slot.clone();
-        self.handle().spawn(move |cx| Root {
-            fut: Box::pin(f(cx)),
-            slot: s2,
-        });
-        let mut g = slot.value.lock().unwrap_or_else(PoisonError::into_inner);
-        loop {
-            if let Some(r) = g.take() {
-                return r;
-            }
-            g = slot.done.wait(g).unwrap_or_else(PoisonError::into_inner);
-        }
+        let slot = Arc::new(RootSlot::new());
+        self.handle().spawn(Root::new(f, slot.clone()));
+        slot.wait()
     }
 }
 
@@ -333,55 +319,5 @@ impl Drop for Runtime {
             );
             std::mem::forget(shared);
         }
-    }
-}
-
-struct RootSlot<T> {
-    value: Mutex<Option<Result<T, ExitReason>>>,
-    done: Condvar,
-}
-
-impl<T> RootSlot<T> {
-    fn set(&self, r: Result<T, ExitReason>) {
-        let mut g = self.value.lock().unwrap_or_else(PoisonError::into_inner);
-        if g.is_none() {
-            *g = Some(r);
-            self.done.notify_all();
-        }
-    }
-}
-
-/// The root process's future: reports its value or its end to `block_on`.
-struct Root<Fut: Future> {
-    fut: Pin<Box<Fut>>,
-    slot: Arc<RootSlot<Fut::Output>>,
-}
-
-impl<Fut: Future> Future for Root<Fut> {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
-        let this = self.get_mut();
-        let fut = this.fut.as_mut();
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(v)) => {
-                this.slot.set(Ok(v));
-                Poll::Ready(())
-            }
-            Err(payload) => {
-                this.slot.set(Err(ExitReason::from_panic(&*payload)));
-                std::panic::resume_unwind(payload)
-            }
-        }
-    }
-}
-
-impl<Fut: Future> Drop for Root<Fut> {
-    fn drop(&mut self) {
-        // Dropped without a value: the process was ended from outside, by an exit
-        // signal (its reason) or by the runtime's shutdown (`Killed`).
-        let reason = harness::exit_reason_of_dropping().unwrap_or(ExitReason::Killed);
-        self.slot.set(Err(reason));
     }
 }

@@ -205,7 +205,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::net::Ipv4Addr;
 use std::rc::Rc;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::Context;
@@ -219,7 +219,6 @@ mod driver;
 mod fault;
 mod nodes;
 mod pick;
-mod root;
 mod sweep;
 
 pub use config::Config;
@@ -229,8 +228,8 @@ pub use pick::Scheduling;
 pub use sweep::{SEED_VAR, check, sweep};
 
 use crate::rng::{self, Rng};
+use crate::runtime::root::{Root, RootSlot};
 use pick::Picker;
-use root::{Root, RootSlot};
 
 /// How many of the last turns a simulation keeps ([`Simulation::history`]).
 const HISTORY: usize = 64;
@@ -559,23 +558,18 @@ impl Simulation {
         F: FnOnce(Context<M>) -> Fut,
         Fut: Future<Output = T> + Send + 'static,
     {
-        let slot: RootSlot<T> = Arc::new(Mutex::new(None));
-        let s2 = slot.clone();
-        self.spawn(move |cx| Root {
-            fut: Box::pin(f(cx)),
-            slot: s2,
-        });
+        let slot = Arc::new(RootSlot::new());
+        self.spawn(Root::new(f, slot.clone()));
         let limit = ceil_ms(self.time_limit);
         let _on = self.enter();
-        let taken = |slot: &RootSlot<T>| slot.lock().unwrap_or_else(PoisonError::into_inner).take();
         let r = loop {
-            if let Some(r) = taken(&slot) {
+            if let Some(r) = slot.take() {
                 break r.map_err(SimError::Exited);
             }
             if self.step_here() || self.tick_here(limit) {
                 continue;
             }
-            break match taken(&slot) {
+            break match slot.take() {
                 Some(r) => r.map_err(SimError::Exited),
                 None if self.next_due().is_some() => Err(SimError::TimeLimit {
                     limit: self.time_limit,

@@ -385,13 +385,8 @@ impl Network {
     /// Listens on `addr` for node `ip` (module docs: `127.0.0.1` and `0.0.0.0` are the
     /// node's own address; port 0 picks one).
     pub(crate) fn listen(self: &Arc<Self>, ip: Ipv4Addr, addr: SocketAddr) -> io::Result<Listener> {
-        let at = local(ip, addr)?;
         let mut s = lock(&self.state);
-        let at = if at.port() == 0 {
-            SocketAddrV4::new(ip, s.ephemeral(ip))
-        } else {
-            at
-        };
+        let at = s.bound(ip, addr)?;
         if s.listeners.get(&at).is_some_and(|l| l.strong_count() > 0) {
             return Err(io::ErrorKind::AddrInUse.into());
         }
@@ -464,6 +459,16 @@ impl Network {
 }
 
 impl State {
+    /// The address a socket of node `ip` binding `addr` gets (module docs; port 0
+    /// picks one).
+    fn bound(&mut self, ip: Ipv4Addr, addr: SocketAddr) -> io::Result<SocketAddrV4> {
+        let at = local(ip, addr)?;
+        Ok(match at.port() {
+            0 => SocketAddrV4::new(ip, self.ephemeral(ip)),
+            _ => at,
+        })
+    }
+
     fn ephemeral(&mut self, ip: Ipv4Addr) -> u16 {
         let p = self.ports.entry(ip).or_insert(FIRST_EPHEMERAL);
         let port = *p;

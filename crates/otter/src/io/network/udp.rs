@@ -65,13 +65,8 @@ impl Network {
         ip: std::net::Ipv4Addr,
         addr: SocketAddr,
     ) -> io::Result<Udp> {
-        let at = local(ip, addr)?;
         let mut s = lock(&self.state);
-        let at = if at.port() == 0 {
-            SocketAddrV4::new(ip, s.ephemeral(ip))
-        } else {
-            at
-        };
+        let at = s.bound(ip, addr)?;
         if s.udp.get(&at).is_some_and(|u| u.strong_count() > 0) {
             return Err(io::ErrorKind::AddrInUse.into());
         }
