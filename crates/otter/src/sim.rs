@@ -560,7 +560,7 @@ impl Simulation {
     {
         let slot = Arc::new(RootSlot::new());
         self.spawn(Root::new(f, slot.clone()));
-        let limit = ceil_ms(self.time_limit);
+        let limit = self.now_ms.saturating_add(ceil_ms(self.time_limit));
         let _on = self.enter();
         let r = loop {
             if let Some(r) = slot.take() {

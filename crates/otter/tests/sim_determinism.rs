@@ -276,6 +276,8 @@ fn a_root_that_panics_is_an_exit_and_endless_timers_meet_the_limit() {
     assert_eq!(r, Err(SimError::Exited(ExitReason::Panic("boom".into()))));
 
     let mut sim = Config::new().time_limit(Duration::from_secs(60)).build(8);
+    // The limit counts from each block_on's start.
+    sim.advance(Duration::from_secs(100));
     let r = sim.block_on(|mut cx: Context<()>| async move {
         let _tick = cx.send_interval(cx.pid(), (), Duration::from_secs(1));
         loop {
@@ -288,6 +290,7 @@ fn a_root_that_panics_is_an_exit_and_endless_timers_meet_the_limit() {
             limit: Duration::from_secs(60)
         })
     );
+    assert_eq!(sim.elapsed(), Duration::from_secs(160));
 }
 
 #[test]

@@ -47,8 +47,8 @@ impl Config {
         self
     }
 
-    /// How much simulated time [`Simulation::block_on`] runs for before it gives up
-    /// with [`SimError::TimeLimit`](super::SimError::TimeLimit).
+    /// How much simulated time each [`Simulation::block_on`] runs for, from its start,
+    /// before it gives up with [`SimError::TimeLimit`](super::SimError::TimeLimit).
     pub fn time_limit(mut self, limit: Duration) -> Config {
         self.time_limit = limit;
         self
