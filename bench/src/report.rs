@@ -7,17 +7,32 @@
 //! counted in the summary. Ratios are always "otter vs erlang", written as "N× faster"
 //! (or "smaller" for memory) when otter is better and "N× slower" when it is worse.
 //!
-//! `table.rs` is what a table is made of (metrics, rows, columns) and its one renderer;
-//! `sections.rs` describes every section (prose, tables, charts) and the summary table, which
-//! this file renders in order; `targets.rs` the targets under it; `plot.rs` the charts
-//! (`plotters`); `format.rs` how figures are written.
+//! The report is data: `report/spec.md` is REPORT.md's description, rendered line by line by
+//! `spec.rs`. It starts with the metrics (`@metric NAME FIELD FORMAT BETTER …`, see
+//! `table.rs`); the rest is REPORT.md as it reads, in order: Markdown lines (`\n` a line
+//! break, `//` a comment), each `{name}` filled from the variables (the run's `meta.json`, its
+//! sizes, its counts, e.g. `{spawn_n:si}`) and each `{$…}` from the runs. A line may be
+//! followed by
+//!
+//! - `@for` clauses (`x=value`, `x in a, b`, `x in LIST` of the run's sizes, `x:y in a:b, c:d`):
+//!   the line is written once per row they give, left clause outermost; each `@for` line
+//!   adds its rows, in order;
+//! - `@slots CASE@IMPL; …` (a `CASE` alone is that case on otter and on erlang; default
+//!   `{case}`): the slots `$0`, `$1`, … of its figures, `{$0 rate}` (slot 0's median of the
+//!   metric `rate`) and `{$0/$1 rate}` ("otter vs erlang"; see `spec.rs` for the forms);
+//! - `@if` (`ran`, `$0 METRIC`, `X == Y`, `X`): the row is written only if it holds;
+//! - `@name NAME`: its rows also go to the stdout summary (`headline`, `targets`).
+//!
+//! A table is thus its head and one templated row with its `@for` and `@slots`. Two lines
+//! stand alone: `@svg FILE ALT`, a chart (`charts.rs`, drawn by `plot.rs`) linked with ALT, and
+//! `@ring_grid`, the ring's N × M grid (`charts.rs`). `format.rs` says how figures are written.
 
+mod charts;
 pub(crate) mod format;
 mod plot;
 pub(crate) mod results;
-mod sections;
+mod spec;
 pub(crate) mod table;
-mod targets;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -25,8 +40,8 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 
-use crate::suite::{Case, Impl, Outcome, Record, STEAL_WARN, Sizes};
-use sections::Part;
+use crate::suite::{Case, FAN_OUT_RECEIVERS, HTTP_CONNS, HTTP_WORK_US, LATENCY_B, LATENCY_W};
+use crate::suite::{Impl, Outcome, Record, STEAL_WARN, Sizes};
 use table::{Results, md_escape};
 
 /// What the caller prints and its exit code depends on.
@@ -86,80 +101,18 @@ fn write(
         let ran = |r: &&Record| r.imp == imp && !matches!(r.outcome, Outcome::Skipped(_));
         records.iter().filter(ran).count()
     };
-    let mut md = format!(
-        "# otter benchmark report\n\nThe seed experiments of `shared/SEEDS.md`, defined in \
-         `shared/WORKLOADS.md`, run on otter (`otter-bench`) and on the BEAM \
-         (`erlang-reference/bench`), one measurement per process, otter and Erlang \
-         interleaved. Every figure is the **median of {} repetition(s)**; ratios read \"otter \
-         vs erlang\".\n\n## Setup\n\n| | |\n|---|---|\n",
-        meta["reps"]
-    );
     let m = |k: &str| meta[k].as_str().map_or(meta[k].to_string(), str::to_string);
     let erlang = m("erlang");
-    let erlang = match erlang.strip_prefix("skipped: ") {
+    let erlang_cell = match erlang.strip_prefix("skipped: ") {
         Some(e) => format!("**skipped**: {}", md_escape(e)),
         None => format!("`{erlang}`"),
     };
-    for (k, v) in [
-        ("date", m("date")),
-        (
-            "command",
-            format!("`{}` ({} mode)", m("command"), m("mode")),
-        ),
-        (
-            "machine",
-            format!("{}, {} cores, {} RAM", m("cpu"), m("cores"), m("memory")),
-        ),
-        ("kernel", m("kernel")),
-        ("rustc", m("rustc")),
-        (
-            "otter-bench build",
-            format!("{}, global allocator {}", m("build"), crate::ALLOC),
-        ),
-        ("Erlang/OTP", m("otp")),
-        ("Erlang reference", erlang),
-        (
-            "git commit (HEAD; uncommitted edits not shown)",
-            m("commit"),
-        ),
-        ("threads", format!("{} (all cores, both sides)", m("cores"))),
-        ("steal time (/proc/stat, whole run)", steal_text(meta)),
-    ] {
-        let _ = writeln!(md, "| {k} | {v} |");
-    }
-    if meta["build"] == "debug" {
-        md += "\n<span style=\"color:red\"><b>Debug build</b>: otter's numbers here mean nothing; \
-               run `cargo run --release -p otter-bench -- suite`.</span>\n";
-    }
     let steal = meta["steal_pct"].as_f64().map(|p| p / 100.0);
-    if let Some(st) = steal.filter(|st| *st > STEAL_WARN) {
-        let _ = writeln!(
-            md,
-            "\n<span style=\"color:red\"><b>Steal time {:.1}%</b></span> (over {:.0}%): the \
-             hypervisor gave that share of the machine's CPU time to other guests during the \
-             run, so the figures move with the neighbours' load.",
-            st * 100.0,
-            STEAL_WARN * 100.0
-        );
-    }
-
-    let failed_text = if failed > 0 {
-        format!("<span style=\"color:red\"><b>{failed} failed</b></span>")
-    } else {
-        "0 failed".to_string()
+    let steal_high = steal.filter(|st| *st > STEAL_WARN);
+    let failed_text = match failed {
+        0 => "0 failed".to_string(),
+        _ => format!("<span style=\"color:red\"><b>{failed} failed</b></span>"),
     };
-    let _ = writeln!(
-        md,
-        "\n## Summary\n\n{} runs: {ok} passed, {failed_text}, {skipped} skipped (otter ran {}, \
-         Erlang ran {}).\n",
-        records.len(),
-        ran(Impl::Otter),
-        ran(Impl::Erlang),
-    );
-    let headline = sections::headline(&res, sizes);
-    md += &headline.markdown(&res);
-    let targets = targets::targets(&res, sizes);
-    targets::markdown(&mut md, &targets);
     let mut failures = String::new();
     let mut skips: Vec<(String, Vec<String>)> = Vec::new();
     for r in records {
@@ -183,46 +136,37 @@ fn write(
             Outcome::Ok(_) => {}
         }
     }
-    if !failures.is_empty() {
-        md += &format!("\n### Failed runs\n\n{failures}");
-    }
-
-    let vars = sections::vars(sizes);
-    for section in &sections::ALL {
-        md += &format!("\n{}\n\n", sections::fill(section.text, &vars));
-        for (i, part) in (section.parts)(&res, sizes).into_iter().enumerate() {
-            md += if i > 0 { "\n" } else { "" };
-            match part {
-                Part::Table(t) => md += &t.markdown(&res),
-                Part::Text(t) => md += &t,
-                Part::Svg(name, alt, charts) => {
-                    let path = out.join(name);
-                    let write = |svg| std::fs::write(&path, svg).map_err(|e| e.to_string());
-                    plot::svg(&charts)
-                        .and_then(write)
-                        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-                    md += &format!("![{alt}]({name})\n");
-                }
-            }
-        }
-    }
-
-    if !skips.is_empty() {
-        md += "\n## Skipped runs\n\n";
-        for (why, whats) in skips {
-            let whats: Vec<String> = whats.iter().map(|w| format!("`{w}`")).collect();
-            let _ = writeln!(
-                md,
-                "- {} — {} case(s): {}",
-                md_escape(&why),
-                whats.len(),
-                whats.join(", ")
-            );
-        }
-    }
-    md += "\n---\nRaw data: [`results.jsonl`](results.jsonl) (one line per run, with `case`, \
-           `rep`, `exit_code`), machine and versions: [`meta.json`](meta.json).\n";
-
+    let skips = skips.iter().map(|(why, whats)| {
+        let whats: Vec<String> = whats.iter().map(|w| format!("`{w}`")).collect();
+        let n = whats.len();
+        format!("- {} — {n} case(s): {}", md_escape(why), whats.join(", "))
+    });
+    let mut vars = size_vars(sizes);
+    let meta_vars = meta.as_object().into_iter().flatten();
+    vars.extend(meta_vars.map(|(k, _)| (k.clone(), m(k))));
+    vars.extend(
+        [
+            ("alloc", crate::ALLOC.to_string()),
+            ("erlang_cell", erlang_cell),
+            ("steal", steal_text(meta)),
+            (
+                "steal_high",
+                steal_high.map_or(String::new(), |st| format!("{:.1}", st * 100.0)),
+            ),
+            ("steal_warn", format!("{:.0}", STEAL_WARN * 100.0)),
+            ("runs", records.len().to_string()),
+            ("ok", ok.to_string()),
+            ("failed_text", failed_text),
+            ("skipped", skipped.to_string()),
+            ("otter_ran", ran(Impl::Otter).to_string()),
+            ("erlang_ran", ran(Impl::Erlang).to_string()),
+            ("failures", failures.trim_end().to_string()),
+            ("skips", skips.collect::<Vec<_>>().join("\n")),
+        ]
+        .map(|(k, v)| (k.to_string(), v)),
+    );
+    let mut named = std::collections::HashMap::new();
+    let md = spec::Ctx::new(&res, sizes, vars)?.render(out, &mut named)?;
     let path = out.join("REPORT.md");
     std::fs::write(&path, md).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
 
@@ -235,25 +179,78 @@ fn write(
         "otter",
         "erlang"
     );
-    let plain = |s: &str| {
-        if s.contains("FAILED") {
-            "FAILED".to_string()
-        } else {
-            strip_tags(&s.replace("**", ""))
-        }
+    // A row of a table named in spec.md, its cells as plain text.
+    let mut cells = |name| {
+        let rows = named.remove(name).unwrap_or_default().into_iter();
+        rows.map(|r: String| {
+            let r = r.trim_start_matches("| ").trim_end_matches(" |");
+            r.split(" | ").map(plain).collect::<Vec<_>>()
+        })
     };
-    for h in headline.cells(&res) {
-        let (a, b, c) = (plain(&h[2]), plain(&h[3]), plain(&h[4]));
-        let _ = writeln!(text, "{:<10} {:<34} {a:>14} {b:>14}  {c}", h[0], h[1]);
+    for h in cells("headline").collect::<Vec<_>>() {
+        let _ = writeln!(
+            text,
+            "{:<10} {:<34} {:>14} {:>14}  {}",
+            h[0], h[1], h[2], h[3], h[4]
+        );
     }
-    targets::text(&mut text, &targets);
-    let _ = writeln!(
-        text,
-        "steal time: {}",
-        strip_tags(&steal_text(meta).replace("**", ""))
-    );
+    text += "targets:\n";
+    for t in cells("targets").collect::<Vec<_>>() {
+        let _ = writeln!(text, "  {:<62} {:<22} {:<28} {}", t[0], t[1], t[2], t[3]);
+    }
+    let _ = writeln!(text, "steal time: {}", plain(&steal_text(meta)));
     let _ = write!(text, "report: {}", path.display());
     Ok(Summary { text, failed })
+}
+
+/// The variables of the run's sizes.
+fn size_vars(s: &Sizes) -> Vec<spec::Var> {
+    let fib = (2..s.forkjoin_n)
+        .fold((1u64, 1u64), |(a, b), _| (b, a + b))
+        .1;
+    let ring = if s.ring.contains(&1000) {
+        1000
+    } else {
+        s.ring[0]
+    };
+    let k = s.mailbox_k.last().unwrap_or(&1000);
+    let k = if s.mailbox_k.contains(&10_000) {
+        10_000
+    } else {
+        *k
+    };
+    [
+        ("spawn_n", s.spawn_n),
+        ("counting_msgs", s.counting_msgs),
+        ("fan_out_receivers", FAN_OUT_RECEIVERS),
+        ("match_max_k", s.mailbox_match_max_k),
+        ("closure_n", s.closure_n),
+        ("memory_p", s.memory_p),
+        ("pingpong_r", s.pingpong_r),
+        ("forkjoin_n", s.forkjoin_n),
+        ("forkjoin_procs", 2 * fib - 1),
+        ("latency_r", s.latency_r),
+        ("latency_b", LATENCY_B),
+        ("latency_tokens", LATENCY_B / 2),
+        ("latency_w", LATENCY_W),
+        ("echo_seconds", s.echo.seconds),
+        ("http_conns", HTTP_CONNS),
+        ("http_work_us", HTTP_WORK_US),
+        ("http_seconds", s.http_seconds),
+        ("headline_ring", ring),
+        ("headline_k", k),
+    ]
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .into()
+}
+
+/// A cell as plain text: `FAILED` for a failed one, else without bold and HTML tags.
+fn plain(s: &str) -> String {
+    if s.contains("FAILED") {
+        "FAILED".to_string()
+    } else {
+        strip_tags(&s.replace("**", ""))
+    }
 }
 
 /// The steal time of the run, its worst run, and a warning over [`STEAL_WARN`].

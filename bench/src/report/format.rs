@@ -1,6 +1,23 @@
 //! How the report writes figures: counts and rates with SI suffixes, durations, bytes and
 //! sizes with units.
 
+/// The format `spec.md` calls `name`.
+pub(crate) fn named(name: &str) -> Option<fn(f64) -> String> {
+    Some(match name {
+        "secs" => secs,
+        "rate" => rate,
+        "nanos" => nanos,
+        "micros" => micros,
+        "bytes" => bytes,
+        "mib" => mib,
+        "kib" => kib,
+        "count" => count,
+        "f1" => |x| format!("{x:.1}"),
+        "f2" => |x| format!("{x:.2}"),
+        _ => return None,
+    })
+}
+
 /// A count or rate with an SI suffix: 1.5k, 20M, 3.2G.
 pub(crate) fn si(v: f64) -> String {
     let a = v.abs();

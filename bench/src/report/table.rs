@@ -1,17 +1,14 @@
-//! The report's one table: what a workload's table is made of, as data, and the one renderer
-//! every section uses.
-//!
-//! A [`Metric`] says how a run's JSON line gives a figure, how it is written and which way it
-//! is better. A [`Table`] has key columns and rows; each row names its *slots*, the (case,
-//! implementation) pairs its cells come from, and each [`Col`] is either a figure (a slot's
-//! median of a metric, with or without the runs' range) or a comparison of two slots. A
-//! figure is the median over the runs that passed their check; a (case, implementation) with
-//! a failed run shows `FAILED` in red instead, one never run `—`, one skipped `skipped`.
+//! The figures of the report: a [`Metric`] says how a run's JSON line gives a figure, how it
+//! is written and which way it is better (`spec.md` defines them); [`Results`] indexes the
+//! runs by (case, implementation), each a [`Cell`]. A figure is the median over the runs that
+//! passed their check; a (case, implementation) with a failed run shows `FAILED` in red
+//! instead, one never run `—`, one skipped `skipped`.
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 
+use super::format;
 use crate::suite::{Case, Impl, Outcome, Record};
 
 /// Which way a metric is better.
@@ -47,37 +44,38 @@ pub(crate) struct Metric {
 }
 
 impl Metric {
-    /// `field`, written with `fmt`, compared as "faster" or "slower".
-    pub(crate) const fn new(field: Field, fmt: fn(f64) -> String, better: Better) -> Metric {
-        let words = ["faster", "slower"];
-        Metric {
+    /// A metric of `spec.md`: `FIELD FORMAT BETTER [BETTER-WORD/WORSE-WORD] [only=IMPL]`.
+    pub(crate) fn parse(w: &[&'static str]) -> Result<Metric, String> {
+        let [field, fmt, better, rest @ ..] = w else {
+            return Err("needs a field, a format and which way is better".into());
+        };
+        let field = match *field {
+            "ops/seconds" => Field::Rate,
+            "ns/op" => Field::NsPerOp,
+            key => Field::Key(key),
+        };
+        let better = match *better {
+            "lower" => Better::Lower,
+            "higher" => Better::Higher,
+            "neither" => Better::Neither,
+            b => return Err(format!("no way of being better `{b}`")),
+        };
+        let fmt = format::named(fmt).ok_or(format!("no format `{fmt}`"))?;
+        let (mut words, mut only) = (["faster", "slower"], None);
+        for r in rest {
+            match (r.strip_prefix("only="), r.split_once('/')) {
+                (Some(imp), _) => only = super::spec::impl_named(imp),
+                (_, Some((b, w))) => words = [b, w],
+                _ => return Err(format!("`{r}` is neither only=IMPL nor BETTER/WORSE")),
+            }
+        }
+        Ok(Metric {
             field,
             fmt,
             better,
             words,
-            only: None,
-        }
-    }
-
-    /// The number `key` of the line, written with `fmt`.
-    pub(crate) const fn key(key: &'static str, fmt: fn(f64) -> String, better: Better) -> Metric {
-        Metric::new(Field::Key(key), fmt, better)
-    }
-
-    /// The same metric compared in other words ("smaller", "larger").
-    pub(crate) const fn words(self, better: &'static str, worse: &'static str) -> Metric {
-        Metric {
-            words: [better, worse],
-            ..self
-        }
-    }
-
-    /// The same metric, reported by `imp` alone.
-    pub(crate) const fn only(self, imp: Impl) -> Metric {
-        Metric {
-            only: Some(imp),
-            ..self
-        }
+            only,
+        })
     }
 
     /// The metric of one run's line.
@@ -181,170 +179,32 @@ pub(crate) enum Spread {
     Runs,
 }
 
-/// How a comparison of two figures is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Vs {
-    /// "**N× faster**" when the first is better, "N× slower" when it is worse.
-    Bold,
-    /// The same, never bold (neither is otter).
-    Plain,
-    /// first / second: "N×", or "**1/N**" when the first is lower.
-    Over,
-}
-
-/// A column of a table.
-#[derive(Debug, Clone)]
-pub(crate) enum Col {
-    /// The figure of a row's slot; the metric is the column's or else the row's.
-    Fig(String, usize, Option<Metric>, Spread),
-    /// A comparison of two slots' medians.
-    Vs(String, usize, usize, Option<Metric>, Vs),
-}
-
-/// A figure column (`m`: a metric, or `None` for the row's).
-pub(crate) fn fig(head: impl Into<String>, slot: usize, m: impl Into<Option<Metric>>) -> Col {
-    Col::Fig(head.into(), slot, m.into(), Spread::None)
-}
-
-/// A comparison column (`m`: a metric, or `None` for the row's).
-pub(crate) fn vs(
-    head: impl Into<String>,
-    a: usize,
-    b: usize,
-    m: impl Into<Option<Metric>>,
-    how: Vs,
-) -> Col {
-    Col::Vs(head.into(), a, b, m.into(), how)
-}
-
-/// "`who` `m`", "erlang `m`", "otter vs erlang" of slots 0 (otter) and 1 (erlang).
-pub(crate) fn trio(m: Metric, head: &str) -> Vec<Col> {
-    vec![
-        fig(format!("otter {head}"), 0, Some(m)),
-        fig(format!("erlang {head}"), 1, Some(m)),
-        vs("otter vs erlang", 0, 1, Some(m), Vs::Bold),
-    ]
-}
-
-/// A row: its key cells, its slots (`None`: no cell), and its metric, if the columns have
-/// none. A row without slots is literal: its keys are all its cells.
-#[derive(Debug, Clone)]
-pub(crate) struct Row {
-    pub(crate) keys: Vec<String>,
-    pub(crate) slots: Vec<Option<(String, Impl)>>,
-    pub(crate) metric: Option<Metric>,
-}
-
-/// A row of `case` on otter (slot 0) and erlang (slot 1).
-pub(crate) fn row(keys: &[&dyn ToString], case: &str, metric: impl Into<Option<Metric>>) -> Row {
-    let slots = vec![
-        Some((case.to_string(), Impl::Otter)),
-        Some((case.to_string(), Impl::Erlang)),
-    ];
-    Row {
-        keys: keys.iter().map(|k| k.to_string()).collect(),
-        slots,
-        metric: metric.into(),
-    }
-}
-
-/// A table: key column heads, columns, rows.
-#[derive(Debug, Clone)]
-pub(crate) struct Table {
-    pub(crate) keys: Vec<&'static str>,
-    pub(crate) cols: Vec<Col>,
-    pub(crate) rows: Vec<Row>,
-}
-
-/// A table of `keys`, `cols` and `rows`.
-pub(crate) fn table(keys: &[&'static str], cols: Vec<Col>, rows: Vec<Row>) -> Table {
-    Table {
-        keys: keys.to_vec(),
-        cols,
-        rows,
-    }
-}
-
-impl Table {
-    /// Every row's cells, keys first.
-    pub(crate) fn cells(&self, res: &Results<'_>) -> Vec<Vec<String>> {
-        let cell = |r: &Row, s: usize| {
-            r.slots
-                .get(s)
-                .cloned()
-                .flatten()
-                .map(|(id, imp)| (res.cell(&id, imp), imp))
-        };
-        let rows = self.rows.iter().map(|r| {
-            if r.slots.is_empty() {
-                return r.keys.clone();
-            }
-            let cols = self.cols.iter().map(|c| match c {
-                Col::Fig(_, s, m, spread) => match (cell(r, *s), m.or(r.metric)) {
-                    (Some((_, imp)), Some(m)) if m.only.is_some_and(|o| o != imp) => "—".into(),
-                    (Some((c, _)), Some(m)) => c.show(&m, *spread),
-                    _ => String::new(),
-                },
-                Col::Vs(_, a, b, m, how) => match (cell(r, *a), cell(r, *b), m.or(r.metric)) {
-                    (Some((a, _)), Some((b, _)), Some(m)) if m.better != Better::Neither => {
-                        compare(a.median(&m), b.median(&m), &m, *how)
-                    }
-                    _ => String::new(),
-                },
-            });
-            r.keys.iter().cloned().chain(cols).collect()
-        });
-        rows.collect()
-    }
-
-    /// The table as Markdown.
-    pub(crate) fn markdown(&self, res: &Results<'_>) -> String {
-        let heads = self.cols.iter().map(|c| match c {
-            Col::Fig(h, ..) | Col::Vs(h, ..) => h.as_str(),
-        });
-        let heads: Vec<&str> = self.keys.iter().copied().chain(heads).collect();
-        let mut md = format!("{}\n|{}\n", line(&heads), "---|".repeat(heads.len()));
-        for r in self.cells(res) {
-            md += &line(&r);
-            md.push('\n');
-        }
-        md
-    }
-}
-
-/// One Markdown table line.
-pub(crate) fn line<S: AsRef<str>>(cells: &[S]) -> String {
-    cells
-        .iter()
-        .fold("|".to_string(), |l, c| l + " " + c.as_ref() + " |")
-}
-
-/// A comparison of two medians of `m` (see [`Vs`]); "—" without both.
-pub(crate) fn compare(a: Option<f64>, b: Option<f64>, m: &Metric, how: Vs) -> String {
+/// A comparison of two medians of `m`, "—" without both (or one not above zero). By default
+/// "**N× faster**" when `a` is better and "N× slower" when it is worse (in the metric's
+/// words); `how` may say `plain` (never bold), `over` (a / b as "N×", or "**1/N**" below 1),
+/// `x` (a / b as "N×"), `inv` ("1/N" of b / a), `pct` (a / b in percent), and then `vs`
+/// ("(a vs b)" after it).
+pub(crate) fn compare(a: Option<f64>, b: Option<f64>, m: &Metric, how: &[&str]) -> String {
     let (Some(a), Some(b)) = (a, b) else {
         return "—".into();
     };
     if a <= 0.0 || b <= 0.0 {
         return "—".into();
     }
-    if how == Vs::Over {
-        let f = a / b;
-        return if f < 1.0 {
-            format!("**1/{}**", factor(1.0 / f))
-        } else {
-            format!("{}×", factor(f))
-        };
-    }
-    let f = if m.better == Better::Higher {
-        a / b
-    } else {
-        b / a
+    let (r, [better, worse]) = (a / b, m.words);
+    let f = if m.better == Better::Higher { r } else { b / a };
+    let s = match how.first().copied().unwrap_or_default() {
+        "over" if r < 1.0 => format!("**1/{}**", factor(1.0 / r)),
+        "over" | "x" => format!("{}×", factor(r)),
+        "inv" => format!("1/{}", factor(b / a)),
+        "pct" => format!("{:.0}%", 100.0 * a / b),
+        _ if f < 1.0 => format!("{}× {worse}", factor(1.0 / f)),
+        "plain" => format!("{}× {better}", factor(f)),
+        _ => format!("**{}× {better}**", factor(f)),
     };
-    let [better, worse] = m.words;
-    match (f >= 1.0, how) {
-        (true, Vs::Bold) => format!("**{}× {better}**", factor(f)),
-        (true, _) => format!("{}× {better}", factor(f)),
-        (false, _) => format!("{}× {worse}", factor(1.0 / f)),
+    match how.last() {
+        Some(&"vs") => format!("{s} ({} vs {})", (m.fmt)(a), (m.fmt)(b)),
+        _ => s,
     }
 }
 
