@@ -4,6 +4,7 @@
 /// The format `spec.md` calls `name`.
 pub(crate) fn named(name: &str) -> Option<fn(f64) -> String> {
     Some(match name {
+        "si" => si,
         "secs" => secs,
         "rate" => rate,
         "nanos" => nanos,

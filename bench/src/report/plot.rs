@@ -40,28 +40,11 @@ pub(crate) struct Line {
 }
 
 /// An axis: its label, scale, and how tick values are written.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Axis {
-    pub(crate) label: &'static str,
+    pub(crate) label: String,
     pub(crate) log: bool,
     pub(crate) fmt: fn(f64) -> String,
-}
-
-impl Axis {
-    pub(crate) const fn log(label: &'static str, fmt: fn(f64) -> String) -> Axis {
-        Axis {
-            label,
-            log: true,
-            fmt,
-        }
-    }
-    pub(crate) const fn linear(label: &'static str, fmt: fn(f64) -> String) -> Axis {
-        Axis {
-            label,
-            log: false,
-            fmt,
-        }
-    }
 }
 
 /// What a chart draws.
@@ -126,8 +109,8 @@ pub(crate) fn svg(charts: &[Chart]) -> Result<String, String> {
                 .titled(&c.subtitle, font(12).color(&GREY))
                 .map_err(err)?;
             let drawn = match &c.plot {
-                Plot::Lines(x, lines) => line_chart(&area, c.y, *x, lines)?,
-                Plot::Bars(groups, series) => bar_chart(&area, c.y, groups, series)?,
+                Plot::Lines(x, lines) => line_chart(&area, &c.y, x, lines)?,
+                Plot::Bars(groups, series) => bar_chart(&area, &c.y, groups, series)?,
             };
             if !drawn {
                 let (w, h) = area.dim_in_pixel();
@@ -146,7 +129,7 @@ fn frame<'a, X, Y>(
     area: &Area<'a>,
     (xs, ys): (X, Y),
     (x_fmt, x_label): (Fmt<'_, X::Value>, Option<&str>),
-    y: Axis,
+    y: &Axis,
 ) -> Result<Frame<'a, X::CoordDescType, Y::CoordDescType>, String>
 where
     X: AsRangedCoord,
@@ -165,7 +148,7 @@ where
     let mut mesh = ch.configure_mesh();
     mesh.x_label_formatter(x_fmt)
         .y_label_formatter(&y_fmt)
-        .y_desc(y.label);
+        .y_desc(&y.label);
     match x_label {
         Some(label) => mesh.x_desc(label),
         None => mesh.disable_x_mesh().x_label_style(font(13)),
@@ -204,7 +187,7 @@ fn glyph<DB: DrawingBackend>(m: Marker, color: RGBColor) -> DynElement<'static, 
 }
 
 /// Log-log lines on `area`; false if there is no point to draw.
-fn line_chart(area: &Area<'_>, y: Axis, x: Axis, lines: &[Line]) -> Result<bool, String> {
+fn line_chart(area: &Area<'_>, y: &Axis, x: &Axis, lines: &[Line]) -> Result<bool, String> {
     let shown = |p: &&(f64, f64)| p.0 > 0.0 && p.1 > 0.0 && p.0.is_finite() && p.1.is_finite();
     let pts: Vec<&(f64, f64)> = lines.iter().flat_map(|l| &l.points).filter(shown).collect();
     let span = |f: fn(&(f64, f64)) -> f64| {
@@ -220,7 +203,7 @@ fn line_chart(area: &Area<'_>, y: Axis, x: Axis, lines: &[Line]) -> Result<bool,
     }
     let x_fmt = |v: &f64| (x.fmt)(*v);
     let ranges = (span(|p| p.0), span(|p| p.1));
-    let mut ch = frame(area, ranges, (&x_fmt, Some(x.label)), y)?;
+    let mut ch = frame(area, ranges, (&x_fmt, Some(&x.label)), y)?;
     for l in lines {
         let mut p: Vec<(f64, f64)> = l.points.iter().filter(shown).copied().collect();
         p.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -256,7 +239,7 @@ fn line_chart(area: &Area<'_>, y: Axis, x: Axis, lines: &[Line]) -> Result<bool,
 /// Grouped bars on `area` with each bar's value written above it; false if there is none.
 fn bar_chart(
     area: &Area<'_>,
-    y: Axis,
+    y: &Axis,
     groups: &[String],
     series: &[(String, RGBColor, Vec<Option<f64>>)],
 ) -> Result<bool, String> {
@@ -282,7 +265,7 @@ fn bar_chart(
 fn bars<Y>(
     area: &Area<'_>,
     ys: Y,
-    y: Axis,
+    y: &Axis,
     base: f64,
     groups: &[String],
     series: &[(String, RGBColor, Vec<Option<f64>>)],
@@ -337,40 +320,32 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::format::{nanos, secs, si};
+    use crate::report::charts::chart;
 
     #[test]
     fn charts_are_svg() {
+        let mut c = chart("t <&> |  | log y secs | log x si").unwrap();
         let points = vec![(1000.0, 0.01), (10_000.0, 1.0), (0.0, 1.0)];
-        let line = Line {
-            name: "a".into(),
-            color: BLACK,
-            dashed: true,
-            marker: None,
-            points,
-        };
-        let lines = Plot::Lines(Axis::log("x", si), vec![line]);
-        let c = Chart {
-            title: "t <&>".into(),
-            subtitle: String::new(),
-            y: Axis::log("y", secs),
-            plot: lines,
-        };
+        let (name, color, dashed, marker) = ("a".into(), BLACK, true, None);
+        if let Plot::Lines(_, lines) = &mut c.plot {
+            lines.push(Line {
+                name,
+                color,
+                dashed,
+                marker,
+                points,
+            });
+        }
         let s = svg(&[c.clone(), c]).unwrap();
         assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
         assert!(s.contains("t &lt;&amp;&gt;"), "{s}");
         assert!(s.contains("\n10k\n") && s.contains("\n1 s\n"), "{s}");
+        let mut b = chart("b |  | linear ns nanos").unwrap();
         let series = vec![
             ("a".into(), BLACK, vec![Some(3.0)]),
             ("b".into(), WHITE, vec![None]),
         ];
-        let bars = Plot::Bars(vec!["g".into()], series);
-        let mut b = Chart {
-            title: "b".into(),
-            subtitle: String::new(),
-            y: Axis::linear("ns", nanos),
-            plot: bars,
-        };
+        b.plot = Plot::Bars(vec!["g".into()], series);
         let s = svg(&[b.clone()]).unwrap();
         assert!(
             s.contains("n/a") && s.contains("<rect") && s.contains("\ng\n"),

@@ -3,9 +3,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::charts;
 use super::format::{si_u, size_name};
 use super::table::{Better, Metric, Results, Spread, compare};
+use super::{charts, plot};
 use crate::suite::{Impl, Sizes};
 
 /// The report as data: metrics, prose, tables and charts, in report order.
@@ -64,19 +64,17 @@ impl<'a> Ctx<'a> {
         let mut metrics = HashMap::new();
         for l in SPEC.lines().filter_map(|l| l.strip_prefix("@metric ")) {
             let (name, def) = l.split_once(' ').unwrap_or((l, ""));
-            let m = Metric::parse(&def.split(' ').collect::<Vec<_>>())
-                .map_err(|e| format!("spec.md: metric {name}: {e}"))?;
+            let m = Metric::parse(def).map_err(|e| format!("spec.md: metric {name}: {e}"))?;
             metrics.insert(name, m);
         }
-        let mut c = Ctx {
+        let slots = Vec::new();
+        Ok(Ctx {
             res,
             sizes,
             metrics,
             vars,
-            slots: Vec::new(),
-        };
-        c.vars.extend(charts::vars(&c)?);
-        Ok(c)
+            slots,
+        })
     }
 
     /// This context with `vars` added.
@@ -160,7 +158,7 @@ impl<'a> Ctx<'a> {
     /// the runs' range ([`Spread`]), or the verdict of the median against a bar: "met",
     /// "**missed**", "—". `{$A/$B METRIC [how]}`: the comparison of slots A and B
     /// ([`compare`]), or the verdict of A / B against a bar; empty if A is B or the metric is
-    /// never compared.
+    /// never compared. An operand `$A:$B` is the ratio of two medians.
     fn figure(&self, expr: &str) -> Result<String, String> {
         let w: Vec<&str> = expr.split(' ').collect();
         let (Some(slots), Some(m)) = (w.first(), w.get(1)) else {
@@ -190,11 +188,19 @@ impl<'a> Ctx<'a> {
             };
             return Ok(self.res.cell(&a.0, a.1).show(&m, spread));
         };
-        let (a, b) = (self.slot(a)?, self.slot(b)?);
-        if a == b || m.better == Better::Neither {
+        // An operand: a slot's median, or `$A:$B` the ratio of two.
+        let value = |o: &str| {
+            Ok::<_, String>(match o.split_once(':') {
+                Some((x, y)) => median(self.slot(x)?)
+                    .zip(median(self.slot(y)?))
+                    .map(|(x, y)| x / y),
+                None => median(self.slot(o)?),
+            })
+        };
+        if (!a.contains(':') && self.slot(a)? == self.slot(b)?) || m.better == Better::Neither {
             return Ok(String::new());
         }
-        let (a, b) = (median(a), median(b));
+        let (a, b) = (value(a)?, value(b)?);
         Ok(verdict(a.zip(b).map(|(a, b)| a / b)).unwrap_or_else(|| compare(a, b, &m, how)))
     }
 
@@ -232,7 +238,8 @@ impl<'a> Ctx<'a> {
     }
 
     /// The rows of a line's `@for`s, each a product of its clauses (left outermost): `x=value`,
-    /// `x in a, b` or `x in LIST` (a list of the run's sizes), `x:y in a:b, c:d`.
+    /// `x in a, b` or `x in LIST` (a list of the run's sizes), `x:y in a:b, c:d`; `{x#}` is
+    /// the item's index.
     fn rows(&self, fors: &[&str]) -> Result<Vec<Vec<Var>>, String> {
         if fors.is_empty() {
             return Ok(vec![Vec::new()]);
@@ -259,10 +266,11 @@ impl<'a> Ctx<'a> {
                 };
                 let mut next = Vec::new();
                 for row in rows {
-                    for item in &items {
+                    for (i, item) in items.iter().enumerate() {
                         let mut r = row.clone();
-                        for (n, v) in names.split(':').zip(item) {
-                            r.push((n.trim().to_string(), self.with(&row).fill(v)?));
+                        for (n, v) in names.split(':').map(str::trim).zip(item) {
+                            r.push((n.to_string(), self.with(&row).fill(v)?));
+                            r.push((format!("{n}#"), i.to_string()));
                         }
                         next.push(r);
                     }
@@ -281,27 +289,42 @@ impl<'a> Ctx<'a> {
         out: &Path,
         named: &mut HashMap<&str, Vec<String>>,
     ) -> Result<String, String> {
-        let mut md = String::new();
+        let (mut md, mut me, mut charts) = (String::new(), self.clone(), Vec::new());
         let spec = SPEC
             .lines()
             .filter(|l| !l.starts_with("//") && !l.starts_with("@metric "));
         let mut lines = spec.peekable();
         while let Some(line) = lines.next() {
-            if line == "@ring_grid" {
-                md += &charts::ring_grid(self)?;
-                continue;
+            match line.split_once(' ').unwrap_or((line, "")) {
+                ("@ring_grid", _) => md += &charts::ring_grid(&me)?,
+                ("@guides", _) => {
+                    let last = charts
+                        .last_mut()
+                        .ok_or("spec.md: @guides before any @chart")?;
+                    me.vars.push(("growth".into(), charts::guides(last)));
+                }
+                ("@svg", svg) => {
+                    let (file, alt) = svg.split_once(' ').unwrap_or((svg, ""));
+                    let path = out.join(file);
+                    let write = |svg| std::fs::write(&path, svg).map_err(|e| e.to_string());
+                    plot::svg(&charts)
+                        .and_then(write)
+                        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                    md += &format!("![{alt}]({file})\n");
+                    charts.clear();
+                }
+                ("@chart" | "@bar" | "@point", _) => {}
+                (d, _) if d.starts_with('@') => {
+                    return Err(format!("spec.md: unknown line {line}"));
+                }
+                _ => {}
             }
-            if let Some((file, alt)) = line.strip_prefix("@svg ").and_then(|l| l.split_once(' ')) {
-                let path = out.join(file);
-                let write = |svg| std::fs::write(&path, svg).map_err(|e| e.to_string());
-                charts::svg(self, file)
-                    .and_then(write)
-                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-                md += &format!("![{alt}]({file})\n");
+            if line.starts_with('@')
+                && !["@chart ", "@bar ", "@point "]
+                    .iter()
+                    .any(|p| line.starts_with(p))
+            {
                 continue;
-            }
-            if line.starts_with('@') {
-                return Err(format!("spec.md: unknown directive {line}"));
             }
             let modifier = |l: &&str| {
                 ["@for ", "@slots ", "@if ", "@name "]
@@ -313,8 +336,8 @@ impl<'a> Ctx<'a> {
                 mods.push(m[1..].split_once(' ').unwrap_or_default());
             }
             let of = |k| mods.iter().filter(move |m| m.0 == k).map(|m| m.1);
-            for row in self.rows(&of("for").collect::<Vec<_>>())? {
-                let mut c = self.with(&row);
+            for row in me.rows(&of("for").collect::<Vec<_>>())? {
+                let mut c = me.with(&row);
                 c.slots = c.slots(of("slots").next().unwrap_or("{case}"))?;
                 if !of("if")
                     .map(|i| c.holds(i))
@@ -325,11 +348,22 @@ impl<'a> Ctx<'a> {
                     continue;
                 }
                 let text = c.fill(&line.replace("\\n", "\n"))?;
-                if let Some(name) = of("name").next() {
-                    named.entry(name).or_default().push(text.clone());
+                if let Some(spec) = text.strip_prefix("@chart ") {
+                    charts.push(charts::chart(spec)?);
+                } else if let Some((_, row)) =
+                    text.split_once(' ').filter(|_| line.starts_with('@'))
+                {
+                    let chart = charts
+                        .last_mut()
+                        .ok_or("spec.md: a chart's row before any @chart")?;
+                    charts::add(&c, chart, row)?;
+                } else {
+                    if let Some(name) = of("name").next() {
+                        named.entry(name).or_default().push(text.clone());
+                    }
+                    md += &text;
+                    md.push('\n');
                 }
-                md += &text;
-                md.push('\n');
             }
         }
         Ok(md)

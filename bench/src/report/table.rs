@@ -44,30 +44,30 @@ pub(crate) struct Metric {
 }
 
 impl Metric {
-    /// A metric of `spec.md`: `FIELD FORMAT BETTER [BETTER-WORD/WORSE-WORD] [only=IMPL]`.
-    pub(crate) fn parse(w: &[&'static str]) -> Result<Metric, String> {
-        let [field, fmt, better, rest @ ..] = w else {
+    /// A metric of `spec.md`: `FIELD FORMAT BETTER [BETTER-WORDS/WORSE-WORDS | only=IMPL]`.
+    pub(crate) fn parse(def: &'static str) -> Result<Metric, String> {
+        let mut w = def.splitn(4, ' ');
+        let (Some(field), Some(fmt), Some(better)) = (w.next(), w.next(), w.next()) else {
             return Err("needs a field, a format and which way is better".into());
         };
-        let field = match *field {
+        let field = match field {
             "ops/seconds" => Field::Rate,
             "ns/op" => Field::NsPerOp,
             key => Field::Key(key),
         };
-        let better = match *better {
+        let better = match better {
             "lower" => Better::Lower,
             "higher" => Better::Higher,
             "neither" => Better::Neither,
             b => return Err(format!("no way of being better `{b}`")),
         };
         let fmt = format::named(fmt).ok_or(format!("no format `{fmt}`"))?;
-        let (mut words, mut only) = (["faster", "slower"], None);
-        for r in rest {
-            match (r.strip_prefix("only="), r.split_once('/')) {
-                (Some(imp), _) => only = super::spec::impl_named(imp),
-                (_, Some((b, w))) => words = [b, w],
-                _ => return Err(format!("`{r}` is neither only=IMPL nor BETTER/WORSE")),
-            }
+        let (mut words, mut only, rest) = (["faster", "slower"], None, w.next().unwrap_or(""));
+        match (rest.strip_prefix("only="), rest.split_once('/')) {
+            (Some(imp), _) => only = super::spec::impl_named(imp),
+            (_, Some((b, w))) => words = [b, w],
+            _ if rest.is_empty() => {}
+            _ => return Err(format!("`{rest}` is neither only=IMPL nor BETTER/WORSE")),
         }
         Ok(Metric {
             field,
