@@ -40,8 +40,7 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 
-use crate::suite::{Case, FAN_OUT_RECEIVERS, HTTP_CONNS, HTTP_WORK_US, LATENCY_B, LATENCY_W};
-use crate::suite::{Impl, Outcome, Record, STEAL_WARN, Sizes};
+use crate::suite::{Case, Impl, Outcome, Record, STEAL_WARN, Sizes};
 use table::{Results, md_escape};
 
 /// What the caller prints and its exit code depends on.
@@ -141,7 +140,7 @@ fn write(
         let n = whats.len();
         format!("- {} — {n} case(s): {}", md_escape(why), whats.join(", "))
     });
-    let mut vars = size_vars(sizes);
+    let mut vars = Vec::new();
     let meta_vars = meta.as_object().into_iter().flatten();
     vars.extend(meta_vars.map(|(k, _)| (k.clone(), m(k))));
     vars.extend(
@@ -201,47 +200,6 @@ fn write(
     let _ = writeln!(text, "steal time: {}", plain(&steal_text(meta)));
     let _ = write!(text, "report: {}", path.display());
     Ok(Summary { text, failed })
-}
-
-/// The variables of the run's sizes.
-fn size_vars(s: &Sizes) -> Vec<spec::Var> {
-    let fib = (2..s.forkjoin_n)
-        .fold((1u64, 1u64), |(a, b), _| (b, a + b))
-        .1;
-    let ring = if s.ring.contains(&1000) {
-        1000
-    } else {
-        s.ring[0]
-    };
-    let k = s.mailbox_k.last().unwrap_or(&1000);
-    let k = if s.mailbox_k.contains(&10_000) {
-        10_000
-    } else {
-        *k
-    };
-    [
-        ("spawn_n", s.spawn_n),
-        ("counting_msgs", s.counting_msgs),
-        ("fan_out_receivers", FAN_OUT_RECEIVERS),
-        ("match_max_k", s.mailbox_match_max_k),
-        ("closure_n", s.closure_n),
-        ("memory_p", s.memory_p),
-        ("pingpong_r", s.pingpong_r),
-        ("forkjoin_n", s.forkjoin_n),
-        ("forkjoin_procs", 2 * fib - 1),
-        ("latency_r", s.latency_r),
-        ("latency_b", LATENCY_B),
-        ("latency_tokens", LATENCY_B / 2),
-        ("latency_w", LATENCY_W),
-        ("echo_seconds", s.echo.seconds),
-        ("http_conns", HTTP_CONNS),
-        ("http_work_us", HTTP_WORK_US),
-        ("http_seconds", s.http_seconds),
-        ("headline_ring", ring),
-        ("headline_k", k),
-    ]
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .into()
 }
 
 /// A cell as plain text: `FAILED` for a failed one, else without bold and HTML tags.

@@ -6,7 +6,9 @@ use std::path::Path;
 use super::format::{si_u, size_name};
 use super::table::{Better, Metric, Results, Spread, compare};
 use super::{charts, plot};
-use crate::suite::{Impl, Sizes};
+use crate::suite::{
+    FAN_OUT_RECEIVERS, HTTP_CONNS, HTTP_WORK_US, Impl, LATENCY_B, LATENCY_W, Sizes,
+};
 
 /// The report as data: metrics, prose, tables and charts, in report order.
 pub(super) const SPEC: &str = include_str!("spec.md");
@@ -32,6 +34,47 @@ pub(super) fn impl_named(name: &str) -> Option<Impl> {
         .find(|i| i.name() == name)
 }
 
+/// The variables of the run's sizes.
+fn size_vars(s: &Sizes) -> Vec<Var> {
+    let fib = (2..s.forkjoin_n)
+        .fold((1u64, 1u64), |(a, b), _| (b, a + b))
+        .1;
+    let ring = if s.ring.contains(&1000) {
+        1000
+    } else {
+        s.ring[0]
+    };
+    let k = s.mailbox_k.last().unwrap_or(&1000);
+    let k = if s.mailbox_k.contains(&10_000) {
+        10_000
+    } else {
+        *k
+    };
+    [
+        ("spawn_n", s.spawn_n),
+        ("counting_msgs", s.counting_msgs),
+        ("fan_out_receivers", FAN_OUT_RECEIVERS),
+        ("match_max_k", s.mailbox_match_max_k),
+        ("closure_n", s.closure_n),
+        ("memory_p", s.memory_p),
+        ("pingpong_r", s.pingpong_r),
+        ("forkjoin_n", s.forkjoin_n),
+        ("forkjoin_procs", 2 * fib - 1),
+        ("latency_r", s.latency_r),
+        ("latency_b", LATENCY_B),
+        ("latency_tokens", LATENCY_B / 2),
+        ("latency_w", LATENCY_W),
+        ("echo_seconds", s.echo.seconds),
+        ("http_conns", HTTP_CONNS),
+        ("http_work_us", HTTP_WORK_US),
+        ("http_seconds", s.http_seconds),
+        ("headline_ring", ring),
+        ("headline_k", k),
+    ]
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .into()
+}
+
 /// A list of the run's sizes that `@for x in NAME` walks, each item its values.
 fn list(s: &Sizes, name: &str) -> Option<Vec<Vec<String>>> {
     let v = match name {
@@ -55,12 +98,13 @@ fn list(s: &Sizes, name: &str) -> Option<Vec<Vec<String>>> {
 }
 
 impl<'a> Ctx<'a> {
-    /// A context of `vars` and the metrics of `spec.md`.
+    /// A context of `vars`, the variables of `sizes` and the metrics of `spec.md`.
     pub(super) fn new(
         res: &'a Results<'a>,
         sizes: &'a Sizes,
         vars: Vec<Var>,
     ) -> Result<Self, String> {
+        let vars = [vars, size_vars(sizes)].concat();
         let mut metrics = HashMap::new();
         for l in SPEC.lines().filter_map(|l| l.strip_prefix("@metric ")) {
             let (name, def) = l.split_once(' ').unwrap_or((l, ""));
@@ -367,5 +411,80 @@ impl<'a> Ctx<'a> {
             }
         }
         Ok(md)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::{Options, Outcome, Record, cases};
+
+    /// The sizes of a mode.
+    fn sizes(quick: bool, full: bool) -> Sizes {
+        let (out, timeout, only) = Default::default();
+        Sizes::for_options(&Options {
+            quick,
+            full,
+            reps: 1,
+            out,
+            timeout,
+            no_erlang: false,
+            only,
+        })
+    }
+
+    /// In every mode, spec.md names every case of the suite but overload's (not in the
+    /// report), and renders.
+    #[test]
+    fn the_spec_names_every_case() {
+        for (quick, full) in [(true, false), (false, false), (false, true)] {
+            let (sizes, skip) = (sizes(quick, full), Outcome::Skipped("test".into()));
+            let cases = cases(&sizes);
+            let records: Vec<Record> = (cases.iter().enumerate())
+                .flat_map(|(case, c)| c.impls.iter().map(move |&imp| (case, imp)))
+                .map(|(case, imp)| Record {
+                    case,
+                    imp,
+                    rep: 0,
+                    outcome: skip.clone(),
+                })
+                .collect();
+            let res = Results::new(&cases, &records);
+            let out = std::env::temp_dir().join(format!("otter-bench-spec-{}", std::process::id()));
+            std::fs::create_dir_all(&out).unwrap();
+            let md = Ctx::new(&res, &sizes, Vec::new())
+                .unwrap()
+                .render(&out, &mut HashMap::new());
+            assert!(md.unwrap().contains("## HTTP"));
+            let seen = res.seen.borrow();
+            let missed = cases
+                .iter()
+                .filter(|c| c.bench != "overload" && !seen.contains(&c.id));
+            let missed: Vec<&str> = missed.map(|c| c.id.as_str()).collect();
+            assert!(missed.is_empty(), "spec.md names no slot of {missed:?}");
+            let _ = std::fs::remove_dir_all(&out);
+        }
+    }
+
+    /// A figure or a metric that spec.md gets wrong is an error that names it.
+    #[test]
+    fn an_unknown_metric_is_named() {
+        let (sizes, res) = (sizes(true, false), Results::new(&[], &[]));
+        let c = Ctx::new(&res, &sizes, Vec::new()).unwrap();
+        assert_eq!(
+            c.fill("{$0 nope}").unwrap_err(),
+            "spec.md names no metric `nope`"
+        );
+        assert!(c.fill("{$0 rate}").unwrap_err().contains("no slot `$0`"));
+        assert!(
+            Metric::parse("seconds secs best")
+                .unwrap_err()
+                .contains("`best`")
+        );
+        assert!(
+            Metric::parse("seconds sec lower")
+                .unwrap_err()
+                .contains("`sec`")
+        );
     }
 }

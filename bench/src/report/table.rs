@@ -4,7 +4,8 @@
 //! passed their check; a (case, implementation) with a failed run shows `FAILED` in red
 //! instead, one never run `—`, one skipped `skipped`.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -228,6 +229,8 @@ pub(crate) fn md_escape(s: &str) -> String {
 /// Index of the runs by (case id, implementation).
 pub(crate) struct Results<'a> {
     by: HashMap<(&'a str, Impl), Vec<&'a Outcome>>,
+    /// Every case asked for (`spec.rs`'s test: the report names every case).
+    pub(crate) seen: RefCell<HashSet<String>>,
 }
 
 impl<'a> Results<'a> {
@@ -238,11 +241,13 @@ impl<'a> Results<'a> {
                 .or_default()
                 .push(&r.outcome);
         }
-        Results { by }
+        let seen = RefCell::default();
+        Results { by, seen }
     }
 
     /// The runs of `id` on `imp`.
     pub(crate) fn cell(&self, id: &str, imp: Impl) -> Cell<'a> {
+        self.seen.borrow_mut().insert(id.to_string());
         let Some(runs) = self.by.get(&(id, imp)) else {
             return Cell::NotRun;
         };
@@ -266,6 +271,7 @@ impl<'a> Results<'a> {
 
     /// Whether `id` was part of the run on `imp`.
     pub(crate) fn runs(&self, id: &str, imp: Impl) -> bool {
+        self.seen.borrow_mut().insert(id.to_string());
         self.by.contains_key(&(id, imp))
     }
 
