@@ -3,6 +3,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use serde_json::Value;
+
 use super::format::{si_u, size_name};
 use super::table::{Better, Metric, Results, Spread, compare};
 use super::{charts, plot};
@@ -29,72 +31,36 @@ pub(super) struct Ctx<'a> {
 
 /// The implementation named `name`.
 pub(super) fn impl_named(name: &str) -> Option<Impl> {
-    [Impl::Otter, Impl::Erlang, Impl::Tokio]
-        .into_iter()
-        .find(|i| i.name() == name)
+    let all = [Impl::Otter, Impl::Erlang, Impl::Tokio];
+    all.into_iter().find(|i| i.name() == name)
 }
 
-/// The variables of the run's sizes.
+/// The variables of the run's sizes: each field of [`Sizes`] by its name (`echo`'s as
+/// `echo_…`, a list in JSON), and the constants and figures that the prose names.
 fn size_vars(s: &Sizes) -> Vec<Var> {
+    let (json, mut v) = (serde_json::to_value(s).unwrap_or_default(), Vec::new());
+    for (prefix, o) in [("", &json), ("echo_", &json["echo"])] {
+        let fields = o.as_object().into_iter().flatten();
+        v.extend(fields.map(|(k, x)| (format!("{prefix}{k}"), x.to_string())));
+    }
     let fib = (2..s.forkjoin_n)
         .fold((1u64, 1u64), |(a, b), _| (b, a + b))
         .1;
-    let ring = if s.ring.contains(&1000) {
-        1000
-    } else {
-        s.ring[0]
-    };
-    let k = s.mailbox_k.last().unwrap_or(&1000);
-    let k = if s.mailbox_k.contains(&10_000) {
-        10_000
-    } else {
-        *k
-    };
-    [
-        ("spawn_n", s.spawn_n),
-        ("counting_msgs", s.counting_msgs),
+    let ring = *s.ring.iter().find(|&&n| n == 1000).unwrap_or(&s.ring[0]);
+    let k = s.mailbox_k.iter().find(|&&k| k == 10_000);
+    let more = [
         ("fan_out_receivers", FAN_OUT_RECEIVERS),
-        ("match_max_k", s.mailbox_match_max_k),
-        ("closure_n", s.closure_n),
-        ("memory_p", s.memory_p),
-        ("pingpong_r", s.pingpong_r),
-        ("forkjoin_n", s.forkjoin_n),
-        ("forkjoin_procs", 2 * fib - 1),
-        ("latency_r", s.latency_r),
         ("latency_b", LATENCY_B),
         ("latency_tokens", LATENCY_B / 2),
         ("latency_w", LATENCY_W),
-        ("echo_seconds", s.echo.seconds),
         ("http_conns", HTTP_CONNS),
         ("http_work_us", HTTP_WORK_US),
-        ("http_seconds", s.http_seconds),
+        ("forkjoin_procs", 2 * fib - 1),
         ("headline_ring", ring),
-        ("headline_k", k),
-    ]
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .into()
-}
-
-/// A list of the run's sizes that `@for x in NAME` walks, each item its values.
-fn list(s: &Sizes, name: &str) -> Option<Vec<Vec<String>>> {
-    let v = match name {
-        "ring" => &s.ring,
-        "spawn_c" => &s.spawn_c,
-        "senders" => &s.senders,
-        "mailbox_k" => &s.mailbox_k,
-        "echo_sizes" => &s.echo.sizes,
-        "echo_conns" => &s.echo.conns,
-        "dist" => {
-            return Some(
-                s.dist
-                    .iter()
-                    .map(|(a, b)| vec![a.to_string(), b.to_string()])
-                    .collect(),
-            );
-        }
-        _ => return None,
-    };
-    Some(v.iter().map(|x| vec![x.to_string()]).collect())
+        ("headline_k", *k.or(s.mailbox_k.last()).unwrap_or(&1000)),
+    ];
+    v.extend(more.map(|(k, x)| (k.to_string(), x.to_string())));
+    v
 }
 
 impl<'a> Ctx<'a> {
@@ -104,8 +70,7 @@ impl<'a> Ctx<'a> {
         sizes: &'a Sizes,
         vars: Vec<Var>,
     ) -> Result<Self, String> {
-        let vars = [vars, size_vars(sizes)].concat();
-        let mut metrics = HashMap::new();
+        let (vars, mut metrics) = ([vars, size_vars(sizes)].concat(), HashMap::new());
         for l in SPEC.lines().filter_map(|l| l.strip_prefix("@metric ")) {
             let (name, def) = l.split_once(' ').unwrap_or((l, ""));
             let m = Metric::parse(def).map_err(|e| format!("spec.md: metric {name}: {e}"))?;
@@ -132,20 +97,12 @@ impl<'a> Ctx<'a> {
     /// `si` "100k", `size` "4 KiB", `s` "s" unless 1).
     fn var(&self, expr: &str) -> Option<String> {
         let (name, f) = expr.split_once(':').unwrap_or((expr, ""));
-        let get = |n: &str| {
-            self.vars
-                .iter()
-                .rev()
-                .find(|v| v.0 == n)
-                .map(|v| v.1.clone())
-        };
+        let get = |n: &str| Some(self.vars.iter().rev().find(|v| v.0 == n)?.1.clone());
         if f.is_empty() && !name.contains('*') {
             return get(name);
         }
-        let x: u64 = name
-            .split('*')
-            .map(|n| get(n)?.parse::<u64>().ok())
-            .product::<Option<u64>>()?;
+        let x = name.split('*').map(|n| get(n)?.parse::<u64>().ok());
+        let x: u64 = x.product::<Option<u64>>()?;
         Some(match f {
             "si" => si_u(x),
             "size" => size_name(x),
@@ -164,11 +121,7 @@ impl<'a> Ctx<'a> {
             out += &rest[..i];
             let mut depth = 0;
             let end = rest[i..].find(|c| {
-                depth += match c {
-                    '{' => 1,
-                    '}' => -1,
-                    _ => 0,
-                };
+                depth += i32::from(c == '{') - i32::from(c == '}');
                 depth == 0
             });
             let Some(end) = end.map(|e| i + e) else {
@@ -186,12 +139,23 @@ impl<'a> Ctx<'a> {
 
     /// The metric named `name`.
     pub(super) fn metric(&self, name: &str) -> Result<Metric, String> {
-        let m = self.metrics.get(name);
-        m.copied()
-            .ok_or_else(|| format!("spec.md names no metric `{name}`"))
+        let m = self.metrics.get(name).copied();
+        m.ok_or_else(|| format!("spec.md names no metric `{name}`"))
     }
 
-    /// Slot `s` (`$N`) of the line.
+    /// The median of `m` of the line's slot `s` (`$N`), or of `$A:$B`, the ratio of two.
+    fn median(&self, s: &str, m: &Metric) -> Result<Option<f64>, String> {
+        if let Some((a, b)) = s.split_once(':') {
+            return Ok(self
+                .median(a, m)?
+                .zip(self.median(b, m)?)
+                .map(|(a, b)| a / b));
+        }
+        let (id, imp) = self.slot(s)?;
+        Ok(self.res.median(id, *imp, m))
+    }
+
+    /// The line's slot `s` (`$N`).
     fn slot(&self, s: &str) -> Result<&(String, Impl), String> {
         let i = s.strip_prefix('$').and_then(|i| i.parse::<usize>().ok());
         let slot = i.and_then(|i| self.slots.get(i));
@@ -205,106 +169,74 @@ impl<'a> Ctx<'a> {
     /// never compared. An operand `$A:$B` is the ratio of two medians.
     fn figure(&self, expr: &str) -> Result<String, String> {
         let w: Vec<&str> = expr.split(' ').collect();
-        let (Some(slots), Some(m)) = (w.first(), w.get(1)) else {
+        let [slots, m, how @ ..] = &w[..] else {
             return Err(format!("spec.md: {{{expr}}} needs slots and a metric"));
         };
-        let (m, how) = (self.metric(m)?, &w[2..]);
-        let median = |s: &(String, Impl)| self.res.median(&s.0, s.1, &m);
+        let m = self.metric(m)?;
         let verdict = |x: Option<f64>| {
             let bar: f64 = how.get(1)?.parse().ok()?;
             let met = |x: f64| (how[0] == "<=" && x <= bar) || (how[0] == ">=" && x >= bar);
-            Some(
-                x.map_or("—", |x| if met(x) { "met" } else { "**missed**" })
-                    .into(),
-            )
+            let v = x.map_or("—", |x| if met(x) { "met" } else { "**missed**" });
+            Some(v.to_string())
         };
         let Some((a, b)) = slots.split_once('/') else {
-            let a = self.slot(slots)?;
+            let (x, (id, imp)) = (self.median(slots, &m)?, self.slot(slots)?);
             let spread = match how.first() {
-                _ if m.only.is_some_and(|o| o != a.1) => return Ok("—".into()),
-                Some(&"value") => return Ok(median(a).map_or("—".into(), m.fmt)),
+                _ if m.only.is_some_and(|o| o != *imp) => return Ok("—".into()),
+                Some(&"value") => return Ok(x.map_or("—".into(), m.fmt)),
                 Some(&"range") => Spread::Range,
                 Some(&"runs") => Spread::Runs,
-                _ => match verdict(median(a)) {
-                    Some(v) => return Ok(v),
-                    None => Spread::None,
-                },
+                _ if verdict(x).is_some() => return Ok(verdict(x).unwrap_or_default()),
+                _ => Spread::None,
             };
-            return Ok(self.res.cell(&a.0, a.1).show(&m, spread));
-        };
-        // An operand: a slot's median, or `$A:$B` the ratio of two.
-        let value = |o: &str| {
-            Ok::<_, String>(match o.split_once(':') {
-                Some((x, y)) => median(self.slot(x)?)
-                    .zip(median(self.slot(y)?))
-                    .map(|(x, y)| x / y),
-                None => median(self.slot(o)?),
-            })
+            return Ok(self.res.cell(id, *imp).show(&m, spread));
         };
         if (!a.contains(':') && self.slot(a)? == self.slot(b)?) || m.better == Better::Neither {
             return Ok(String::new());
         }
-        let (a, b) = (value(a)?, value(b)?);
-        Ok(verdict(a.zip(b).map(|(a, b)| a / b)).unwrap_or_else(|| compare(a, b, &m, how)))
+        let (a, b) = (self.median(a, &m)?, self.median(b, &m)?);
+        let v = verdict(a.zip(b).map(|(a, b)| a / b));
+        Ok(v.unwrap_or_else(|| compare(a, b, &m, how)))
     }
 
     /// The slots of `@slots` (`CASE@IMPL; …`, a `CASE` alone on otter and on erlang).
     fn slots(&self, spec: &str) -> Result<Vec<(String, Impl)>, String> {
         let mut v = Vec::new();
         for s in self.fill(spec)?.split(';').map(str::trim) {
-            match s.rsplit_once('@') {
-                Some((case, imp)) => {
-                    let i = impl_named(imp).ok_or_else(|| format!("spec.md: no impl {imp}"))?;
-                    v.push((case.to_string(), i));
-                }
-                None => v.extend([Impl::Otter, Impl::Erlang].map(|i| (s.to_string(), i))),
-            }
+            let Some((case, imp)) = s.rsplit_once('@') else {
+                v.extend([Impl::Otter, Impl::Erlang].map(|i| (s.to_string(), i)));
+                continue;
+            };
+            let i = impl_named(imp).ok_or_else(|| format!("spec.md: no impl {imp}"))?;
+            v.push((case.to_string(), i));
         }
         Ok(v)
     }
 
-    /// Whether `@if cond` holds: `ran` (a slot ran), `$A METRIC` (slot A has a median),
-    /// `X == Y` (equal once filled), or `X` (not empty once filled).
+    /// Whether `@if cond` holds: `ran` (a slot ran), `X == Y` (equal once filled), or `X`
+    /// (neither empty nor "—" once filled).
     pub(super) fn holds(&self, cond: &str) -> Result<bool, String> {
         if cond == "ran" {
             return Ok(self.slots.iter().any(|s| self.res.runs(&s.0, s.1)));
         }
-        if let Some((a, m)) = cond.split_once(' ').filter(|_| cond.starts_with('$')) {
-            return Ok(self
-                .res
-                .median(&self.slot(a)?.0, self.slot(a)?.1, &self.metric(m)?)
-                .is_some());
-        }
         Ok(match cond.split_once(" == ") {
             Some((a, b)) => self.fill(a)? == self.fill(b)?,
-            None => !self.fill(cond)?.is_empty(),
+            None => !["", "—"].contains(&self.fill(cond)?.as_str()),
         })
     }
 
     /// The rows of a line's `@for`s, each a product of its clauses (left outermost): `x=value`,
-    /// `x in a, b` or `x in LIST` (a list of the run's sizes), `x:y in a:b, c:d`; `{x#}` is
-    /// the item's index.
+    /// `x in a, b`, `x in NAME` (a list of the run's sizes), `x:y in a:b, c:d`; `{x#}` is the
+    /// item's index.
     fn rows(&self, fors: &[&str]) -> Result<Vec<Vec<Var>>, String> {
-        if fors.is_empty() {
-            return Ok(vec![Vec::new()]);
-        }
         let mut all = Vec::new();
         for f in fors {
             let mut rows: Vec<Vec<Var>> = vec![Vec::new()];
             for clause in f.split(';').map(str::trim) {
                 let (names, items) = match clause.split_once(" in ") {
-                    Some((n, l)) => (
-                        n,
-                        list(self.sizes, l.trim()).unwrap_or_else(|| {
-                            l.split(',')
-                                .map(|i| i.split(':').map(|v| v.trim().to_string()).collect())
-                                .collect()
-                        }),
-                    ),
+                    Some((n, l)) => (n, self.items(l)),
                     None => {
-                        let (n, v) = clause
-                            .split_once('=')
-                            .ok_or(format!("spec.md: @for {clause}"))?;
+                        let (n, v) = clause.split_once('=').ok_or(format!("spec.md: {clause}"))?;
                         (n, vec![vec![v.to_string()]])
                     }
                 };
@@ -323,7 +255,28 @@ impl<'a> Ctx<'a> {
             }
             all.extend(rows);
         }
-        Ok(all)
+        Ok(if fors.is_empty() {
+            vec![Vec::new()]
+        } else {
+            all
+        })
+    }
+
+    /// The items of `@for x in LIST`, each its values: a list of the run's sizes by its name
+    /// (an item of a list of pairs is two values), or `a, b` (`a:b, c:d`).
+    fn items(&self, list: &str) -> Vec<Vec<String>> {
+        let json = self
+            .var(list.trim())
+            .and_then(|v| serde_json::from_str(&v).ok());
+        let Some(Value::Array(json)) = json else {
+            let item = |i: &str| i.split(':').map(|v| v.trim().to_string()).collect();
+            return list.split(',').map(item).collect();
+        };
+        let item = |x: &Value| match x {
+            Value::Array(a) => a.iter().map(Value::to_string).collect(),
+            x => vec![x.to_string()],
+        };
+        json.iter().map(item).collect()
     }
 
     /// REPORT.md, `spec.md` rendered, the SVGs written into `out`; `named` gets the rows of
@@ -339,74 +292,70 @@ impl<'a> Ctx<'a> {
             .filter(|l| !l.starts_with("//") && !l.starts_with("@metric "));
         let mut lines = spec.peekable();
         while let Some(line) = lines.next() {
-            match line.split_once(' ').unwrap_or((line, "")) {
-                ("@ring_grid", _) => md += &charts::ring_grid(&me)?,
-                ("@guides", _) => {
+            let (word, arg) = line.split_once(' ').unwrap_or((line, ""));
+            let (rows, chart) = (
+                !word.starts_with('@'),
+                ["@chart", "@bar", "@point"].contains(&word),
+            );
+            match word {
+                _ if rows || chart => {}
+                "@ring_grid" => md += &charts::ring_grid(&me)?,
+                "@guides" => {
                     let last = charts
                         .last_mut()
-                        .ok_or("spec.md: @guides before any @chart")?;
+                        .ok_or("spec.md: @guides before a @chart")?;
                     me.vars.push(("growth".into(), charts::guides(last)));
                 }
-                ("@svg", svg) => {
-                    let (file, alt) = svg.split_once(' ').unwrap_or((svg, ""));
+                "@svg" => {
+                    let (file, alt) = arg.split_once(' ').unwrap_or((arg, ""));
                     let path = out.join(file);
                     let write = |svg| std::fs::write(&path, svg).map_err(|e| e.to_string());
-                    plot::svg(&charts)
-                        .and_then(write)
-                        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                    let written = plot::svg(&charts).and_then(write);
+                    written.map_err(|e| format!("cannot write {}: {e}", path.display()))?;
                     md += &format!("![{alt}]({file})\n");
                     charts.clear();
                 }
-                ("@chart" | "@bar" | "@point", _) => {}
-                (d, _) if d.starts_with('@') => {
-                    return Err(format!("spec.md: unknown line {line}"));
-                }
-                _ => {}
-            }
-            if line.starts_with('@')
-                && !["@chart ", "@bar ", "@point "]
-                    .iter()
-                    .any(|p| line.starts_with(p))
-            {
-                continue;
+                _ => return Err(format!("spec.md: unknown line {line}")),
             }
             let modifier = |l: &&str| {
-                ["@for ", "@slots ", "@if ", "@name "]
-                    .iter()
-                    .any(|p| l.starts_with(p))
+                matches!(
+                    l.split(' ').next(),
+                    Some("@for" | "@slots" | "@if" | "@name")
+                )
             };
             let mut mods = Vec::new();
-            while let Some(m) = lines.next_if(modifier) {
+            while let Some(m) = lines.next_if(modifier).filter(|_| rows || chart) {
                 mods.push(m[1..].split_once(' ').unwrap_or_default());
             }
             let of = |k| mods.iter().filter(move |m| m.0 == k).map(|m| m.1);
-            for row in me.rows(&of("for").collect::<Vec<_>>())? {
-                let mut c = me.with(&row);
+            for row in me
+                .rows(&of("for").collect::<Vec<_>>())?
+                .iter()
+                .filter(|_| rows || chart)
+            {
+                let mut c = me.with(row);
                 c.slots = c.slots(of("slots").next().unwrap_or("{case}"))?;
-                if !of("if")
-                    .map(|i| c.holds(i))
-                    .collect::<Result<Vec<_>, _>>()?
-                    .iter()
-                    .all(|h| *h)
+                if let Some(cond) = of("if").next()
+                    && !c.holds(cond)?
                 {
                     continue;
                 }
                 let text = c.fill(&line.replace("\\n", "\n"))?;
-                if let Some(spec) = text.strip_prefix("@chart ") {
-                    charts.push(charts::chart(spec)?);
-                } else if let Some((_, row)) =
-                    text.split_once(' ').filter(|_| line.starts_with('@'))
-                {
-                    let chart = charts
-                        .last_mut()
-                        .ok_or("spec.md: a chart's row before any @chart")?;
-                    charts::add(&c, chart, row)?;
-                } else {
-                    if let Some(name) = of("name").next() {
-                        named.entry(name).or_default().push(text.clone());
+                match text.split_once(' ') {
+                    Some(("@chart", spec)) => charts.push(charts::chart(spec)?),
+                    Some((_, row)) if chart => {
+                        let last = charts
+                            .last_mut()
+                            .ok_or("spec.md: a chart's row before a @chart")?;
+                        charts::add(&c, last, row)?;
                     }
-                    md += &text;
-                    md.push('\n');
+                    _ => {
+                        if let Some(name) = of("name").next() {
+                            named.entry(name).or_default().push(text.clone());
+                        }
+                        md += &text;
+                        md.push('\n');
+                    }
                 }
             }
         }

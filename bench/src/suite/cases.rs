@@ -65,8 +65,8 @@ fn case(
     }
 }
 
-/// The sizes of one suite mode.
-#[derive(Debug, Clone)]
+/// The sizes of one suite mode (serialized: the report's variables, `report/spec.rs`).
+#[derive(Debug, Clone, serde::Serialize)]
 pub(crate) struct Sizes {
     pub(crate) ring: Vec<u64>,
     pub(crate) ring_max_sends: u64,
@@ -98,7 +98,7 @@ pub(crate) struct Sizes {
 pub(crate) const DIST_ECHOES: [Impl; 2] = [Impl::Otter, Impl::Erlang];
 
 /// The echo cases' sizes: every conns × size, both modes.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub(crate) struct EchoSizes {
     pub(crate) conns: Vec<u64>,
     pub(crate) sizes: Vec<u64>,
