@@ -40,7 +40,7 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 
-use crate::suite::{Case, Impl, Outcome, Record, STEAL_WARN, Sizes};
+use crate::suite::{Impl, Outcome, Record, STEAL_WARN};
 use table::{Results, md_escape};
 
 /// What the caller prints and its exit code depends on.
@@ -79,18 +79,7 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
 /// Renders REPORT.md and the SVGs into `out` from the `results.jsonl` at `results` and the
 /// `meta.json` beside it; returns the summary for stdout.
 pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
-    let (meta, sizes, cases, records) = results::load(results)?;
-    write(&meta, out, &sizes, &cases, &records)
-}
-
-/// Writes REPORT.md and the SVGs into `out`.
-fn write(
-    meta: &Value,
-    out: &Path,
-    sizes: &Sizes,
-    cases: &[Case],
-    records: &[Record],
-) -> Result<Summary, String> {
+    let (meta, sizes, cases, records) = &results::load(results)?;
     let res = Results::new(cases, records);
     let count = |f: fn(&Outcome) -> bool| records.iter().filter(|r| f(&r.outcome)).count();
     let ok = count(|o| matches!(o, Outcome::Ok(_)));
@@ -231,15 +220,9 @@ fn steal_text(meta: &Value) -> String {
 
 /// `s` without its HTML tags.
 fn strip_tags(s: &str) -> String {
-    let mut out = String::new();
-    let mut in_tag = false;
-    for ch in s.chars() {
-        match ch {
-            '<' => in_tag = true,
-            '>' if in_tag => in_tag = false,
-            c if !in_tag => out.push(c),
-            _ => {}
-        }
-    }
-    out
+    let mut parts = s.split('<');
+    let text = parts.next().unwrap_or_default().to_string();
+    text + &parts
+        .map(|p| p.split_once('>').map_or("", |t| t.1))
+        .collect::<String>()
 }

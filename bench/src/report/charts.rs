@@ -6,16 +6,9 @@
 use plotters::style::RGBColor;
 
 use super::format::{self, si_u};
-use super::plot::{Axis, Chart, Line, Marker, Plot};
+use super::plot::{Axis, Chart, Line, Plot};
 use super::spec::Ctx;
 use crate::suite::Impl::{Erlang, Otter};
-
-const MARKERS: [Marker; 4] = [
-    Marker::Circle,
-    Marker::Square,
-    Marker::Triangle,
-    Marker::Diamond,
-];
 
 /// The color `spec.md` calls `name`.
 fn color(name: &str) -> RGBColor {
@@ -86,10 +79,7 @@ pub(super) fn add(c: &Ctx<'_>, chart: &mut Chart, row: &str) -> Result<(), Strin
                 ));
             };
             if !lines.iter().any(|l| l.name == *name) {
-                let marker = marker
-                    .parse()
-                    .ok()
-                    .map(|i: usize| MARKERS[i % MARKERS.len()]);
+                let marker = marker.parse().ok();
                 let (name, color, points) = (name.to_string(), color(col), Vec::new());
                 let dashed = dash == "dashed";
                 lines.push(Line {

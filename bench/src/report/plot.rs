@@ -19,23 +19,15 @@ const GREY: RGBColor = RGBColor(0x55, 0x55, 0x55);
 const GRID: RGBColor = RGBColor(0xdd, 0xdd, 0xdd);
 const GRID_MINOR: RGBColor = RGBColor(0xf3, 0xf3, 0xf3);
 
-/// A point marker.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Marker {
-    Circle,
-    Square,
-    Triangle,
-    Diamond,
-}
-
 /// One line of a line chart: (x, y) points, drawn in x order, those a log axis cannot show
-/// left out. Without a marker it is a thin reference line (e.g. "∝ k²").
+/// left out. Its marker is a circle, square, triangle or diamond (0 to 3, then again);
+/// without one it is a thin reference line (e.g. "∝ k²").
 #[derive(Debug, Clone)]
 pub(crate) struct Line {
     pub(crate) name: String,
     pub(crate) color: RGBColor,
     pub(crate) dashed: bool,
-    pub(crate) marker: Option<Marker>,
+    pub(crate) marker: Option<usize>,
     pub(crate) points: Vec<(f64, f64)>,
 }
 
@@ -176,13 +168,13 @@ fn legend<'a, X: Ranged, Y: Ranged>(ch: &mut Frame<'a, X, Y>) -> Result<(), Stri
 }
 
 /// Marker `m` filled with `color`, centred on its point.
-fn glyph<DB: DrawingBackend>(m: Marker, color: RGBColor) -> DynElement<'static, DB, (i32, i32)> {
+fn glyph<DB: DrawingBackend>(m: usize, color: RGBColor) -> DynElement<'static, DB, (i32, i32)> {
     let f = color.filled();
-    match m {
-        Marker::Circle => Circle::new((0, 0), 4, f).into_dyn(),
-        Marker::Square => Rectangle::new([(-4, -4), (4, 4)], f).into_dyn(),
-        Marker::Triangle => TriangleMarker::new((0, 0), 5, f).into_dyn(),
-        Marker::Diamond => Polygon::new(vec![(0, -6), (6, 0), (0, 6), (-6, 0)], f).into_dyn(),
+    match m % 4 {
+        0 => Circle::new((0, 0), 4, f).into_dyn(),
+        1 => Rectangle::new([(-4, -4), (4, 4)], f).into_dyn(),
+        2 => TriangleMarker::new((0, 0), 5, f).into_dyn(),
+        _ => Polygon::new(vec![(0, -6), (6, 0), (0, 6), (-6, 0)], f).into_dyn(),
     }
 }
 

@@ -21,21 +21,12 @@ pub(crate) enum Better {
     Neither,
 }
 
-/// How a run's JSON line gives a metric.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Field {
-    /// A number of the line.
-    Key(&'static str),
-    /// `ops / seconds`.
-    Rate,
-    /// `seconds · 10⁹ / ops`.
-    NsPerOp,
-}
-
 /// One measure of a run.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Metric {
-    pub(crate) field: Field,
+    /// How a run's JSON line gives it: `KEY` (a number of the line), `KEY/KEY` or
+    /// `KEY*X/KEY` (`seconds*1e9/ops`).
+    pub(crate) field: &'static str,
     pub(crate) fmt: fn(f64) -> String,
     pub(crate) better: Better,
     /// A comparison's words when the first is better and when it is worse.
@@ -50,11 +41,6 @@ impl Metric {
         let mut w = def.splitn(4, ' ');
         let (Some(field), Some(fmt), Some(better)) = (w.next(), w.next(), w.next()) else {
             return Err("needs a field, a format and which way is better".into());
-        };
-        let field = match field {
-            "ops/seconds" => Field::Rate,
-            "ns/op" => Field::NsPerOp,
-            key => Field::Key(key),
         };
         let better = match better {
             "lower" => Better::Lower,
@@ -81,11 +67,14 @@ impl Metric {
 
     /// The metric of one run's line.
     pub(crate) fn of(&self, v: &Value) -> Option<f64> {
-        match self.field {
-            Field::Key(k) => v[k].as_f64(),
-            Field::Rate => Some(v["ops"].as_f64()? / v["seconds"].as_f64()?),
-            Field::NsPerOp => Some(v["seconds"].as_f64()? * 1e9 / v["ops"].as_f64()?),
-        }
+        let (num, den) = self.field.split_once('/').unwrap_or((self.field, ""));
+        let (num, x) = num.split_once('*').unwrap_or((num, "1"));
+        let den = if den.is_empty() {
+            Some(1.0)
+        } else {
+            v[den].as_f64()
+        };
+        Some(v[num].as_f64()? * x.parse::<f64>().ok()? / den?)
     }
 }
 
