@@ -19,37 +19,27 @@ pub(crate) fn named(name: &str) -> Option<fn(f64) -> String> {
     })
 }
 
+/// `v` in the first of `units` (a divisor and its suffix) that its magnitude reaches, or in
+/// the last, to about three significant digits.
+fn scaled(v: f64, units: &[(f64, &'static str)]) -> (String, &'static str) {
+    let last = &units[units.len() - 1];
+    let (d, u) = units.iter().find(|(d, _)| v.abs() >= *d).unwrap_or(last);
+    (three_digits(v / d), u)
+}
+
 /// A count or rate with an SI suffix: 1.5k, 20M, 3.2G.
 pub(crate) fn si(v: f64) -> String {
-    let a = v.abs();
-    let (d, s) = if a >= 1e9 {
-        (1e9, "G")
-    } else if a >= 1e6 {
-        (1e6, "M")
-    } else if a >= 1e3 {
-        (1e3, "k")
-    } else {
-        (1.0, "")
-    };
-    format!("{}{s}", three_digits(v / d))
+    let (x, suffix) = scaled(v, &[(1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]);
+    x + suffix
 }
 
 /// A duration in seconds, with a unit: 12 ns, 3.4 µs, 56 ms, 1.2 s.
 pub(crate) fn secs(v: f64) -> String {
-    let a = v.abs();
-    if a == 0.0 {
+    if v == 0.0 {
         return "0".into();
     }
-    let (d, u) = if a >= 1.0 {
-        (1.0, "s")
-    } else if a >= 1e-3 {
-        (1e-3, "ms")
-    } else if a >= 1e-6 {
-        (1e-6, "µs")
-    } else {
-        (1e-9, "ns")
-    };
-    format!("{} {u}", three_digits(v / d))
+    let (x, unit) = scaled(v, &[(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]);
+    format!("{x} {unit}")
 }
 
 /// A rate: "1.5M/s".
@@ -99,19 +89,21 @@ pub(crate) fn size_name(size: u64) -> String {
     }
 }
 
+/// A factor: three significant digits, at least two decimals below 10.
+pub(crate) fn factor(x: f64) -> String {
+    match x.abs() {
+        a if a >= 100.0 => format!("{x:.0}"),
+        a if a >= 10.0 => format!("{x:.1}"),
+        _ => format!("{x:.2}"),
+    }
+}
+
 /// About three significant digits, trailing zeros dropped: 123, 12.3, 1.23, 5.
 fn three_digits(x: f64) -> String {
-    let t = if x.abs() >= 100.0 {
-        format!("{x:.0}")
-    } else if x.abs() >= 10.0 {
-        format!("{x:.1}")
-    } else {
-        format!("{x:.2}")
-    };
-    if t.contains('.') {
-        t.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        t
+    let t = factor(x);
+    match t.contains('.') {
+        true => t.trim_end_matches('0').trim_end_matches('.').to_string(),
+        false => t,
     }
 }
 

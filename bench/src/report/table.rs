@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::format;
+use super::format::{self, factor};
 use crate::suite::{Case, Impl, Outcome, Record};
 
 /// Which way a metric is better.
@@ -195,15 +195,6 @@ pub(crate) fn compare(a: Option<f64>, b: Option<f64>, m: &Metric, how: &[&str]) 
     match how.last() {
         Some(&"vs") => format!("{s} ({} vs {})", (m.fmt)(a), (m.fmt)(b)),
         _ => s,
-    }
-}
-
-/// A factor: three significant digits, at least two decimals below 10.
-pub(crate) fn factor(x: f64) -> String {
-    match x {
-        _ if x >= 100.0 => format!("{x:.0}"),
-        _ if x >= 10.0 => format!("{x:.1}"),
-        _ => format!("{x:.2}"),
     }
 }
 
