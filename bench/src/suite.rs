@@ -89,7 +89,7 @@ pub(crate) const MAX_REPS: u64 = 1000;
 pub(crate) const MAX_TIMEOUT_SECS: u64 = 7 * 24 * 3600;
 
 /// The suite's options.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Options {
     pub(crate) quick: bool,
     pub(crate) full: bool,

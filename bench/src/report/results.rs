@@ -3,8 +3,7 @@
 //! `meta.json` (machine and versions; at the end, the steal time over the whole run and the
 //! run with the most).
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
@@ -75,14 +74,11 @@ pub(crate) fn load(path: &Path) -> Result<Loaded, String> {
     let meta_path = path.with_file_name("meta.json");
     let m: Value = serde_json::from_str(&read(&meta_path)?)
         .map_err(|e| format!("{}: {e}", meta_path.display()))?;
+    let (quick, full) = (m["mode"] == "quick", m["mode"] == "full");
     let o = Options {
-        quick: m["mode"] == "quick",
-        full: m["mode"] == "full",
-        reps: 1,
-        out: PathBuf::new(),
-        timeout: Duration::ZERO,
-        no_erlang: false,
-        only: Vec::new(),
+        quick,
+        full,
+        ..Options::default()
     };
     let mut sizes = Sizes::for_options(&o);
     // The senders of the machine that ran it: 1 and its cores.
@@ -98,26 +94,17 @@ pub(crate) fn load(path: &Path) -> Result<Loaded, String> {
         let v: Value =
             serde_json::from_str(l).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
         let case_id = v["case"].as_str().unwrap_or_default();
-        let case = match cases.iter().position(|c| c.id == case_id) {
-            Some(c) => c,
-            None => {
-                let impls = Vec::new();
-                cases.push(Case {
-                    bench: "",
-                    id: case_id.into(),
-                    args: Vec::new(),
-                    otter_extra: Vec::new(),
-                    impls,
-                    cutoff_group: None,
-                });
-                cases.len() - 1
-            }
-        };
-        let imp = match v["impl"].as_str() {
-            Some("erlang") => Impl::Erlang,
-            Some("tokio") => Impl::Tokio,
-            _ => Impl::Otter,
-        };
+        let case = cases.iter().position(|c| c.id == case_id);
+        let case = case.unwrap_or_else(|| {
+            let id = case_id.into();
+            cases.push(Case {
+                id,
+                ..Case::default()
+            });
+            cases.len() - 1
+        });
+        let imp = super::spec::impl_named(v["impl"].as_str().unwrap_or_default());
+        let imp = imp.unwrap_or(Impl::Otter);
         let rep = (v["rep"].as_u64().unwrap_or(1) as usize).saturating_sub(1);
         let check = v["check"].as_str().map(str::to_string);
         let code = v["exit_code"].as_i64();

@@ -370,16 +370,8 @@ mod tests {
 
     /// The sizes of a mode.
     fn sizes(quick: bool, full: bool) -> Sizes {
-        let (out, timeout, only) = Default::default();
-        Sizes::for_options(&Options {
-            quick,
-            full,
-            reps: 1,
-            out,
-            timeout,
-            no_erlang: false,
-            only,
-        })
+        let o = Options::default();
+        Sizes::for_options(&Options { quick, full, ..o })
     }
 
     /// In every mode, spec.md names every case of the suite but overload's (not in the
@@ -401,10 +393,12 @@ mod tests {
             let res = Results::new(&cases, &records);
             let out = std::env::temp_dir().join(format!("otter-bench-spec-{}", std::process::id()));
             std::fs::create_dir_all(&out).unwrap();
-            let md = Ctx::new(&res, &sizes, Vec::new())
-                .unwrap()
-                .render(&out, &mut HashMap::new());
-            assert!(md.unwrap().contains("## HTTP"));
+            let c = Ctx::new(&res, &sizes, Vec::new()).unwrap();
+            assert!(
+                c.render(&out, &mut HashMap::new())
+                    .unwrap()
+                    .contains("## HTTP")
+            );
             let seen = res.seen.borrow();
             let missed = cases
                 .iter()
@@ -420,20 +414,12 @@ mod tests {
     fn an_unknown_metric_is_named() {
         let (sizes, res) = (sizes(true, false), Results::new(&[], &[]));
         let c = Ctx::new(&res, &sizes, Vec::new()).unwrap();
-        assert_eq!(
-            c.fill("{$0 nope}").unwrap_err(),
-            "spec.md names no metric `nope`"
-        );
+        let (e, err) = (c.fill("{$0 nope}").unwrap_err(), |d| {
+            Metric::parse(d).unwrap_err()
+        });
+        assert_eq!(e, "spec.md names no metric `nope`");
         assert!(c.fill("{$0 rate}").unwrap_err().contains("no slot `$0`"));
-        assert!(
-            Metric::parse("seconds secs best")
-                .unwrap_err()
-                .contains("`best`")
-        );
-        assert!(
-            Metric::parse("seconds sec lower")
-                .unwrap_err()
-                .contains("`sec`")
-        );
+        assert!(err("seconds secs best").contains("`best`"));
+        assert!(err("seconds sec lower").contains("`sec`"));
     }
 }
