@@ -287,18 +287,11 @@ impl<'a> Ctx<'a> {
         named: &mut HashMap<&str, Vec<String>>,
     ) -> Result<String, String> {
         let (mut md, mut me, mut charts) = (String::new(), self.clone(), Vec::new());
-        let spec = SPEC
-            .lines()
-            .filter(|l| !l.starts_with("//") && !l.starts_with("@metric "));
-        let mut lines = spec.peekable();
-        while let Some(line) = lines.next() {
+        for (line, mods) in blocks() {
             let (word, arg) = line.split_once(' ').unwrap_or((line, ""));
-            let (rows, chart) = (
-                !word.starts_with('@'),
-                ["@chart", "@bar", "@point"].contains(&word),
-            );
+            let alone = word.starts_with('@') && !["@chart", "@bar", "@point"].contains(&word);
             match word {
-                _ if rows || chart => {}
+                _ if !alone => {}
                 "@ring_grid" => md += &charts::ring_grid(&me)?,
                 "@guides" => {
                     let last = charts
@@ -317,25 +310,12 @@ impl<'a> Ctx<'a> {
                 }
                 _ => return Err(format!("spec.md: unknown line {line}")),
             }
-            let modifier = |l: &&str| {
-                matches!(
-                    l.split(' ').next(),
-                    Some("@for" | "@slots" | "@if" | "@name")
-                )
-            };
-            let mut mods = Vec::new();
-            while let Some(m) = lines.next_if(modifier).filter(|_| rows || chart) {
-                mods.push(m[1..].split_once(' ').unwrap_or_default());
-            }
             let of = |k| mods.iter().filter(move |m| m.0 == k).map(|m| m.1);
-            for row in me
-                .rows(&of("for").collect::<Vec<_>>())?
-                .iter()
-                .filter(|_| rows || chart)
-            {
-                let mut c = me.with(row);
-                c.slots = c.slots(of("slots").next().unwrap_or("{case}"))?;
-                if let Some(cond) = of("if").next()
+            let fors: Vec<&str> = of("@for").collect();
+            for row in if alone { Vec::new() } else { me.rows(&fors)? } {
+                let mut c = me.with(&row);
+                c.slots = c.slots(of("@slots").next().unwrap_or("{case}"))?;
+                if let Some(cond) = of("@if").next()
                     && !c.holds(cond)?
                 {
                     continue;
@@ -343,14 +323,12 @@ impl<'a> Ctx<'a> {
                 let text = c.fill(&line.replace("\\n", "\n"))?;
                 match text.split_once(' ') {
                     Some(("@chart", spec)) => charts.push(charts::chart(spec)?),
-                    Some((_, row)) if chart => {
-                        let last = charts
-                            .last_mut()
-                            .ok_or("spec.md: a chart's row before a @chart")?;
+                    Some((_, row)) if word.starts_with('@') => {
+                        let last = charts.last_mut().ok_or("spec.md: a row before a @chart")?;
                         charts::add(&c, last, row)?;
                     }
                     _ => {
-                        if let Some(name) = of("name").next() {
+                        if let Some(name) = of("@name").next() {
                             named.entry(name).or_default().push(text.clone());
                         }
                         md += &text;
@@ -361,6 +339,22 @@ impl<'a> Ctx<'a> {
         }
         Ok(md)
     }
+}
+
+/// `spec.md`'s lines but comments and metrics, each with the `@for`, `@slots`, `@if` and
+/// `@name` lines under it.
+fn blocks() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+    let mut v: Vec<(&str, Vec<_>)> = Vec::new();
+    for l in SPEC
+        .lines()
+        .filter(|l| !l.starts_with("//") && !l.starts_with("@metric "))
+    {
+        match (l.split_once(' '), v.last_mut()) {
+            (Some(m @ ("@for" | "@slots" | "@if" | "@name", _)), Some(last)) => last.1.push(m),
+            _ => v.push((l, Vec::new())),
+        }
+    }
+    v
 }
 
 #[cfg(test)]
