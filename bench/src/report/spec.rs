@@ -189,7 +189,7 @@ impl<'a> Ctx<'a> {
                 _ if verdict(x).is_some() => return Ok(verdict(x).unwrap_or_default()),
                 _ => Spread::None,
             };
-            return Ok(self.res.cell(id, *imp).show(&m, spread));
+            return Ok(self.res.show(id, *imp, &m, spread));
         };
         if (!a.contains(':') && self.slot(a)? == self.slot(b)?) || m.better == Better::Neither {
             return Ok(String::new());
@@ -217,7 +217,10 @@ impl<'a> Ctx<'a> {
     /// (neither empty nor "—" once filled).
     pub(super) fn holds(&self, cond: &str) -> Result<bool, String> {
         if cond == "ran" {
-            return Ok(self.slots.iter().any(|s| self.res.runs(&s.0, s.1)));
+            return Ok(self
+                .slots
+                .iter()
+                .any(|s| self.res.runs(&s.0, s.1).is_some()));
         }
         Ok(match cond.split_once(" == ") {
             Some((a, b)) => self.fill(a)? == self.fill(b)?,

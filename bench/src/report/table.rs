@@ -78,77 +78,6 @@ impl Metric {
     }
 }
 
-/// The runs of one (case, implementation).
-#[derive(Debug, Clone)]
-pub(crate) enum Cell<'a> {
-    /// Not part of this suite run (e.g. the 100M ring cell without `--full`).
-    NotRun,
-    /// Every run skipped: why.
-    Skipped(String),
-    /// At least one run failed: the reasons, and how many ran.
-    Failed(Vec<String>, usize),
-    /// The JSON lines of the passing runs.
-    Ok(Vec<&'a Value>),
-}
-
-impl Cell<'_> {
-    /// `m` of every passing run, sorted.
-    pub(crate) fn values(&self, m: &Metric) -> Vec<f64> {
-        let Cell::Ok(runs) = self else {
-            return Vec::new();
-        };
-        let mut v: Vec<f64> = runs.iter().filter_map(|r| m.of(r)).collect();
-        v.sort_by(f64::total_cmp);
-        v
-    }
-
-    /// The median of `m` over the passing runs.
-    pub(crate) fn median(&self, m: &Metric) -> Option<f64> {
-        median(&self.values(m))
-    }
-
-    /// The median written with the metric's format, or what stands in for it; with
-    /// `spread`, the runs' range after it.
-    pub(crate) fn show(&self, m: &Metric, spread: Spread) -> String {
-        match self {
-            Cell::NotRun => "—".into(),
-            Cell::Skipped(why) => {
-                format!(
-                    "<i title=\"{}\">skipped</i>",
-                    md_escape(why).replace('"', "'")
-                )
-            }
-            Cell::Failed(reasons, total) => {
-                let mut uniq: Vec<&str> = Vec::new();
-                for r in reasons {
-                    if !uniq.contains(&r.as_str()) {
-                        uniq.push(r);
-                    }
-                }
-                format!(
-                    "<span style=\"color:red\"><b>FAILED</b>: {} ({} of {total} runs)</span>",
-                    md_escape(&uniq.join("; ")),
-                    reasons.len()
-                )
-            }
-            Cell::Ok(_) => {
-                let v = self.values(m);
-                let Some(mid) = median(&v) else {
-                    return "n/a".into();
-                };
-                let (f, lo, hi, n) = (m.fmt, v[0], v[v.len() - 1], v.len());
-                match spread {
-                    Spread::Range => format!("{} ({}–{})", f(mid), f(lo), f(hi)),
-                    Spread::Runs if n > 1 => {
-                        format!("{} ({} – {}, {n} runs)", f(mid), f(lo), f(hi))
-                    }
-                    _ => f(mid),
-                }
-            }
-        }
-    }
-}
-
 /// The median of sorted values.
 pub(crate) fn median(v: &[f64]) -> Option<f64> {
     let n = v.len();
@@ -217,46 +146,78 @@ impl<'a> Results<'a> {
     pub(crate) fn new(cases: &'a [Case], records: &'a [Record]) -> Results<'a> {
         let mut by: HashMap<(&str, Impl), Vec<&Outcome>> = HashMap::new();
         for r in records {
-            by.entry((cases[r.case].id.as_str(), r.imp))
-                .or_default()
-                .push(&r.outcome);
+            let key = (cases[r.case].id.as_str(), r.imp);
+            by.entry(key).or_default().push(&r.outcome);
         }
         let seen = RefCell::default();
         Results { by, seen }
     }
 
-    /// The runs of `id` on `imp`.
-    pub(crate) fn cell(&self, id: &str, imp: Impl) -> Cell<'a> {
+    /// The runs of `id` on `imp`, if it was part of the run.
+    pub(crate) fn runs(&self, id: &str, imp: Impl) -> Option<Vec<&'a Outcome>> {
         self.seen.borrow_mut().insert(id.to_string());
-        let Some(runs) = self.by.get(&(id, imp)) else {
-            return Cell::NotRun;
-        };
-        let (mut oks, mut reasons, mut skipped) = (Vec::new(), Vec::new(), None);
-        for o in runs {
-            match o {
-                Outcome::Ok(v) => oks.push(v),
-                Outcome::CheckFailed(_, why) | Outcome::Error(why) => reasons.push(why.clone()),
-                Outcome::Skipped(why) => skipped = Some(why.clone()),
+        self.by.get(&(id, imp)).cloned()
+    }
+
+    /// `m` of every run of `id` on `imp` that passed, sorted.
+    fn values(&self, id: &str, imp: Impl, m: &Metric) -> Vec<f64> {
+        let mut v: Vec<f64> = Vec::new();
+        for o in self.runs(id, imp).unwrap_or_default() {
+            if let Outcome::Ok(line) = o {
+                v.extend(m.of(line));
             }
         }
-        if !reasons.is_empty() {
-            let total = oks.len() + reasons.len();
-            Cell::Failed(reasons, total)
-        } else if !oks.is_empty() {
-            Cell::Ok(oks)
-        } else {
-            Cell::Skipped(skipped.unwrap_or_default())
-        }
+        v.sort_by(f64::total_cmp);
+        v
     }
 
-    /// Whether `id` was part of the run on `imp`.
-    pub(crate) fn runs(&self, id: &str, imp: Impl) -> bool {
-        self.seen.borrow_mut().insert(id.to_string());
-        self.by.contains_key(&(id, imp))
-    }
-
-    /// The median of `m` of `id` on `imp`.
+    /// The median of `m` of `id` on `imp` over the runs that passed.
     pub(crate) fn median(&self, id: &str, imp: Impl, m: &Metric) -> Option<f64> {
-        self.cell(id, imp).median(m)
+        median(&self.values(id, imp, m))
+    }
+
+    /// The median of `m` of `id` on `imp` written with the metric's format, with `spread` the
+    /// runs' range after it; or what stands in for it: `—` not run, `FAILED` and the reasons
+    /// if a run failed, `skipped` if every run was, `n/a` if no passing run reports it.
+    pub(crate) fn show(&self, id: &str, imp: Impl, m: &Metric, spread: Spread) -> String {
+        let Some(runs) = self.runs(id, imp) else {
+            return "—".into();
+        };
+        let (mut failed, mut skipped) = (Vec::new(), Vec::new());
+        for o in &runs {
+            match o {
+                Outcome::CheckFailed(_, why) | Outcome::Error(why) => failed.push(why.as_str()),
+                Outcome::Skipped(why) => skipped.push(why),
+                Outcome::Ok(_) => {}
+            }
+        }
+        let passed = runs.len() - skipped.len();
+        if !failed.is_empty() {
+            let mut uniq = failed.clone();
+            uniq.retain({
+                let mut seen = HashSet::new();
+                move |r| seen.insert(*r)
+            });
+            let (why, n) = (md_escape(&uniq.join("; ")), failed.len());
+            return format!(
+                "<span style=\"color:red\"><b>FAILED</b>: {why} ({n} of {passed} runs)</span>"
+            );
+        }
+        if let (Some(why), 0) = (skipped.last(), passed) {
+            return format!(
+                "<i title=\"{}\">skipped</i>",
+                md_escape(why).replace('"', "'")
+            );
+        }
+        let v = self.values(id, imp, m);
+        let Some(mid) = median(&v) else {
+            return "n/a".into();
+        };
+        let (f, lo, hi, n) = (m.fmt, v[0], v[v.len() - 1], v.len());
+        match spread {
+            Spread::Range => format!("{} ({}–{})", f(mid), f(lo), f(hi)),
+            Spread::Runs if n > 1 => format!("{} ({} – {}, {n} runs)", f(mid), f(lo), f(hi)),
+            _ => f(mid),
+        }
     }
 }
