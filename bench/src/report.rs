@@ -80,15 +80,11 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
 /// `meta.json` beside it; returns the summary for stdout.
 pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
     let (meta, sizes, cases, records) = &results::load(results)?;
-    let res = Results::new(cases, records);
-    let count = |f: fn(&Outcome) -> bool| records.iter().filter(|r| f(&r.outcome)).count();
-    let ok = count(|o| matches!(o, Outcome::Ok(_)));
-    let failed = count(|o| matches!(o, Outcome::CheckFailed(..) | Outcome::Error(_)));
-    let skipped = count(|o| matches!(o, Outcome::Skipped(_)));
-    let ran = |imp: Impl| {
-        let ran = |r: &&Record| r.imp == imp && !matches!(r.outcome, Outcome::Skipped(_));
-        records.iter().filter(ran).count()
-    };
+    let count = |f: &dyn Fn(&Record) -> bool| records.iter().filter(|r| f(r)).count();
+    let skip = |r: &Record| matches!(r.outcome, Outcome::Skipped(_));
+    let ok = count(&|r| matches!(r.outcome, Outcome::Ok(_)));
+    let failed = count(&|r| matches!(r.outcome, Outcome::CheckFailed(..) | Outcome::Error(_)));
+    let (skipped, ran) = (count(&skip), |imp| count(&|r| r.imp == imp && !skip(r)));
     let m = |k: &str| meta[k].as_str().map_or(meta[k].to_string(), str::to_string);
     let erlang = m("erlang");
     let erlang_cell = match erlang.strip_prefix("skipped: ") {
@@ -96,40 +92,37 @@ pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
         None => format!("`{erlang}`"),
     };
     let steal = meta["steal_pct"].as_f64().map(|p| p / 100.0);
-    let steal_high = steal.filter(|st| *st > STEAL_WARN);
+    let high = steal.filter(|st| *st > STEAL_WARN);
+    let steal_high = high.map(|st| format!("{:.1}", st * 100.0));
     let failed_text = match failed {
         0 => "0 failed".to_string(),
         _ => format!("<span style=\"color:red\"><b>{failed} failed</b></span>"),
     };
-    let mut failures = String::new();
-    let mut skips: Vec<(String, Vec<String>)> = Vec::new();
+    let (mut failures, mut skips) = (Vec::new(), Vec::<(&str, Vec<String>)>::new());
     for r in records {
-        let what = format!("{} on {}", cases[r.case].id, r.imp.name());
+        let (id, imp) = (&cases[r.case].id, r.imp.name());
         match &r.outcome {
-            Outcome::CheckFailed(_, why) | Outcome::Error(why) => {
-                let _ = writeln!(
-                    failures,
-                    "- <span style=\"color:red\"><b>FAILED</b></span> `{}` on {} (rep {}): {}",
-                    cases[r.case].id,
-                    r.imp.name(),
-                    r.rep + 1,
-                    md_escape(why)
-                );
+            Outcome::CheckFailed(_, why) | Outcome::Error(why) => failures.push(format!(
+                "- <span style=\"color:red\"><b>FAILED</b></span> `{id}` on {imp} (rep {}): {}",
+                r.rep + 1,
+                md_escape(why)
+            )),
+            Outcome::Skipped(why) => {
+                let what = format!("`{id} on {imp}`");
+                match skips.iter_mut().find(|(w, _)| *w == why.as_str()) {
+                    Some((_, v)) if v.contains(&what) => {}
+                    Some((_, v)) => v.push(what),
+                    None => skips.push((why.as_str(), vec![what])),
+                }
             }
-            Outcome::Skipped(why) => match skips.iter_mut().find(|(w, _)| w == why) {
-                Some((_, v)) if v.contains(&what) => {}
-                Some((_, v)) => v.push(what),
-                None => skips.push((why.clone(), vec![what])),
-            },
             Outcome::Ok(_) => {}
         }
     }
     let skips = skips.iter().map(|(why, whats)| {
-        let whats: Vec<String> = whats.iter().map(|w| format!("`{w}`")).collect();
-        let n = whats.len();
-        format!("- {} — {n} case(s): {}", md_escape(why), whats.join(", "))
+        let (why, n) = (md_escape(why), whats.len());
+        format!("- {why} — {n} case(s): {}", whats.join(", "))
     });
-    let mut vars = Vec::new();
+    let mut vars: Vec<spec::Var> = Vec::new();
     let meta_vars = meta.as_object().into_iter().flatten();
     vars.extend(meta_vars.map(|(k, _)| (k.clone(), m(k))));
     vars.extend(
@@ -137,10 +130,7 @@ pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
             ("alloc", crate::ALLOC.to_string()),
             ("erlang_cell", erlang_cell),
             ("steal", steal_text(meta)),
-            (
-                "steal_high",
-                steal_high.map_or(String::new(), |st| format!("{:.1}", st * 100.0)),
-            ),
+            ("steal_high", steal_high.unwrap_or_default()),
             ("steal_warn", format!("{:.0}", STEAL_WARN * 100.0)),
             ("runs", records.len().to_string()),
             ("ok", ok.to_string()),
@@ -148,43 +138,42 @@ pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
             ("skipped", skipped.to_string()),
             ("otter_ran", ran(Impl::Otter).to_string()),
             ("erlang_ran", ran(Impl::Erlang).to_string()),
-            ("failures", failures.trim_end().to_string()),
+            ("failures", failures.join("\n")),
             ("skips", skips.collect::<Vec<_>>().join("\n")),
         ]
         .map(|(k, v)| (k.to_string(), v)),
     );
+    let res = Results::new(cases, records);
     let mut named = std::collections::HashMap::new();
     let md = spec::Ctx::new(&res, sizes, vars)?.render(out, &mut named)?;
     let path = out.join("REPORT.md");
     std::fs::write(&path, md).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
 
-    let mut text = format!(
-        "otter-bench suite: {} runs: {ok} passed, {failed} failed, {skipped} skipped\n\
-         {:<10} {:<34} {:>14} {:>14}  otter vs erlang\n",
-        records.len(),
-        "seed",
-        "measure",
-        "otter",
-        "erlang"
-    );
-    // A row of a table named in spec.md, its cells as plain text.
-    let mut cells = |name| {
+    // The stdout summary: the rows of the tables named `headline` and `targets`, as text.
+    let n = records.len();
+    let mut text =
+        format!("otter-bench suite: {n} runs: {ok} passed, {failed} failed, {skipped} skipped\n");
+    let mut rows = |name| {
         let rows = named.remove(name).unwrap_or_default().into_iter();
-        rows.map(|r: String| {
-            let r = r.trim_start_matches("| ").trim_end_matches(" |");
-            r.split(" | ").map(plain).collect::<Vec<_>>()
+        rows.map(|r| {
+            r[2..r.len() - 2]
+                .split(" | ")
+                .map(plain)
+                .collect::<Vec<_>>()
         })
     };
-    for h in cells("headline").collect::<Vec<_>>() {
-        let _ = writeln!(
-            text,
-            "{:<10} {:<34} {:>14} {:>14}  {}",
-            h[0], h[1], h[2], h[3], h[4]
-        );
+    for h in rows("headline") {
+        let [seed, what, otter, erlang, vs] = &h[..] else {
+            continue;
+        };
+        let _ = writeln!(text, "{seed:<10} {what:<34} {otter:>14} {erlang:>14}  {vs}");
     }
     text += "targets:\n";
-    for t in cells("targets").collect::<Vec<_>>() {
-        let _ = writeln!(text, "  {:<62} {:<22} {:<28} {}", t[0], t[1], t[2], t[3]);
+    for t in rows("targets") {
+        let [what, goal, measured, verdict] = &t[..] else {
+            continue;
+        };
+        let _ = writeln!(text, "  {what:<62} {goal:<22} {measured:<28} {verdict}");
     }
     let _ = writeln!(text, "steal time: {}", plain(&steal_text(meta)));
     let _ = write!(text, "report: {}", path.display());
@@ -222,7 +211,6 @@ fn steal_text(meta: &Value) -> String {
 fn strip_tags(s: &str) -> String {
     let mut parts = s.split('<');
     let text = parts.next().unwrap_or_default().to_string();
-    text + &parts
-        .map(|p| p.split_once('>').map_or("", |t| t.1))
-        .collect::<String>()
+    let tails = parts.map(|p| p.split_once('>').map_or("", |t| t.1));
+    tails.fold(text, |t, p| t + p)
 }
