@@ -50,7 +50,7 @@ pub(super) fn chart(spec: &str) -> Result<Chart, String> {
 }
 
 /// Adds a row to `chart`: `@bar GROUP | METRIC`, the group's bar of each slot, or `@point LINE
-/// | X | METRIC | COLOR DASH MARKER`, slot 0's point at X on the line LINE (`solid` or
+/// | X | METRIC | COLOR | DASH | MARKER`, slot 0's point at X on the line LINE (`solid` or
 /// `dashed`, the marker's number), which is added the first time it is named.
 pub(super) fn add(c: &Ctx<'_>, chart: &mut Chart, row: &str) -> Result<(), String> {
     let f: Vec<&str> = row.split(" | ").collect();
@@ -71,23 +71,12 @@ pub(super) fn add(c: &Ctx<'_>, chart: &mut Chart, row: &str) -> Result<(), Strin
                 series[i].2.push(median(i, m)?);
             }
         }
-        (Plot::Lines(_, lines), [name, x, m, style]) => {
-            let style: Vec<&str> = style.split(' ').collect();
-            let [col, dash, marker] = style[..] else {
-                return Err(format!(
-                    "spec.md: the style of {row} is not COLOR DASH MARKER"
-                ));
-            };
+        (Plot::Lines(_, lines), [name, x, m, col, dash, marker]) => {
             if !lines.iter().any(|l| l.name == *name) {
-                let marker = marker.parse().ok();
-                let (name, color, points) = (name.to_string(), color(col), Vec::new());
-                let dashed = dash == "dashed";
+                let line = Line::new(name.to_string(), color(col), *dash == "dashed");
                 lines.push(Line {
-                    name,
-                    color,
-                    dashed,
-                    marker,
-                    points,
+                    marker: marker.parse().ok(),
+                    ..line
                 });
             }
             let line = lines.iter_mut().find(|l| l.name == *name);
@@ -127,14 +116,8 @@ pub(super) fn guides(chart: &mut Chart) -> String {
             .fold(f64::INFINITY, f64::min);
         for (name, power) in [("∝ k", 1), ("∝ k²", 2)] {
             let points = vec![(k0, t0), (k1, t0 * (k1 / k0).powi(power))];
-            let (name, color, dashed, marker) = (name.into(), color("guide"), true, None);
-            lines.push(Line {
-                name,
-                color,
-                dashed,
-                marker,
-                points,
-            });
+            let line = Line::new(name.into(), color("guide"), true);
+            lines.push(Line { points, ..line });
         }
     }
     growth

@@ -31,6 +31,20 @@ pub(crate) struct Line {
     pub(crate) points: Vec<(f64, f64)>,
 }
 
+impl Line {
+    /// A line without points or marker.
+    pub(crate) fn new(name: String, color: RGBColor, dashed: bool) -> Line {
+        let (marker, points) = (None, Vec::new());
+        Line {
+            name,
+            color,
+            dashed,
+            marker,
+            points,
+        }
+    }
+}
+
 /// An axis: its label, scale, and how tick values are written.
 #[derive(Debug, Clone)]
 pub(crate) struct Axis {
@@ -318,14 +332,10 @@ mod tests {
     fn charts_are_svg() {
         let mut c = chart("t <&> |  | log y secs | log x si").unwrap();
         let points = vec![(1000.0, 0.01), (10_000.0, 1.0), (0.0, 1.0)];
-        let (name, color, dashed, marker) = ("a".into(), BLACK, true, None);
         if let Plot::Lines(_, lines) = &mut c.plot {
             lines.push(Line {
-                name,
-                color,
-                dashed,
-                marker,
                 points,
+                ..Line::new("a".into(), BLACK, true)
             });
         }
         let s = svg(&[c.clone(), c]).unwrap();
