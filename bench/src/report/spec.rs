@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::format::{si_u, size_name};
-use super::table::{Better, Metric, Results, Spread, compare};
+use super::table::{Metric, Results, compare};
 use super::{charts, plot};
 use crate::suite::{
     FAN_OUT_RECEIVERS, HTTP_CONNS, HTTP_WORK_US, Impl, LATENCY_B, LATENCY_W, Sizes,
@@ -163,7 +163,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// `{$A METRIC [range|runs|value|<= X|>= X]}`: slot A's median ("value": or "—"), with
-    /// the runs' range ([`Spread`]), or the verdict of the median against a bar: "met",
+    /// the runs' range ([`Results::show`]), or the verdict of the median against a bar: "met",
     /// "**missed**", "—". `{$A/$B METRIC [how]}`: the comparison of slots A and B
     /// ([`compare`]), or the verdict of A / B against a bar; empty if A is B or the metric is
     /// never compared. An operand `$A:$B` is the ratio of two medians.
@@ -181,17 +181,17 @@ impl<'a> Ctx<'a> {
         };
         let Some((a, b)) = slots.split_once('/') else {
             let (x, (id, imp)) = (self.median(slots, &m)?, self.slot(slots)?);
-            let spread = match how.first() {
-                _ if m.only.is_some_and(|o| o != *imp) => return Ok("—".into()),
-                Some(&"value") => return Ok(x.map_or("—".into(), m.fmt)),
-                Some(&"range") => Spread::Range,
-                Some(&"runs") => Spread::Runs,
-                _ if verdict(x).is_some() => return Ok(verdict(x).unwrap_or_default()),
-                _ => Spread::None,
-            };
+            let spread = how.first().copied().unwrap_or_default();
+            if m.only.is_some_and(|o| o != *imp) {
+                return Ok("—".into());
+            } else if spread == "value" {
+                return Ok(x.map_or("—".into(), m.fmt));
+            } else if let Some(v) = verdict(x) {
+                return Ok(v);
+            }
             return Ok(self.res.show(id, *imp, &m, spread));
         };
-        if (!a.contains(':') && self.slot(a)? == self.slot(b)?) || m.better == Better::Neither {
+        if (!a.contains(':') && self.slot(a)? == self.slot(b)?) || m.better == "neither" {
             return Ok(String::new());
         }
         let (a, b) = (self.median(a, &m)?, self.median(b, &m)?);

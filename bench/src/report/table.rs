@@ -12,15 +12,6 @@ use serde_json::Value;
 use super::format::{self, factor};
 use crate::suite::{Case, Impl, Outcome, Record};
 
-/// Which way a metric is better.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Better {
-    Lower,
-    Higher,
-    /// Neither: shown, never compared.
-    Neither,
-}
-
 /// One measure of a run.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Metric {
@@ -28,7 +19,8 @@ pub(crate) struct Metric {
     /// `KEY*X/KEY` (`seconds*1e9/ops`).
     pub(crate) field: &'static str,
     pub(crate) fmt: fn(f64) -> String,
-    pub(crate) better: Better,
+    /// Which way it is better: `lower`, `higher`, or `neither` (shown, never compared).
+    pub(crate) better: &'static str,
     /// A comparison's words when the first is better and when it is worse.
     pub(crate) words: [&'static str; 2],
     /// The one implementation that reports it: the others' cells show `—`.
@@ -42,12 +34,9 @@ impl Metric {
         let (Some(field), Some(fmt), Some(better)) = (w.next(), w.next(), w.next()) else {
             return Err("needs a field, a format and which way is better".into());
         };
-        let better = match better {
-            "lower" => Better::Lower,
-            "higher" => Better::Higher,
-            "neither" => Better::Neither,
-            b => return Err(format!("no way of being better `{b}`")),
-        };
+        if !["lower", "higher", "neither"].contains(&better) {
+            return Err(format!("no way of being better `{better}`"));
+        }
         let fmt = format::named(fmt).ok_or(format!("no format `{fmt}`"))?;
         let (mut words, mut only, rest) = (["faster", "slower"], None, w.next().unwrap_or(""));
         match (rest.strip_prefix("only="), rest.split_once('/')) {
@@ -88,16 +77,6 @@ pub(crate) fn median(v: &[f64]) -> Option<f64> {
     }
 }
 
-/// What a figure shows of the runs besides their median.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Spread {
-    None,
-    /// "(fastest–slowest)".
-    Range,
-    /// "(lowest – highest, N runs)", with two runs or more.
-    Runs,
-}
-
 /// A comparison of two medians of `m`, "—" without both (or one not above zero). By default
 /// "**N× faster**" when `a` is better and "N× slower" when it is worse (in the metric's
 /// words); `how` may say `plain` (never bold), `over` (a / b as "N×", or "**1/N**" below 1),
@@ -111,7 +90,7 @@ pub(crate) fn compare(a: Option<f64>, b: Option<f64>, m: &Metric, how: &[&str]) 
         return "—".into();
     }
     let (r, [better, worse]) = (a / b, m.words);
-    let f = if m.better == Better::Higher { r } else { b / a };
+    let f = if m.better == "higher" { r } else { b / a };
     let s = match how.first().copied().unwrap_or_default() {
         "over" if r < 1.0 => format!("**1/{}**", factor(1.0 / r)),
         "over" | "x" => format!("{}×", factor(r)),
@@ -176,10 +155,11 @@ impl<'a> Results<'a> {
         median(&self.values(id, imp, m))
     }
 
-    /// The median of `m` of `id` on `imp` written with the metric's format, with `spread` the
-    /// runs' range after it; or what stands in for it: `—` not run, `FAILED` and the reasons
-    /// if a run failed, `skipped` if every run was, `n/a` if no passing run reports it.
-    pub(crate) fn show(&self, id: &str, imp: Impl, m: &Metric, spread: Spread) -> String {
+    /// The median of `m` of `id` on `imp` written with the metric's format, then with `spread`
+    /// `range` "(fastest–slowest)", with `runs` "(lowest – highest, N runs)" if two ran or
+    /// more; or what stands in for it: `—` not run, `FAILED` and the reasons if a run failed,
+    /// `skipped` if every run was, `n/a` if no passing run reports it.
+    pub(crate) fn show(&self, id: &str, imp: Impl, m: &Metric, spread: &str) -> String {
         let Some(runs) = self.runs(id, imp) else {
             return "—".into();
         };
@@ -215,8 +195,8 @@ impl<'a> Results<'a> {
         };
         let (f, lo, hi, n) = (m.fmt, v[0], v[v.len() - 1], v.len());
         match spread {
-            Spread::Range => format!("{} ({}–{})", f(mid), f(lo), f(hi)),
-            Spread::Runs if n > 1 => format!("{} ({} – {}, {n} runs)", f(mid), f(lo), f(hi)),
+            "range" => format!("{} ({}–{})", f(mid), f(lo), f(hi)),
+            "runs" if n > 1 => format!("{} ({} – {}, {n} runs)", f(mid), f(lo), f(hi)),
             _ => f(mid),
         }
     }
