@@ -38,7 +38,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::suite::{Impl, Outcome, Record, STEAL_WARN};
 use table::{Results, md_escape};
@@ -85,15 +85,16 @@ pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
     let ok = count(&|r| matches!(r.outcome, Outcome::Ok(_)));
     let failed = count(&|r| matches!(r.outcome, Outcome::CheckFailed(..) | Outcome::Error(_)));
     let (skipped, ran) = (count(&skip), |imp| count(&|r| r.imp == imp && !skip(r)));
-    let m = |k: &str| meta[k].as_str().map_or(meta[k].to_string(), str::to_string);
-    let erlang = m("erlang");
+    let erlang = meta["erlang"]
+        .as_str()
+        .map_or(meta["erlang"].to_string(), str::to_string);
     let erlang_cell = match erlang.strip_prefix("skipped: ") {
         Some(e) => format!("**skipped**: {}", md_escape(e)),
         None => format!("`{erlang}`"),
     };
     let steal = meta["steal_pct"].as_f64().map(|p| p / 100.0);
     let high = steal.filter(|st| *st > STEAL_WARN);
-    let steal_high = high.map(|st| format!("{:.1}", st * 100.0));
+    let steal_high = high.map_or(String::new(), |st| format!("{:.1}", st * 100.0));
     let failed_text = match failed {
         0 => "0 failed".to_string(),
         _ => format!("<span style=\"color:red\"><b>{failed} failed</b></span>"),
@@ -122,27 +123,14 @@ pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
         let (why, n) = (md_escape(why), whats.len());
         format!("- {why} — {n} case(s): {}", whats.join(", "))
     });
-    let mut vars: Vec<spec::Var> = Vec::new();
-    let meta_vars = meta.as_object().into_iter().flatten();
-    vars.extend(meta_vars.map(|(k, _)| (k.clone(), m(k))));
-    vars.extend(
-        [
-            ("alloc", crate::ALLOC.to_string()),
-            ("erlang_cell", erlang_cell),
-            ("steal", steal_text(meta)),
-            ("steal_high", steal_high.unwrap_or_default()),
-            ("steal_warn", format!("{:.0}", STEAL_WARN * 100.0)),
-            ("runs", records.len().to_string()),
-            ("ok", ok.to_string()),
-            ("failed_text", failed_text),
-            ("skipped", skipped.to_string()),
-            ("otter_ran", ran(Impl::Otter).to_string()),
-            ("erlang_ran", ran(Impl::Erlang).to_string()),
-            ("failures", failures.join("\n")),
-            ("skips", skips.collect::<Vec<_>>().join("\n")),
-        ]
-        .map(|(k, v)| (k.to_string(), v)),
-    );
+    let run = json!({
+        "alloc": crate::ALLOC, "erlang_cell": erlang_cell, "steal": steal_text(meta),
+        "steal_high": steal_high, "steal_warn": format!("{:.0}", STEAL_WARN * 100.0),
+        "runs": records.len(), "ok": ok, "failed_text": failed_text, "skipped": skipped,
+        "otter_ran": ran(Impl::Otter), "erlang_ran": ran(Impl::Erlang),
+        "failures": failures.join("\n"), "skips": skips.collect::<Vec<_>>().join("\n"),
+    });
+    let vars = [spec::vars_of("", meta), spec::vars_of("", &run)].concat();
     let res = Results::new(cases, records);
     let mut named = std::collections::HashMap::new();
     let md = spec::Ctx::new(&res, sizes, vars)?.render(out, &mut named)?;

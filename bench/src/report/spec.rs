@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::format::{si_u, size_name};
 use super::table::{Metric, Results, compare};
@@ -35,32 +35,35 @@ pub(super) fn impl_named(name: &str) -> Option<Impl> {
     all.into_iter().find(|i| i.name() == name)
 }
 
+/// The fields of the JSON object `o` as variables, `prefix` before their names: a string as
+/// it is, anything else (a number, a list) in JSON.
+pub(super) fn vars_of(prefix: &str, o: &Value) -> Vec<Var> {
+    let text = |x: &Value| x.as_str().map_or(x.to_string(), str::to_string);
+    let var = |(k, x): (&String, &Value)| (format!("{prefix}{k}"), text(x));
+    o.as_object().into_iter().flatten().map(var).collect()
+}
+
 /// The variables of the run's sizes: each field of [`Sizes`] by its name (`echo`'s as
-/// `echo_…`, a list in JSON), and the constants and figures that the prose names.
+/// `echo_…`), and the constants and figures that the prose names.
 fn size_vars(s: &Sizes) -> Vec<Var> {
-    let (json, mut v) = (serde_json::to_value(s).unwrap_or_default(), Vec::new());
-    for (prefix, o) in [("", &json), ("echo_", &json["echo"])] {
-        let fields = o.as_object().into_iter().flatten();
-        v.extend(fields.map(|(k, x)| (format!("{prefix}{k}"), x.to_string())));
+    let (json, mut fib) = (serde_json::to_value(s).unwrap_or_default(), (1u64, 1u64));
+    for _ in 2..s.forkjoin_n {
+        fib = (fib.1, fib.0 + fib.1);
     }
-    let fib = (2..s.forkjoin_n)
-        .fold((1u64, 1u64), |(a, b), _| (b, a + b))
-        .1;
     let ring = *s.ring.iter().find(|&&n| n == 1000).unwrap_or(&s.ring[0]);
     let k = s.mailbox_k.iter().find(|&&k| k == 10_000);
-    let more = [
-        ("fan_out_receivers", FAN_OUT_RECEIVERS),
-        ("latency_b", LATENCY_B),
-        ("latency_tokens", LATENCY_B / 2),
-        ("latency_w", LATENCY_W),
-        ("http_conns", HTTP_CONNS),
-        ("http_work_us", HTTP_WORK_US),
-        ("forkjoin_procs", 2 * fib - 1),
-        ("headline_ring", ring),
-        ("headline_k", *k.or(s.mailbox_k.last()).unwrap_or(&1000)),
-    ];
-    v.extend(more.map(|(k, x)| (k.to_string(), x.to_string())));
-    v
+    let more = json!({
+        "fan_out_receivers": FAN_OUT_RECEIVERS, "latency_b": LATENCY_B, "latency_w": LATENCY_W,
+        "latency_tokens": LATENCY_B / 2, "http_conns": HTTP_CONNS, "http_work_us": HTTP_WORK_US,
+        "forkjoin_procs": 2 * fib.1 - 1, "headline_ring": ring,
+        "headline_k": k.or(s.mailbox_k.last()).unwrap_or(&1000),
+    });
+    [
+        vars_of("", &json),
+        vars_of("echo_", &json["echo"]),
+        vars_of("", &more),
+    ]
+    .concat()
 }
 
 impl<'a> Ctx<'a> {
