@@ -131,7 +131,11 @@ pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
         "failures": failures.join("\n"), "skips": skips.collect::<Vec<_>>().join("\n"),
     });
     let vars = [spec::vars_of("", meta), spec::vars_of("", &run)].concat();
-    let res = Results::new(cases, records);
+    let res = Results::new(
+        records
+            .iter()
+            .map(|r| (cases[r.case].id.as_str(), r.imp, &r.outcome)),
+    );
     let mut named = std::collections::HashMap::new();
     let md = spec::Ctx::new(&res, sizes, vars)?.render(out, &mut named)?;
     let path = out.join("REPORT.md");

@@ -366,7 +366,7 @@ fn blocks() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::{Options, Outcome, Record, cases};
+    use crate::suite::{Case, Options, Outcome, cases};
 
     /// The sizes of a mode.
     fn sizes(quick: bool, full: bool) -> Sizes {
@@ -381,29 +381,23 @@ mod tests {
         for (quick, full) in [(true, false), (false, false), (false, true)] {
             let (sizes, skip) = (sizes(quick, full), Outcome::Skipped("test".into()));
             let cases = cases(&sizes);
-            let records: Vec<Record> = (cases.iter().enumerate())
-                .flat_map(|(case, c)| c.impls.iter().map(move |&imp| (case, imp)))
-                .map(|(case, imp)| Record {
-                    case,
-                    imp,
-                    rep: 0,
-                    outcome: skip.clone(),
-                })
-                .collect();
-            let res = Results::new(&cases, &records);
+            let runs = cases
+                .iter()
+                .flat_map(|c| c.impls.iter().map(move |&i| (c, i)));
+            let res = Results::new(runs.map(|(c, imp)| (c.id.as_str(), imp, &skip)));
             let out = std::env::temp_dir().join(format!("otter-bench-spec-{}", std::process::id()));
             std::fs::create_dir_all(&out).unwrap();
-            let c = Ctx::new(&res, &sizes, Vec::new()).unwrap();
-            assert!(
-                c.render(&out, &mut HashMap::new())
-                    .unwrap()
-                    .contains("## HTTP")
-            );
+            let md = Ctx::new(&res, &sizes, Vec::new())
+                .unwrap()
+                .render(&out, &mut HashMap::new());
+            assert!(md.unwrap().contains("## HTTP"));
             let seen = res.seen.borrow();
-            let missed = cases
+            let unnamed = |c: &&Case| c.bench != "overload" && !seen.contains(&c.id);
+            let missed: Vec<&str> = cases
                 .iter()
-                .filter(|c| c.bench != "overload" && !seen.contains(&c.id));
-            let missed: Vec<&str> = missed.map(|c| c.id.as_str()).collect();
+                .filter(unnamed)
+                .map(|c| c.id.as_str())
+                .collect();
             assert!(missed.is_empty(), "spec.md names no slot of {missed:?}");
             let _ = std::fs::remove_dir_all(&out);
         }
@@ -412,7 +406,7 @@ mod tests {
     /// A figure or a metric that spec.md gets wrong is an error that names it.
     #[test]
     fn an_unknown_metric_is_named() {
-        let (sizes, res) = (sizes(true, false), Results::new(&[], &[]));
+        let (sizes, res) = (sizes(true, false), Results::new(std::iter::empty()));
         let c = Ctx::new(&res, &sizes, Vec::new()).unwrap();
         let (e, err) = (c.fill("{$0 nope}").unwrap_err(), |d| {
             Metric::parse(d).unwrap_err()

@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use super::format::{self, factor};
-use crate::suite::{Case, Impl, Outcome, Record};
+use crate::suite::{Impl, Outcome};
 
 /// One measure of a run.
 #[derive(Debug, Clone, Copy)]
@@ -122,11 +122,11 @@ pub(crate) struct Results<'a> {
 }
 
 impl<'a> Results<'a> {
-    pub(crate) fn new(cases: &'a [Case], records: &'a [Record]) -> Results<'a> {
+    /// The index of `runs`: (case id, implementation, outcome) each.
+    pub(crate) fn new(runs: impl Iterator<Item = (&'a str, Impl, &'a Outcome)>) -> Results<'a> {
         let mut by: HashMap<(&str, Impl), Vec<&Outcome>> = HashMap::new();
-        for r in records {
-            let key = (cases[r.case].id.as_str(), r.imp);
-            by.entry(key).or_default().push(&r.outcome);
+        for (id, imp, outcome) in runs {
+            by.entry((id, imp)).or_default().push(outcome);
         }
         let seen = RefCell::default();
         Results { by, seen }
