@@ -7,25 +7,28 @@
 //! counted in the summary. Ratios are always "otter vs erlang", written as "N× faster"
 //! (or "smaller" for memory) when otter is better and "N× slower" when it is worse.
 //!
-//! The report is data: `report/spec.md` is REPORT.md's description, rendered line by line by
-//! `spec.rs`. It starts with the metrics (`@metric NAME FIELD FORMAT BETTER …`, see
-//! `table.rs`); the rest is REPORT.md as it reads, in order: Markdown lines (`\n` a line
-//! break, `//` a comment), each `{name}` filled from the variables (the run's `meta.json`, its
-//! sizes, its counts, e.g. `{spawn_n:si}`) and each `{$…}` from the runs. A line may be
-//! followed by
+//! The report is data: `report/spec.md` describes REPORT.md and `spec.rs` renders it, line by
+//! line, in order. It starts with the metrics (`@metric NAME FIELD FORMAT BETTER …`, see
+//! `table.rs`); then come REPORT.md's lines as they read (`\n` a line break, `//` a
+//! comment), each `{name}` filled from the variables (`meta.json`'s fields, the run's counts,
+//! the sizes of its mode: `{spawn_n:si}`) and each `{$…}` from the runs. Under a line may
+//! stand
 //!
-//! - `@for` clauses (`x=value`, `x in a, b`, `x in LIST` of the run's sizes, `x:y in a:b, c:d`):
-//!   the line is written once per row they give, left clause outermost; each `@for` line
-//!   adds its rows, in order;
+//! - `@for` clauses (`x=value`, `x in a, b`, `x in NAME` a list of the sizes, `x:y in a:b,
+//!   c:d`): the line is written once per row they give, left clause outermost; each `@for`
+//!   line adds its rows, in order;
 //! - `@slots CASE@IMPL; …` (a `CASE` alone is that case on otter and on erlang; default
-//!   `{case}`): the slots `$0`, `$1`, … of its figures, `{$0 rate}` (slot 0's median of the
-//!   metric `rate`) and `{$0/$1 rate}` ("otter vs erlang"; see `spec.rs` for the forms);
-//! - `@if` (`ran`, `$0 METRIC`, `X == Y`, `X`): the row is written only if it holds;
-//! - `@name NAME`: its rows also go to the stdout summary (`headline`, `targets`).
+//!   `{case}`): the slots `$0`, `$1`, … of the line's figures: `{$0 rate}` is slot 0's median
+//!   of the metric `rate`, `{$0/$1 rate}` "otter vs erlang", `{$0:$2/$1:$3 gap}` compares two
+//!   ratios (`spec.rs`, `figure`, has every form, the targets' verdicts among them);
+//! - `@if` (`ran`, `X == Y`, `X`): the row is written only if it holds;
+//! - `@name NAME`: its rows go to the stdout summary too (`headline`, `targets`).
 //!
-//! A table is thus its head and one templated row with its `@for` and `@slots`. Two lines
-//! stand alone: `@svg FILE ALT`, a chart (`charts.rs`, drawn by `plot.rs`) linked with ALT, and
-//! `@ring_grid`, the ring's N × M grid (`charts.rs`). `format.rs` says how figures are written.
+//! A table is thus its head and one templated row with its `@for`s and `@slots`. A chart is
+//! data too (`charts.rs`): `@chart TITLE | SUBTITLE | Y | X` and its rows, `@bar` or `@point`
+//! lines with their `@for`s and `@slots`; `@svg FILE ALT` draws the charts above it
+//! (`plot.rs`) and links them. `@ring_grid` is the ring's N × M grid, `@guides` the mailbox's
+//! reference slopes and growth exponents (`charts.rs`). `format.rs` writes the figures.
 
 mod charts;
 pub(crate) mod format;
