@@ -104,11 +104,8 @@ pub(crate) fn svg(charts: &[Chart]) -> Result<String, String> {
         let root = SVGBackend::with_string(&mut out, (W, H * charts.len().max(1) as u32));
         let root = root.into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        for (area, c) in root
-            .split_evenly((charts.len().max(1), 1))
-            .iter()
-            .zip(charts)
-        {
+        let areas = root.split_evenly((charts.len().max(1), 1));
+        for (area, c) in areas.iter().zip(charts) {
             let bold = (FAMILY, 17.0 * 1.24, FontStyle::Bold).into_font();
             let area = area.titled(&c.title, bold).map_err(err)?;
             let area = area
@@ -197,10 +194,8 @@ fn line_chart(area: &Area<'_>, y: &Axis, x: &Axis, lines: &[Line]) -> Result<boo
     let shown = |p: &&(f64, f64)| p.0 > 0.0 && p.1 > 0.0 && p.0.is_finite() && p.1.is_finite();
     let pts: Vec<&(f64, f64)> = lines.iter().flat_map(|l| &l.points).filter(shown).collect();
     let span = |f: fn(&(f64, f64)) -> f64| {
-        let (lo, hi) = pts
-            .iter()
-            .map(|p| f(p))
-            .fold((f64::INFINITY, 0f64), |(a, b), v| (a.min(v), b.max(v)));
+        let values = pts.iter().map(|p| f(p));
+        let (lo, hi) = values.fold((f64::INFINITY, 0f64), |(a, b), v| (a.min(v), b.max(v)));
         let (lo, hi) = range(true, lo, hi);
         (lo..hi).log_scale()
     };
@@ -282,23 +277,18 @@ where
 {
     let g = groups.len() as i32;
     let x = (0..100 * g).with_key_points((0..g).map(|g| 100 * g + 50).collect());
-    let name = |v: &i32| {
-        groups
-            .get((v / 100).max(0) as usize)
-            .cloned()
-            .unwrap_or_default()
-    };
+    let name = |v: &i32| groups.get((v / 100).max(0) as usize).cloned();
+    let name = |v: &i32| name(v).unwrap_or_default();
     let mut ch = frame(area, (x, ys), (&name, None), y)?;
     // 70% of a group split between the series, at most 70 px a bar.
     let n = series.len().max(1) as i32;
     let px = f64::from(ch.plotting_area().dim_in_pixel().0) / f64::from(g) / 100.0;
     let w = (70.0 / f64::from(n)).min(70.0 / px) as i32;
     let label = font(11).pos(Pos::new(HPos::Center, VPos::Bottom));
+    let grey = label.clone().color(&GREY);
     for (i, (s, color, vals)) in series.iter().enumerate() {
-        let (x, f) = (
-            |g: usize| 100 * g as i32 + 50 - w * n / 2 + w * i as i32,
-            color.filled(),
-        );
+        let x = |g: usize| 100 * g as i32 + 50 - w * n / 2 + w * i as i32;
+        let f = color.filled();
         let bar = |(g, v): (usize, &Option<f64>)| {
             v.filter(|v| v.is_finite())
                 .map(|v| Rectangle::new([(x(g), v), (x(g) + w, base)], f))
@@ -310,11 +300,7 @@ where
         let text = vals.iter().enumerate().map(|(g, v)| {
             let (at, t, style) = match v {
                 Some(v) => ((x(g) + w / 2, *v), (y.fmt)(*v), label.clone()),
-                None => (
-                    (x(g) + w / 2, base),
-                    "n/a".into(),
-                    label.clone().color(&GREY),
-                ),
+                None => ((x(g) + w / 2, base), "n/a".into(), grey.clone()),
             };
             EmptyElement::at(at) + Text::new(t, (0, -4), style)
         });
