@@ -7,7 +7,7 @@ use plotters::style::RGBColor;
 
 use super::format::{self, si_u};
 use super::plot::{Axis, Chart, Line, Plot};
-use super::spec::Ctx;
+use super::spec::{Ctx, Result};
 use crate::suite::Impl::{Erlang, Otter};
 
 /// The color `spec.md` calls `name`.
@@ -21,7 +21,7 @@ fn color(name: &str) -> RGBColor {
 }
 
 /// The chart of `@chart TITLE | SUBTITLE | Y | X`, empty.
-pub(super) fn chart(spec: &str) -> Result<Chart, String> {
+pub(super) fn chart(spec: &str) -> Result<Chart> {
     let axis = |a: &str| {
         let (scale, rest) = a.split_once(' ').unwrap_or_default();
         let (label, fmt) = rest.rsplit_once(' ').unwrap_or_default();
@@ -52,7 +52,7 @@ pub(super) fn chart(spec: &str) -> Result<Chart, String> {
 /// Adds a row to `chart`: `@bar GROUP | METRIC`, the group's bar of each slot, or `@point LINE
 /// | X | METRIC | COLOR | DASH | MARKER`, slot 0's point at X on the line LINE (`solid` or
 /// `dashed`, the marker's number), which is added the first time it is named.
-pub(super) fn add(c: &Ctx<'_>, chart: &mut Chart, row: &str) -> Result<(), String> {
+pub(super) fn add(c: &Ctx<'_>, chart: &mut Chart, row: &str) -> Result<()> {
     let f: Vec<&str> = row.split(" | ").collect();
     let median = |i: usize, m| {
         let s = c
@@ -124,7 +124,7 @@ pub(super) fn guides(chart: &mut Chart) -> String {
 }
 
 /// The ring's N × M grid: in each cell otter, erlang and otter vs erlang, or why it did not run.
-pub(super) fn ring_grid(c: &Ctx<'_>) -> Result<String, String> {
+pub(super) fn ring_grid(c: &Ctx<'_>) -> Result<String> {
     let ring = &c.sizes.ring;
     let heads: Vec<String> = ring.iter().map(|&m| format!("M = {}", si_u(m))).collect();
     let mut md = format!(

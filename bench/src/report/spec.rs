@@ -15,6 +15,9 @@ use crate::suite::{
 /// The report as data: metrics, prose, tables and charts, in report order.
 pub(super) const SPEC: &str = include_str!("spec.md");
 
+/// What goes wrong in rendering is said in a sentence.
+pub(super) type Result<T, E = String> = std::result::Result<T, E>;
+
 /// A variable: a name and its value.
 pub(super) type Var = (String, String);
 
@@ -57,22 +60,14 @@ fn size_vars(s: &Sizes) -> Vec<Var> {
         "latency_tokens": LATENCY_B / 2, "http_conns": HTTP_CONNS, "http_work_us": HTTP_WORK_US,
         "forkjoin_procs": 2 * fib.1 - 1, "headline_ring": ring,
         "headline_k": k.or(s.mailbox_k.last()).unwrap_or(&1000),
+        "echo_sizes": s.echo.sizes, "echo_conns": s.echo.conns, "echo_seconds": s.echo.seconds,
     });
-    [
-        vars_of("", &json),
-        vars_of("echo_", &json["echo"]),
-        vars_of("", &more),
-    ]
-    .concat()
+    [vars_of("", &json), vars_of("", &more)].concat()
 }
 
 impl<'a> Ctx<'a> {
     /// A context of `vars`, the variables of `sizes` and the metrics of `spec.md`.
-    pub(super) fn new(
-        res: &'a Results<'a>,
-        sizes: &'a Sizes,
-        vars: Vec<Var>,
-    ) -> Result<Self, String> {
+    pub(super) fn new(res: &'a Results<'a>, sizes: &'a Sizes, vars: Vec<Var>) -> Result<Self> {
         let (vars, mut metrics) = ([vars, size_vars(sizes)].concat(), HashMap::new());
         for l in SPEC.lines().filter_map(|l| l.strip_prefix("@metric ")) {
             let (name, def) = l.split_once(' ').unwrap_or((l, ""));
@@ -118,7 +113,7 @@ impl<'a> Ctx<'a> {
 
     /// `t` with each `{…}` in it filled (inner ones first): a variable, or a figure (`{$…}`).
     /// Braces that name neither are left as they are.
-    pub(super) fn fill(&self, t: &str) -> Result<String, String> {
+    pub(super) fn fill(&self, t: &str) -> Result<String> {
         let (mut out, mut rest) = (String::new(), t);
         while let Some(i) = rest.find('{') {
             out += &rest[..i];
@@ -141,25 +136,23 @@ impl<'a> Ctx<'a> {
     }
 
     /// The metric named `name`.
-    pub(super) fn metric(&self, name: &str) -> Result<Metric, String> {
+    pub(super) fn metric(&self, name: &str) -> Result<Metric> {
         let m = self.metrics.get(name).copied();
         m.ok_or_else(|| format!("spec.md names no metric `{name}`"))
     }
 
     /// The median of `m` of the line's slot `s` (`$N`), or of `$A:$B`, the ratio of two.
-    fn median(&self, s: &str, m: &Metric) -> Result<Option<f64>, String> {
+    fn median(&self, s: &str, m: &Metric) -> Result<Option<f64>> {
         if let Some((a, b)) = s.split_once(':') {
-            return Ok(self
-                .median(a, m)?
-                .zip(self.median(b, m)?)
-                .map(|(a, b)| a / b));
+            let ratio = self.median(a, m)?.zip(self.median(b, m)?);
+            return Ok(ratio.map(|(a, b)| a / b));
         }
         let (id, imp) = self.slot(s)?;
         Ok(self.res.median(id, *imp, m))
     }
 
     /// The line's slot `s` (`$N`).
-    fn slot(&self, s: &str) -> Result<&(String, Impl), String> {
+    fn slot(&self, s: &str) -> Result<&(String, Impl)> {
         let i = s.strip_prefix('$').and_then(|i| i.parse::<usize>().ok());
         let slot = i.and_then(|i| self.slots.get(i));
         slot.ok_or_else(|| format!("spec.md: no slot `{s}` in {:?}", self.slots))
@@ -170,7 +163,7 @@ impl<'a> Ctx<'a> {
     /// "**missed**", "—". `{$A/$B METRIC [how]}`: the comparison of slots A and B
     /// ([`compare`]), or the verdict of A / B against a bar; empty if A is B or the metric is
     /// never compared. An operand `$A:$B` is the ratio of two medians.
-    fn figure(&self, expr: &str) -> Result<String, String> {
+    fn figure(&self, expr: &str) -> Result<String> {
         let w: Vec<&str> = expr.split(' ').collect();
         let [slots, m, how @ ..] = &w[..] else {
             return Err(format!("spec.md: {{{expr}}} needs slots and a metric"));
@@ -203,7 +196,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// The slots of `@slots` (`CASE@IMPL; …`, a `CASE` alone on otter and on erlang).
-    fn slots(&self, spec: &str) -> Result<Vec<(String, Impl)>, String> {
+    fn slots(&self, spec: &str) -> Result<Vec<(String, Impl)>> {
         let mut v = Vec::new();
         for s in self.fill(spec)?.split(';').map(str::trim) {
             let Some((case, imp)) = s.rsplit_once('@') else {
@@ -218,7 +211,7 @@ impl<'a> Ctx<'a> {
 
     /// Whether `@if cond` holds: `ran` (a slot ran), `X == Y` (equal once filled), or `X`
     /// (neither empty nor "—" once filled).
-    pub(super) fn holds(&self, cond: &str) -> Result<bool, String> {
+    pub(super) fn holds(&self, cond: &str) -> Result<bool> {
         if cond == "ran" {
             return Ok(self
                 .slots
@@ -234,7 +227,7 @@ impl<'a> Ctx<'a> {
     /// The rows of a line's `@for`s, each a product of its clauses (left outermost): `x=value`,
     /// `x in a, b`, `x in NAME` (a list of the run's sizes), `x:y in a:b, c:d`; `{x#}` is the
     /// item's index.
-    fn rows(&self, fors: &[&str]) -> Result<Vec<Vec<Var>>, String> {
+    fn rows(&self, fors: &[&str]) -> Result<Vec<Vec<Var>>> {
         let mut all = Vec::new();
         for f in fors {
             let mut rows: Vec<Vec<Var>> = vec![Vec::new()];
@@ -291,7 +284,7 @@ impl<'a> Ctx<'a> {
         &self,
         out: &Path,
         named: &mut HashMap<&str, Vec<String>>,
-    ) -> Result<String, String> {
+    ) -> Result<String> {
         let (mut md, mut me, mut charts) = (String::new(), self.clone(), Vec::new());
         for (line, mods) in blocks() {
             let (word, arg) = line.split_once(' ').unwrap_or((line, ""));
