@@ -139,8 +139,7 @@ pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
             .iter()
             .map(|r| (cases[r.case].id.as_str(), r.imp, &r.outcome)),
     );
-    let mut named = std::collections::HashMap::new();
-    let md = spec::Ctx::new(&res, sizes, vars)?.render(out, &mut named)?;
+    let (md, mut named) = spec::Ctx::new(&res, sizes, vars)?.render(out)?;
     let path = out.join("REPORT.md");
     std::fs::write(&path, md).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
 

@@ -18,6 +18,9 @@ pub(super) const SPEC: &str = include_str!("spec.md");
 /// What goes wrong in rendering is said in a sentence.
 pub(super) type Result<T, E = String> = std::result::Result<T, E>;
 
+/// The rows of each `@name`, by name.
+pub(super) type Named = HashMap<&'static str, Vec<String>>;
+
 /// A variable: a name and its value.
 pub(super) type Var = (String, String);
 
@@ -278,14 +281,10 @@ impl<'a> Ctx<'a> {
         json.iter().map(item).collect()
     }
 
-    /// REPORT.md, `spec.md` rendered, the SVGs written into `out`; `named` gets the rows of
-    /// each `@name`.
-    pub(super) fn render(
-        &self,
-        out: &Path,
-        named: &mut HashMap<&str, Vec<String>>,
-    ) -> Result<String> {
+    /// REPORT.md, `spec.md` rendered, the SVGs written into `out`; and the rows of each `@name`.
+    pub(super) fn render(&self, out: &Path) -> Result<(String, Named)> {
         let (mut md, mut me, mut charts) = (String::new(), self.clone(), Vec::new());
+        let mut named = Named::new();
         for (line, mods) in blocks() {
             let (word, arg) = line.split_once(' ').unwrap_or((line, ""));
             let alone = word.starts_with('@') && !["@chart", "@bar", "@point"].contains(&word);
@@ -336,7 +335,7 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        Ok(md)
+        Ok((md, named))
     }
 }
 
@@ -380,10 +379,8 @@ mod tests {
             let res = Results::new(runs.map(|(c, imp)| (c.id.as_str(), imp, &skip)));
             let out = std::env::temp_dir().join(format!("otter-bench-spec-{}", std::process::id()));
             std::fs::create_dir_all(&out).unwrap();
-            let md = Ctx::new(&res, &sizes, Vec::new())
-                .unwrap()
-                .render(&out, &mut HashMap::new());
-            assert!(md.unwrap().contains("## HTTP"));
+            let c = Ctx::new(&res, &sizes, Vec::new()).unwrap();
+            assert!(c.render(&out).unwrap().0.contains("## HTTP"));
             let seen = res.seen.borrow();
             let unnamed = |c: &&Case| c.bench != "overload" && !seen.contains(&c.id);
             let missed: Vec<&str> = cases
