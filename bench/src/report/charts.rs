@@ -31,9 +31,7 @@ pub(super) fn chart(spec: &str) -> Result<Chart> {
     };
     let f: Vec<&str> = spec.split(" | ").collect();
     let [title, subtitle, y, x @ ..] = &f[..] else {
-        return Err(format!(
-            "spec.md: @chart {spec}: no title, subtitle and y axis"
-        ));
+        return Err(format!("spec.md: @chart {spec}: too few cells"));
     };
     let plot = match x.first() {
         Some(x) => Plot::Lines(axis(x)?, Vec::new()),
@@ -95,50 +93,41 @@ pub(super) fn guides(chart: &mut Chart) -> String {
     let Plot::Lines(_, lines) = &mut chart.plot else {
         return String::new();
     };
-    let growth = lines
-        .iter()
-        .map(|l| match (l.points.first(), l.points.last()) {
-            (Some(a), Some(b)) if b.0 > a.0 => {
-                format!("{:.2}", (b.1 / a.1).ln() / (b.0 / a.0).ln())
-            }
-            _ => "—".into(),
-        });
-    let growth = growth.collect::<Vec<_>>().join(" | ");
+    let growth: Vec<String> = lines.iter().map(slope).collect();
     let all: Vec<(f64, f64)> = lines.iter().flat_map(|l| l.points.clone()).collect();
-    let (k0, k1) = all
-        .iter()
-        .fold((f64::INFINITY, 0f64), |(a, b), p| (a.min(p.0), b.max(p.0)));
+    let xs = all.iter().map(|p| p.0);
+    let (k0, k1) = xs.fold((f64::INFINITY, 0f64), |(a, b), x| (a.min(x), b.max(x)));
     if k1 > k0 {
-        let t0 = all
-            .iter()
-            .filter(|p| p.0 == k0)
-            .map(|p| p.1)
-            .fold(f64::INFINITY, f64::min);
+        let at_k0 = all.iter().filter(|p| p.0 == k0).map(|p| p.1);
+        let t0 = at_k0.fold(f64::INFINITY, f64::min);
         for (name, power) in [("∝ k", 1), ("∝ k²", 2)] {
             let points = vec![(k0, t0), (k1, t0 * (k1 / k0).powi(power))];
             let line = Line::new(name.into(), color("guide"), true);
             lines.push(Line { points, ..line });
         }
     }
-    growth
+    growth.join(" | ")
+}
+
+/// The log-log slope of line `l` between its first and last point, "—" without two.
+fn slope(l: &Line) -> String {
+    match (l.points.first(), l.points.last()) {
+        (Some(a), Some(b)) if b.0 > a.0 => format!("{:.2}", (b.1 / a.1).ln() / (b.0 / a.0).ln()),
+        _ => "—".into(),
+    }
 }
 
 /// The ring's N × M grid: in each cell otter, erlang and otter vs erlang, or why it did not run.
 pub(super) fn ring_grid(c: &Ctx<'_>) -> Result<String> {
     let ring = &c.sizes.ring;
     let heads: Vec<String> = ring.iter().map(|&m| format!("M = {}", si_u(m))).collect();
-    let mut md = format!(
-        "| N \\ M | {} |\n|---|{}\n",
-        heads.join(" | "),
-        "---|".repeat(ring.len())
-    );
+    let rule = "---|".repeat(ring.len());
+    let mut md = format!("| N \\ M | {} |\n|---|{rule}\n", heads.join(" | "));
     for &n in ring {
         md += &format!("| **N = {}** |", si_u(n));
         for &m in ring {
-            let mut k = c.with(&[]);
-            k.slots = [Otter, Erlang]
-                .map(|i| (format!("ring n={n} m={m}"), i))
-                .into();
+            let (mut k, id) = (c.with(&[]), format!("ring n={n} m={m}"));
+            k.slots = vec![(id.clone(), Otter), (id, Erlang)];
             md += &match k.holds("ran")? {
                 true => k.fill(" otter {$0 rate}<br>erlang {$1 rate}<br>{$0/$1 rate} |")?,
                 false => format!(" not run ({} sends: `--full`) |", si_u(n * m)),
