@@ -88,9 +88,8 @@ pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
     let ok = count(&|r| matches!(r.outcome, Outcome::Ok(_)));
     let failed = count(&|r| matches!(r.outcome, Outcome::CheckFailed(..) | Outcome::Error(_)));
     let (skipped, ran) = (count(&skip), |imp| count(&|r| r.imp == imp && !skip(r)));
-    let erlang = meta["erlang"]
-        .as_str()
-        .map_or(meta["erlang"].to_string(), str::to_string);
+    let erlang = &meta["erlang"];
+    let erlang = erlang.as_str().map_or(erlang.to_string(), str::to_string);
     let erlang_cell = match erlang.strip_prefix("skipped: ") {
         Some(e) => format!("**skipped**: {}", md_escape(e)),
         None => format!("`{erlang}`"),
@@ -134,11 +133,10 @@ pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
         "failures": failures.join("\n"), "skips": skips.collect::<Vec<_>>().join("\n"),
     });
     let vars = [spec::vars_of("", meta), spec::vars_of("", &run)].concat();
-    let res = Results::new(
-        records
-            .iter()
-            .map(|r| (cases[r.case].id.as_str(), r.imp, &r.outcome)),
-    );
+    let runs = records
+        .iter()
+        .map(|r| (cases[r.case].id.as_str(), r.imp, &r.outcome));
+    let res = Results::new(runs);
     let (md, mut named) = spec::Ctx::new(&res, sizes, vars)?.render(out)?;
     let path = out.join("REPORT.md");
     std::fs::write(&path, md).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
@@ -147,14 +145,13 @@ pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
     let n = records.len();
     let mut text =
         format!("otter-bench suite: {n} runs: {ok} passed, {failed} failed, {skipped} skipped\n");
+    let cells = |r: String| -> Vec<String> { r[2..r.len() - 2].split(" | ").map(plain).collect() };
     let mut rows = |name| {
-        let rows = named.remove(name).unwrap_or_default().into_iter();
-        rows.map(|r| {
-            r[2..r.len() - 2]
-                .split(" | ")
-                .map(plain)
-                .collect::<Vec<_>>()
-        })
+        named
+            .remove(name)
+            .unwrap_or_default()
+            .into_iter()
+            .map(cells)
     };
     for h in rows("headline") {
         let [seed, what, otter, erlang, vs] = &h[..] else {

@@ -53,10 +53,7 @@ pub(super) fn chart(spec: &str) -> Result<Chart> {
 pub(super) fn add(c: &Ctx<'_>, chart: &mut Chart, row: &str) -> Result<()> {
     let f: Vec<&str> = row.split(" | ").collect();
     let median = |i: usize, m| {
-        let s = c
-            .slots
-            .get(i)
-            .ok_or("spec.md: a chart's row without slots")?;
+        let s = c.slots.get(i).ok_or("spec.md: a chart row without slots")?;
         Ok::<_, String>(c.res.median(&s.0, s.1, &c.metric(m)?))
     };
     match (&mut chart.plot, &f[..]) {

@@ -68,6 +68,8 @@ pub(crate) fn line(
 /// without a JSON line (`check` "FAILED: why"), any other a failed check. The sizes are
 /// those of the run's mode, its senders 1 and its machine's cores.
 pub(crate) fn load(path: &Path) -> Result<Loaded, String> {
+    // The keys of a line that the suite writes itself.
+    const OURS: &str = "bench impl case rep exit_code steal_pct check";
     let read = |p: &Path| {
         std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
     };
@@ -86,7 +88,8 @@ pub(crate) fn load(path: &Path) -> Result<Loaded, String> {
     sizes.senders.extend(m["cores"].as_u64().filter(|&c| c > 1));
     let mut cases = cases(&sizes);
     let mut records = Vec::new();
-    for (i, l) in read(path)?
+    let text = read(path)?;
+    for (i, l) in text
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
@@ -108,12 +111,7 @@ pub(crate) fn load(path: &Path) -> Result<Loaded, String> {
         let rep = (v["rep"].as_u64().unwrap_or(1) as usize).saturating_sub(1);
         let check = v["check"].as_str().map(str::to_string);
         let code = v["exit_code"].as_i64();
-        // The keys of a line that the suite writes itself.
-        let ours = |k: &String| {
-            "bench impl case rep exit_code steal_pct check"
-                .split(' ')
-                .any(|o| o == k)
-        };
+        let ours = |k: &String| OURS.split(' ').any(|o| o == k);
         let bare = v.as_object().is_some_and(|o| o.keys().all(ours));
         let outcome = match check.as_deref() {
             Some("ok") if code.is_none_or(|c| c == 0) => Outcome::Ok(v),

@@ -216,10 +216,8 @@ impl<'a> Ctx<'a> {
     /// (neither empty nor "—" once filled).
     pub(super) fn holds(&self, cond: &str) -> Result<bool> {
         if cond == "ran" {
-            return Ok(self
-                .slots
-                .iter()
-                .any(|s| self.res.runs(&s.0, s.1).is_some()));
+            let ran = |s: &(String, Impl)| self.res.runs(&s.0, s.1).is_some();
+            return Ok(self.slots.iter().any(ran));
         }
         Ok(match cond.split_once(" == ") {
             Some((a, b)) => self.fill(a)? == self.fill(b)?,
@@ -292,9 +290,7 @@ impl<'a> Ctx<'a> {
                 _ if !alone => {}
                 "@ring_grid" => md += &charts::ring_grid(&me)?,
                 "@guides" => {
-                    let last = charts
-                        .last_mut()
-                        .ok_or("spec.md: @guides before a @chart")?;
+                    let last = charts.last_mut().ok_or("spec.md: no @chart")?;
                     me.vars.push(("growth".into(), charts::guides(last)));
                 }
                 "@svg" => {
