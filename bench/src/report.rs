@@ -146,21 +146,15 @@ pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
     let mut text =
         format!("otter-bench suite: {n} runs: {ok} passed, {failed} failed, {skipped} skipped\n");
     let cells = |r: String| -> Vec<String> { r[2..r.len() - 2].split(" | ").map(plain).collect() };
-    let mut rows = |name| {
-        named
-            .remove(name)
-            .unwrap_or_default()
-            .into_iter()
-            .map(cells)
-    };
-    for h in rows("headline") {
+    let (headline, targets) = (named.remove("headline"), named.remove("targets"));
+    for h in headline.unwrap_or_default().into_iter().map(cells) {
         let [seed, what, otter, erlang, vs] = &h[..] else {
             continue;
         };
         let _ = writeln!(text, "{seed:<10} {what:<34} {otter:>14} {erlang:>14}  {vs}");
     }
     text += "targets:\n";
-    for t in rows("targets") {
+    for t in targets.unwrap_or_default().into_iter().map(cells) {
         let [what, goal, measured, verdict] = &t[..] else {
             continue;
         };

@@ -265,10 +265,8 @@ impl<'a> Ctx<'a> {
     /// The items of `@for x in LIST`, each its values: a list of the run's sizes by its name
     /// (an item of a list of pairs is two values), or `a, b` (`a:b, c:d`).
     fn items(&self, list: &str) -> Vec<Vec<String>> {
-        let json = self
-            .var(list.trim())
-            .and_then(|v| serde_json::from_str(&v).ok());
-        let Some(Value::Array(json)) = json else {
+        let json = self.var(list.trim()).unwrap_or_default();
+        let Ok(Value::Array(json)) = serde_json::from_str(&json) else {
             let item = |i: &str| i.split(':').map(|v| v.trim().to_string()).collect();
             return list.split(',').map(item).collect();
         };
@@ -339,10 +337,8 @@ impl<'a> Ctx<'a> {
 /// `@name` lines under it.
 fn blocks() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
     let mut v: Vec<(&str, Vec<_>)> = Vec::new();
-    for l in SPEC
-        .lines()
-        .filter(|l| !l.starts_with("//") && !l.starts_with("@metric "))
-    {
+    let kept = |l: &&str| !l.starts_with("//") && !l.starts_with("@metric ");
+    for l in SPEC.lines().filter(kept) {
         match (l.split_once(' '), v.last_mut()) {
             (Some(m @ ("@for" | "@slots" | "@if" | "@name", _)), Some(last)) => last.1.push(m),
             _ => v.push((l, Vec::new())),
@@ -369,21 +365,18 @@ mod tests {
         for (quick, full) in [(true, false), (false, false), (false, true)] {
             let (sizes, skip) = (sizes(quick, full), Outcome::Skipped("test".into()));
             let cases = cases(&sizes);
+            let skip = &skip;
             let runs = cases
                 .iter()
                 .flat_map(|c| c.impls.iter().map(move |&i| (c, i)));
-            let res = Results::new(runs.map(|(c, imp)| (c.id.as_str(), imp, &skip)));
+            let res = Results::new(runs.map(|(c, i)| (c.id.as_str(), i, skip)));
             let out = std::env::temp_dir().join(format!("otter-bench-spec-{}", std::process::id()));
             std::fs::create_dir_all(&out).unwrap();
             let c = Ctx::new(&res, &sizes, Vec::new()).unwrap();
             assert!(c.render(&out).unwrap().0.contains("## HTTP"));
             let seen = res.seen.borrow();
             let unnamed = |c: &&Case| c.bench != "overload" && !seen.contains(&c.id);
-            let missed: Vec<&str> = cases
-                .iter()
-                .filter(unnamed)
-                .map(|c| c.id.as_str())
-                .collect();
+            let missed: Vec<_> = cases.iter().filter(unnamed).map(|c| &c.id).collect();
             assert!(missed.is_empty(), "spec.md names no slot of {missed:?}");
             let _ = std::fs::remove_dir_all(&out);
         }
