@@ -82,7 +82,7 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
 /// Renders REPORT.md and the SVGs into `out` from the `results.jsonl` at `results` and the
 /// `meta.json` beside it; returns the summary for stdout.
 pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
-    let (meta, sizes, cases, records) = &results::load(results)?;
+    let (meta, sizes, ids, records) = &results::load(results)?;
     let count = |f: &dyn Fn(&Record) -> bool| records.iter().filter(|r| f(r)).count();
     let skip = |r: &Record| matches!(r.outcome, Outcome::Skipped(_));
     let ok = count(&|r| matches!(r.outcome, Outcome::Ok(_)));
@@ -103,7 +103,7 @@ pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
     };
     let (mut failures, mut skips) = (Vec::new(), Vec::<(&str, Vec<String>)>::new());
     for r in records {
-        let (id, imp) = (&cases[r.case].id, r.imp.name());
+        let (id, imp) = (&ids[r.case], r.imp.name());
         match &r.outcome {
             Outcome::CheckFailed(_, why) | Outcome::Error(why) => failures.push(format!(
                 "- <span style=\"color:red\"><b>FAILED</b></span> `{id}` on {imp} (rep {}): {}",
@@ -135,7 +135,7 @@ pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
     let vars = [spec::vars_of("", meta), spec::vars_of("", &run)].concat();
     let runs = records
         .iter()
-        .map(|r| (cases[r.case].id.as_str(), r.imp, &r.outcome));
+        .map(|r| (ids[r.case].as_str(), r.imp, &r.outcome));
     let res = Results::new(runs);
     let (md, mut named) = spec::Ctx::new(&res, sizes, vars)?.render(out)?;
     let path = out.join("REPORT.md");

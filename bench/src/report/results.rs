@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use crate::json_line::round_to;
-use crate::suite::{Case, Impl, Meta, Options, Outcome, Record, Sizes, cases, mode};
+use crate::suite::{Case, Impl, Meta, Options, Outcome, Record, Sizes, mode};
 
 /// `meta.json`.
 pub(crate) fn meta(m: &Meta, o: &Options) -> Value {
@@ -86,7 +86,7 @@ pub(crate) fn load(path: &Path) -> Result<Loaded, String> {
     // The senders of the machine that ran it: 1 and its cores.
     sizes.senders = vec![1];
     sizes.senders.extend(m["cores"].as_u64().filter(|&c| c > 1));
-    let mut cases = cases(&sizes);
+    let mut ids: Vec<String> = Vec::new();
     let mut records = Vec::new();
     let text = read(path)?;
     for (i, l) in text
@@ -97,14 +97,9 @@ pub(crate) fn load(path: &Path) -> Result<Loaded, String> {
         let v: Value =
             serde_json::from_str(l).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
         let case_id = v["case"].as_str().unwrap_or_default();
-        let case = cases.iter().position(|c| c.id == case_id);
-        let case = case.unwrap_or_else(|| {
-            let id = case_id.into();
-            cases.push(Case {
-                id,
-                ..Case::default()
-            });
-            cases.len() - 1
+        let case = ids.iter().position(|c| c == case_id).unwrap_or_else(|| {
+            ids.push(case_id.into());
+            ids.len() - 1
         });
         let imp = super::spec::impl_named(v["impl"].as_str().unwrap_or_default());
         let imp = imp.unwrap_or(Impl::Otter);
@@ -131,8 +126,9 @@ pub(crate) fn load(path: &Path) -> Result<Loaded, String> {
             outcome,
         });
     }
-    Ok((m, sizes, cases, records))
+    Ok((m, sizes, ids, records))
 }
 
-/// The runs of a suite as [`load`] reads them back.
-pub(crate) type Loaded = (Value, Sizes, Vec<Case>, Vec<Record>);
+/// The runs of a suite as [`load`] reads them back: `meta.json`, the sizes, the case ids
+/// ([`Record`]'s `case` is an index of them) and the runs.
+pub(crate) type Loaded = (Value, Sizes, Vec<String>, Vec<Record>);

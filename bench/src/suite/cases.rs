@@ -24,7 +24,7 @@ impl Impl {
 }
 
 /// One experiment: a workload with parameters, run on one or both implementations.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct Case {
     pub(crate) bench: &'static str,
     /// `bench key=value ...`: the name in results and report.
