@@ -6,13 +6,17 @@ pub(crate) fn named(name: &str) -> Option<fn(f64) -> String> {
     Some(match name {
         "si" => si,
         "secs" => secs,
-        "rate" => rate,
-        "nanos" => nanos,
-        "micros" => micros,
+        // A rate: "1.5M/s".
+        "rate" => |x| format!("{}/s", si(x)),
+        // Nanoseconds and microseconds: "18 ns", "1.2 µs", "0.42 µs", "12.1 ms".
+        "nanos" => |x| secs(x * 1e-9),
+        "micros" => |x| secs(x * 1e-6),
         "bytes" => bytes,
-        "mib" => mib,
+        // Bytes in MiB: "5.4 MiB".
+        "mib" => |x| format!("{:.1} MiB", x / f64::from(1u32 << 20)),
         "kib" => kib,
-        "count" => count,
+        // A whole count: "12"; a number with one or two decimals.
+        "count" => |x| format!("{x:.0}"),
         "f1" => |x| format!("{x:.1}"),
         "f2" => |x| format!("{x:.2}"),
         _ => return None,
@@ -42,16 +46,6 @@ pub(crate) fn secs(v: f64) -> String {
     format!("{x} {unit}")
 }
 
-/// A rate: "1.5M/s".
-pub(crate) fn rate(x: f64) -> String {
-    format!("{}/s", si(x))
-}
-
-/// A whole count: "12".
-pub(crate) fn count(x: f64) -> String {
-    format!("{x:.0}")
-}
-
 /// A count of a size list: "100k".
 pub(crate) fn si_u(x: u64) -> String {
     si(x as f64)
@@ -64,11 +58,6 @@ pub(crate) fn bytes(x: f64) -> String {
     } else {
         format!("{x:.0} B")
     }
-}
-
-/// Bytes in MiB: "5.4 MiB".
-pub(crate) fn mib(x: f64) -> String {
-    format!("{:.1} MiB", x / f64::from(1u32 << 20))
 }
 
 /// kB of `/proc/PID/status`: "13.1 MiB".
@@ -107,16 +96,6 @@ fn three_digits(x: f64) -> String {
     }
 }
 
-/// Nanoseconds: "18 ns", "1.2 µs".
-pub(crate) fn nanos(v: f64) -> String {
-    secs(v * 1e-9)
-}
-
-/// Microseconds: "0.42 µs", "12.1 ms".
-pub(crate) fn micros(us: f64) -> String {
-    secs(us * 1e-6)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,6 +107,7 @@ mod tests {
         assert_eq!(si(2.5), "2.5");
         assert_eq!(secs(0.0536), "53.6 ms");
         assert_eq!(secs(1.0), "1 s");
+        let nanos = named("nanos").unwrap();
         assert_eq!(nanos(209.0), "209 ns");
         assert_eq!(nanos(1500.0), "1.5 µs");
     }
