@@ -180,10 +180,11 @@ fn steal_text(meta: &Value) -> String {
         return "unknown (no /proc/stat)".into();
     };
     let mut s = format!("{st:.2}% of all CPU time");
-    if let (Some(w), Some(what)) = (
+    let worst = (
         meta["steal_pct_worst_run"].as_f64(),
         meta["steal_worst_run"].as_str(),
-    ) {
+    );
+    if let (Some(w), Some(what)) = worst {
         let _ = write!(s, "; most in one run: {w:.1}% ({})", md_escape(what));
     }
     if st / 100.0 > STEAL_WARN {

@@ -68,11 +68,9 @@ pub(super) fn add(c: &Ctx<'_>, chart: &mut Chart, row: &str) -> Result<()> {
         }
         (Plot::Lines(_, lines), [name, x, m, col, dash, marker]) => {
             if !lines.iter().any(|l| l.name == *name) {
-                let line = Line::new(name.to_string(), color(col), *dash == "dashed");
-                lines.push(Line {
-                    marker: marker.parse().ok(),
-                    ..line
-                });
+                let mut line = Line::new(name.to_string(), color(col), *dash == "dashed");
+                line.marker = marker.parse().ok();
+                lines.push(line);
             }
             let line = lines.iter_mut().find(|l| l.name == *name);
             let point = x.parse().ok().zip(median(0, m)?);

@@ -230,9 +230,9 @@ impl<'a> Ctx<'a> {
     /// item's index.
     fn rows(&self, fors: &[&str]) -> Result<Vec<Vec<Var>>> {
         let mut all = Vec::new();
-        for f in fors {
+        for f in if fors.is_empty() { &[""][..] } else { fors } {
             let mut rows: Vec<Vec<Var>> = vec![Vec::new()];
-            for clause in f.split(';').map(str::trim) {
+            for clause in f.split(';').map(str::trim).filter(|c| !c.is_empty()) {
                 let (names, items) = match clause.split_once(" in ") {
                     Some((n, l)) => (n, self.items(l)),
                     None => {
@@ -255,11 +255,7 @@ impl<'a> Ctx<'a> {
             }
             all.extend(rows);
         }
-        Ok(if fors.is_empty() {
-            vec![Vec::new()]
-        } else {
-            all
-        })
+        Ok(all)
     }
 
     /// The items of `@for x in LIST`, each its values: a list of the run's sizes by its name
