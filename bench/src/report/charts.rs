@@ -5,7 +5,7 @@
 
 use plotters::style::RGBColor;
 
-use super::format::{self, si_u};
+use super::format::{self, si};
 use super::plot::{Axis, Chart, Line, Plot};
 use super::spec::{Ctx, Result};
 use crate::suite::Impl::{Erlang, Otter};
@@ -115,17 +115,20 @@ fn slope(l: &Line) -> String {
 /// The ring's N × M grid: in each cell otter, erlang and otter vs erlang, or why it did not run.
 pub(super) fn ring_grid(c: &Ctx<'_>) -> Result<String> {
     let ring = &c.sizes.ring;
-    let heads: Vec<String> = ring.iter().map(|&m| format!("M = {}", si_u(m))).collect();
+    let heads: Vec<String> = ring
+        .iter()
+        .map(|&m| format!("M = {}", si(m as f64)))
+        .collect();
     let rule = "---|".repeat(ring.len());
     let mut md = format!("| N \\ M | {} |\n|---|{rule}\n", heads.join(" | "));
     for &n in ring {
-        md += &format!("| **N = {}** |", si_u(n));
+        md += &format!("| **N = {}** |", si(n as f64));
         for &m in ring {
             let (mut k, id) = (c.with(&[]), format!("ring n={n} m={m}"));
             k.slots = vec![(id.clone(), Otter), (id, Erlang)];
             md += &match k.holds("ran")? {
                 true => k.fill(" otter {$0 rate}<br>erlang {$1 rate}<br>{$0/$1 rate} |")?,
-                false => format!(" not run ({} sends: `--full`) |", si_u(n * m)),
+                false => format!(" not run ({} sends: `--full`) |", si((n * m) as f64)),
             };
         }
         md.push('\n');

@@ -46,11 +46,6 @@ pub(crate) fn secs(v: f64) -> String {
     format!("{x} {unit}")
 }
 
-/// A count of a size list: "100k".
-pub(crate) fn si_u(x: u64) -> String {
-    si(x as f64)
-}
-
 /// Bytes: "312 B", "1.50 KiB".
 pub(crate) fn bytes(x: f64) -> String {
     if x.abs() >= 1024.0 {

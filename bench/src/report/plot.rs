@@ -253,10 +253,9 @@ fn bar_chart(
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let (y0, y1) = range(y.log, lo, hi);
-    if y.log {
-        bars(area, (y0..y1).log_scale(), y, y0, groups, series)?;
-    } else {
-        bars(area, y0..y1, y, 0f64.max(y0), groups, series)?;
+    match y.log {
+        true => bars(area, (y0..y1).log_scale(), y, y0, groups, series)?,
+        false => bars(area, y0..y1, y, 0f64.max(y0), groups, series)?,
     }
     Ok(true)
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::format::{si_u, size_name};
+use super::format::{si, size_name};
 use super::table::{Metric, Results, compare};
 use super::{charts, plot};
 use crate::suite::{
@@ -105,7 +105,7 @@ impl<'a> Ctx<'a> {
         let x = name.split('*').map(|n| get(n)?.parse::<u64>().ok());
         let x: u64 = x.product::<Option<u64>>()?;
         Some(match f {
-            "si" => si_u(x),
+            "si" => si(x as f64),
             "size" => size_name(x),
             "s" if x == 1 => String::new(),
             "s" => "s".into(),
