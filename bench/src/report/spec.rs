@@ -215,11 +215,9 @@ impl<'a> Ctx<'a> {
     /// Whether `@if cond` holds: `ran` (a slot ran), `X == Y` (equal once filled), or `X`
     /// (neither empty nor "—" once filled).
     pub(super) fn holds(&self, cond: &str) -> Result<bool> {
-        if cond == "ran" {
-            let ran = |s: &(String, Impl)| self.res.runs(&s.0, s.1).is_some();
-            return Ok(self.slots.iter().any(ran));
-        }
+        let ran = |s: &(String, Impl)| self.res.runs(&s.0, s.1).is_some();
         Ok(match cond.split_once(" == ") {
+            _ if cond == "ran" => self.slots.iter().any(ran),
             Some((a, b)) => self.fill(a)? == self.fill(b)?,
             None => !["", "—"].contains(&self.fill(cond)?.as_str()),
         })
