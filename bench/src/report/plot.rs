@@ -12,6 +12,8 @@ use plotters::element::{DashedPathElement, DynElement};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::spec::Result;
+
 const W: u32 = 820;
 const H: u32 = 480;
 const FAMILY: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
@@ -58,10 +60,12 @@ pub(crate) struct Axis {
 pub(crate) enum Plot {
     /// Lines over a log x axis (the y axis is log too: every line chart is log-log).
     Lines(Axis, Vec<Line>),
-    /// Grouped bars: the groups' names, and per series its name, color and one value per
-    /// group (`None`: no bar, "n/a").
-    Bars(Vec<String>, Vec<(String, RGBColor, Vec<Option<f64>>)>),
+    /// Grouped bars: the groups' names, and the series.
+    Bars(Vec<String>, Vec<Series>),
 }
+
+/// A series of bars: its name, color and one value per group (`None`: no bar, "n/a").
+pub(crate) type Series = (String, RGBColor, Vec<Option<f64>>);
 
 /// A chart: title, subtitle, y axis, and what it draws.
 #[derive(Debug, Clone)]
@@ -98,7 +102,7 @@ fn range(log: bool, lo: f64, hi: f64) -> (f64, f64) {
 }
 
 /// An SVG of `charts` one above the other. A chart without any value shows "no data".
-pub(crate) fn svg(charts: &[Chart]) -> Result<String, String> {
+pub(crate) fn svg(charts: &[Chart]) -> Result<String> {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (W, H * charts.len().max(1) as u32));
@@ -108,9 +112,8 @@ pub(crate) fn svg(charts: &[Chart]) -> Result<String, String> {
         for (area, c) in areas.iter().zip(charts) {
             let bold = (FAMILY, 17.0 * 1.24, FontStyle::Bold).into_font();
             let area = area.titled(&c.title, bold).map_err(err)?;
-            let area = area
-                .titled(&c.subtitle, font(12).color(&GREY))
-                .map_err(err)?;
+            let grey = font(12).color(&GREY);
+            let area = area.titled(&c.subtitle, grey).map_err(err)?;
             let drawn = match &c.plot {
                 Plot::Lines(x, lines) => line_chart(&area, &c.y, x, lines)?,
                 Plot::Bars(groups, series) => bar_chart(&area, &c.y, groups, series)?,
@@ -133,7 +136,7 @@ fn frame<'a, X, Y>(
     (xs, ys): (X, Y),
     (x_fmt, x_label): (Fmt<'_, X::Value>, Option<&str>),
     y: &Axis,
-) -> Result<Frame<'a, X::CoordDescType, Y::CoordDescType>, String>
+) -> Result<Frame<'a, X::CoordDescType, Y::CoordDescType>>
 where
     X: AsRangedCoord,
     Y: AsRangedCoord<Value = f64>,
@@ -167,7 +170,7 @@ where
 
 /// The legend, in the plot's upper left corner (`plotters` draws it inside the plot area),
 /// over a light veil.
-fn legend<'a, X: Ranged, Y: Ranged>(ch: &mut Frame<'a, X, Y>) -> Result<(), String> {
+fn legend<'a, X: Ranged, Y: Ranged>(ch: &mut Frame<'a, X, Y>) -> Result<()> {
     ch.configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)
         .legend_area_size(40)
@@ -190,7 +193,7 @@ fn glyph<DB: DrawingBackend>(m: usize, color: RGBColor) -> DynElement<'static, D
 }
 
 /// Log-log lines on `area`; false if there is no point to draw.
-fn line_chart(area: &Area<'_>, y: &Axis, x: &Axis, lines: &[Line]) -> Result<bool, String> {
+fn line_chart(area: &Area<'_>, y: &Axis, x: &Axis, lines: &[Line]) -> Result<bool> {
     let shown = |p: &&(f64, f64)| p.0 > 0.0 && p.1 > 0.0 && p.0.is_finite() && p.1.is_finite();
     let pts: Vec<&(f64, f64)> = lines.iter().flat_map(|l| &l.points).filter(shown).collect();
     let span = |f: fn(&(f64, f64)) -> f64| {
@@ -238,12 +241,7 @@ fn line_chart(area: &Area<'_>, y: &Axis, x: &Axis, lines: &[Line]) -> Result<boo
 }
 
 /// Grouped bars on `area` with each bar's value written above it; false if there is none.
-fn bar_chart(
-    area: &Area<'_>,
-    y: &Axis,
-    groups: &[String],
-    series: &[(String, RGBColor, Vec<Option<f64>>)],
-) -> Result<bool, String> {
+fn bar_chart(area: &Area<'_>, y: &Axis, groups: &[String], series: &[Series]) -> Result<bool> {
     let shown = |v: &f64| v.is_finite() && (!y.log || *v > 0.0);
     let values = series.iter().flat_map(|s| s.2.iter().flatten().copied());
     let values: Vec<f64> = values.filter(shown).collect();
@@ -268,8 +266,8 @@ fn bars<Y>(
     y: &Axis,
     base: f64,
     groups: &[String],
-    series: &[(String, RGBColor, Vec<Option<f64>>)],
-) -> Result<(), String>
+    series: &[Series],
+) -> Result<()>
 where
     Y: AsRangedCoord<Value = f64>,
     Y::CoordDescType: ValueFormatter<f64>,
