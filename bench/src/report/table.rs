@@ -1,8 +1,8 @@
 //! The figures of the report: a [`Metric`] says how a run's JSON line gives a figure, how it
 //! is written and which way it is better (`spec.md` defines them); [`Results`] indexes the
-//! runs by (case, implementation), each a [`Cell`]. A figure is the median over the runs that
-//! passed their check; a (case, implementation) with a failed run shows `FAILED` in red
-//! instead, one never run `—`, one skipped `skipped`.
+//! runs by (case, implementation). A figure is the median over the runs that passed their
+//! check; a (case, implementation) with a failed run shows `FAILED` in red instead, one never
+//! run `—`, one skipped `skipped`.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -58,11 +58,7 @@ impl Metric {
     pub(crate) fn of(&self, v: &Value) -> Option<f64> {
         let (num, den) = self.field.split_once('/').unwrap_or((self.field, ""));
         let (num, x) = num.split_once('*').unwrap_or((num, "1"));
-        let den = if den.is_empty() {
-            Some(1.0)
-        } else {
-            v[den].as_f64()
-        };
+        let den = v[den].as_f64().or(den.is_empty().then_some(1.0));
         Some(v[num].as_f64()? * x.parse::<f64>().ok()? / den?)
     }
 }
