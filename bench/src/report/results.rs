@@ -76,12 +76,8 @@ pub(crate) fn load(path: &Path) -> Result<Loaded, String> {
     let meta_path = path.with_file_name("meta.json");
     let m: Value = serde_json::from_str(&read(&meta_path)?)
         .map_err(|e| format!("{}: {e}", meta_path.display()))?;
-    let (quick, full) = (m["mode"] == "quick", m["mode"] == "full");
-    let o = Options {
-        quick,
-        full,
-        ..Options::default()
-    };
+    let mut o = Options::default();
+    (o.quick, o.full) = (m["mode"] == "quick", m["mode"] == "full");
     let mut sizes = Sizes::for_options(&o);
     // The senders of the machine that ran it: 1 and its cores.
     sizes.senders = vec![1];
@@ -89,11 +85,7 @@ pub(crate) fn load(path: &Path) -> Result<Loaded, String> {
     let mut ids: Vec<String> = Vec::new();
     let mut records = Vec::new();
     let text = read(path)?;
-    for (i, l) in text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-    {
+    for (i, l) in text.lines().enumerate().filter(|l| !l.1.trim().is_empty()) {
         let v: Value =
             serde_json::from_str(l).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
         let case_id = v["case"].as_str().unwrap_or_default();
