@@ -221,10 +221,9 @@ fn line_chart(area: &Area<'_>, y: &Axis, x: &Axis, lines: &[Line]) -> Result<boo
             let marks = p.iter().map(|&at| EmptyElement::at(at) + glyph(m, l.color));
             ch.draw_series(marks).map_err(err)?;
         }
-        let drawn = if l.dashed {
-            ch.draw_series(DashedLineSeries::new(p, dash.0, dash.1, style))
-        } else {
-            ch.draw_series(LineSeries::new(p, style))
+        let drawn = match l.dashed {
+            true => ch.draw_series(DashedLineSeries::new(p, dash.0, dash.1, style)),
+            false => ch.draw_series(LineSeries::new(p, style)),
         };
         // The legend's sample: 30 px of the line, with the marker in the middle.
         let (anno, color) = (drawn.map_err(err)?.label(&l.name), l.color);

@@ -289,10 +289,9 @@ impl<'a> Ctx<'a> {
                     let (file, alt) = arg.split_once(' ').unwrap_or((arg, ""));
                     let path = out.join(file);
                     let write = |svg| std::fs::write(&path, svg).map_err(|e| e.to_string());
-                    let written = plot::svg(&charts).and_then(write);
+                    let written = plot::svg(&std::mem::take(&mut charts)).and_then(write);
                     written.map_err(|e| format!("cannot write {}: {e}", path.display()))?;
                     md += &format!("![{alt}]({file})\n");
-                    charts.clear();
                 }
                 _ => return Err(format!("spec.md: unknown line {line}")),
             }
@@ -317,8 +316,7 @@ impl<'a> Ctx<'a> {
                         if let Some(name) = of("@name").next() {
                             named.entry(name).or_default().push(text.clone());
                         }
-                        md += &text;
-                        md.push('\n');
+                        md.extend([text.as_str(), "\n"]);
                     }
                 }
             }

@@ -169,11 +169,8 @@ impl<'a> Results<'a> {
         }
         let passed = runs.len() - skipped.len();
         if !failed.is_empty() {
-            let mut uniq = failed.clone();
-            uniq.retain({
-                let mut seen = HashSet::new();
-                move |r| seen.insert(*r)
-            });
+            let (mut uniq, mut seen) = (failed.clone(), HashSet::new());
+            uniq.retain(|r| seen.insert(*r));
             let (why, n) = (md_escape(&uniq.join("; ")), failed.len());
             return format!(
                 "<span style=\"color:red\"><b>FAILED</b>: {why} ({n} of {passed} runs)</span>"
