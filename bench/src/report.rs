@@ -21,7 +21,7 @@
 //!   `{case}`): the slots `$0`, `$1`, … of the line's figures: `{$0 rate}` is slot 0's median
 //!   of the metric `rate`, `{$0/$1 rate}` "otter vs erlang", `{$0:$2/$1:$3 gap}` compares two
 //!   ratios (`spec.rs`, `figure`, has every form, the targets' verdicts among them);
-//! - `@if` (`ran`, `X == Y`, `X`): the row is written only if it holds;
+//! - `@if` (`ran`, `X == Y`, `X != Y`, `X`): the row is written only if it holds;
 //! - `@name NAME`: its rows go to the stdout summary too (`headline`, `targets`).
 //!
 //! A table is thus its head and one templated row with its `@for`s and `@slots`. A chart is
@@ -97,10 +97,6 @@ pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
     let steal = meta["steal_pct"].as_f64().map(|p| p / 100.0);
     let high = steal.filter(|st| *st > STEAL_WARN);
     let steal_high = high.map_or(String::new(), |st| format!("{:.1}", st * 100.0));
-    let failed_text = match failed {
-        0 => "0 failed".to_string(),
-        _ => format!("<span style=\"color:red\"><b>{failed} failed</b></span>"),
-    };
     let (mut failures, mut skips) = (Vec::new(), Vec::<(&str, Vec<String>)>::new());
     for r in records {
         let (id, imp) = (&ids[r.case], r.imp.name());
@@ -128,7 +124,7 @@ pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
     let run = json!({
         "alloc": crate::ALLOC, "erlang_cell": erlang_cell, "steal": steal_text(meta),
         "steal_high": steal_high, "steal_warn": format!("{:.0}", STEAL_WARN * 100.0),
-        "runs": records.len(), "ok": ok, "failed_text": failed_text, "skipped": skipped,
+        "runs": records.len(), "ok": ok, "failed": failed, "skipped": skipped,
         "otter_ran": ran(Impl::Otter), "erlang_ran": ran(Impl::Erlang),
         "failures": failures.join("\n"), "skips": skips.collect::<Vec<_>>().join("\n"),
     });

@@ -37,8 +37,7 @@ pub(super) fn chart(spec: &str) -> Result<Chart> {
         Some(x) => Plot::Lines(axis(x)?, Vec::new()),
         None => Plot::Bars(Vec::new(), Vec::new()),
     };
-    let (title, subtitle) = (title.to_string(), subtitle.to_string());
-    let y = axis(y)?;
+    let (title, subtitle, y) = (title.to_string(), subtitle.to_string(), axis(y)?);
     Ok(Chart {
         title,
         subtitle,

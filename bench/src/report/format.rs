@@ -14,7 +14,11 @@ pub(crate) fn named(name: &str) -> Option<fn(f64) -> String> {
         "bytes" => bytes,
         // Bytes in MiB: "5.4 MiB".
         "mib" => |x| format!("{:.1} MiB", x / f64::from(1u32 << 20)),
-        "kib" => kib,
+        // kB of `/proc/PID/status`: "13.1 MiB".
+        "kib" => |kb| match kb >= 1024.0 {
+            true => format!("{:.1} MiB", kb / 1024.0),
+            false => bytes(kb * 1024.0),
+        },
         // A whole count: "12"; a number with one or two decimals.
         "count" => |x| format!("{x:.0}"),
         "f1" => |x| format!("{x:.1}"),
@@ -48,28 +52,17 @@ pub(crate) fn secs(v: f64) -> String {
 
 /// Bytes: "312 B", "1.50 KiB".
 pub(crate) fn bytes(x: f64) -> String {
-    if x.abs() >= 1024.0 {
-        format!("{:.2} KiB", x / 1024.0)
-    } else {
-        format!("{x:.0} B")
-    }
-}
-
-/// kB of `/proc/PID/status`: "13.1 MiB".
-pub(crate) fn kib(kb: f64) -> String {
-    if kb >= 1024.0 {
-        format!("{:.1} MiB", kb / 1024.0)
-    } else {
-        bytes(kb * 1024.0)
+    match x.abs() >= 1024.0 {
+        true => format!("{:.2} KiB", x / 1024.0),
+        false => format!("{x:.0} B"),
     }
 }
 
 /// A message size: "64 B", "4 KiB".
 pub(crate) fn size_name(size: u64) -> String {
-    if size >= 1024 && size.is_multiple_of(1024) {
-        format!("{} KiB", size / 1024)
-    } else {
-        format!("{size} B")
+    match size >= 1024 && size.is_multiple_of(1024) {
+        true => format!("{} KiB", size / 1024),
+        false => format!("{size} B"),
     }
 }
 

@@ -93,12 +93,11 @@ fn font(px: u32) -> TextStyle<'static> {
 /// The axis range for values in `lo..=hi`: whole decades on a log axis, from zero (or the
 /// minimum if negative) to 8% over the maximum on a linear one.
 fn range(log: bool, lo: f64, hi: f64) -> (f64, f64) {
-    if log {
-        let (lo, hi) = (lo.log10().floor(), hi.log10().ceil());
-        (10f64.powf(lo), 10f64.powf(hi.max(lo + 1.0)))
-    } else {
-        (lo.min(0.0), if hi > 0.0 { hi * 1.08 } else { 1.0 })
+    if !log {
+        return (lo.min(0.0), if hi > 0.0 { hi * 1.08 } else { 1.0 });
     }
+    let (lo, hi) = (lo.log10().floor(), hi.log10().ceil());
+    (10f64.powf(lo), 10f64.powf(hi.max(lo + 1.0)))
 }
 
 /// An SVG of `charts` one above the other. A chart without any value shows "no data".

@@ -212,14 +212,15 @@ impl<'a> Ctx<'a> {
         Ok(v)
     }
 
-    /// Whether `@if cond` holds: `ran` (a slot ran), `X == Y` (equal once filled), or `X`
-    /// (neither empty nor "—" once filled).
+    /// Whether `@if cond` holds: `ran` (a slot ran), `X == Y` or `X != Y` (once filled), or
+    /// `X` (neither empty nor "—" once filled).
     pub(super) fn holds(&self, cond: &str) -> Result<bool> {
         let ran = |s: &(String, Impl)| self.res.runs(&s.0, s.1).is_some();
-        Ok(match cond.split_once(" == ") {
+        Ok(match (cond.split_once(" == "), cond.split_once(" != ")) {
             _ if cond == "ran" => self.slots.iter().any(ran),
-            Some((a, b)) => self.fill(a)? == self.fill(b)?,
-            None => !["", "—"].contains(&self.fill(cond)?.as_str()),
+            (Some((a, b)), _) => self.fill(a)? == self.fill(b)?,
+            (_, Some((a, b))) => self.fill(a)? != self.fill(b)?,
+            _ => !["", "—"].contains(&self.fill(cond)?.as_str()),
         })
     }
 

@@ -65,11 +65,10 @@ impl Metric {
 
 /// The median of sorted values.
 pub(crate) fn median(v: &[f64]) -> Option<f64> {
-    let n = v.len();
-    match n {
+    match v.len() {
         0 => None,
-        _ if n % 2 == 1 => Some(v[n / 2]),
-        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+        n if n % 2 == 1 => Some(v[n / 2]),
+        n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
     }
 }
 
