@@ -7,26 +7,43 @@
 //! counted in the summary. Ratios are always "otter vs erlang", written as "N× faster"
 //! (or "smaller" for memory) when otter is better and "N× slower" when it is worse.
 //!
-//! `table.rs` is what a table is made of (metrics, rows, columns) and its one renderer;
-//! `sections.rs` describes every section (prose, tables, charts) and the summary table, which
-//! this file renders in order; `targets.rs` the targets under it; `plot.rs` the charts
-//! (`plotters`); `format.rs` how figures are written.
+//! The report is data: `report/spec.md` describes REPORT.md and `spec.rs` renders it, line by
+//! line, in order. It starts with the metrics (`@metric NAME FIELD FORMAT BETTER …`, see
+//! `table.rs`); then come REPORT.md's lines as they read (`\n` a line break, `//` a
+//! comment), each `{name}` filled from the variables (`meta.json`'s fields, the run's counts,
+//! the sizes of its mode: `{spawn_n:si}`) and each `{$…}` from the runs. Under a line may
+//! stand
+//!
+//! - `@for` clauses (`x=value`, `x in a, b`, `x in NAME` a list of the sizes, `x:y in a:b,
+//!   c:d`): the line is written once per row they give, left clause outermost; each `@for`
+//!   line adds its rows, in order;
+//! - `@slots CASE@IMPL; …` (a `CASE` alone is that case on otter and on erlang; default
+//!   `{case}`): the slots `$0`, `$1`, … of the line's figures: `{$0 rate}` is slot 0's median
+//!   of the metric `rate`, `{$0/$1 rate}` "otter vs erlang", `{$0:$2/$1:$3 gap}` compares two
+//!   ratios (`spec.rs`, `figure`, has every form, the targets' verdicts among them);
+//! - `@if` (`ran`, `X == Y`, `X != Y`, `X`): the row is written only if it holds;
+//! - `@name NAME`: its rows go to the stdout summary too (`headline`, `targets`).
+//!
+//! A table is thus its head and one templated row with its `@for`s and `@slots`. A chart is
+//! data too (`charts.rs`): `@chart TITLE | SUBTITLE | Y | X` and its rows, `@bar` or `@point`
+//! lines with their `@for`s and `@slots`; `@svg FILE ALT` draws the charts above it
+//! (`plot.rs`) and links them. `@ring_grid` is the ring's N × M grid, `@guides` the mailbox's
+//! reference slopes and growth exponents (`charts.rs`). `format.rs` writes the figures.
 
+mod charts;
 pub(crate) mod format;
 mod plot;
 pub(crate) mod results;
-mod sections;
+mod spec;
 pub(crate) mod table;
-mod targets;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use crate::suite::{Case, Impl, Outcome, Record, STEAL_WARN, Sizes};
-use sections::Part;
+use crate::suite::{Impl, Outcome, Record, STEAL_WARN};
 use table::{Results, md_escape};
 
 /// What the caller prints and its exit code depends on.
@@ -65,195 +82,92 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
 /// Renders REPORT.md and the SVGs into `out` from the `results.jsonl` at `results` and the
 /// `meta.json` beside it; returns the summary for stdout.
 pub(crate) fn render(results: &Path, out: &Path) -> Result<Summary, String> {
-    let (meta, sizes, cases, records) = results::load(results)?;
-    write(&meta, out, &sizes, &cases, &records)
-}
-
-/// Writes REPORT.md and the SVGs into `out`.
-fn write(
-    meta: &Value,
-    out: &Path,
-    sizes: &Sizes,
-    cases: &[Case],
-    records: &[Record],
-) -> Result<Summary, String> {
-    let res = Results::new(cases, records);
-    let count = |f: fn(&Outcome) -> bool| records.iter().filter(|r| f(&r.outcome)).count();
-    let ok = count(|o| matches!(o, Outcome::Ok(_)));
-    let failed = count(|o| matches!(o, Outcome::CheckFailed(..) | Outcome::Error(_)));
-    let skipped = count(|o| matches!(o, Outcome::Skipped(_)));
-    let ran = |imp: Impl| {
-        let ran = |r: &&Record| r.imp == imp && !matches!(r.outcome, Outcome::Skipped(_));
-        records.iter().filter(ran).count()
-    };
-    let mut md = format!(
-        "# otter benchmark report\n\nThe seed experiments of `shared/SEEDS.md`, defined in \
-         `shared/WORKLOADS.md`, run on otter (`otter-bench`) and on the BEAM \
-         (`erlang-reference/bench`), one measurement per process, otter and Erlang \
-         interleaved. Every figure is the **median of {} repetition(s)**; ratios read \"otter \
-         vs erlang\".\n\n## Setup\n\n| | |\n|---|---|\n",
-        meta["reps"]
-    );
-    let m = |k: &str| meta[k].as_str().map_or(meta[k].to_string(), str::to_string);
-    let erlang = m("erlang");
-    let erlang = match erlang.strip_prefix("skipped: ") {
+    let (meta, sizes, ids, records) = &results::load(results)?;
+    let count = |f: &dyn Fn(&Record) -> bool| records.iter().filter(|r| f(r)).count();
+    let skip = |r: &Record| matches!(r.outcome, Outcome::Skipped(_));
+    let ok = count(&|r| matches!(r.outcome, Outcome::Ok(_)));
+    let failed = count(&|r| matches!(r.outcome, Outcome::CheckFailed(..) | Outcome::Error(_)));
+    let (skipped, ran) = (count(&skip), |imp| count(&|r| r.imp == imp && !skip(r)));
+    let erlang = &meta["erlang"];
+    let erlang = erlang.as_str().map_or(erlang.to_string(), str::to_string);
+    let erlang_cell = match erlang.strip_prefix("skipped: ") {
         Some(e) => format!("**skipped**: {}", md_escape(e)),
         None => format!("`{erlang}`"),
     };
-    for (k, v) in [
-        ("date", m("date")),
-        (
-            "command",
-            format!("`{}` ({} mode)", m("command"), m("mode")),
-        ),
-        (
-            "machine",
-            format!("{}, {} cores, {} RAM", m("cpu"), m("cores"), m("memory")),
-        ),
-        ("kernel", m("kernel")),
-        ("rustc", m("rustc")),
-        (
-            "otter-bench build",
-            format!("{}, global allocator {}", m("build"), crate::ALLOC),
-        ),
-        ("Erlang/OTP", m("otp")),
-        ("Erlang reference", erlang),
-        (
-            "git commit (HEAD; uncommitted edits not shown)",
-            m("commit"),
-        ),
-        ("threads", format!("{} (all cores, both sides)", m("cores"))),
-        ("steal time (/proc/stat, whole run)", steal_text(meta)),
-    ] {
-        let _ = writeln!(md, "| {k} | {v} |");
-    }
-    if meta["build"] == "debug" {
-        md += "\n<span style=\"color:red\"><b>Debug build</b>: otter's numbers here mean nothing; \
-               run `cargo run --release -p otter-bench -- suite`.</span>\n";
-    }
     let steal = meta["steal_pct"].as_f64().map(|p| p / 100.0);
-    if let Some(st) = steal.filter(|st| *st > STEAL_WARN) {
-        let _ = writeln!(
-            md,
-            "\n<span style=\"color:red\"><b>Steal time {:.1}%</b></span> (over {:.0}%): the \
-             hypervisor gave that share of the machine's CPU time to other guests during the \
-             run, so the figures move with the neighbours' load.",
-            st * 100.0,
-            STEAL_WARN * 100.0
-        );
-    }
-
-    let failed_text = if failed > 0 {
-        format!("<span style=\"color:red\"><b>{failed} failed</b></span>")
-    } else {
-        "0 failed".to_string()
-    };
-    let _ = writeln!(
-        md,
-        "\n## Summary\n\n{} runs: {ok} passed, {failed_text}, {skipped} skipped (otter ran {}, \
-         Erlang ran {}).\n",
-        records.len(),
-        ran(Impl::Otter),
-        ran(Impl::Erlang),
-    );
-    let headline = sections::headline(&res, sizes);
-    md += &headline.markdown(&res);
-    let targets = targets::targets(&res, sizes);
-    targets::markdown(&mut md, &targets);
-    let mut failures = String::new();
-    let mut skips: Vec<(String, Vec<String>)> = Vec::new();
+    let high = steal.filter(|st| *st > STEAL_WARN);
+    let steal_high = high.map_or(String::new(), |st| format!("{:.1}", st * 100.0));
+    let (mut failures, mut skips) = (Vec::new(), Vec::<(&str, Vec<String>)>::new());
     for r in records {
-        let what = format!("{} on {}", cases[r.case].id, r.imp.name());
+        let (id, imp) = (&ids[r.case], r.imp.name());
         match &r.outcome {
-            Outcome::CheckFailed(_, why) | Outcome::Error(why) => {
-                let _ = writeln!(
-                    failures,
-                    "- <span style=\"color:red\"><b>FAILED</b></span> `{}` on {} (rep {}): {}",
-                    cases[r.case].id,
-                    r.imp.name(),
-                    r.rep + 1,
-                    md_escape(why)
-                );
+            Outcome::CheckFailed(_, why) | Outcome::Error(why) => failures.push(format!(
+                "- <span style=\"color:red\"><b>FAILED</b></span> `{id}` on {imp} (rep {}): {}",
+                r.rep + 1,
+                md_escape(why)
+            )),
+            Outcome::Skipped(why) => {
+                let what = format!("`{id} on {imp}`");
+                match skips.iter_mut().find(|(w, _)| *w == why.as_str()) {
+                    Some((_, v)) if v.contains(&what) => {}
+                    Some((_, v)) => v.push(what),
+                    None => skips.push((why.as_str(), vec![what])),
+                }
             }
-            Outcome::Skipped(why) => match skips.iter_mut().find(|(w, _)| w == why) {
-                Some((_, v)) if v.contains(&what) => {}
-                Some((_, v)) => v.push(what),
-                None => skips.push((why.clone(), vec![what])),
-            },
             Outcome::Ok(_) => {}
         }
     }
-    if !failures.is_empty() {
-        md += &format!("\n### Failed runs\n\n{failures}");
-    }
-
-    let vars = sections::vars(sizes);
-    for section in &sections::ALL {
-        md += &format!("\n{}\n\n", sections::fill(section.text, &vars));
-        for (i, part) in (section.parts)(&res, sizes).into_iter().enumerate() {
-            md += if i > 0 { "\n" } else { "" };
-            match part {
-                Part::Table(t) => md += &t.markdown(&res),
-                Part::Text(t) => md += &t,
-                Part::Svg(name, alt, charts) => {
-                    let path = out.join(name);
-                    let write = |svg| std::fs::write(&path, svg).map_err(|e| e.to_string());
-                    plot::svg(&charts)
-                        .and_then(write)
-                        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-                    md += &format!("![{alt}]({name})\n");
-                }
-            }
-        }
-    }
-
-    if !skips.is_empty() {
-        md += "\n## Skipped runs\n\n";
-        for (why, whats) in skips {
-            let whats: Vec<String> = whats.iter().map(|w| format!("`{w}`")).collect();
-            let _ = writeln!(
-                md,
-                "- {} — {} case(s): {}",
-                md_escape(&why),
-                whats.len(),
-                whats.join(", ")
-            );
-        }
-    }
-    md += "\n---\nRaw data: [`results.jsonl`](results.jsonl) (one line per run, with `case`, \
-           `rep`, `exit_code`), machine and versions: [`meta.json`](meta.json).\n";
-
+    let skips = skips.iter().map(|(why, whats)| {
+        let (why, n) = (md_escape(why), whats.len());
+        format!("- {why} — {n} case(s): {}", whats.join(", "))
+    });
+    let run = json!({
+        "alloc": crate::ALLOC, "erlang_cell": erlang_cell, "steal": steal_text(meta),
+        "steal_high": steal_high, "steal_warn": format!("{:.0}", STEAL_WARN * 100.0),
+        "runs": records.len(), "ok": ok, "failed": failed, "skipped": skipped,
+        "otter_ran": ran(Impl::Otter), "erlang_ran": ran(Impl::Erlang),
+        "failures": failures.join("\n"), "skips": skips.collect::<Vec<_>>().join("\n"),
+    });
+    let vars = [spec::vars_of("", meta), spec::vars_of("", &run)].concat();
+    let runs = records
+        .iter()
+        .map(|r| (ids[r.case].as_str(), r.imp, &r.outcome));
+    let res = Results::new(runs);
+    let (md, mut named) = spec::Ctx::new(&res, sizes, vars)?.render(out)?;
     let path = out.join("REPORT.md");
     std::fs::write(&path, md).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
 
-    let mut text = format!(
-        "otter-bench suite: {} runs: {ok} passed, {failed} failed, {skipped} skipped\n\
-         {:<10} {:<34} {:>14} {:>14}  otter vs erlang\n",
-        records.len(),
-        "seed",
-        "measure",
-        "otter",
-        "erlang"
-    );
-    let plain = |s: &str| {
-        if s.contains("FAILED") {
-            "FAILED".to_string()
-        } else {
-            strip_tags(&s.replace("**", ""))
-        }
-    };
-    for h in headline.cells(&res) {
-        let (a, b, c) = (plain(&h[2]), plain(&h[3]), plain(&h[4]));
-        let _ = writeln!(text, "{:<10} {:<34} {a:>14} {b:>14}  {c}", h[0], h[1]);
+    // The stdout summary: the rows of the tables named `headline` and `targets`, as text.
+    let n = records.len();
+    let mut text =
+        format!("otter-bench suite: {n} runs: {ok} passed, {failed} failed, {skipped} skipped\n");
+    let cells = |r: String| -> Vec<String> { r[2..r.len() - 2].split(" | ").map(plain).collect() };
+    let (headline, targets) = (named.remove("headline"), named.remove("targets"));
+    for h in headline.unwrap_or_default().into_iter().map(cells) {
+        let [seed, what, otter, erlang, vs] = &h[..] else {
+            continue;
+        };
+        let _ = writeln!(text, "{seed:<10} {what:<34} {otter:>14} {erlang:>14}  {vs}");
     }
-    targets::text(&mut text, &targets);
-    let _ = writeln!(
-        text,
-        "steal time: {}",
-        strip_tags(&steal_text(meta).replace("**", ""))
-    );
+    text += "targets:\n";
+    for t in targets.unwrap_or_default().into_iter().map(cells) {
+        let [what, goal, measured, verdict] = &t[..] else {
+            continue;
+        };
+        let _ = writeln!(text, "  {what:<62} {goal:<22} {measured:<28} {verdict}");
+    }
+    let _ = writeln!(text, "steal time: {}", plain(&steal_text(meta)));
     let _ = write!(text, "report: {}", path.display());
     Ok(Summary { text, failed })
+}
+
+/// A cell as plain text: `FAILED` for a failed one, else without bold and HTML tags.
+fn plain(s: &str) -> String {
+    if s.contains("FAILED") {
+        "FAILED".to_string()
+    } else {
+        strip_tags(&s.replace("**", ""))
+    }
 }
 
 /// The steal time of the run, its worst run, and a warning over [`STEAL_WARN`].
@@ -262,10 +176,11 @@ fn steal_text(meta: &Value) -> String {
         return "unknown (no /proc/stat)".into();
     };
     let mut s = format!("{st:.2}% of all CPU time");
-    if let (Some(w), Some(what)) = (
+    let worst = (
         meta["steal_pct_worst_run"].as_f64(),
         meta["steal_worst_run"].as_str(),
-    ) {
+    );
+    if let (Some(w), Some(what)) = worst {
         let _ = write!(s, "; most in one run: {w:.1}% ({})", md_escape(what));
     }
     if st / 100.0 > STEAL_WARN {
@@ -276,15 +191,8 @@ fn steal_text(meta: &Value) -> String {
 
 /// `s` without its HTML tags.
 fn strip_tags(s: &str) -> String {
-    let mut out = String::new();
-    let mut in_tag = false;
-    for ch in s.chars() {
-        match ch {
-            '<' => in_tag = true,
-            '>' if in_tag => in_tag = false,
-            c if !in_tag => out.push(c),
-            _ => {}
-        }
-    }
-    out
+    let mut parts = s.split('<');
+    let text = parts.next().unwrap_or_default().to_string();
+    let tails = parts.map(|p| p.split_once('>').map_or("", |t| t.1));
+    tails.fold(text, |t, p| t + p)
 }

@@ -71,12 +71,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 
 use crate::{report, sysinfo};
-pub(crate) use cases::{
-    Case, FAN_OUT_RECEIVERS, Impl, LATENCY_B, LATENCY_W, Sizes, cases, dist_id, echo_id,
-    fan_out_id, latency_id,
-};
-pub(crate) use cases::{HTTP_CONNS, HTTP_WORK_US, http_id};
-pub(crate) use dist::pair as dist_pair;
+pub(crate) use cases::{Case, FAN_OUT_RECEIVERS, Impl, LATENCY_B, LATENCY_W, Sizes, cases};
+pub(crate) use cases::{HTTP_CONNS, HTTP_WORK_US};
 use invoke::{erlang_bench, invoke};
 
 /// An Erlang run longer than this stops the larger sizes of its group (mailbox).
@@ -93,7 +89,7 @@ pub(crate) const MAX_REPS: u64 = 1000;
 pub(crate) const MAX_TIMEOUT_SECS: u64 = 7 * 24 * 3600;
 
 /// The suite's options.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Options {
     pub(crate) quick: bool,
     pub(crate) full: bool,

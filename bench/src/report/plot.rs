@@ -12,6 +12,8 @@ use plotters::element::{DashedPathElement, DynElement};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::spec::Result;
+
 const W: u32 = 820;
 const H: u32 = 480;
 const FAMILY: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
@@ -19,49 +21,38 @@ const GREY: RGBColor = RGBColor(0x55, 0x55, 0x55);
 const GRID: RGBColor = RGBColor(0xdd, 0xdd, 0xdd);
 const GRID_MINOR: RGBColor = RGBColor(0xf3, 0xf3, 0xf3);
 
-/// A point marker.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Marker {
-    Circle,
-    Square,
-    Triangle,
-    Diamond,
-}
-
 /// One line of a line chart: (x, y) points, drawn in x order, those a log axis cannot show
-/// left out. Without a marker it is a thin reference line (e.g. "∝ k²").
+/// left out. Its marker is a circle, square, triangle or diamond (0 to 3, then again);
+/// without one it is a thin reference line (e.g. "∝ k²").
 #[derive(Debug, Clone)]
 pub(crate) struct Line {
     pub(crate) name: String,
     pub(crate) color: RGBColor,
     pub(crate) dashed: bool,
-    pub(crate) marker: Option<Marker>,
+    pub(crate) marker: Option<usize>,
     pub(crate) points: Vec<(f64, f64)>,
 }
 
-/// An axis: its label, scale, and how tick values are written.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Axis {
-    pub(crate) label: &'static str,
-    pub(crate) log: bool,
-    pub(crate) fmt: fn(f64) -> String,
+impl Line {
+    /// A line without points or marker.
+    pub(crate) fn new(name: String, color: RGBColor, dashed: bool) -> Line {
+        let (marker, points) = (None, Vec::new());
+        Line {
+            name,
+            color,
+            dashed,
+            marker,
+            points,
+        }
+    }
 }
 
-impl Axis {
-    pub(crate) const fn log(label: &'static str, fmt: fn(f64) -> String) -> Axis {
-        Axis {
-            label,
-            log: true,
-            fmt,
-        }
-    }
-    pub(crate) const fn linear(label: &'static str, fmt: fn(f64) -> String) -> Axis {
-        Axis {
-            label,
-            log: false,
-            fmt,
-        }
-    }
+/// An axis: its label, scale, and how tick values are written.
+#[derive(Debug, Clone)]
+pub(crate) struct Axis {
+    pub(crate) label: String,
+    pub(crate) log: bool,
+    pub(crate) fmt: fn(f64) -> String,
 }
 
 /// What a chart draws.
@@ -69,10 +60,12 @@ impl Axis {
 pub(crate) enum Plot {
     /// Lines over a log x axis (the y axis is log too: every line chart is log-log).
     Lines(Axis, Vec<Line>),
-    /// Grouped bars: the groups' names, and per series its name, color and one value per
-    /// group (`None`: no bar, "n/a").
-    Bars(Vec<String>, Vec<(String, RGBColor, Vec<Option<f64>>)>),
+    /// Grouped bars: the groups' names, and the series.
+    Bars(Vec<String>, Vec<Series>),
 }
+
+/// A series of bars: its name, color and one value per group (`None`: no bar, "n/a").
+pub(crate) type Series = (String, RGBColor, Vec<Option<f64>>);
 
 /// A chart: title, subtitle, y axis, and what it draws.
 #[derive(Debug, Clone)]
@@ -100,34 +93,29 @@ fn font(px: u32) -> TextStyle<'static> {
 /// The axis range for values in `lo..=hi`: whole decades on a log axis, from zero (or the
 /// minimum if negative) to 8% over the maximum on a linear one.
 fn range(log: bool, lo: f64, hi: f64) -> (f64, f64) {
-    if log {
-        let (lo, hi) = (lo.log10().floor(), hi.log10().ceil());
-        (10f64.powf(lo), 10f64.powf(hi.max(lo + 1.0)))
-    } else {
-        (lo.min(0.0), if hi > 0.0 { hi * 1.08 } else { 1.0 })
+    if !log {
+        return (lo.min(0.0), if hi > 0.0 { hi * 1.08 } else { 1.0 });
     }
+    let (lo, hi) = (lo.log10().floor(), hi.log10().ceil());
+    (10f64.powf(lo), 10f64.powf(hi.max(lo + 1.0)))
 }
 
 /// An SVG of `charts` one above the other. A chart without any value shows "no data".
-pub(crate) fn svg(charts: &[Chart]) -> Result<String, String> {
+pub(crate) fn svg(charts: &[Chart]) -> Result<String> {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (W, H * charts.len().max(1) as u32));
         let root = root.into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        for (area, c) in root
-            .split_evenly((charts.len().max(1), 1))
-            .iter()
-            .zip(charts)
-        {
+        let areas = root.split_evenly((charts.len().max(1), 1));
+        for (area, c) in areas.iter().zip(charts) {
             let bold = (FAMILY, 17.0 * 1.24, FontStyle::Bold).into_font();
             let area = area.titled(&c.title, bold).map_err(err)?;
-            let area = area
-                .titled(&c.subtitle, font(12).color(&GREY))
-                .map_err(err)?;
+            let grey = font(12).color(&GREY);
+            let area = area.titled(&c.subtitle, grey).map_err(err)?;
             let drawn = match &c.plot {
-                Plot::Lines(x, lines) => line_chart(&area, c.y, *x, lines)?,
-                Plot::Bars(groups, series) => bar_chart(&area, c.y, groups, series)?,
+                Plot::Lines(x, lines) => line_chart(&area, &c.y, x, lines)?,
+                Plot::Bars(groups, series) => bar_chart(&area, &c.y, groups, series)?,
             };
             if !drawn {
                 let (w, h) = area.dim_in_pixel();
@@ -146,8 +134,8 @@ fn frame<'a, X, Y>(
     area: &Area<'a>,
     (xs, ys): (X, Y),
     (x_fmt, x_label): (Fmt<'_, X::Value>, Option<&str>),
-    y: Axis,
-) -> Result<Frame<'a, X::CoordDescType, Y::CoordDescType>, String>
+    y: &Axis,
+) -> Result<Frame<'a, X::CoordDescType, Y::CoordDescType>>
 where
     X: AsRangedCoord,
     Y: AsRangedCoord<Value = f64>,
@@ -165,7 +153,7 @@ where
     let mut mesh = ch.configure_mesh();
     mesh.x_label_formatter(x_fmt)
         .y_label_formatter(&y_fmt)
-        .y_desc(y.label);
+        .y_desc(&y.label);
     match x_label {
         Some(label) => mesh.x_desc(label),
         None => mesh.disable_x_mesh().x_label_style(font(13)),
@@ -181,7 +169,7 @@ where
 
 /// The legend, in the plot's upper left corner (`plotters` draws it inside the plot area),
 /// over a light veil.
-fn legend<'a, X: Ranged, Y: Ranged>(ch: &mut Frame<'a, X, Y>) -> Result<(), String> {
+fn legend<'a, X: Ranged, Y: Ranged>(ch: &mut Frame<'a, X, Y>) -> Result<()> {
     ch.configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)
         .legend_area_size(40)
@@ -193,25 +181,23 @@ fn legend<'a, X: Ranged, Y: Ranged>(ch: &mut Frame<'a, X, Y>) -> Result<(), Stri
 }
 
 /// Marker `m` filled with `color`, centred on its point.
-fn glyph<DB: DrawingBackend>(m: Marker, color: RGBColor) -> DynElement<'static, DB, (i32, i32)> {
+fn glyph<DB: DrawingBackend>(m: usize, color: RGBColor) -> DynElement<'static, DB, (i32, i32)> {
     let f = color.filled();
-    match m {
-        Marker::Circle => Circle::new((0, 0), 4, f).into_dyn(),
-        Marker::Square => Rectangle::new([(-4, -4), (4, 4)], f).into_dyn(),
-        Marker::Triangle => TriangleMarker::new((0, 0), 5, f).into_dyn(),
-        Marker::Diamond => Polygon::new(vec![(0, -6), (6, 0), (0, 6), (-6, 0)], f).into_dyn(),
+    match m % 4 {
+        0 => Circle::new((0, 0), 4, f).into_dyn(),
+        1 => Rectangle::new([(-4, -4), (4, 4)], f).into_dyn(),
+        2 => TriangleMarker::new((0, 0), 5, f).into_dyn(),
+        _ => Polygon::new(vec![(0, -6), (6, 0), (0, 6), (-6, 0)], f).into_dyn(),
     }
 }
 
 /// Log-log lines on `area`; false if there is no point to draw.
-fn line_chart(area: &Area<'_>, y: Axis, x: Axis, lines: &[Line]) -> Result<bool, String> {
+fn line_chart(area: &Area<'_>, y: &Axis, x: &Axis, lines: &[Line]) -> Result<bool> {
     let shown = |p: &&(f64, f64)| p.0 > 0.0 && p.1 > 0.0 && p.0.is_finite() && p.1.is_finite();
     let pts: Vec<&(f64, f64)> = lines.iter().flat_map(|l| &l.points).filter(shown).collect();
     let span = |f: fn(&(f64, f64)) -> f64| {
-        let (lo, hi) = pts
-            .iter()
-            .map(|p| f(p))
-            .fold((f64::INFINITY, 0f64), |(a, b), v| (a.min(v), b.max(v)));
+        let values = pts.iter().map(|p| f(p));
+        let (lo, hi) = values.fold((f64::INFINITY, 0f64), |(a, b), v| (a.min(v), b.max(v)));
         let (lo, hi) = range(true, lo, hi);
         (lo..hi).log_scale()
     };
@@ -220,7 +206,7 @@ fn line_chart(area: &Area<'_>, y: Axis, x: Axis, lines: &[Line]) -> Result<bool,
     }
     let x_fmt = |v: &f64| (x.fmt)(*v);
     let ranges = (span(|p| p.0), span(|p| p.1));
-    let mut ch = frame(area, ranges, (&x_fmt, Some(x.label)), y)?;
+    let mut ch = frame(area, ranges, (&x_fmt, Some(&x.label)), y)?;
     for l in lines {
         let mut p: Vec<(f64, f64)> = l.points.iter().filter(shown).copied().collect();
         p.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -234,10 +220,9 @@ fn line_chart(area: &Area<'_>, y: Axis, x: Axis, lines: &[Line]) -> Result<bool,
             let marks = p.iter().map(|&at| EmptyElement::at(at) + glyph(m, l.color));
             ch.draw_series(marks).map_err(err)?;
         }
-        let drawn = if l.dashed {
-            ch.draw_series(DashedLineSeries::new(p, dash.0, dash.1, style))
-        } else {
-            ch.draw_series(LineSeries::new(p, style))
+        let drawn = match l.dashed {
+            true => ch.draw_series(DashedLineSeries::new(p, dash.0, dash.1, style)),
+            false => ch.draw_series(LineSeries::new(p, style)),
         };
         // The legend's sample: 30 px of the line, with the marker in the middle.
         let (anno, color) = (drawn.map_err(err)?.label(&l.name), l.color);
@@ -254,12 +239,7 @@ fn line_chart(area: &Area<'_>, y: Axis, x: Axis, lines: &[Line]) -> Result<bool,
 }
 
 /// Grouped bars on `area` with each bar's value written above it; false if there is none.
-fn bar_chart(
-    area: &Area<'_>,
-    y: Axis,
-    groups: &[String],
-    series: &[(String, RGBColor, Vec<Option<f64>>)],
-) -> Result<bool, String> {
+fn bar_chart(area: &Area<'_>, y: &Axis, groups: &[String], series: &[Series]) -> Result<bool> {
     let shown = |v: &f64| v.is_finite() && (!y.log || *v > 0.0);
     let values = series.iter().flat_map(|s| s.2.iter().flatten().copied());
     let values: Vec<f64> = values.filter(shown).collect();
@@ -269,10 +249,9 @@ fn bar_chart(
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let (y0, y1) = range(y.log, lo, hi);
-    if y.log {
-        bars(area, (y0..y1).log_scale(), y, y0, groups, series)?;
-    } else {
-        bars(area, y0..y1, y, 0f64.max(y0), groups, series)?;
+    match y.log {
+        true => bars(area, (y0..y1).log_scale(), y, y0, groups, series)?,
+        false => bars(area, y0..y1, y, 0f64.max(y0), groups, series)?,
     }
     Ok(true)
 }
@@ -282,34 +261,29 @@ fn bar_chart(
 fn bars<Y>(
     area: &Area<'_>,
     ys: Y,
-    y: Axis,
+    y: &Axis,
     base: f64,
     groups: &[String],
-    series: &[(String, RGBColor, Vec<Option<f64>>)],
-) -> Result<(), String>
+    series: &[Series],
+) -> Result<()>
 where
     Y: AsRangedCoord<Value = f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
     let g = groups.len() as i32;
     let x = (0..100 * g).with_key_points((0..g).map(|g| 100 * g + 50).collect());
-    let name = |v: &i32| {
-        groups
-            .get((v / 100).max(0) as usize)
-            .cloned()
-            .unwrap_or_default()
-    };
+    let name = |v: &i32| groups.get((v / 100).max(0) as usize).cloned();
+    let name = |v: &i32| name(v).unwrap_or_default();
     let mut ch = frame(area, (x, ys), (&name, None), y)?;
     // 70% of a group split between the series, at most 70 px a bar.
     let n = series.len().max(1) as i32;
     let px = f64::from(ch.plotting_area().dim_in_pixel().0) / f64::from(g) / 100.0;
     let w = (70.0 / f64::from(n)).min(70.0 / px) as i32;
     let label = font(11).pos(Pos::new(HPos::Center, VPos::Bottom));
+    let grey = label.clone().color(&GREY);
     for (i, (s, color, vals)) in series.iter().enumerate() {
-        let (x, f) = (
-            |g: usize| 100 * g as i32 + 50 - w * n / 2 + w * i as i32,
-            color.filled(),
-        );
+        let x = |g: usize| 100 * g as i32 + 50 - w * n / 2 + w * i as i32;
+        let f = color.filled();
         let bar = |(g, v): (usize, &Option<f64>)| {
             v.filter(|v| v.is_finite())
                 .map(|v| Rectangle::new([(x(g), v), (x(g) + w, base)], f))
@@ -321,11 +295,7 @@ where
         let text = vals.iter().enumerate().map(|(g, v)| {
             let (at, t, style) = match v {
                 Some(v) => ((x(g) + w / 2, *v), (y.fmt)(*v), label.clone()),
-                None => (
-                    (x(g) + w / 2, base),
-                    "n/a".into(),
-                    label.clone().color(&GREY),
-                ),
+                None => ((x(g) + w / 2, base), "n/a".into(), grey.clone()),
             };
             EmptyElement::at(at) + Text::new(t, (0, -4), style)
         });
@@ -337,45 +307,29 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::format::{nanos, secs, si};
+    use crate::report::charts::chart;
 
     #[test]
     fn charts_are_svg() {
-        let points = vec![(1000.0, 0.01), (10_000.0, 1.0), (0.0, 1.0)];
-        let line = Line {
-            name: "a".into(),
-            color: BLACK,
-            dashed: true,
-            marker: None,
-            points,
-        };
-        let lines = Plot::Lines(Axis::log("x", si), vec![line]);
-        let c = Chart {
-            title: "t <&>".into(),
-            subtitle: String::new(),
-            y: Axis::log("y", secs),
-            plot: lines,
-        };
+        let mut c = chart("t <&> |  | log y secs | log x si").unwrap();
+        let mut line = Line::new("a".into(), BLACK, true);
+        line.points = vec![(1000.0, 0.01), (10_000.0, 1.0), (0.0, 1.0)];
+        if let Plot::Lines(_, lines) = &mut c.plot {
+            lines.push(line);
+        }
         let s = svg(&[c.clone(), c]).unwrap();
         assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
         assert!(s.contains("t &lt;&amp;&gt;"), "{s}");
         assert!(s.contains("\n10k\n") && s.contains("\n1 s\n"), "{s}");
+        let mut b = chart("b |  | linear ns nanos").unwrap();
         let series = vec![
             ("a".into(), BLACK, vec![Some(3.0)]),
             ("b".into(), WHITE, vec![None]),
         ];
-        let bars = Plot::Bars(vec!["g".into()], series);
-        let mut b = Chart {
-            title: "b".into(),
-            subtitle: String::new(),
-            y: Axis::linear("ns", nanos),
-            plot: bars,
-        };
+        b.plot = Plot::Bars(vec!["g".into()], series);
         let s = svg(&[b.clone()]).unwrap();
-        assert!(
-            s.contains("n/a") && s.contains("<rect") && s.contains("\ng\n"),
-            "{s}"
-        );
+        let has = |t: &str| s.contains(t);
+        assert!(has("n/a") && has("<rect") && has("\ng\n"), "{s}");
         b.plot = Plot::Bars(Vec::new(), Vec::new());
         assert!(svg(&[b]).unwrap().contains("no data"));
     }

@@ -3,13 +3,12 @@
 //! `meta.json` (machine and versions; at the end, the steal time over the whole run and the
 //! run with the most).
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
 use crate::json_line::round_to;
-use crate::suite::{Case, Impl, Meta, Options, Outcome, Record, Sizes, cases, mode};
+use crate::suite::{Case, Impl, Meta, Options, Outcome, Record, Sizes, mode};
 
 /// `meta.json`.
 pub(crate) fn meta(m: &Meta, o: &Options) -> Value {
@@ -69,70 +68,38 @@ pub(crate) fn line(
 /// without a JSON line (`check` "FAILED: why"), any other a failed check. The sizes are
 /// those of the run's mode, its senders 1 and its machine's cores.
 pub(crate) fn load(path: &Path) -> Result<Loaded, String> {
+    // The keys of a line that the suite writes itself.
+    const OURS: &str = "bench impl case rep exit_code steal_pct check";
     let read = |p: &Path| {
         std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
     };
     let meta_path = path.with_file_name("meta.json");
     let m: Value = serde_json::from_str(&read(&meta_path)?)
         .map_err(|e| format!("{}: {e}", meta_path.display()))?;
-    let o = Options {
-        quick: m["mode"] == "quick",
-        full: m["mode"] == "full",
-        reps: 1,
-        out: PathBuf::new(),
-        timeout: Duration::ZERO,
-        no_erlang: false,
-        only: Vec::new(),
-    };
+    let mut o = Options::default();
+    (o.quick, o.full) = (m["mode"] == "quick", m["mode"] == "full");
     let mut sizes = Sizes::for_options(&o);
     // The senders of the machine that ran it: 1 and its cores.
     sizes.senders = vec![1];
     sizes.senders.extend(m["cores"].as_u64().filter(|&c| c > 1));
-    let mut cases = cases(&sizes);
+    let mut ids: Vec<String> = Vec::new();
     let mut records = Vec::new();
-    for (i, l) in read(path)?
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-    {
+    let text = read(path)?;
+    for (i, l) in text.lines().enumerate().filter(|l| !l.1.trim().is_empty()) {
         let v: Value =
             serde_json::from_str(l).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
         let case_id = v["case"].as_str().unwrap_or_default();
-        let case = match cases.iter().position(|c| c.id == case_id) {
-            Some(c) => c,
-            None => {
-                let impls = Vec::new();
-                cases.push(Case {
-                    bench: "",
-                    id: case_id.into(),
-                    args: Vec::new(),
-                    otter_extra: Vec::new(),
-                    impls,
-                    cutoff_group: None,
-                });
-                cases.len() - 1
-            }
-        };
-        let imp = match v["impl"].as_str() {
-            Some("erlang") => Impl::Erlang,
-            Some("tokio") => Impl::Tokio,
-            _ => Impl::Otter,
-        };
+        let case = ids.iter().position(|c| c == case_id).unwrap_or_else(|| {
+            ids.push(case_id.into());
+            ids.len() - 1
+        });
+        let imp = super::spec::impl_named(v["impl"].as_str().unwrap_or_default());
+        let imp = imp.unwrap_or(Impl::Otter);
         let rep = (v["rep"].as_u64().unwrap_or(1) as usize).saturating_sub(1);
         let check = v["check"].as_str().map(str::to_string);
         let code = v["exit_code"].as_i64();
-        const OURS: [&str; 7] = [
-            "bench",
-            "impl",
-            "case",
-            "rep",
-            "exit_code",
-            "steal_pct",
-            "check",
-        ];
-        let bare = v
-            .as_object()
-            .is_some_and(|o| o.keys().all(|k| OURS.contains(&k.as_str())));
+        let ours = |k: &String| OURS.split(' ').any(|o| o == k);
+        let bare = v.as_object().is_some_and(|o| o.keys().all(ours));
         let outcome = match check.as_deref() {
             Some("ok") if code.is_none_or(|c| c == 0) => Outcome::Ok(v),
             Some("ok") => Outcome::CheckFailed(
@@ -151,8 +118,9 @@ pub(crate) fn load(path: &Path) -> Result<Loaded, String> {
             outcome,
         });
     }
-    Ok((m, sizes, cases, records))
+    Ok((m, sizes, ids, records))
 }
 
-/// The runs of a suite as [`load`] reads them back.
-pub(crate) type Loaded = (Value, Sizes, Vec<Case>, Vec<Record>);
+/// The runs of a suite as [`load`] reads them back: `meta.json`, the sizes, the case ids
+/// ([`Record`]'s `case` is an index of them) and the runs.
+pub(crate) type Loaded = (Value, Sizes, Vec<String>, Vec<Record>);

@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{Case, Impl, Options, Outcome, Sizes, cases, measure};
-use crate::report::format::si;
-use crate::report::table::{factor, median};
+use crate::report::format::{factor, si};
+use crate::report::table::median;
 use crate::sysinfo;
 
 /// The fields compared by default: the workload's figures of merit.

@@ -65,8 +65,8 @@ fn case(
     }
 }
 
-/// The sizes of one suite mode.
-#[derive(Debug, Clone)]
+/// The sizes of one suite mode (serialized: the report's variables, `report/spec.rs`).
+#[derive(Debug, Clone, serde::Serialize)]
 pub(crate) struct Sizes {
     pub(crate) ring: Vec<u64>,
     pub(crate) ring_max_sends: u64,
@@ -98,7 +98,7 @@ pub(crate) struct Sizes {
 pub(crate) const DIST_ECHOES: [Impl; 2] = [Impl::Otter, Impl::Erlang];
 
 /// The echo cases' sizes: every conns × size, both modes.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub(crate) struct EchoSizes {
     pub(crate) conns: Vec<u64>,
     pub(crate) sizes: Vec<u64>,
@@ -340,12 +340,14 @@ fn dist_case(size: u64, r: u64, echo: Impl) -> Case {
 }
 
 /// The id of the dist case of `size` bytes against `echo`'s node.
+#[cfg(test)]
 pub(crate) fn dist_id(s: &Sizes, size: u64, echo: Impl) -> Option<String> {
     let &(_, r) = s.dist.iter().find(|(sz, _)| *sz == size)?;
     Some(dist_case(size, r, echo).id)
 }
 
 /// The id of counting's fan-out case.
+#[cfg(test)]
 pub(crate) fn fan_out_id(s: &Sizes) -> String {
     case_id(
         "counting",
@@ -409,21 +411,18 @@ fn http_case(s: &Sizes) -> Case {
     c
 }
 
-/// The id of the http case.
-pub(crate) fn http_id(s: &Sizes) -> String {
-    http_case(s).id
-}
-
 /// http: connections and µs of work per job, WORKLOADS.md's.
 pub(crate) const HTTP_CONNS: u64 = 200;
 pub(crate) const HTTP_WORK_US: u64 = 200;
 
 /// The id of the echo case.
+#[cfg(test)]
 pub(crate) fn echo_id(s: &Sizes, conns: u64, size: u64, mode: &str) -> String {
     echo_case(s, conns, size, mode).id
 }
 
 /// The id of the latency case with `hog` (0 or 1).
+#[cfg(test)]
 pub(crate) fn latency_id(s: &Sizes, hog: u64) -> String {
     case_id(
         "latency",
