@@ -207,3 +207,47 @@ fn the_intensity_ends_the_supervisor_exactly_when_exceeded_on_every_seed() {
         }
     });
 }
+
+/// A process child (`ChildSpec::process`) is not waited for at its start, as a plain
+/// `spawn_link` in OTP is not: a shutdown that comes before its first poll finds it
+/// not yet trapping exits, and ends it untrapped. CI once met this in
+/// `supervisor_child_specs.rs` on two workers; under simulation some seeds show it,
+/// others not, and each replays the same way.
+#[test]
+fn a_process_child_shut_down_before_its_first_poll_is_not_trapping_yet() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    // Whether the child ran its handler for the shutdown (it trapped it).
+    let trapped = |seed: u64| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f2 = flag.clone();
+        let mut sim = otter::sim::Simulation::new(seed);
+        sim.block_on(move |mut cx: Context<Signal>| async move {
+            let spec = SupervisorSpec::new(Strategy::OneForOne).child(ChildSpec::process(
+                "p",
+                move || {
+                    let f3 = f2.clone();
+                    move |mut c: Context<Exit>| async move {
+                        c.trap_exit(true);
+                        let e = c.recv().await;
+                        f3.store(true, Ordering::Relaxed);
+                        e.reason
+                    }
+                },
+            ));
+            let sup = supervisor::start_link(&cx, spec).await.unwrap();
+            let child = pids(sup).await[0].unwrap();
+            cx.monitor(child);
+            sup.terminate_child("p").await.unwrap();
+            cx.recv_match(|m| matches!(m, Signal::Down(_))).await;
+        })
+        .unwrap();
+        (flag.load(Ordering::Relaxed), sim.trace_hash())
+    };
+    let runs: Vec<(bool, u64)> = (0..50).map(trapped).collect();
+    let untrapped = runs
+        .iter()
+        .position(|r| !r.0)
+        .expect("some seed shuts it down early");
+    assert!(runs.iter().any(|r| r.0), "and some seed lets it trap first");
+    assert_eq!(trapped(untrapped as u64), runs[untrapped]);
+}

@@ -22,6 +22,8 @@ enum Ev {
     Down(Down),
     /// A child saw an exit signal arrive as a message (it traps exits).
     Trapped(ExitReason),
+    /// A child traps exits from now on.
+    Trapping,
 }
 
 impl From<Down> for Ev {
@@ -178,6 +180,7 @@ fn trapping(id: &str, log: otter::Pid<Ev>) -> ChildSpec {
     ChildSpec::process(id.to_string(), move || {
         move |mut c: Context<Exit>| async move {
             c.trap_exit(true);
+            log.send(Ev::Trapping);
             let e = c.recv().await;
             log.send(Ev::Trapped(e.reason.clone()));
             e.reason
@@ -205,6 +208,11 @@ rt_test!(
                 )
                 .child(trapping("default", log).kind(ChildKind::Supervisor));
             let top = supervisor::start_link(&cx, spec).await.unwrap();
+            // A process child is not waited for at its start: until its first poll it
+            // does not trap exits, and a shutdown then ends it untrapped.
+            for _ in 0..3 {
+                cx.recv_match(|e| matches!(e, Ev::Trapping)).await;
+            }
             let mut reasons = Vec::new();
             for c in top.which_children().await.unwrap() {
                 let pid = c.pid.unwrap();
@@ -218,7 +226,7 @@ rt_test!(
                             reasons.push((trapped.take(), d.reason));
                             break;
                         }
-                        Ev::Down(_) => {}
+                        Ev::Down(_) | Ev::Trapping => {}
                     }
                 }
             }
