@@ -42,6 +42,8 @@
 //! | SASL's crash, supervisor and progress reports | `tracing` events ([`report`]): install a subscriber |
 //! | a `common_test` case, `-spec main` of an escript | `#[otter::test]` (`workers = [1, 4]`), `#[otter::main]` |
 //! | `init:stop/0` on `SIGTERM` | [`os_signal::stop_on_signal`]`(&cx, top, &[Signal::Term], deadline)` |
+//! | `erlang:monotonic_time()` | [`time::now`]`()` (the simulated clock under [`sim`]) |
+//! | Concuerror, or a `common_test` suite rerun until it flakes | [`sim::sweep`]`(0..1000, \|sim\| ..)`: every run from a seed, a failure's seed replays it (`OTTER_SIM_SEED`); nodes, partitions and crashes in one process ("Simulation", below) |
 //!
 //! ## Processes
 //!
