@@ -355,9 +355,8 @@ impl Shared {
     }
 
     pub(crate) fn inject(&self, task: Task) {
-        // A debug check (the tests' builds): in a release build the test's three
-        // instructions changed the inlining around every schedule, +0.3% instructions
-        // on a ring hop and +0.6% on a spawn, for a check only simulations use.
+        // A debug build's check only (the tests'): in a release build it changed the
+        // inlining around every schedule (docs/design/0045).
         #[cfg(debug_assertions)]
         if let Some(sim) = &self.simulated {
             sim.note_outside_wake();

@@ -178,8 +178,8 @@ impl Timer {
         })
     }
 
-    /// The earliest deadline filed, in milliseconds since [`Timer::start`]; `None` if
-    /// no timer is pending.
+    /// The earliest deadline filed, in milliseconds since the timer's start; `None`
+    /// if no timer is pending.
     pub(crate) fn next_due(&self) -> Option<u64> {
         Some(self.earliest()).filter(|&at| at != NEVER)
     }

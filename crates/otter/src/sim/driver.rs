@@ -141,8 +141,8 @@ impl Simulation {
         if self.ready.is_empty() {
             return false;
         }
-        let ordinals: Vec<u64> = self.ready.iter().map(|r| r.ordinal).collect();
-        let i = self.picker.pick(&ordinals, &mut self.rng);
+        let ordinals = self.ready.iter().map(|r| r.ordinal);
+        let i = self.picker.pick(ordinals, &mut self.rng);
         let Ready {
             task,
             ordinal,

@@ -64,18 +64,22 @@ impl Picker {
 
     /// The index in `ready` (processes by ordinal, in the order found) of the next to
     /// run.
-    pub(crate) fn pick(&mut self, ready: &[u64], rng: &mut Rng) -> usize {
+    pub(crate) fn pick(
+        &mut self,
+        ready: impl ExactSizeIterator<Item = u64>,
+        rng: &mut Rng,
+    ) -> usize {
         match self {
             Picker::Random => rng.below(ready.len()),
             Picker::Pct {
                 priority, depth, ..
             } => {
                 let mut best = (0, 0);
-                for (i, ordinal) in ready.iter().enumerate() {
+                for (i, ordinal) in ready.enumerate() {
                     // Initial priorities lie above every changed one (`depth` and
                     // below): a random 62-bit number plus `depth`.
                     let p = *priority
-                        .entry(*ordinal)
+                        .entry(ordinal)
                         .or_insert_with(|| (rng.next() >> 2) + *depth);
                     if i == 0 || p > best.1 {
                         best = (i, p);
