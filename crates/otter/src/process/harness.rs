@@ -24,6 +24,7 @@
 //! of its time (docs/design/0041).
 #![allow(unsafe_code)]
 
+use std::mem::ManuallyDrop;
 use std::ptr::{self, NonNull};
 use std::sync::atomic::Ordering;
 use std::task::{Context as TaskContext, Poll};
@@ -121,23 +122,28 @@ impl Task {
         if h.signalled.load(Ordering::Acquire)
             && let Some(reason) = bonds::pending_exit(h)
         {
-            self.exit(reason);
+            self.exit(&reason);
             return RunOutcome::Exited;
         }
         // Dropping this waker would do nothing (it holds no reference: `waker.rs`)
         // but through an indirect call, on every poll: it is not dropped.
         // Measured: docs/design/0005-ring-hop-cost.md.
-        let waker = std::mem::ManuallyDrop::new(waker(h.pid));
+        let waker = ManuallyDrop::new(waker(h.pid));
         let mut cx = TaskContext::from_waker(&waker);
         // SAFETY: we set `RUNNING`, so the stage is ours; the cell is live (`Task`).
-        let poll = unsafe { (h.vtable.poll)(self.0, &mut cx) };
-        match poll {
+        let mut poll = ManuallyDrop::new(unsafe { (h.vtable.poll)(self.0, &mut cx) });
+        // The reason is read where the poll wrote it: moved out, it was copied with a
+        // load wider than the poll's stores, a store-forwarding stall on every exit
+        // (docs/design/0046). A `Pending` owns nothing, so only `Ready` is dropped.
+        match &*poll {
             Poll::Pending => match h.state.transition_to_idle() {
                 TransitionToIdle::Idle => RunOutcome::Idle,
                 TransitionToIdle::Reschedule => RunOutcome::Reschedule(self),
             },
             Poll::Ready(reason) => {
                 self.exit(reason);
+                // SAFETY: dropped once, and `poll` is not used after.
+                unsafe { ManuallyDrop::drop(&mut poll) };
                 RunOutcome::Exited
             }
         }
@@ -157,11 +163,11 @@ impl Task {
     /// 5. mark the state `DONE`, so in-flight wake-ups do nothing;
     /// 6. drop the future (its locals, its `Context`: the owner reference);
     /// 7. release our count; the last reference frees the cell and its mailbox.
-    fn exit(self, reason: ExitReason) {
+    fn exit(self, reason: &ExitReason) {
         let h = self.header();
         let slot = table::slot(h.pid.index).expect("live process has a slot");
         let closed = h.gate.close();
-        crate::introspect::count_exit(&reason);
+        crate::introspect::count_exit(reason);
         if closed.registered {
             // SAFETY: the process is not done yet (we are running it), so its runtime
             // is alive (module rules).
@@ -169,13 +175,13 @@ impl Task {
             rt.registry.remove_pid(h.pid);
         }
         if closed.has_bonds {
-            bonds::notify_exit(h, &reason);
+            bonds::notify_exit(h, reason);
         }
         slot.word.retire();
         h.state.transition_to_done();
         let drop_future = h.vtable.drop_future;
         // Module docs, "The reason of the exit being run".
-        context::set_exit_reason(&reason);
+        context::set_exit_reason(reason);
         let dropping = Dropping;
         // SAFETY: we were the running worker and the process is now done: nobody else
         // polls or drops the future.
