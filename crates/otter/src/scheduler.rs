@@ -70,7 +70,6 @@
 //! start, the runtime is leaked, not freed under a live pid.
 
 pub(crate) mod context;
-pub(crate) mod deferred;
 pub(crate) mod doze;
 mod held;
 pub(crate) mod park;
@@ -127,9 +126,9 @@ pub(crate) struct Remote {
     pub(crate) stood_in_for: AtomicBool,
     /// A spare's slot: the worker it stands in for, or [`stand_in::DORMANT`].
     pub(crate) standing_in: AtomicUsize,
-    /// Deadlines of calls waiting on this worker, not yet armed (`deferred.rs`): only
-    /// this worker writes them; the watchdog reads them when the worker is held.
-    pub(crate) deferred: deferred::DeferredDeadlines,
+    /// Deadlines of calls waiting on this worker, not yet armed (`timer/deferred.rs`):
+    /// only this worker writes them; the watchdog reads them when the worker is held.
+    pub(crate) deferred: crate::timer::deferred::DeferredDeadlines,
     /// Introspection's counters, written by this worker alone (`introspect.rs`).
     pub(crate) stats: crate::introspect::WorkerStats,
     thread: OnceLock<Thread>,
@@ -182,38 +181,7 @@ pub(crate) struct Shared {
     /// A simulation's runtime (`sim.rs`): no thread of its own, a timer on the
     /// simulated clock, no sockets, blocking jobs run inline, no turn renewed in place.
     /// Boxed: a normal runtime's `Shared` carries one word for it.
-    pub(crate) simulated: Option<Box<Simulated>>,
-}
-
-/// What a simulation's runtime keeps beyond a runtime's (`sim.rs`).
-#[derive(Debug)]
-pub(crate) struct Simulated {
-    /// The thread that steps the simulation.
-    #[cfg_attr(not(debug_assertions), allow(dead_code))]
-    pub(crate) owner: std::thread::ThreadId,
-    /// The simulation's network, where its sockets are (`io/network.rs`), and this
-    /// node's address on it.
-    pub(crate) net: Arc<crate::io::network::Network>,
-    pub(crate) ip: std::net::Ipv4Addr,
-    /// The first wake-up or spawn that came from another thread (noted in debug builds
-    /// only: `Shared::inject`): the thread's name and id.
-    pub(crate) foreign: Mutex<Option<String>>,
-}
-
-impl Simulated {
-    /// Notes a wake-up from outside the workers if it comes from a thread other than
-    /// the simulation's.
-    #[cfg(debug_assertions)]
-    #[cold]
-    fn note_outside_wake(&self) {
-        let t = std::thread::current();
-        if t.id() != self.owner {
-            let mut f = self.foreign.lock().unwrap_or_else(PoisonError::into_inner);
-            f.get_or_insert_with(|| {
-                format!("thread {:?} ({:?})", t.name().unwrap_or("unnamed"), t.id())
-            });
-        }
-    }
+    pub(crate) simulated: Option<Box<crate::sim::nodes::Simulated>>,
 }
 
 impl Shared {
@@ -469,14 +437,8 @@ impl Shared {
             busy_wait,
             #[cfg(feature = "tokio")]
             tokio_context,
-            simulated: simulated.map(|(_, net, ip)| {
-                Box::new(Simulated {
-                    owner: std::thread::current().id(),
-                    net,
-                    ip,
-                    foreign: Mutex::new(None),
-                })
-            }),
+            simulated: simulated
+                .map(|(_, net, ip)| Box::new(crate::sim::nodes::Simulated::new(net, ip))),
         }
     }
 

@@ -217,7 +217,7 @@ use crate::runtime::Handle;
 mod config;
 mod driver;
 mod fault;
-mod nodes;
+pub(crate) mod nodes;
 mod pick;
 mod sweep;
 

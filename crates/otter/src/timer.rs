@@ -17,6 +17,7 @@
 //! millisecond.
 
 pub(crate) mod alarm;
+pub(crate) mod deferred;
 pub(crate) mod interval;
 pub(crate) mod shard;
 pub(crate) mod wheel;

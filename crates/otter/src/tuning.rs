@@ -200,7 +200,7 @@ const _: () = assert!(
 /// (`default_timeout` against `no_timeout`).
 pub(crate) const DEFER_TIMER_AFTER: Duration = Duration::from_millis(50);
 
-/// Deferred deadlines a worker lists at most (`scheduler/deferred.rs`); a call beyond
+/// Deferred deadlines a worker lists at most (`timer/deferred.rs`); a call beyond
 /// them arms its timer at once. Each costs 24 bytes per worker slot, and a flush reads
 /// every listed one. Trades the timer wheel's lock for calls that wait on one worker at
 /// the same time (a few dozen callers of one server per worker) against memory and the
@@ -219,7 +219,7 @@ pub(crate) const DEFERRED_CAP: usize = 64;
 /// two workers.
 pub(crate) const SENDER_TURN_RENEWED: u32 = 8 * BUDGET;
 
-/// How many of the most recent deferred deadlines (`scheduler/deferred.rs`) a call that
+/// How many of the most recent deferred deadlines (`timer/deferred.rs`) a call that
 /// ends looks at for its own (it is nearly always the last one): a bound on its cost
 /// when many calls wait at once. One not found (its call moved to another worker, or many started after it) costs its
 /// process one needless wake-up at a flush, nothing else.

@@ -15,15 +15,16 @@
 //! A future that reports its own end (the root of `block_on`) learns, when it is
 //! dropped at its process's exit, the reason of that exit
 //! ([`exit_reason_of_dropping`]). [`Task::exit`] records the *address* of its `reason`
-//! in a thread-local (`scheduler/context.rs`) just before it drops the future, and a
+//! in a thread-local (`EXIT_REASON`) just before it drops the future, and a
 //! guard clears it just after, by return or by unwind; `reason` is neither moved nor
 //! mutated in between, and only shared references to it exist. So a non-null address
 //! read on this thread points to a live reason. Recording the address, not a moved
 //! copy, keeps the reason where the poll wrote it: a moved copy was a wide load of
 //! narrowly stored bytes, whose store-forwarding stall cost a spawn and exit a fifth
-//! of its time (docs/design/0041).
+//! of its time (docs/design/0041, 0046).
 #![allow(unsafe_code)]
 
+use std::cell::Cell;
 use std::mem::ManuallyDrop;
 use std::ptr::{self, NonNull};
 use std::sync::atomic::Ordering;
@@ -35,7 +36,7 @@ use crate::process::cell::{Header, release_slot};
 use crate::process::state::TransitionToIdle;
 use crate::process::table;
 use crate::process::waker::waker;
-use crate::scheduler::{Shared, context};
+use crate::scheduler::Shared;
 
 /// A process in a run queue. Not a reference: a queued process is alive (it exits
 /// only while running), and the table's `ALIVE` count keeps it allocated.
@@ -51,13 +52,27 @@ impl std::fmt::Debug for Task {
     }
 }
 
+thread_local! {
+    /// The address of the reason of the exit whose future this thread drops now (module
+    /// docs, "The reason of the exit being run"); null elsewhere.
+    static EXIT_REASON: Cell<*const ExitReason> = const { Cell::new(ptr::null()) };
+}
+
+fn set_exit_reason(reason: *const ExitReason) {
+    EXIT_REASON.with(|r| r.set(reason));
+}
+
+fn exit_reason() -> *const ExitReason {
+    EXIT_REASON.with(Cell::get)
+}
+
 /// Clears the recorded address of the exit's reason when dropped (module docs, "The
 /// reason of the exit being run").
 struct Dropping;
 
 impl Drop for Dropping {
     fn drop(&mut self) {
-        context::set_exit_reason(ptr::null());
+        set_exit_reason(ptr::null());
     }
 }
 
@@ -65,7 +80,7 @@ impl Drop for Dropping {
 /// elsewhere (and during shutdown). Lets a future that reports its own end (the root
 /// of `block_on`) report the reason of an exit signal.
 pub(crate) fn exit_reason_of_dropping() -> Option<ExitReason> {
-    let reason = context::exit_reason();
+    let reason = exit_reason();
     // SAFETY: non-null only between `Task::exit`'s record and its guard's clear on this
     // thread, while the reason it points to lives, unmoved, in that frame (module docs).
     unsafe { reason.as_ref() }.cloned()
@@ -181,7 +196,7 @@ impl Task {
         h.state.transition_to_done();
         let drop_future = h.vtable.drop_future;
         // Module docs, "The reason of the exit being run".
-        context::set_exit_reason(reason);
+        set_exit_reason(reason);
         let dropping = Dropping;
         // SAFETY: we were the running worker and the process is now done: nobody else
         // polls or drops the future.

@@ -45,6 +45,7 @@
 //! Every `unsafe` block rests on the rules of `process/cell.rs`.
 #![allow(unsafe_code)]
 
+use std::cell::Cell;
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
 
@@ -236,7 +237,7 @@ impl ProcessId {
 // stream over several (`counting receivers=60`), pays them on every message. So a
 // worker keeps the counts a poll's streaming sends took until the poll ends: from the
 // poll's `STREAM_AFTER + 1`-th send on, a send looks at the entry of `KEPT`
-// (`scheduler/context.rs`) its pid's index picks (index mod `STREAM_ENTRIES`). If the
+// (below) its pid's index picks (index mod `STREAM_ENTRIES`). If the
 // entry holds the pid's count, the send only checks the slot's word (the pid still
 // resolves) before it pushes; else it takes a count and keeps it there, giving back the
 // count of the receiver the entry held before.
@@ -259,8 +260,8 @@ impl ProcessId {
 // Measured, and what was tried first: docs/design/0009-stream-cache.md (one entry),
 // docs/design/0018-fan-out.md (several).
 
-/// An entry of the stream cache (`scheduler/context.rs` keeps them): a pid and the
-/// table count this thread keeps on it, if any (rules above).
+/// An entry of the stream cache: a pid and the table count this thread keeps on it, if
+/// any (rules above).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Stream {
     /// `RawPid::to_bits` of the pid; `u64::MAX` names none (index `u32::MAX` is past
@@ -277,16 +278,51 @@ impl Stream {
     };
 }
 
+thread_local! {
+    /// This thread's stream cache: its entries, one a pid index modulo
+    /// `STREAM_ENTRIES`...
+    static KEPT: [Cell<Stream>; STREAM_ENTRIES] =
+        const { [const { Cell::new(Stream::NONE) }; STREAM_ENTRIES] };
+    /// ...and which of them hold a table count, a bit each.
+    static KEPT_HELD: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Entry `i` of this thread's stream cache (`i < STREAM_ENTRIES`).
+#[inline(always)]
+fn kept(i: usize) -> Stream {
+    KEPT.with(|k| k[i].get())
+}
+
+/// Puts `s`, which holds a count, in entry `i`; returns what the entry held.
+#[inline]
+fn replace_kept(i: usize, s: Stream) -> Stream {
+    KEPT_HELD.with(|h| h.set(h.get() | 1 << i));
+    KEPT.with(|k| k[i].replace(s))
+}
+
+/// Empties entry `i`; returns what it held.
+#[inline]
+fn take_kept(i: usize) -> Stream {
+    KEPT_HELD.with(|h| h.set(h.get() & !(1 << i)));
+    KEPT.with(|k| k[i].replace(Stream::NONE))
+}
+
+/// Which entries of this thread's stream cache hold a count, a bit each.
+#[inline(always)]
+fn kept_held() -> u64 {
+    KEPT_HELD.with(Cell::get)
+}
+
 /// Gives back the counts the stream cache keeps, if any (rules 2 and 3). Called by the
 /// worker after every poll; one load if the poll kept none.
 #[inline]
 pub(crate) fn end_stream() {
     loop {
-        let held = context::kept_held();
+        let held = kept_held();
         if held == 0 {
             return;
         }
-        if let Some((slot, cell)) = context::take_kept(held.trailing_zeros() as usize).held {
+        if let Some((slot, cell)) = take_kept(held.trailing_zeros() as usize).held {
             release_slot(slot, cell);
         }
     }
@@ -305,7 +341,7 @@ pub(crate) fn send<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> 
     if sent > STREAM_AFTER {
         let spill = crate::scheduler::worker::spills_at(sent);
         let i = pid.raw.index as usize % STREAM_ENTRIES;
-        let e = context::kept(i);
+        let e = kept(i);
         if e.last == pid.raw.to_bits()
             && let Some((slot, cell)) = e.held
         {
@@ -335,7 +371,7 @@ pub(crate) fn send_checked<M: Send + 'static>(
     if sent > STREAM_AFTER {
         let spill = crate::scheduler::worker::spills_at(sent);
         let i = pid.raw.index as usize % STREAM_ENTRIES;
-        let e = context::kept(i);
+        let e = kept(i);
         if e.last == pid.raw.to_bits()
             && let Some((slot, cell)) = e.held
         {
@@ -459,7 +495,7 @@ fn stream_miss<M: Send + 'static>(pid: Pid<M>, message: M, spill: bool) -> Resul
 /// it keeps one, else through a lookup's count.
 #[inline]
 fn queue_len<M>(pid: Pid<M>) -> Option<usize> {
-    let e = context::kept(pid.raw.index as usize % STREAM_ENTRIES);
+    let e = kept(pid.raw.index as usize % STREAM_ENTRIES);
     if e.last == pid.raw.to_bits()
         && let Some((slot, cell)) = e.held
     {
@@ -490,7 +526,7 @@ pub(crate) fn flooded() -> Option<RawPid> {
     thread_local! {
         static NEXT: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
     }
-    let held = context::kept_held();
+    let held = kept_held();
     if held == 0 {
         return None;
     }
@@ -504,7 +540,7 @@ pub(crate) fn flooded() -> Option<RawPid> {
         let i = (rotated.trailing_zeros() + start) as usize % STREAM_ENTRIES;
         rotated &= rotated - 1;
         NEXT.with(|n| n.set((i as u32 + 1) % STREAM_ENTRIES as u32));
-        let e = context::kept(i);
+        let e = kept(i);
         if let Some((slot, cell)) = e.held {
             let pid = RawPid::from_bits(e.last);
             // SAFETY: the count the cache keeps holds the cell until `end_stream` or
@@ -616,7 +652,7 @@ fn keep(i: usize, lookup: ProcessRef) {
     // `keep` into this entry).
     std::mem::forget(lookup);
     // Rule 3: the old count is in no entry before it goes back.
-    if let Some((slot, cell)) = context::replace_kept(i, new).held {
+    if let Some((slot, cell)) = replace_kept(i, new).held {
         release_slot(slot, cell);
     }
 }

@@ -1,46 +1,34 @@
-//! All per-thread state of the runtime, in one place (tokio's `runtime/context.rs`).
+//! The worker's per-thread state (tokio's `runtime/context.rs`).
 //!
 //! | state | set by | read by |
 //! |---|---|---|
 //! | the runtime and index of the worker this thread is | `worker::run` | `Shared::schedule` (where a wake-up goes), the stream cache (rule 1), `budget_spent` |
-//! | the stream cache | `process/send.rs` | `process/send.rs`, `worker` (ends it after a poll) |
-//! | the reason of the exit whose future is being dropped | the exit (`process/harness.rs`) | `block_on`'s root |
 //! | the worker's runtime, counted | `worker::run` | sockets opened by its processes (`net`) |
 //! | reply slots kept for the next call to the same server, each watching it | `server/reply.rs` | `server/reply.rs`; emptied by `leave_worker` |
 //!
 //! The state a send or a receive reads is `const`-initialised and needs no destructor,
 //! so each access is one thread-local load, with no lazy initialisation. Per-thread
-//! state of modules that depend on nothing of the scheduler stays with them: the turn's
-//! budget and send count (`coop.rs`), the process table's cache of free indices
-//! (`process/table.rs`, built for the loom models too), and the worker's timer and the
-//! timer thread's own marker (`timer.rs`); the worker sets them on entering.
+//! state that is not the worker's stays with the module whose rules it follows: the
+//! stream cache (`process/send.rs`), the reason of the exit being run
+//! (`process/harness.rs`), the turn's budget and send count (`coop.rs`), the process
+//! table's cache of free indices (`process/table.rs`, built for the loom models too),
+//! and the worker's timer and the timer thread's own marker (`timer.rs`); the worker
+//! sets the last three on entering.
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
-use crate::exit::ExitReason;
 use crate::pid::RawPid;
-use crate::process::send::Stream;
 use crate::scheduler::Shared;
-use crate::scheduler::deferred::DeferredDeadlines;
 use crate::timer::Timer;
-use crate::tuning::{CALL_SLOTS_PER_WORKER, STREAM_ENTRIES};
+use crate::timer::deferred::DeferredDeadlines;
+use crate::tuning::CALL_SLOTS_PER_WORKER;
 
 thread_local! {
     /// The runtime and index of the worker this thread is, if it is one. The pointer is
     /// only compared, or dereferenced while `worker::run` holds the runtime.
     static WORKER: Cell<(*const Shared, usize)> = const { Cell::new((std::ptr::null(), 0)) };
-    /// The stream cache (`process/send.rs`): its entries, one a pid index modulo
-    /// `STREAM_ENTRIES`...
-    static KEPT: [Cell<Stream>; STREAM_ENTRIES] =
-        const { [const { Cell::new(Stream::NONE) }; STREAM_ENTRIES] };
-    /// ...and which of them hold a table count, a bit each.
-    static KEPT_HELD: Cell<u64> = const { Cell::new(0) };
-    /// The reason of the process whose future this thread is dropping at its exit, by
-    /// address (`process/harness.rs`, "The reason of the exit being run"); null
-    /// elsewhere.
-    static EXIT_REASON: Cell<*const ExitReason> = const { Cell::new(std::ptr::null()) };
     /// The runtime of this worker, counted, for what needs more than the pointer in
     /// `WORKER` (the reactor, created on first use).
     static WORKER_SHARED: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
@@ -116,7 +104,7 @@ pub(crate) fn is_worker_thread() -> bool {
 
 // ===== deferred deadlines =====
 
-/// This worker's deferred deadlines (`scheduler/deferred.rs`), if this thread is a
+/// This worker's deferred deadlines (`timer/deferred.rs`), if this thread is a
 /// worker. `try_with`: a call's future may be dropped while this thread's locals are
 /// torn down (a runtime's last reference let go there).
 #[inline]
@@ -215,46 +203,3 @@ pub(crate) fn keep_call_slot(p: PooledSlot) {
 
 // The running turn's budget and send count are `coop.rs`'s (a leaf); the units of a
 // turn renewed for a sender, `tuning.rs`'s `SENDER_TURN_RENEWED`.
-
-// ===== the stream cache =====
-
-/// Entry `i` of this thread's stream cache (`i < STREAM_ENTRIES`).
-#[inline(always)]
-pub(crate) fn kept(i: usize) -> Stream {
-    KEPT.with(|k| k[i].get())
-}
-
-/// Puts `s`, which holds a count, in entry `i`; returns what the entry held.
-#[inline]
-pub(crate) fn replace_kept(i: usize, s: Stream) -> Stream {
-    KEPT_HELD.with(|h| h.set(h.get() | 1 << i));
-    KEPT.with(|k| k[i].replace(s))
-}
-
-/// Empties entry `i`; returns what it held.
-#[inline]
-pub(crate) fn take_kept(i: usize) -> Stream {
-    KEPT_HELD.with(|h| h.set(h.get() & !(1 << i)));
-    KEPT.with(|k| k[i].replace(Stream::NONE))
-}
-
-/// Which entries of this thread's stream cache hold a count, a bit each.
-#[inline(always)]
-pub(crate) fn kept_held() -> u64 {
-    KEPT_HELD.with(Cell::get)
-}
-
-// ===== the exit being run =====
-
-/// Records where the reason of the exit whose future this thread drops now is (null:
-/// none). Only `process/harness.rs` sets it and reads through it.
-#[inline]
-pub(crate) fn set_exit_reason(reason: *const ExitReason) {
-    EXIT_REASON.with(|r| r.set(reason));
-}
-
-/// What [`set_exit_reason`] recorded.
-#[inline]
-pub(crate) fn exit_reason() -> *const ExitReason {
-    EXIT_REASON.with(Cell::get)
-}

@@ -13,7 +13,7 @@
 //!    so that nothing queued behind the long poll waits for it to end; its spawn stack
 //!    stays where it is, since any worker takes from it (oldest first:
 //!    `spawn_stack.rs`), and the look wakes a worker for it too;
-//! 3. wakes, once per poll, the calls whose deadlines it deferred (`deferred.rs`): its
+//! 3. wakes, once per poll, the calls whose deadlines it deferred (`timer/deferred.rs`): its
 //!    flushes wait for the poll to end, and each call arms its own timer when another
 //!    thread polls it;
 //! 4. records, for introspection, that the worker is held and since when (the look

@@ -62,7 +62,7 @@ pub(crate) fn spills_at(sent: u32) -> bool {
 /// A new turn in place for the running process, whose budget is spent, if this worker
 /// has nothing else to run: the shutdown has not begun, the LIFO slot, the local queue
 /// and the spawn stack are empty and so is the injector, and no call waits with a deadline deferred
-/// on this worker (`deferred.rs`). A yield would then put the process at the
+/// on this worker (`timer/deferred.rs`). A yield would then put the process at the
 /// back of an empty local queue and pop it right back (`next_task`); this skips the two
 /// state transitions and the queue round trip. What the worker does between two polls
 /// is done here too: the turn is counted (`ticks`, which the watchdog reads), the budget

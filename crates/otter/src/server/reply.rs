@@ -66,7 +66,7 @@
 //! be kept costs the watcher's removal too. The timeout costs a timer-wheel entry only
 //! for a call that waits long: on a worker, a timeout of at least `DEFER_TIMER_AFTER`
 //! (`tuning.rs`) is deferred: the caller's pid, the slot's address and the
-//! tag go into the worker's list (`scheduler/deferred.rs`), and the call takes them out
+//! tag go into the worker's list (`timer/deferred.rs`), and the call takes them out
 //! when it ends there, with no locked instruction. A call still waiting at the worker's
 //! second flush after it (every `GLOBAL_INTERVAL` ticks, and before the worker parks)
 //! is woken, and that poll arms its own `Sleep`, `timeout` from then: it fires on time
@@ -338,7 +338,7 @@ pub(crate) struct Pending<R: Send + 'static> {
     /// The outcome has been taken: the call is over.
     done: bool,
     /// A deadline for this call went into the worker's deferred list
-    /// (`scheduler/deferred.rs`).
+    /// (`timer/deferred.rs`).
     deferred: bool,
 }
 

@@ -117,7 +117,7 @@ impl Simulation {
                 n += 1;
             }
             // Calls that wait with a deadline their worker deferred arm it now, as a
-            // worker does before it parks (`scheduler/deferred.rs`).
+            // worker does before it parks (`timer/deferred.rs`).
             let mut woke = false;
             for i in 0..self.nodes.len() {
                 if self.nodes[i].shared.is_some() {

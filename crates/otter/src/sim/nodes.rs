@@ -4,7 +4,7 @@
 
 use std::future::Future;
 use std::net::Ipv4Addr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::{Simulation, node_ip};
@@ -13,6 +13,47 @@ use crate::exit::IntoExitReason;
 use crate::pid::Pid;
 use crate::runtime::Handle;
 use crate::scheduler::Shared;
+
+/// What a simulation's runtime keeps beyond a runtime's (`sim.rs`).
+#[derive(Debug)]
+pub(crate) struct Simulated {
+    /// The thread that steps the simulation.
+    #[cfg_attr(not(debug_assertions), allow(dead_code))]
+    pub(crate) owner: std::thread::ThreadId,
+    /// The simulation's network, where its sockets are (`io/network.rs`), and this
+    /// node's address on it.
+    pub(crate) net: Arc<crate::io::network::Network>,
+    pub(crate) ip: Ipv4Addr,
+    /// The first wake-up or spawn that came from another thread (noted in debug builds
+    /// only: `Shared::inject`): the thread's name and id.
+    pub(crate) foreign: Mutex<Option<String>>,
+}
+
+impl Simulated {
+    /// A node at `ip` on `net`, stepped by this thread.
+    pub(crate) fn new(net: Arc<crate::io::network::Network>, ip: Ipv4Addr) -> Simulated {
+        Simulated {
+            owner: std::thread::current().id(),
+            net,
+            ip,
+            foreign: Mutex::new(None),
+        }
+    }
+
+    /// Notes a wake-up from outside the workers if it comes from a thread other than
+    /// the simulation's.
+    #[cfg(debug_assertions)]
+    #[cold]
+    pub(crate) fn note_outside_wake(&self) {
+        let t = std::thread::current();
+        if t.id() != self.owner {
+            let mut f = (self.foreign.lock()).unwrap_or_else(std::sync::PoisonError::into_inner);
+            f.get_or_insert_with(|| {
+                format!("thread {:?} ({:?})", t.name().unwrap_or("unnamed"), t.id())
+            });
+        }
+    }
+}
 
 /// A node of a [`Simulation`]: `NodeId(0)` is the one every simulation starts with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

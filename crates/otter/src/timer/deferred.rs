@@ -1,4 +1,7 @@
-//! The deadlines a worker defers: calls waiting on it whose timers are not armed yet.
+//! The deadlines a worker defers: calls waiting on it whose timers are not armed yet,
+//! the timer's cheapest case (a deadline that is nearly always cancelled) kept out of
+//! its shards. The list knows pids and nothing else of the runtime: the scheduler
+//! flushes it and says how to wake a caller.
 //!
 //! A call with a long timeout (`server/reply.rs`, `DEFER_TIMER_AFTER`) does not put its
 //! deadline in the timer wheel: it leaves an entry here, in its worker's slot, and takes
@@ -6,7 +9,7 @@
 //! `GLOBAL_INTERVAL` polls, and before it parks). A call still waiting at the second
 //! flush after it is woken, and that poll arms its own timer, the timeout from then.
 //!
-//! The entries live in the worker's [`Remote`](crate::scheduler::Remote), not in a
+//! The entries live in the worker's slot (`Remote::deferred`, `scheduler.rs`), not in a
 //! thread-local, so that the watchdog thread can read them: a worker held by one long
 //! poll (a process that computes without awaiting) makes no flush until that poll ends,
 //! and its callers would time out only after it. The watchdog's look that finds the
