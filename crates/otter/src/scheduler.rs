@@ -21,15 +21,11 @@
 //! * Woken by a message (or any waker) on one of its own runtime's workers: that
 //!   worker's LIFO slot; a process displaced from the slot goes to the local queue.
 //! * Spawned on a worker: that worker's LIFO slot if it is empty (Go puts a new
-//!   goroutine in its `runnext` the same way); else, for the turn's first spawn that
-//!   finds the slot taken, the top of its spawn stack; else the back of the local queue.
-//!   A chain of spawns (each process spawns the next and ends) then stays on one worker:
-//!   a push onto the queue woke an idle worker, which stole the child, and the chain
-//!   crossed cores at every link (docs/design/0022). The stack runs newest first, after
-//!   the local queue: a process that spawns two children and waits for their replies is
-//!   walked depth-first, where the back of the local queue walked it breadth-first and
-//!   kept most of a fork-join tree alive at once (docs/design/0034). The BEAM runs every
-//!   spawn first in, first out with everything else, and walks such a tree breadth-first.
+//!   goroutine in its `runnext` the same way), so that a chain of spawns stays on one
+//!   worker (docs/design/0022); else, for the turn's first spawn that finds the slot
+//!   taken, the top of its spawn stack (`spawn_stack.rs`: a fork-join tree walked
+//!   depth-first); else the back of the local queue. The BEAM runs every spawn first
+//!   in, first out with everything else.
 //! * Yielding: the back of that worker's local queue.
 //! * From any other thread: the injector, and a spinning or parked worker is woken.
 //!
@@ -38,13 +34,8 @@
 //! they were queued, as a BEAM scheduler does, however many are runnable
 //! (`Shared::push_local`).
 //!
-//! A push onto a local queue or a spawn stack wakes a parked worker if no worker is
-//! searching (tokio's rule): the woken worker steals it if this one is still busy. A placement in the LIFO
-//! slot wakes nobody while an idle worker watches the slots (it searches, or sleeps
-//! short after seeing one occupied): a ring of messages stays on one warm worker
-//! instead of paying a thread wake-up per hop, and an idle worker takes a LIFO process
-//! only if its worker's poll runs long. With every idle worker parked until woken, the
-//! placement wakes one, which then watches (`park.rs`, "The rule").
+//! Which placement wakes an idle worker, and why a LIFO placement nearly never does, is
+//! `park.rs`'s rule ("The rule").
 //!
 //! # Shutdown
 //!

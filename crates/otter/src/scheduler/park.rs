@@ -58,28 +58,19 @@
 //! process that stands too long), and for no longer than it was busy since its
 //! previous search or park, unspent time carried over up to [`SPIN_BEFORE_PARK`]:
 //! searching at most doubles the CPU a program uses, and a worker that no other worker
-//! can feed sleeps at once, in the OS's poll if it holds the driver, as tokio's and
-//! Go's workers do (each round looks before it pauses, so "at once" is one look, not
-//! one look after a round of pause hints: docs/design/0033). Waiting for a socket is the OS poll's job: a server at a fifth of
-//! its capacity that spun 200 µs after each request, as otter's workers did before,
-//! kept its core busy (docs/design/0025-idle-cpu-at-partial-load.md).
-//!
-//! A search that finds work saves the futex or `epoll_wait` wake-up of a parked worker,
-//! which on this project's 2-vCPU VMs took from tens of µs to 1–3 ms
-//! (docs/design/0013-spin-before-park.md); bounded as above, the search measured
-//! within noise of the 200 µs spin on every workload of the suite but a single stream
-//! between two OS processes (one echo connection, the distribution round trip), which
-//! a busy wait buys back (0025).
+//! can feed sleeps at once (one look, no round of pause hints first: docs/design/0033),
+//! in the OS's poll if it holds the driver, as tokio's and Go's workers do: waiting for
+//! a socket is the OS poll's job. A search that finds work saves a parked worker's
+//! futex or `epoll_wait` wake-up (docs/design/0013 and 0025: what that costs here, and
+//! the one case, a single stream between two OS processes, that a busy wait buys back).
 //!
 //! # Idle costs nothing, busy is watched
 //!
 //! A worker parks without a timeout (but for the short sleeps beside an occupied LIFO
-//! slot, above): an idle runtime uses no CPU. A worker held by one poll is found by the
-//! runtime's watchdog thread (`watchdog.rs`), which looks every [`WATCHDOG`] while some
-//! worker is awake, hands the held worker's queues to the injector and starts a spare
-//! thread in its place (`stand_in.rs`), which counts as one more worker here
-//! (`Idle::activate`) until it goes dormant. A worker that wakes from its park tells
-//! the thread, which dozes while every worker sleeps (`doze.rs`).
+//! slot, above): an idle runtime uses no CPU. A worker held by one poll is the watchdog
+//! thread's to find (`watchdog.rs`); a spare standing in for it counts as one more
+//! worker here (`Idle::activate`) until it goes dormant. A worker that wakes from its
+//! park tells the thread, which dozes while every worker sleeps (`doze.rs`).
 //!
 //! The loom model `tests/loom_park.rs` runs steps (0)–(3) against a pusher, with
 //! `thread::park` for real: a lost wake-up is a deadlock loom reports. Its driver models

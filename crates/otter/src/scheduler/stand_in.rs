@@ -1,20 +1,13 @@
-//! Spare threads that stand in for workers held by one poll.
+//! Spare threads that stand in for workers held by one poll (what a held worker is, and
+//! how it is found: `watchdog.rs`).
 //!
-//! otter cannot preempt a process: one that computes without awaiting, or blocks its
-//! thread in a system call, holds its worker for as long as it runs. The watchdog
-//! thread (`watchdog.rs`) hands on the processes queued behind it, but then the runtime has one
-//! worker fewer for everything else: with two workers and one held, every other process
-//! shares the one left, and each round trip under load waits behind all of them
-//! (`otter-bench latency hog=1`: a median round trip of 5.2 ms, where the BEAM, which
-//! preempts its hog, answered in about a microsecond).
-//!
-//! So a watchdog look that finds a worker busy inside the same poll for at least
-//! [`WATCHDOG`] (its tick unchanged since a look that long ago) starts a spare thread in
-//! its place, or wakes a dormant one: a worker of its own, with its own queues, running processes as the
-//! others do. The held thread goes on with its poll, and the OS shares the cores among
-//! the threads: the time slicing the BEAM does with reductions, done by the kernel. Go's
-//! runtime does the same for a thread blocked in a system call (its `sysmon` hands the
-//! thread's P to another thread).
+//! Handing on what is queued behind a held worker leaves the runtime one worker short
+//! for everything else (`latency hog=1`: docs/design/0026). So the watchdog's look that
+//! finds a worker busy inside the same poll for at least [`WATCHDOG`] also starts a
+//! spare thread in its place, or wakes a dormant one: a worker of its own, with its own
+//! queues. The held thread goes on with its poll and the OS shares the cores among the
+//! threads: the time slicing the BEAM does with reductions, done by the kernel (Go's
+//! `sysmon` hands a blocked thread's P to another thread the same way).
 //!
 //! # Rules
 //!

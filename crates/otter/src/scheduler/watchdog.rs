@@ -20,14 +20,9 @@
 //!    that first saw its tick: at most a look late), so that
 //!    [`Handle::stuck`](crate::Handle::stuck) names the process in the long poll.
 //!
-//! Go's runtime has the same thread (`sysmon`), which hands the processor of a thread
-//! blocked in a system call to another thread. Before this thread, the looks were made
-//! by the workers themselves: a parked worker slept at most `WATCHDOG` while another
-//! was busy, a busy one looked every `WATCHDOG`, and the first worker to wake into an
-//! all-parked runtime woke another to be the watchdog. That left out the two cases in
-//! which no worker is free to look (a runtime of one worker, and one whose workers are
-//! all held at once: the runtime stood still until the poll ended), and it cost a
-//! futex wake-up of a second worker each time the runtime woke from idle.
+//! Go's runtime has the same thread (`sysmon`). Why a thread and not the workers' own
+//! looks, which missed a one-worker runtime and one whose workers are all held:
+//! docs/design/0027.
 //!
 //! # Rules
 //!

@@ -16,11 +16,8 @@
 //!    stood there, and each steal moves the chain, and every process it touches, to a
 //!    cold core (docs/design/0023).
 //! 3. The local queue (FIFO).
-//! 4. The spawn stack, newest first: the second process of a turn's spawns (the first
-//!    took the LIFO slot). A fork-join tree is then walked depth-first, a path's worth
-//!    of its processes alive at once, not a level's (`spawn_stack.rs`, docs/design/0034).
-//!    Before step 2, a newest that has waited [`SPAWN_WAIT_TICKS`] polls moves to the
-//!    back of the local queue (`spawn_stack.rs`, rule 3).
+//! 4. The spawn stack, newest first (`spawn_stack.rs`, rules 2 and 3: a newest that
+//!    has waited [`SPAWN_WAIT_TICKS`] polls moves to the back of the local queue first).
 //! 5. The injector, taking a batch into the local queue.
 //! 6. Stealing half of another worker's local queue, from a random victim onwards, or
 //!    else the oldest half of its spawn stack.
