@@ -12,7 +12,9 @@
 //! A runtime runs processes (`process/harness.rs`: `Task`), and a process schedules
 //! itself on its runtime (its header points to [`Shared`]; a send, a wake-up and a
 //! spawn push onto its queues). So `process/` and the scheduler import each other, as
-//! tokio's task and scheduler modules do. Everything else depends on them one way
+//! tokio's task and scheduler modules do; tokio's wake-up calls its scheduler through
+//! the task's vtable, which here cost every message 2–3% (docs/design/0047), so the
+//! process core names `Shared`. Everything else depends on them one way
 //! only; the modules below them (`signal.rs`, `mailbox/`, `timer/`, `io/`, `coop.rs`,
 //! `tuning.rs`, pids, exit reasons) import neither (ARCHITECTURE.md, "The tree").
 //!
