@@ -72,7 +72,7 @@ use serde_json::Value;
 
 use crate::{report, sysinfo};
 pub(crate) use cases::{Case, FAN_OUT_RECEIVERS, Impl, LATENCY_B, LATENCY_W, Sizes, cases};
-pub(crate) use cases::{HTTP_CONNS, HTTP_WORK_US};
+pub(crate) use cases::{HTTP_CONNS, HTTP_WORK_US, OVERLOAD_BOUND};
 use invoke::{erlang_bench, invoke};
 
 /// An Erlang run longer than this stops the larger sizes of its group (mailbox).

@@ -26,7 +26,7 @@ fn report_renders_the_key_rows_from_a_saved_results_jsonl() {
         String::from_utf8_lossy(&run.stderr)
     );
     assert!(
-        stdout.contains("22 runs: 20 passed, 1 failed, 1 skipped"),
+        stdout.contains("25 runs: 23 passed, 1 failed, 1 skipped"),
         "{stdout}"
     );
     let md = std::fs::read_to_string(out.join("REPORT.md")).expect("REPORT.md");
@@ -48,6 +48,11 @@ fn report_renders_the_key_rows_from_a_saved_results_jsonl() {
         "| 0 | p99.9 | 200 µs | 800 µs | **1/4.00** |",
         "| 64 B | 2k | otter-otter | 75 µs (50 µs–100 µs) | 15k/s | **1.50× faster** |",
         "| requests/s | 2k/s (1k/s – 3k/s, 2 runs) | 1k/s (1k/s – 1k/s, 2 runs) | **2.00× more** |",
+        // overload: otter against erlang unbounded, then otter's own rows.
+        "| unbounded | consumer msgs/s | 40k/s | 20k/s | **2.00× faster** |",
+        "| unbounded | peak RSS | 20.0 MiB | 160.0 MiB | **8.00× smaller** |",
+        "| bounded (1000) | refused sends | 3000 |",
+        "| unbounded, awaited sends | p99 queueing | — |",
         // A failed run and a skipped one.
         "| 1k | <span style=\"color:red\"><b>FAILED</b>: timed out after 120 s (1 of 1 runs)</span> |",
         "- Erlang stopped: a test — 1 case(s): `mailbox k=1000 order=spawn on erlang`",
