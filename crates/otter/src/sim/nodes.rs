@@ -47,7 +47,10 @@ impl Simulated {
     pub(crate) fn note_outside_wake(&self) {
         let t = std::thread::current();
         if t.id() != self.owner {
-            let mut f = (self.foreign.lock()).unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut f = self
+                .foreign
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             f.get_or_insert_with(|| {
                 format!("thread {:?} ({:?})", t.name().unwrap_or("unnamed"), t.id())
             });
