@@ -35,6 +35,13 @@
 //!   closed, and deregisters it first (`net`): a token is never in epoll without its
 //!   slab entry. A stale event for a token reused since is a spurious readiness, which
 //!   an operation answers with `WouldBlock`.
+//! * While sockets are in use and every active worker parks, one of them parks in the
+//!   OS poll. A worker that finds the driver taken when it parks parks in
+//!   `thread::park` and counts on the holder: a worker holding the driver always comes
+//!   back to park and takes it again, but a spare that steps back (`stand_in.rs`)
+//!   does not, so it unparks every other worker unless one is in the OS poll
+//!   (`Shared::hand_on_the_os`). Without that, a socket's readiness could wait for
+//!   the next push or timer (the loom model `a_spare_that_steps_back_hands_on_the_os`).
 //! * The readiness of a source is only ever set by the driver (or, for a simulation's
 //!   sockets, by its network: `io/network.rs`) and cleared by its owner (the process
 //!   that owns the socket), under the tick protocol.

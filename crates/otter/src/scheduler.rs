@@ -346,6 +346,28 @@ impl Shared {
         }
     }
 
+    /// Called by a spare that steps back (`io.rs`'s invariants): unless a worker parks
+    /// in the OS poll, unparks every other worker, since one that found the driver
+    /// taken by this spare parked in `thread::park` counting on it. An unpark that
+    /// finds its worker busy is a token its next park spends on one more look.
+    pub(crate) fn hand_on_the_os(&self, me: usize) {
+        if self.reactor_in_use().is_none()
+            || self
+                .workers
+                .iter()
+                .any(|w| w.in_driver.load(Ordering::SeqCst))
+        {
+            return;
+        }
+        for (i, w) in self.workers.iter().enumerate() {
+            if i != me
+                && let Some(t) = w.thread.get()
+            {
+                t.unpark();
+            }
+        }
+    }
+
     /// Wakes every dormant spare thread to look at its slot and the shutdown flag
     /// (`stand_in.rs`). The lock orders this after the change the caller made: a spare
     /// looks at both under it before it waits.

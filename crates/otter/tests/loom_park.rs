@@ -6,8 +6,8 @@
 //! tick while a worker is idle" for the local queues and the injector (`items` stands for
 //! them); the models park without a timeout, so no watchdog can hide a lost wake-up. The
 //! driver models (below) add the OS poll that the worker holding the IO driver parks in;
-//! the spare model, a spare thread (`scheduler/stand_in.rs`) that takes a wake-up and
-//! steps back.
+//! the spare models, a spare thread (`scheduler/stand_in.rs`) that takes a wake-up and
+//! steps back, and one that held the driver and steps back.
 //! Run: `RUSTFLAGS="--cfg loom" cargo test -p otter --release --test loom_park`.
 #![cfg(loom)]
 
@@ -338,6 +338,102 @@ fn a_spare_that_steps_back_passes_the_wake_up_on() {
     // good: the push popped the spare, which left without passing the wake-up on.
     // (A deadlock aborts the test binary, so that run is not a test of its own.)
     spare_model(true);
+}
+
+// ===== a spare that steps back while a worker parks without the driver =====
+//
+// A worker that finds the IO driver taken when it parks parks in `thread::park`,
+// counting on the holder to come back to the OS poll (`io.rs`'s invariants). A spare
+// that steps back does not come back: it unparks every worker unless one is in the OS
+// poll (`Shared::hand_on_the_os`), and a worker so woken tries the driver again. The rule
+// this model checks: a socket that becomes readable after that is read. Without the
+// spare's unpark loom finds worker 0 parked for good with the driver free and the socket
+// ready (a deadlock, which aborts the test binary: not a test of its own); it is the
+// lost wake-up a mixed-cluster test met as a killed node's connection that no worker
+// saw close.
+
+/// The OS poll as a blocking `epoll_wait`: readiness, and whether a thread waits in it
+/// (only worker 0 does, here), which the OS wakes when readiness comes. A lock, as the
+/// kernel's: loom models `SeqCst` as acquire and release only, under which two flags
+/// would let both sides miss each other.
+struct Epoll(loom::sync::Mutex<(bool, bool)>);
+
+impl Epoll {
+    fn make_ready(&self, poller: &thread::Thread) {
+        let mut s = self.0.lock().unwrap();
+        s.0 = true;
+        if s.1 {
+            poller.unpark();
+        }
+    }
+
+    /// Blocks until readiness comes, and collects it.
+    fn poll(&self) {
+        loop {
+            {
+                let mut s = self.0.lock().unwrap();
+                if s.0 {
+                    *s = (false, false);
+                    return;
+                }
+                s.1 = true;
+            }
+            thread::park();
+        }
+    }
+}
+
+fn try_lock(lock: &AtomicBool) -> bool {
+    lock.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_ok()
+}
+
+#[test]
+fn a_spare_that_steps_back_hands_on_the_os() {
+    loom::model(|| {
+        // The driver's lock, taken only by `try_lock`: a flag (loom's `Mutex` blocks a
+        // `try_lock` that would fail instead of failing it).
+        let driver = Arc::new(AtomicBool::new(false));
+        let in_driver = Arc::new(AtomicBool::new(false)); // worker 0's
+        let os = Arc::new(Epoll(loom::sync::Mutex::new((false, false))));
+        // Worker 0 parks until it has read the socket: in the OS poll if it gets the
+        // driver, else in `thread::park`, trying the driver again at each wake-up.
+        let w0 = {
+            let (driver, in_driver, os) = (driver.clone(), in_driver.clone(), os.clone());
+            thread::spawn(move || {
+                loop {
+                    let held = try_lock(&driver);
+                    in_driver.store(held, Ordering::SeqCst);
+                    if held {
+                        os.poll();
+                        in_driver.store(false, Ordering::SeqCst);
+                        driver.store(false, Ordering::Release);
+                        return;
+                    }
+                    thread::park();
+                }
+            })
+        };
+        // The spare holds the driver for a look (a `poll_now`, or a park whose last
+        // look found work: here a look at an empty queue), then steps back.
+        let queue = Arc::new(AtomicUsize::new(0));
+        let spare = {
+            let (driver, in_driver) = (driver.clone(), in_driver.clone());
+            let w0 = w0.thread().clone();
+            thread::spawn(move || {
+                if try_lock(&driver) {
+                    assert_eq!(queue.load(Ordering::Acquire), 0);
+                    driver.store(false, Ordering::Release);
+                }
+                if !in_driver.load(Ordering::SeqCst) {
+                    w0.unpark();
+                }
+            })
+        };
+        os.make_ready(w0.thread());
+        spare.join().unwrap();
+        w0.join().unwrap();
+    });
 }
 
 // ===== a LIFO placement that wakes a worker parked until woken (`park.rs`, "The rule") =====

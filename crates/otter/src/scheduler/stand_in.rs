@@ -30,7 +30,9 @@
 //!    has moved (its poll ended, or it spilled and streams) or it is no longer busy,
 //!    the spare wakes the calls whose deadlines it deferred, hands everything queued on
 //!    it to the injector, leaves the count, and wakes one sleeper (it may have taken a
-//!    wake-up meant for work it will not run) before it goes dormant. A runtime of `n`
+//!    wake-up meant for work it will not run) and, unless a worker waits in the OS
+//!    poll, every worker (it may have held the IO driver: `io.rs`'s invariants) before
+//!    it goes dormant. A runtime of `n`
 //!    workers runs `n` threads of processes again, plus one for each poll that holds a
 //!    worker.
 //! 5. **Shutdown.** No spare starts once the shutdown flag is set (checked under the

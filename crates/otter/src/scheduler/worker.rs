@@ -390,8 +390,10 @@ impl Worker {
                 .store(false, Ordering::Release);
         }
         // This thread may have taken a wake-up meant for work it did not run (a push
-        // that popped it as a sleeper): pass one on.
+        // that popped it as a sleeper): pass one on. It may have held the driver when
+        // a worker parked: that worker polls the OS again (`io.rs`'s invariants).
         shared.wake_one();
+        shared.hand_on_the_os(self.index);
         let (lock, wake) = &shared.dormant;
         let mut guard = lock.lock().unwrap_or_else(PoisonError::into_inner);
         let v = loop {
@@ -567,13 +569,17 @@ impl Worker {
         let me = self.index;
         // With sockets in use, the worker that gets the driver parks in the OS poll
         // (`io.rs`); it says so before it registers as sleeping, so that whoever pops
-        // it wakes it there.
+        // it wakes it there. One that found it taken tries again at each look: the
+        // holder may have stepped back since (`io.rs`'s invariants).
         let io = shared.reactor_in_use();
-        let mut driver = io.and_then(|io| io.try_driver());
-        shared.workers[me]
-            .in_driver
-            .store(driver.is_some(), Ordering::SeqCst);
+        let mut driver = None;
         let found = loop {
+            if driver.is_none() {
+                driver = io.and_then(|io| io.try_driver());
+                shared.workers[me]
+                    .in_driver
+                    .store(driver.is_some(), Ordering::SeqCst);
+            }
             shared.idle.register(me);
             // Step (2) of the parking protocol: one more look, at the queues and at
             // this worker's own LIFO slot, where the OS poll of a short sleep below
