@@ -515,6 +515,29 @@ rt_test!(
 );
 
 rt_test!(
+    a_connect_right_after_a_disconnect_makes_a_new_connection,
+    |rt: &Runtime| {
+        let (other, a, b) = two(rt);
+        let (_, rx_b) = probe(&other, &b, "inbox");
+        let (from, _rx_a) = probe(rt, &a, "from");
+        for round in 0..10 {
+            connect(rt, &a, b.name()).unwrap();
+            assert!(a.disconnect(b.name()));
+            // Not the closing connection's `Ok`: a new one, which a message crosses.
+            connect(rt, &a, b.name()).unwrap();
+            a.send_named(from, "inbox", b.name(), &Msg::Number(round))
+                .unwrap();
+            match rx_b.recv_timeout(WAIT) {
+                Ok(Msg::Number(n)) => assert_eq!(n, round),
+                other => panic!("round {round}: {other:?}"),
+            }
+            assert_eq!(a.nodes(), vec![b.name().to_string()]);
+        }
+        drop(other);
+    }
+);
+
+rt_test!(
     a_connection_that_goes_down_is_reported_on_each_side_with_why,
     |rt: &Runtime| {
         // The collector first: it keeps what comes after it is installed.

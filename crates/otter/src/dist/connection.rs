@@ -273,6 +273,19 @@ impl Connection {
         .await
     }
 
+    /// Waits until the connection has gone down (`down` wakes the waiters it took).
+    pub(crate) async fn wait_gone(&self) {
+        poll_fn(|cx| {
+            let mut s = self.state();
+            if matches!(s.phase, Phase::Gone(_)) {
+                return Poll::Ready(());
+            }
+            s.waiters.push(cx.waker().clone());
+            Poll::Pending
+        })
+        .await;
+    }
+
     /// Queues a frame for the writer; closes the connection instead if more than the
     /// hard limit waits for the peer (module docs, "Limits").
     pub(crate) fn send_frame(&self, frame: Vec<u8>) {
@@ -476,7 +489,8 @@ impl Connection {
         crate::dist::erpc::connection_down(node, self.id);
         remote::retire_connection(node, &self.peer, self.id);
         // Last: while this connection is in the table, a connection to the peer that
-        // comes up takes its place there (`setup.rs`, `decide`); it is not removed.
+        // comes up or that this node starts takes its place there (`setup.rs`); it is
+        // not removed.
         {
             let mut c = node
                 .connections

@@ -420,13 +420,20 @@ impl Node {
 
     /// Connects to `node` (`net_kernel:connect_node/1`) and waits until the handshake
     /// is done. Sends and signals to a node connect on demand as well; this is for a
-    /// caller that wants to know.
+    /// caller that wants to know. A connection this node is closing
+    /// ([`Node::disconnect`]) is let go first: a `connect` right after a `disconnect`
+    /// makes a new connection, as Erlang's does.
     pub async fn connect(&self, node: &str) -> Result<(), ConnectError> {
         let Some(peer) = Atom::try_new(node) else {
             return Err(ConnectError::BadName(node.to_string()));
         };
-        let conn = connection::get_or_connect(&self.shared, &peer);
-        conn.wait_up().await
+        loop {
+            let conn = connection::get_or_connect(&self.shared, &peer);
+            if conn.closed_here().is_none() {
+                return conn.wait_up().await;
+            }
+            conn.wait_gone().await;
+        }
     }
 
     /// Closes the connection to `node` (`erlang:disconnect_node/1`); its links and

@@ -16,13 +16,18 @@ use crate::net::TcpStream;
 use crate::process::Context;
 use crate::timer::timeout;
 
-/// The connection to `peer`, started if there is none.
+/// The connection to `peer`, started if there is none. One that has gone down but is
+/// still in the table (its `down` is telling its links and monitors) counts as none,
+/// as it does for an accepted attempt: a `Node::connect` right after a connection's
+/// loss, or a send, starts a new one instead of getting the old one's error.
 pub(crate) fn get_or_connect(node: &Arc<NodeShared>, peer: &Atom) -> Arc<Connection> {
     let mut c = node
         .connections
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
-    if let Some(conn) = c.get(peer) {
+    if let Some(conn) = c.get(peer)
+        && !conn.is_gone()
+    {
         return conn.clone();
     }
     let conn = Connection::new(node, peer.clone());
