@@ -419,10 +419,8 @@ impl Node {
     }
 
     /// Connects to `node` (`net_kernel:connect_node/1`) and waits until the handshake
-    /// is done. Sends and signals to a node connect on demand as well; this is for a
-    /// caller that wants to know. A connection this node is closing
-    /// ([`Node::disconnect`]) is let go first: a `connect` right after a `disconnect`
-    /// makes a new connection, as Erlang's does.
+    /// is done; right after [`Node::disconnect`], a new connection, as in Erlang. Sends
+    /// and signals connect on demand as well; this is for a caller that wants to know.
     pub async fn connect(&self, node: &str) -> Result<(), ConnectError> {
         let Some(peer) = Atom::try_new(node) else {
             return Err(ConnectError::BadName(node.to_string()));
