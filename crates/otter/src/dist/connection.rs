@@ -259,31 +259,34 @@ impl Connection {
 
     /// Waits until the handshake is done or has failed.
     pub(crate) async fn wait_up(&self) -> Result<(), ConnectError> {
+        self.wait_for(|phase| match phase {
+            Phase::Up => Some(Ok(())),
+            Phase::Gone(e) => Some(Err(e.clone())),
+            Phase::Pending => None,
+        })
+        .await
+    }
+
+    /// Waits until the connection has gone down.
+    pub(crate) async fn wait_gone(&self) {
+        self.wait_for(|phase| matches!(phase, Phase::Gone(_)).then_some(()))
+            .await;
+    }
+
+    /// Waits until `ready` answers for the phase; the waiters are woken at each change
+    /// of it (`set_up`, `down`).
+    async fn wait_for<R>(&self, ready: impl Fn(&Phase) -> Option<R>) -> R {
         poll_fn(|cx| {
             let mut s = self.state();
-            match &s.phase {
-                Phase::Up => Poll::Ready(Ok(())),
-                Phase::Gone(e) => Poll::Ready(Err(e.clone())),
-                Phase::Pending => {
+            match ready(&s.phase) {
+                Some(r) => Poll::Ready(r),
+                None => {
                     s.waiters.push(cx.waker().clone());
                     Poll::Pending
                 }
             }
         })
         .await
-    }
-
-    /// Waits until the connection has gone down (`down` wakes the waiters it took).
-    pub(crate) async fn wait_gone(&self) {
-        poll_fn(|cx| {
-            let mut s = self.state();
-            if matches!(s.phase, Phase::Gone(_)) {
-                return Poll::Ready(());
-            }
-            s.waiters.push(cx.waker().clone());
-            Poll::Pending
-        })
-        .await;
     }
 
     /// Queues a frame for the writer; closes the connection instead if more than the

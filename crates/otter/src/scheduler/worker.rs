@@ -574,8 +574,11 @@ impl Worker {
         let io = shared.reactor_in_use();
         let mut driver = None;
         let found = loop {
-            if driver.is_none() {
-                driver = io.and_then(|io| io.try_driver());
+            // Without sockets `in_driver` stays clear (it is cleared as each park ends).
+            if driver.is_none()
+                && let Some(io) = io
+            {
+                driver = io.try_driver();
                 shared.workers[me]
                     .in_driver
                     .store(driver.is_some(), Ordering::SeqCst);
