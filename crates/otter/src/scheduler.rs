@@ -119,9 +119,6 @@ pub(crate) struct Remote {
     pub(crate) stood_in_for: AtomicBool,
     /// A spare's slot: the worker it stands in for, or [`stand_in::DORMANT`].
     pub(crate) standing_in: AtomicUsize,
-    /// Deadlines of calls waiting on this worker, not yet armed (`timer/deferred.rs`):
-    /// only this worker writes them; the watchdog reads them when the worker is held.
-    pub(crate) deferred: crate::timer::deferred::DeferredDeadlines,
     /// Introspection's counters, written by this worker alone (`introspect.rs`).
     pub(crate) stats: crate::introspect::WorkerStats,
     thread: OnceLock<Thread>,
@@ -422,7 +419,6 @@ impl Shared {
                     deep: crate::loom::AtomicBool::new(false),
                     stood_in_for: AtomicBool::new(false),
                     standing_in: AtomicUsize::new(stand_in::DORMANT),
-                    deferred: Default::default(),
                     stats: Default::default(),
                     thread: OnceLock::new(),
                 })

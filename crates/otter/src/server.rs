@@ -108,7 +108,7 @@
 //!   `proc_lib` consumes it.
 
 mod name;
-mod reply;
+pub(crate) mod reply;
 mod run;
 mod system;
 pub(crate) mod untyped;

@@ -31,7 +31,9 @@ use std::task::{Context as TaskContext, Poll, Waker};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::pid::RawPid;
 use alarm::Alarm;
+use deferred::DeferredDeadlines;
 use shard::{NEVER, Shard};
 use wheel::Key;
 
@@ -73,6 +75,8 @@ pub(crate) struct Timer {
 #[derive(Debug)]
 pub(crate) struct Lane {
     shard: Shard<Action>,
+    /// The deadlines of calls this lane's worker has not armed yet (`timer/deferred.rs`).
+    deferred: DeferredDeadlines,
     start: Instant,
     timer: Weak<Timer>,
     index: u32,
@@ -165,6 +169,7 @@ impl Timer {
                 .map(|i| {
                     Arc::new(Lane {
                         shard: Shard::new(),
+                        deferred: DeferredDeadlines::default(),
                         start,
                         timer: me.clone(),
                         index: i as u32,
@@ -177,6 +182,13 @@ impl Timer {
             name,
             simulated,
         })
+    }
+
+    /// The deadlines worker slot `lane` deferred (`timer/deferred.rs`): the watchdog
+    /// reads them when that worker is held, and a turn is renewed in place only while
+    /// there are none.
+    pub(crate) fn deferred(&self, lane: usize) -> &DeferredDeadlines {
+        &self.lanes[lane].deferred
     }
 
     /// The earliest deadline filed, in milliseconds since the timer's start; `None`
@@ -365,6 +377,46 @@ pub(crate) fn sleep_here(deadline: Instant) -> Sleep {
         Some(t) => t.sleep(deadline),
         None => global().sleep(deadline),
     })
+}
+
+/// This worker's deferred deadlines (`timer/deferred.rs`), if this thread is a worker.
+/// `try_with`: a call's future may be dropped while this thread's locals are torn down
+/// (a runtime's last reference let go there).
+#[inline]
+fn with_deferred<T>(f: impl FnOnce(&DeferredDeadlines) -> T) -> Option<T> {
+    WORKER_TIMER
+        .try_with(|t| {
+            let t = t.borrow();
+            Some(f(&t.as_ref()?.lanes[LANE.with(Cell::get).1].deferred))
+        })
+        .ok()
+        .flatten()
+}
+
+/// Lists the deadline of call `tag` of the slot at `slot` (its address, never
+/// dereferenced), made by process `pid`, on this worker instead of arming a timer: the
+/// call arms it later if it still waits ([`flush_deferred`], or the watchdog's look at
+/// a held worker). False on a thread that is not a worker, or with the list full.
+#[inline]
+pub(crate) fn defer(pid: RawPid, slot: usize, tag: u64) -> bool {
+    with_deferred(|d| d.push(pid, slot, tag)).unwrap_or(false)
+}
+
+/// Takes the deadline of call `tag` of the slot at `slot` out of this worker's list,
+/// if it is among the last few: the call ended before its flush. It is nearly always
+/// the last one deferred; one not found (deferred on another worker, or behind many
+/// calls started at once) costs its process one needless wake-up at a flush.
+#[inline]
+pub(crate) fn undefer(slot: usize, tag: u64) {
+    with_deferred(|d| d.remove(slot, tag));
+}
+
+/// Wakes, through `wake`, the callers whose deadlines have lived through one flush
+/// already (`all`: every one, before the worker parks and no flush may come for a long
+/// time), so that each call still waiting arms its own timer at its next poll
+/// (`server/reply.rs`); the others are marked for the next flush. Whether it woke any.
+pub(crate) fn flush_deferred(all: bool, wake: impl FnMut(RawPid)) -> bool {
+    with_deferred(|d| d.flush(all, wake)).unwrap_or(false)
 }
 
 fn run(timer: Weak<Timer>) {

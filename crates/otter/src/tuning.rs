@@ -226,7 +226,7 @@ pub(crate) const SENDER_TURN_RENEWED: u32 = 8 * BUDGET;
 pub(crate) const REMOVE_LOOKS: usize = 8;
 
 /// Reply slots a worker keeps for the next call to the same server, each with its
-/// watcher still on that server (`server/reply.rs`, `scheduler/context.rs`). A call that
+/// watcher still on that server (`server/reply.rs`, `server/reply/kept.rs`). A call that
 /// finds one costs no allocation and no lock on the server; the price is at most this
 /// many idle watchers per worker on the servers last called from it. Trades calls to a
 /// rotating set of servers (more than this many: each call then takes the server's lock

@@ -160,7 +160,7 @@ impl<M> Owner<M> {
 
     /// [`Owner::budget_spent`] for a send (`Context::send`): a turn renewed in place
     /// goes on with the poll's send count and lasts `SENDER_TURN_RENEWED` units
-    /// (`scheduler/context.rs`).
+    /// (`coop.rs`).
     #[cold]
     #[inline(never)]
     pub(crate) fn send_budget_spent(&self) -> bool {

@@ -10,7 +10,7 @@
 //!
 //! # Which send, when
 //!
-//! Every send of a process takes one unit of its turn's budget (`scheduler/context.rs`:
+//! Every send of a process takes one unit of its turn's budget (`coop.rs`:
 //! it is counted in the poll's send count, which the stream cache keeps anyway, so a
 //! plain send costs nothing more). The two forms differ only in whether they may yield:
 //!

@@ -175,7 +175,9 @@ impl Watch {
             if self.woke_deferred[v] != ticks {
                 self.woke_deferred[v] = ticks;
                 // From this thread, each goes to the injector.
-                w.deferred
+                shared
+                    .timer
+                    .deferred(v)
                     .callers(|pid| crate::process::waker::waker(pid).wake());
             }
             // Everything queued behind the poll, oldest first: the LIFO process was

@@ -56,6 +56,15 @@ pub(crate) fn spills_at(sent: u32) -> bool {
     sent & (SPILL_INTERVAL - 1) == SPILL_AFTER_SENDS
 }
 
+/// Wakes the calls whose deadlines this worker deferred and that have lived through a
+/// flush (`all`: every one): each arms its own timer at its next poll
+/// (`timer/deferred.rs`). What it wakes lands in this worker's queues.
+#[cold]
+#[inline(never)]
+pub(crate) fn flush_deferred(all: bool) -> bool {
+    crate::timer::flush_deferred(all, |pid| crate::process::waker::waker(pid).wake())
+}
+
 /// A new turn in place for the running process, whose budget is spent, if this worker
 /// has nothing else to run: the shutdown has not begun, the LIFO slot, the local queue
 /// and the spawn stack are empty and so is the injector, and no call waits with a deadline deferred
@@ -78,7 +87,7 @@ pub(crate) fn renew_turn(shared: &Shared) -> bool {
         || !me.spawned.is_empty()
         || !shared.injector.is_empty()
         // Calls waiting with deferred deadlines need the flushes of `next_task`.
-        || !me.deferred.is_empty()
+        || !shared.timer.deferred(i).is_empty()
         // A simulation chooses among every runnable process at each turn (`sim.rs`).
         || shared.simulated.is_some()
     {
@@ -200,7 +209,7 @@ impl Worker {
                     // No flush may come for a long time: every call with a deferred
                     // deadline that still waits is woken to arm its timer, here, before
                     // this worker parks (what it woke is in this worker's queues).
-                    if context::flush_deferred(true) {
+                    if flush_deferred(true) {
                         continue;
                     }
                     let found = self.park();
@@ -371,7 +380,7 @@ impl Worker {
         crate::introspect::flush(&me.stats);
         // Calls whose deadlines this worker deferred arm their timers (what that wakes
         // lands in this worker's queues, handed on next).
-        context::flush_deferred(true);
+        flush_deferred(true);
         while let Some(t) = me.lifo.take().or_else(|| me.local.pop()) {
             shared.inject(t);
         }
@@ -441,7 +450,7 @@ impl Worker {
         if self.tick.is_multiple_of(GLOBAL_INTERVAL) {
             crate::introspect::flush(&me.stats);
             // Calls that still wait since the flush before are woken to arm their timers.
-            context::flush_deferred(false);
+            flush_deferred(false);
             // Sockets are served while every worker is busy (`io.rs`). What the events
             // wake lands in this worker's queues, so the worker polls while they have
             // room for a poll's worth (`IO_EVENTS`): a queue fuller than

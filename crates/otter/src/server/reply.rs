@@ -21,7 +21,7 @@
 //! 3. **A slot serves the next call only when nothing of the last is left.** When a
 //!    plain call ends and the only references to its slot are the caller's and its
 //!    watcher's (no `ReplyTo` anywhere: answered and dropped, or dropped unanswered),
-//!    the slot goes to the worker's kept slots (`scheduler/context.rs`, at most
+//!    the slot goes to the worker's kept slots (`reply/kept.rs`, at most
 //!    `CALL_SLOTS_PER_WORKER`, the oldest let go first), its watcher still on the
 //!    server. The worker's next call to that server (same reply type) takes it, bumps
 //!    the tag and sets `WAITING`: no allocation, no lock on the server. So a `ReplyTo`
@@ -89,10 +89,10 @@ use crate::loom::full_fence;
 use crate::monitor::{CallWatch, Notify, Watcher};
 use crate::pid::RawPid;
 use crate::process::bonds;
-use crate::scheduler::context::{self, PooledSlot};
 use crate::timer::Sleep;
 use crate::tuning::DEFER_TIMER_AFTER;
 
+pub(crate) mod kept;
 mod outcome;
 
 use outcome::{Answer, OutcomeCell};
@@ -373,7 +373,7 @@ impl<R: Send + 'static> Pending<R> {
     pub(crate) fn call(target: RawPid, waker: Waker) -> (Pending<R>, ReplyTo<R>) {
         let caller = crate::process::waker::pid_of(&waker).map_or(NO_CALLER, RawPid::to_bits);
         let mut waker = Some(waker);
-        while let Some((slot, id)) = context::take_call_slot::<Slot<R>>(target) {
+        while let Some((slot, id)) = kept::take::<Slot<R>>(target) {
             if !slot.watched.load(Ordering::Relaxed) {
                 // Its server has exited and taken the watcher: let go of it.
                 continue;
@@ -521,7 +521,7 @@ impl<R: Send + 'static> Drop for Pending<R> {
         {
             // Most calls end on the worker that deferred their deadline, before its
             // flush: the entry goes now, and the flush has no wake-up to make for it.
-            context::undefer(Arc::as_ptr(slot).addr(), self.tag);
+            crate::timer::undefer(Arc::as_ptr(slot).addr(), self.tag);
         }
         if !self.done {
             // Abandoned (timeout of our own `Sleep` aside, the call future was dropped):
@@ -541,7 +541,7 @@ impl<R: Send + 'static> Drop for Pending<R> {
                 if Arc::strong_count(&slot) == 2 {
                     std::sync::atomic::fence(Ordering::Acquire);
                     // Moved, not cloned: a `Pending` is dropped once.
-                    context::keep_call_slot(PooledSlot {
+                    kept::keep(kept::KeptSlot {
                         server: target,
                         id,
                         slot,
@@ -585,7 +585,7 @@ impl<R: Send + 'static> Future for Wait<R> {
             if !p.deferred
                 && timeout >= DEFER_TIMER_AFTER
                 && let Some(pid) = crate::process::waker::pid_of(cx.waker())
-                && context::defer(pid, Arc::as_ptr(p.slot()).addr(), p.tag)
+                && crate::timer::defer(pid, Arc::as_ptr(p.slot()).addr(), p.tag)
             {
                 // Polled again while it still waits (the worker's flush, or the
                 // watchdog's look at a held worker, asks for that): the timer is armed

@@ -122,7 +122,7 @@ impl Simulation {
             for i in 0..self.nodes.len() {
                 if self.nodes[i].shared.is_some() {
                     self.switch(i);
-                    woke |= context::flush_deferred(true);
+                    woke |= crate::scheduler::worker::flush_deferred(true);
                     crate::introspect::flush(
                         &self.nodes[i].shared.as_ref().expect("up").workers[0].stats,
                     );

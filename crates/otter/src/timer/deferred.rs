@@ -4,15 +4,16 @@
 //! flushes it and says how to wake a caller.
 //!
 //! A call with a long timeout (`server/reply.rs`, `DEFER_TIMER_AFTER`) does not put its
-//! deadline in the timer wheel: it leaves an entry here, in its worker's slot, and takes
+//! deadline in the timer wheel: it leaves an entry here, in its worker's lane, and takes
 //! it out when it ends, nearly always before the worker's next flush (every
 //! `GLOBAL_INTERVAL` polls, and before it parks). A call still waiting at the second
 //! flush after it is woken, and that poll arms its own timer, the timeout from then.
 //!
-//! The entries live in the worker's slot (`Remote::deferred`, `scheduler.rs`), not in a
-//! thread-local, so that the watchdog thread can read them: a worker held by one long
-//! poll (a process that computes without awaiting) makes no flush until that poll ends,
-//! and its callers would time out only after it. The watchdog's look that finds the
+//! The entries live in the worker's lane of the timer (`Timer::deferred`, reached on the
+//! worker through `timer.rs`'s thread-local), not in a thread-local of their own, so
+//! that the watchdog thread can read them: a worker held by one long poll (a process
+//! that computes without awaiting) makes no flush until that poll ends, and its callers
+//! would time out only after it. The watchdog's look that finds the
 //! worker held wakes every caller listed here; each arms its own timer on whichever
 //! thread runs it next (another worker or a spare, when one is free: not behind a poll
 //! that streams, which gets no spare, nor while every thread is held). A worker that
@@ -62,8 +63,10 @@ struct Entry {
     tag: AtomicU64,
 }
 
-/// A worker's deferred deadlines (module docs).
+/// A worker's deferred deadlines (module docs). Aligned to two cache lines: its worker writes the length at every call, and the
+/// lane's shard beside it is locked by other threads (`timer/shard.rs`).
 #[derive(Debug)]
+#[repr(align(128))]
 pub(crate) struct DeferredDeadlines {
     entries: Box<[Entry]>,
     len: AtomicUsize,
