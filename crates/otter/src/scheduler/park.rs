@@ -40,7 +40,8 @@
 //!    runs what it finds;
 //! 1. stops counting itself as searching, then registers as sleeping (under the
 //!    `sleepers` lock; `num_sleeping` + 1, `SeqCst`);
-//! 2. issues a `SeqCst` fence and looks at every queue once more;
+//! 2. issues a `SeqCst` fence and looks at every queue once more, its own LIFO slot
+//!    included (where the OS poll of a short sleep wakes what it found);
 //! 3. parks only if that look found nothing.
 //!
 //! A thread that made work available (pushed onto a queue) issues a `SeqCst` fence and
@@ -72,14 +73,10 @@
 //! worker here (`Idle::activate`) until it goes dormant. A worker that wakes from its
 //! park tells the thread, which dozes while every worker sleeps (`doze.rs`).
 //!
-//! The loom model `tests/loom_park.rs` runs steps (0)–(3) against a pusher, with
-//! `thread::park` for real: a lost wake-up is a deadlock loom reports. Its driver models
-//! run the worker that parks in the OS poll while another worker's LIFO slot is
-//! occupied: the short sleep's poll wakes a process into the worker's own slot, and
-//! step (2)'s look at that slot is what keeps the worker from polling for readiness it
-//! already collected (without the look, the model finds the interleaving). Its deep-park
-//! model races two placements and the waking worker for one park: it is uncounted
-//! exactly once.
+//! The loom model `tests/loom_park.rs` runs steps (0)–(3) against a pusher with
+//! `thread::park` for real (a lost wake-up is a deadlock loom reports), and the OS
+//! poll's short sleep, the deep park's claim and a spare stepping back; ARCHITECTURE.md's
+//! loom table says what each model catches.
 //!
 //! # The idle word
 //!
