@@ -77,11 +77,10 @@ pub(super) async fn serve<S: Server>(
                     me.taken = Some(message);
                     break 'main ExitReason::Normal;
                 }
+                // `catch`, not `catch_in::<false, _>`, which `handle` calls too (its docs).
                 let flow = match message {
-                    ServerMsg::Call(request) => {
-                        catch_in::<false, _>(state.handle_call(request, &mut cx)).await
-                    }
-                    ServerMsg::Cast(m) => catch_in::<false, _>(state.handle_cast(m, &mut cx)).await,
+                    ServerMsg::Call(request) => catch(state.handle_call(request, &mut cx)).await,
+                    ServerMsg::Cast(m) => catch(state.handle_cast(m, &mut cx)).await,
                     other => {
                         handled = handle::<S, false>(&mut state, other, &mut me, &mut cx).await;
                         continue 'main;
@@ -120,7 +119,9 @@ pub(super) async fn serve<S: Server>(
 /// instance of that debug loop: a function of its own, so that the main loop's has
 /// one caller and stays inlined into it, and so do its callees (callgrind, `pingpong
 /// style=server`: a callee with two callers was not inlined, and each message cost a
-/// few dozen instructions more).
+/// few dozen instructions more). For the same reason the main loop wraps its calls and
+/// casts in `catch`, not in this function's `catch_in::<false, _>`: shared, it was
+/// out of line, 23 instructions a server round trip (docs/design/0048).
 pub(super) async fn handle<S: Server, const DEBUGGED: bool>(
     state: &mut S,
     message: ServerMsg<S>,
