@@ -199,7 +199,7 @@ where
             w.wake();
         }
     });
-    match crate::scheduler::context::current_blocking_pool() {
+    match crate::runtime::context::current_blocking_pool() {
         Some(pool) => pool.submit(job),
         None => {
             std::thread::spawn(job);

@@ -463,6 +463,7 @@ impl Processes {
         }
         self.next = stop;
         self.rt
+            .services
             .registry
             .fill_names(self.buffer.iter_mut().map(|i| (i.pid.0, &mut i.name)));
         true
@@ -649,7 +650,7 @@ impl Handle {
 
 fn info_with_name(rt: &Shared, pid: RawPid) -> Option<ProcessInfo> {
     let mut info = read(rt, pid)?;
-    info.name = rt.registry.name_of(pid);
+    info.name = rt.services.registry.name_of(pid);
     Some(info)
 }
 

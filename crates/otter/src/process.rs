@@ -366,7 +366,8 @@ impl<M: Send + 'static> Context<M> {
         if !cell::mark_registered(pid.raw, rt) {
             return Err(RegisterError::NotAlive);
         }
-        rt.registry
+        rt.services
+            .registry
             .insert(name.into(), pid.raw, TypeId::of::<N>(), || {
                 cell::is_running(pid.raw)
             })
@@ -384,7 +385,7 @@ impl<M: Send + 'static> Context<M> {
     /// assert_eq!(r.unwrap(), (true, false, None));
     /// ```
     pub fn unregister(&self, name: &str) -> bool {
-        self.runtime().registry.remove_name(name).is_some()
+        self.runtime().services.registry.remove_name(name).is_some()
     }
 
     /// The pid registered as `name` with message type `N` (Erlang's `whereis/1`); `None`
@@ -399,12 +400,16 @@ impl<M: Send + 'static> Context<M> {
     /// assert_eq!(r.unwrap(), (true, None));
     /// ```
     pub fn whereis<N: 'static>(&self, name: &str) -> Option<Pid<N>> {
-        self.runtime().registry.whereis(name)
+        self.runtime().services.registry.whereis(name)
     }
 
     /// The process registered as `name`, whatever its message type.
     pub(crate) fn name_holder(&self, name: &str) -> Option<crate::ProcessId> {
-        self.runtime().registry.holder(name).map(crate::ProcessId)
+        self.runtime()
+            .services
+            .registry
+            .holder(name)
+            .map(crate::ProcessId)
     }
 
     /// The handle of this process's runtime: to spawn, look up and send to names from
@@ -426,7 +431,7 @@ impl<M: Send + 'static> Context<M> {
     /// If called off its runtime's workers (a `Context` moved to a plain thread).
     pub fn handle(&self) -> crate::Handle {
         let shared = self.runtime();
-        match crate::scheduler::context::current_shared() {
+        match crate::runtime::context::current_shared() {
             Some(s) if std::ptr::eq(Arc::as_ptr(&s), shared) => crate::Handle::of(s),
             _ => panic!("otter: Context::handle called off its runtime's workers"),
         }
@@ -446,7 +451,7 @@ impl<M: Send + 'static> Context<M> {
         name: &str,
         message: N,
     ) -> Result<(), crate::SendError<N>> {
-        self.runtime().registry.send_named(name, message)
+        self.runtime().services.registry.send_named(name, message)
     }
 
     /// Monitors `pid` (Erlang's `monitor(process, Pid)`): when it exits, this process
@@ -724,6 +729,7 @@ impl<M: Send + 'static> Context<M> {
             .owner
             .runtime()
             .expect("otter: timer used by a process whose runtime has shut down")
+            .services
             .timer
     }
 

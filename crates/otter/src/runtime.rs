@@ -1,10 +1,36 @@
 //! A runtime's public face: [`Builder`], [`Runtime`] and [`Handle`]. What runs behind
-//! them (the workers, their queues, parking, the watchdog and the shutdown's steps) is
-//! the scheduler's (`scheduler.rs`); this module configures it, starts its threads,
-//! runs a root process for `block_on`, and stops it on drop.
+//! them (the workers, their queues, parking, the watchdog) is the scheduler's
+//! (`scheduler.rs`); what the runtime gives its processes besides running them is
+//! `runtime/services.rs`'s, and which runtime's worker a thread is, `runtime/context.rs`'s.
+//! This module configures the runtime, starts its threads, runs a root process for
+//! `block_on`, and stops it on drop.
+//!
+//! # Shutdown
+//!
+//! Dropping the `Runtime` runs [`shut_down`]:
+//!
+//! 1. Set the shutdown flag, wait for spawns from outside that are in progress, stop
+//!    and join the watchdog thread (`scheduler/watchdog.rs`), and wake every worker;
+//!    each returns after its current poll, or after the LIFO chain that poll is part of.
+//! 2. Join the workers; then, under the `spares` lock (no spare starts after the flag),
+//!    take the spare threads, wake the dormant ones and join them all
+//!    (`scheduler/stand_in.rs`); then stop the timer thread (dropping pending timers)
+//!    and the blocking pool.
+//! 3. End every process that is still alive (`process::harness::shutdown_processes`):
+//!    retire its slot, wait for in-flight senders to leave, send its links and monitors
+//!    the reason `Killed` (only watchers on other runtimes, or calls from outside any,
+//!    still hear it), drop its future (its `Context` and everything it owns), release it.
+//! 4. Drop the queues (which own nothing) and the shared state.
+//!
+//! A thread cannot join itself: a `Runtime` dropped on one of its own threads (by a
+//! process it runs, or by the timer thread dropping a message that holds it) sets the
+//! flag and hands steps 1–4 to a new thread, `otter-shutdown`; if that thread cannot
+//! start, the runtime is leaked, not freed under a live pid.
 
+pub(crate) mod context;
 mod handle;
 pub(crate) mod root;
+pub(crate) mod services;
 
 pub use handle::Handle;
 
@@ -16,10 +42,11 @@ use std::time::Duration;
 use crate::Context;
 use crate::error::BuildError;
 use crate::exit::ExitReason;
+use crate::scheduler::Shared;
 use crate::scheduler::park::MAX_THREADS;
 use crate::scheduler::watchdog::Watchdog;
-use crate::scheduler::{Shared, context};
 use root::{Root, RootSlot};
+use services::Services;
 
 /// Configures and starts a [`Runtime`].
 ///
@@ -142,14 +169,14 @@ impl Builder {
             Some(n) => n,
             None => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
         };
-        let shared = Arc::new(Shared::new(
-            n,
+        let services = Services::new(
+            2 * n,
             &self.name,
-            self.busy_wait,
             #[cfg(feature = "tokio")]
             self.tokio_context,
             None,
-        ));
+        );
+        let shared = Arc::new(Shared::new(n, &self.name, self.busy_wait, services));
         let mut threads = Vec::with_capacity(n);
         for i in 0..n {
             match shared.start_worker(i) {
@@ -285,7 +312,7 @@ impl Runtime {
 }
 
 impl Drop for Runtime {
-    /// Shuts the runtime down (`scheduler.rs`'s module docs, "Shutdown"). On one of the runtime's own
+    /// Shuts the runtime down (the module docs, "Shutdown"). On one of the runtime's own
     /// threads (a worker, when a process drops the `Runtime` it runs on, or the timer
     /// thread, when a timer drops a message that holds it) the joins would wait for
     /// the calling thread itself: the shutdown begins at once and finishes on a thread
@@ -295,10 +322,10 @@ impl Drop for Runtime {
         let shared = self.shared.clone();
         let threads = std::mem::take(&mut self.threads);
         let own_thread = context::current_index(Arc::as_ptr(&shared)).is_some()
-            || shared.timer.is_current_thread();
+            || shared.services.timer.is_current_thread();
         if !own_thread {
             crate::unwind::abort_on_unwind("the runtime's shutdown", || {
-                shared.shut_down(threads);
+                shut_down(&shared, threads);
             });
             return;
         }
@@ -308,7 +335,7 @@ impl Drop for Runtime {
             .name("otter-shutdown".into())
             .spawn(move || {
                 crate::unwind::abort_on_unwind("the runtime's shutdown", || {
-                    reaper.shut_down(threads);
+                    shut_down(&reaper, threads);
                 });
             });
         if spawned.is_err() {
@@ -320,4 +347,14 @@ impl Drop for Runtime {
             std::mem::forget(shared);
         }
     }
+}
+
+/// The shutdown's steps (module docs), on a thread that is none of the runtime's:
+/// `threads` are the workers'.
+pub(crate) fn shut_down(shared: &Shared, threads: Vec<JoinHandle<()>>) {
+    shared.stop_threads(threads);
+    shared.services.timer.shutdown();
+    shared.services.blocking.shutdown();
+    crate::process::harness::shutdown_processes(shared);
+    shared.drop_queued();
 }

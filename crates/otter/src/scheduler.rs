@@ -39,30 +39,7 @@
 //! Which placement wakes an idle worker, and why a LIFO placement nearly never does, is
 //! `park.rs`'s rule ("The rule").
 //!
-//! # Shutdown
-//!
-//! Dropping the `Runtime` (`runtime.rs`) runs [`Shared::shut_down`]:
-//!
-//! 1. Set the shutdown flag, wait for spawns from outside that are in progress, stop
-//!    and join the watchdog thread (`scheduler/watchdog.rs`), and wake every worker;
-//!    each returns after its current poll, or after the LIFO chain that poll is part of
-//!    (at most `MAX_LIFO_POLLS` + 1 polls: `Worker::run_chain`).
-//! 2. Join the workers; then, under the `spares` lock (no spare starts after the flag),
-//!    take the spare threads, wake the dormant ones and join them all
-//!    (`scheduler/stand_in.rs`); then stop the timer thread (dropping pending timers)
-//!    and the blocking pool.
-//! 3. End every process that is still alive (`process::harness::shutdown_processes`):
-//!    retire its slot, wait for in-flight senders to leave, send its links and monitors
-//!    the reason `Killed` (only watchers on other runtimes, or calls from outside any,
-//!    still hear it), drop its future (its `Context` and everything it owns), release it.
-//! 4. Drop the queues (which own nothing) and the shared state.
-//!
-//! A thread cannot join itself: a `Runtime` dropped on one of its own threads (by a
-//! process it runs, or by the timer thread dropping a message that holds it) sets the
-//! flag and hands steps 1–4 to a new thread, `otter-shutdown`; if that thread cannot
-//! start, the runtime is leaked, not freed under a live pid.
 
-pub(crate) mod context;
 pub(crate) mod doze;
 mod held;
 pub(crate) mod park;
@@ -78,8 +55,9 @@ use std::thread::{JoinHandle, Thread};
 use std::time::Duration;
 
 use crate::io::reactor::Reactor;
-use crate::process::harness::{self, Task};
-use crate::timer::Timer;
+use crate::process::harness::Task;
+use crate::runtime::context;
+use crate::runtime::services::Services;
 use park::Idle;
 use queue::{Injector, LifoSlot, Local};
 
@@ -152,51 +130,18 @@ pub(crate) struct Shared {
     shutdown: AtomicBool,
     /// Spawns from outside the workers in progress (shutdown waits for them).
     pub(crate) outside_spawns: AtomicUsize,
-    pub(crate) timer: Arc<Timer>,
-    pub(crate) registry: crate::registry::Registry,
-    pub(crate) servers: crate::server::untyped::Servers, // reached by pid alone
-    /// Introspection's runtime counters and coarse clock (`introspect.rs`).
-    pub(crate) stats: crate::introspect::RuntimeStats,
-    /// Whether a distribution node runs on this runtime (one at most).
-    pub(crate) has_node: std::sync::atomic::AtomicBool,
-    /// The reactor, created with the first socket (`io.rs`).
+    /// The reactor, created with the first socket (`runtime/context.rs`,
+    /// `current_reactor`): where workers park while sockets are in use (`io.rs`).
     pub(crate) io: OnceLock<Arc<Reactor>>,
-    /// The blocking pool (`blocking.rs`); no thread until its first job.
-    pub(crate) blocking: Arc<crate::blocking::Pool>,
     /// How long a worker out of work searches before it may park ([`Builder::busy_wait`]).
     pub(crate) busy_wait: Duration,
-    /// Whether process threads enter tokio's context ([`Builder::tokio_context`]).
-    #[cfg(feature = "tokio")]
-    pub(crate) tokio_context: bool,
-    /// A simulation's runtime (`sim.rs`): no thread of its own, a timer on the
-    /// simulated clock, no sockets, blocking jobs run inline, no turn renewed in place.
-    /// Boxed: a normal runtime's `Shared` carries one word for it.
-    pub(crate) simulated: Option<Box<crate::sim::nodes::Simulated>>,
+    /// What the runtime gives its processes besides running them (`runtime/services.rs`).
+    pub(crate) services: Services,
 }
 
 impl Shared {
     pub(crate) fn is_shutdown(&self) -> bool {
         self.shutdown.load(Ordering::Acquire)
-    }
-
-    /// The reactor, created now if this is the runtime's first socket.
-    pub(crate) fn reactor(&self) -> std::io::Result<Arc<Reactor>> {
-        if self.simulated.is_some() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::Unsupported,
-                "otter: a Simulation's runtime has no reactor: its sockets are its network's",
-            ));
-        }
-        if let Some(r) = self.io.get() {
-            return Ok(r.clone());
-        }
-        let r = Arc::new(Reactor::new(
-            crate::tuning::IO_EVENTS,
-            crate::tuning::IO_FEW_EVENTS,
-        )?);
-        // Two first sockets at once: one reactor wins, the other is dropped unused.
-        let _ = self.io.set(r);
-        Ok(self.io.get().expect("set above").clone())
     }
 
     /// The reactor, if one is in use: what a worker polls.
@@ -275,7 +220,7 @@ impl Shared {
                 }
             }
             None => {
-                self.stats.spawned_outside();
+                self.services.stats.spawned_outside();
                 self.inject(task);
             }
         }
@@ -316,7 +261,7 @@ impl Shared {
         // A debug build's check only (the tests'): in a release build it changed the
         // inlining around every schedule (docs/design/0045).
         #[cfg(debug_assertions)]
-        if let Some(sim) = &self.simulated {
+        if let Some(sim) = &self.services.simulated {
             sim.note_outside_wake();
         }
         self.injector.push(task);
@@ -389,22 +334,9 @@ impl Shared {
     }
 
     /// The state of a runtime of `n` workers (at most `MAX_THREADS`) whose threads are
-    /// named after `name`; no thread started yet. `simulated`: for one node of a
-    /// simulation (`sim.rs`, one worker), the start of its clock, its network and the
-    /// node's address.
-    pub(crate) fn new(
-        n: usize,
-        name: &str,
-        busy_wait: Duration,
-        #[cfg(feature = "tokio")] tokio_context: bool,
-        simulated: Option<(
-            std::time::Instant,
-            Arc<crate::io::network::Network>,
-            std::net::Ipv4Addr,
-        )>,
-    ) -> Shared {
-        let timer_name = format!("{}-timer", name);
-        let blocking_name = format!("{}-blocking", name);
+    /// named after `name`, with its `services` (built for `2 * n` worker slots); no
+    /// thread started yet.
+    pub(crate) fn new(n: usize, name: &str, busy_wait: Duration, services: Services) -> Shared {
         Shared {
             workers: (0..2 * n)
                 .map(|_| Remote {
@@ -432,24 +364,9 @@ impl Shared {
             idle: Idle::new(n),
             shutdown: AtomicBool::new(false),
             outside_spawns: AtomicUsize::new(0),
-            timer: match &simulated {
-                Some((start, _, _)) => Timer::simulated(timer_name, 2 * n, *start),
-                None => Timer::new(timer_name, 2 * n),
-            },
-            registry: Default::default(),
-            servers: Default::default(),
-            stats: Default::default(),
-            has_node: Default::default(),
             io: OnceLock::new(),
-            blocking: Arc::new(match &simulated {
-                Some(_) => crate::blocking::Pool::inline(blocking_name),
-                None => crate::blocking::Pool::new(blocking_name),
-            }),
             busy_wait,
-            #[cfg(feature = "tokio")]
-            tokio_context,
-            simulated: simulated
-                .map(|(_, net, ip)| Box::new(crate::sim::nodes::Simulated::new(net, ip))),
+            services,
         }
     }
 
@@ -469,9 +386,12 @@ impl Shared {
         self.shutdown.store(true, Ordering::SeqCst);
     }
 
-    /// The shutdown's steps (module docs), on a thread that is none of the runtime's:
-    /// `threads` are the workers'.
-    pub(crate) fn shut_down(&self, threads: Vec<JoinHandle<()>>) {
+    /// Steps 1 and 2 of the runtime's shutdown (`runtime.rs`, "Shutdown"), on a thread
+    /// that is none of the runtime's: sets the flag, waits for spawns from outside in
+    /// progress, stops the watchdog, wakes and joins the workers (`threads`) and then
+    /// the spares. Each worker returns after its current poll, or after the LIFO chain
+    /// that poll is part of (at most `MAX_LIFO_POLLS` + 1 polls: `Worker::run_chain`).
+    pub(crate) fn stop_threads(&self, threads: Vec<JoinHandle<()>>) {
         self.shutdown.store(true, Ordering::SeqCst);
         while self.outside_spawns.load(Ordering::SeqCst) != 0 {
             std::thread::yield_now();
@@ -491,9 +411,10 @@ impl Shared {
         for t in spares {
             let _ = t.join();
         }
-        self.timer.shutdown();
-        self.blocking.shutdown();
-        harness::shutdown_processes(self);
+    }
+
+    /// Drops what the injector still holds, once every process has ended (step 4).
+    pub(crate) fn drop_queued(&self) {
         while self.injector.pop_into(&self.workers[0].local, 0).is_some() {}
     }
 }

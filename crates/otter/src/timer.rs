@@ -348,7 +348,7 @@ fn global() -> &'static Timer {
 
 thread_local! {
     /// The timer whose thread this is; null on any other thread. Only compared. (Kept
-    /// here, not in `scheduler/context.rs`: the timer depends on nothing of the
+    /// here, not in `runtime/context.rs`: the timer depends on nothing of the
     /// scheduler.)
     static TIMER_THREAD: Cell<*const Timer> = const { Cell::new(std::ptr::null()) };
     /// The timer of the runtime whose worker this thread is (a counted reference:

@@ -16,7 +16,7 @@ use crate::runtime::Handle;
 /// The simulated network of `handle`'s runtime and the node's address there, if it is
 /// one of a simulation's nodes.
 pub(crate) fn network(handle: &Handle) -> Option<(Arc<Network>, Ipv4Addr)> {
-    let sim = handle.shared().simulated.as_ref()?;
+    let sim = handle.shared().services.simulated.as_ref()?;
     Some((sim.net.clone(), sim.ip))
 }
 

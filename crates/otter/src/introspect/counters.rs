@@ -315,8 +315,8 @@ impl RuntimeStats {
 }
 
 pub(super) fn runtime_info(rt: &Shared) -> RuntimeInfo {
-    let (timers, timers_fired) = rt.timer.counts();
-    let mut spawns = rt.stats.outside_spawns.load(Ordering::Relaxed);
+    let (timers, timers_fired) = rt.services.timer.counts();
+    let mut spawns = rt.services.stats.outside_spawns.load(Ordering::Relaxed);
     let mut exits = Exits::default();
     let mut dead_sends = 0;
     let mut workers = Vec::new();
@@ -348,7 +348,7 @@ pub(super) fn runtime_info(rt: &Shared) -> RuntimeInfo {
         exits,
         dead_sends,
         global_queue: rt.injector.len(),
-        uptime: rt.stats.start.elapsed(),
+        uptime: rt.services.stats.start.elapsed(),
         workers,
         timers,
         timers_fired,

@@ -25,7 +25,7 @@ pub struct Stuck {
 }
 
 pub(super) fn stuck(rt: &Shared, min: Duration) -> Vec<Stuck> {
-    let now = rt.stats.start.elapsed();
+    let now = rt.services.stats.start.elapsed();
     let mut out = Vec::new();
     for (worker, w) in rt.workers.iter().enumerate() {
         let s = &w.stats;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::io::network::{self, Network};
 use crate::io::reactor::Registration;
-use crate::scheduler::context;
+use crate::runtime::context;
 
 /// A connection's socket.
 #[derive(Debug)]
@@ -225,6 +225,6 @@ impl Datagrams {
 /// node's address; `None` on a normal runtime (or off any).
 pub(crate) fn simulated() -> Option<(Arc<Network>, Ipv4Addr)> {
     let shared = context::current_shared()?;
-    let sim = shared.simulated.as_ref()?;
+    let sim = shared.services.simulated.as_ref()?;
     Some((sim.net.clone(), sim.ip))
 }

@@ -463,7 +463,7 @@ where
         }));
     }
     // The coarse clock: a spawn reads no clock (`introspect.rs`, rule 4).
-    let born = rt.stats.coarse_ms();
+    let born = rt.services.stats.coarse_ms();
     // SAFETY: `p` points to memory we own; taking a field's address reads nothing.
     let counters_field = unsafe { &raw mut (*p).counters };
     // SAFETY: as above; nobody reads the counters before the process is published.

@@ -187,7 +187,7 @@ impl Task {
             // SAFETY: the process is not done yet (we are running it), so its runtime
             // is alive (module rules).
             let rt = unsafe { &*h.rt };
-            rt.registry.remove_pid(h.pid);
+            rt.services.registry.remove_pid(h.pid);
         }
         if closed.has_bonds {
             bonds::notify_exit(h, reason);

@@ -10,7 +10,8 @@ use std::sync::atomic::Ordering;
 use crate::mailbox::queue::{GAP_OFFSET, TryPopError};
 use crate::pid::Pid;
 use crate::process::cell::{Header, Prefix, TrapFn, release_ref, schedule};
-use crate::scheduler::{Shared, context};
+use crate::runtime::context;
+use crate::scheduler::Shared;
 use crate::signal::Exit;
 
 /// The receiving end of a mailbox and the owner reference of its cell (lifetime rule

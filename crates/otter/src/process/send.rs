@@ -57,7 +57,7 @@ use crate::process::harness::Task;
 use crate::process::state::TransitionToScheduled;
 use crate::process::table;
 use crate::remote::{Busy, RemoteSend};
-use crate::scheduler::context;
+use crate::runtime::context;
 use crate::tuning::{STREAM_AFTER, STREAM_ENTRIES};
 
 impl<M> Pid<M> {

@@ -148,7 +148,8 @@ impl<M, N: Send + 'static> Sending<'_, M, N> {
     fn recheck_at(&self, cx: &mut std::task::Context<'_>) -> Option<std::time::Instant> {
         let rt = self.owner.runtime()?;
         let deadline = crate::timer::deadline_after(MUTE_RECHECK);
-        rt.timer
+        rt.services
+            .timer
             .insert(deadline, crate::timer::Action::Wake(cx.waker().clone()));
         Some(deadline)
     }

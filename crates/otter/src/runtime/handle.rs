@@ -33,7 +33,7 @@ impl Handle {
     /// The runtime's name registry (the distribution's look-ups of exported names).
     #[allow(dead_code)] // Without the `dist` feature, nothing asks.
     pub(crate) fn registry(&self) -> &crate::registry::Registry {
-        &self.shared.registry
+        &self.shared.services.registry
     }
 
     /// The runtime (introspection reads it).
@@ -61,7 +61,7 @@ impl Handle {
     /// assert_eq!(r.unwrap(), (true, 7));
     /// ```
     pub fn whereis<N: 'static>(&self, name: &str) -> Option<Pid<N>> {
-        self.shared.registry.whereis(name)
+        self.shared.services.registry.whereis(name)
     }
 
     /// Sends `message` to the process of message type `N` registered as `name` (Erlang's
@@ -71,7 +71,7 @@ impl Handle {
         name: &str,
         message: N,
     ) -> Result<(), crate::SendError<N>> {
-        self.shared.registry.send_named(name, message)
+        self.shared.services.registry.send_named(name, message)
     }
 
     /// Sends the exit signal `reason` to `pid` from outside any process: Erlang's
@@ -108,7 +108,7 @@ impl Handle {
     /// Marks the runtime as hosting a distribution node; false if it had one.
     #[allow(dead_code)] // Without the `dist` feature, no node starts.
     pub(crate) fn set_node(&self) -> bool {
-        !self.shared.has_node.swap(true, Ordering::AcqRel)
+        !self.shared.services.has_node.swap(true, Ordering::AcqRel)
     }
 
     /// Spawns a process running `f`'s future, with its own mailbox of `M`. `f` is called
@@ -148,7 +148,7 @@ impl Handle {
             "otter: spawn on a runtime that has shut down"
         );
         // From outside the workers: the coarse clock may stand still (`introspect.rs`).
-        s.stats.tick_clock(std::time::Instant::now());
+        s.services.stats.tick_clock(std::time::Instant::now());
         cell::spawn(s, RawPid::OUTSIDE, f)
     }
 }

@@ -108,7 +108,7 @@ fn run(shared: &Arc<Shared>) {
         }
         let busy = shared.idle.someone_busy();
         let now = Instant::now();
-        shared.stats.tick_clock(now);
+        shared.services.stats.tick_clock(now);
         // Rule 1: a tick that moved since the last look (work done in between, even if
         // every worker is parked again now) counts as busy too.
         if watch.look(shared, busy, now) || busy {
@@ -159,7 +159,8 @@ impl Watch {
             }
             // Item 4: what introspection reports as a stuck process.
             if w.busy.load(Ordering::Relaxed) {
-                w.stats.held(&shared.stats, ticks & !STREAMING, since);
+                w.stats
+                    .held(&shared.services.stats, ticks & !STREAMING, since);
             } else {
                 w.stats.not_held();
             }
@@ -176,6 +177,7 @@ impl Watch {
                 self.woke_deferred[v] = ticks;
                 // From this thread, each goes to the injector.
                 shared
+                    .services
                     .timer
                     .deferred(v)
                     .callers(|pid| crate::process::waker::waker(pid).wake());

@@ -40,9 +40,10 @@ use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::process::harness::{RunOutcome, Task};
+use crate::runtime::context;
 use crate::scheduler::held::Held;
 use crate::scheduler::stand_in::DORMANT;
-use crate::scheduler::{Remote, STREAMING, Shared, context};
+use crate::scheduler::{Remote, STREAMING, Shared};
 use crate::tuning::{
     BUDGET, GLOBAL_INTERVAL, INJECTOR_BATCH, IO_EVENTS, IO_POLLS_SKIPPED, LIFO_RECHECK, LIFO_WATCH,
     LOCAL_CAP, MAX_LIFO_POLLS, SPAWN_AGE, SPAWN_WAIT_TICKS, SPILL_AFTER_SENDS, SPILL_INTERVAL,
@@ -87,9 +88,9 @@ pub(crate) fn renew_turn(shared: &Shared) -> bool {
         || !me.spawned.is_empty()
         || !shared.injector.is_empty()
         // Calls waiting with deferred deadlines need the flushes of `next_task`.
-        || !shared.timer.deferred(i).is_empty()
+        || !shared.services.timer.deferred(i).is_empty()
         // A simulation chooses among every runnable process at each turn (`sim.rs`).
-        || shared.simulated.is_some()
+        || shared.services.simulated.is_some()
     {
         return false;
     }
@@ -113,10 +114,11 @@ pub(crate) fn begin_turn(me: &Remote, budget: u32) {
 
 /// The worker loop. Returns when the runtime shuts down.
 pub(crate) fn run(shared: Arc<Shared>, index: usize) {
-    context::enter_worker(&shared, index, shared.timer.clone());
+    context::enter_worker(&shared, index, shared.services.timer.clone());
     // Entered once for the thread's life: no cost per poll (`Builder::tokio_context`).
     #[cfg(feature = "tokio")]
     let _tokio = shared
+        .services
         .tokio_context
         .then(|| crate::compat::handle().enter());
     let now = Instant::now();
@@ -214,7 +216,7 @@ impl Worker {
                     }
                     let found = self.park();
                     self.busy_since = Instant::now();
-                    shared.stats.tick_clock(self.busy_since);
+                    shared.services.stats.tick_clock(self.busy_since);
                     if let Some(task) = found {
                         self.set_busy(true);
                         self.run_chain(&shared, me, task);

@@ -76,6 +76,7 @@ pub(crate) struct Filed {
 /// Files the server `pid` of type `S` in its runtime's table until the guard drops.
 pub(crate) fn file<S: Server>(shared: Arc<Shared>, pid: RawPid) -> Filed {
     shared
+        .services
         .servers
         .shard(pid)
         .lock()
@@ -87,6 +88,7 @@ pub(crate) fn file<S: Server>(shared: Arc<Shared>, pid: RawPid) -> Filed {
 impl Drop for Filed {
     fn drop(&mut self) {
         self.shared
+            .services
             .servers
             .shard(self.pid)
             .lock()

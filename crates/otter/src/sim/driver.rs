@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use super::{HISTORY, Simulation, Turn, fault, mix};
 use crate::pid::ProcessId;
 use crate::process::harness::{RunOutcome, Task};
-use crate::scheduler::context;
+use crate::runtime::context;
 use crate::tuning::BUDGET;
 
 /// A turn that holds the thread this long in real time is reported (once a
@@ -63,7 +63,7 @@ impl Simulation {
         }
         self.leave();
         if let Some(shared) = &self.nodes[n].shared {
-            context::enter_worker(shared, 0, shared.timer.clone());
+            context::enter_worker(shared, 0, shared.services.timer.clone());
             self.on = Some(n);
         }
     }
@@ -82,7 +82,7 @@ impl Simulation {
     pub(super) fn next_due(&self) -> Option<u64> {
         self.nodes
             .iter()
-            .filter_map(|n| n.shared.as_ref()?.timer.next_due())
+            .filter_map(|n| n.shared.as_ref()?.services.timer.next_due())
             .chain(self.net.next_due())
             .min()
     }
@@ -99,7 +99,7 @@ impl Simulation {
                 for n in 0..self.nodes.len() {
                     if let Some(shared) = self.nodes[n].shared.clone() {
                         self.switch(n);
-                        shared.timer.fire_due(now);
+                        shared.services.timer.fire_due(now);
                     }
                 }
                 self.net.fire_due(now);
@@ -202,7 +202,7 @@ impl Simulation {
             let Some(shared) = self.nodes[node].shared.clone() else {
                 continue;
             };
-            if let Some(sim) = &shared.simulated {
+            if let Some(sim) = &shared.services.simulated {
                 let foreign = sim
                     .foreign
                     .lock()
@@ -255,7 +255,7 @@ impl Drop for Simulation {
     /// Ends every process still alive on every node, as dropping a `Runtime` does,
     /// and drops what is in flight on the network.
     fn drop(&mut self) {
-        // The processes are the table's to end (`Shared::shut_down`): a queued task owns
+        // The processes are the table's to end (`runtime::shut_down`): a queued task owns
         // nothing.
         self.ready.clear();
         for n in 0..self.nodes.len() {

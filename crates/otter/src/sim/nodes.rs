@@ -12,6 +12,7 @@ use crate::Context;
 use crate::exit::IntoExitReason;
 use crate::pid::Pid;
 use crate::runtime::Handle;
+use crate::runtime::services::Services;
 use crate::scheduler::Shared;
 
 /// What a simulation's runtime keeps beyond a runtime's (`sim.rs`).
@@ -208,14 +209,15 @@ impl Simulation {
 
     /// Node `n`'s runtime, new.
     fn boot(&mut self, n: usize) {
-        let shared = Arc::new(Shared::new(
-            1,
-            &format!("otter-sim-{}", self.nodes[n].name),
-            Duration::ZERO,
+        let name = format!("otter-sim-{}", self.nodes[n].name);
+        let services = Services::new(
+            2,
+            &name,
             #[cfg(feature = "tokio")]
             false,
             Some((self.start, self.net.clone(), self.nodes[n].ip)),
-        ));
+        );
+        let shared = Arc::new(Shared::new(1, &name, Duration::ZERO, services));
         self.nodes[n].shared = Some(shared);
     }
 
@@ -231,7 +233,9 @@ impl Simulation {
         // Its processes end here, on this thread, as a worker of no runtime; then its
         // sockets close, as its OS would close them, whatever still holds them (a
         // distribution node's tables may).
-        crate::unwind::abort_on_unwind("a simulated node's crash", || shared.shut_down(Vec::new()));
+        crate::unwind::abort_on_unwind("a simulated node's crash", || {
+            crate::runtime::shut_down(&shared, Vec::new())
+        });
         self.net.host_down(self.nodes[n].ip);
     }
 }

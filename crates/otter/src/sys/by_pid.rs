@@ -56,7 +56,12 @@ async fn request_untyped<R: Send + 'static>(
     let target = pid.0;
     let waker = requester(target).await?;
     let (pending, reply_to) = Pending::call(target, waker);
-    if !handle.shared().servers.send(target, make(reply_to)) {
+    if !handle
+        .shared()
+        .services
+        .servers
+        .send(target, make(reply_to))
+    {
         return Err(SysError::Noproc);
     }
     Ok(pending.wait(Some(DEFAULT_TIMEOUT)).await?)

@@ -1,7 +1,7 @@
 //! The reply slots a worker thread keeps for its next call (rule 3 of `server/reply.rs`):
 //! at most `CALL_SLOTS_PER_WORKER`, newest last, each still watching its server. A
 //! thread-local of the worker's thread, set up by nothing and emptied by [`release`]
-//! when the thread stops being a worker (`scheduler/context.rs`, `leave_worker`), while
+//! when the thread stops being a worker (`runtime/context.rs`, `leave_worker`), while
 //! its runtime, whose bonds the watchers are in, is still held. On any other thread
 //! nothing is kept.
 
@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use crate::pid::RawPid;
-use crate::scheduler::context::is_worker_thread;
+use crate::runtime::context::is_worker_thread;
 use crate::tuning::CALL_SLOTS_PER_WORKER;
 
 thread_local! {

@@ -59,14 +59,18 @@ pub(crate) fn current_shared() -> Option<Arc<Shared>> {
 
 /// The blocking pool of the runtime whose worker this thread is (`blocking.rs`).
 pub(crate) fn current_blocking_pool() -> Option<Arc<crate::blocking::Pool>> {
-    WORKER_SHARED.with(|s| s.borrow().as_ref().map(|shared| shared.blocking.clone()))
+    WORKER_SHARED.with(|s| {
+        s.borrow()
+            .as_ref()
+            .map(|shared| shared.services.blocking.clone())
+    })
 }
 
 /// The reactor of the runtime whose worker this thread is, created on first use
 /// (`io.rs`).
 pub(crate) fn current_reactor() -> std::io::Result<Arc<crate::io::reactor::Reactor>> {
     WORKER_SHARED.with(|s| match s.borrow().as_ref() {
-        Some(shared) => shared.reactor(),
+        Some(shared) => reactor(shared),
         None => Err(std::io::Error::other(
             "otter: sockets are opened by processes running on an otter runtime's workers",
         )),
@@ -97,3 +101,21 @@ pub(crate) fn is_worker_thread() -> bool {
 
 // The running turn's budget and send count are `coop.rs`'s (a leaf); the units of a
 // turn renewed for a sender, `tuning.rs`'s `SENDER_TURN_RENEWED`.
+
+/// `shared`'s reactor, created now if this is the runtime's first socket.
+fn reactor(shared: &Shared) -> std::io::Result<Arc<crate::io::reactor::Reactor>> {
+    if shared.services.simulated.is_some() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "otter: a Simulation's runtime has no reactor: its sockets are its network's",
+        ));
+    }
+    if let Some(r) = shared.io.get() {
+        return Ok(r.clone());
+    }
+    let r =
+        crate::io::reactor::Reactor::new(crate::tuning::IO_EVENTS, crate::tuning::IO_FEW_EVENTS)?;
+    // Two first sockets at once: one reactor wins, the other is dropped unused.
+    let _ = shared.io.set(Arc::new(r));
+    Ok(shared.io.get().expect("set above").clone())
+}
