@@ -66,8 +66,8 @@ use queue::{Injector, LifoSlot, Local};
 #[repr(align(128))]
 #[derive(Debug)]
 pub(crate) struct Remote {
-    pub(crate) local: Local,
-    pub(crate) lifo: LifoSlot,
+    pub(crate) local: Local<Task>,
+    pub(crate) lifo: LifoSlot<Task>,
     /// Processes this worker spawned while its LIFO slot was taken, run newest first
     /// (`spawn_stack.rs`).
     pub(crate) spawned: spawn_stack::SpawnStack,

@@ -11,11 +11,8 @@
 //!   is searching (the protocol below): the woken worker searches and steals it.
 //! * **LIFO slot**: its owner runs it after the current poll; if that poll runs long, an
 //!   idle worker takes it once it has stood [`STEAL_LIFO_AFTER`] while the owner's tick
-//!   did not move (Go's rule for its `runnext`). A poll that streams (it has spilled
-//!   its LIFO process once, `STREAMING` in its tick) hands that slot's process on
-//!   itself every `SPILL_INTERVAL` sends, and no idle worker takes it earlier: the
-//!   receiver of a stream taken at once runs beside its sender a message at a time. A
-//!   searching worker looks every spin round; a worker about to park that has seen an
+//!   did not move (Go's rule for its `runnext`), but for a poll that streams
+//!   (`STREAMING`'s rule, `scheduler.rs`). A searching worker looks every spin round; a worker about to park that has seen an
 //!   occupied LIFO slot in the last [`LIFO_WATCH`], while another worker runs, sleeps
 //!   short ([`LIFO_RECHECK`]) and looks again. A worker that parks until woken says so
 //!   first ([`Idle::begin_deep`]), and a LIFO placement that finds no idle worker

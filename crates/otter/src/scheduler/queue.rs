@@ -9,10 +9,8 @@
 //! ABA.
 //!
 //! 1. **Push** (owner): if `tail - head < LOCAL_CAP`, store the task at `tail % CAP`
-//!    (`Relaxed`), then `tail + 1` (`Release`). A full queue hands the task back; the
-//!    worker then queues it at the back of the injector, and so every push after it
-//!    until the injector is empty (`Shared::push_local`: first in, first out across
-//!    the overflow).
+//!    (`Relaxed`), then `tail + 1` (`Release`). A full queue hands the task back
+//!    (where it goes then: `Shared::push_local`).
 //! 2. **Pop** (owner) and **steal** (thief): read `head` and `tail` (`Acquire`), read
 //!    the `n` slots from `head`, then CAS `head` from `head` to `head + n`. If the CAS
 //!    succeeds, the values read are the tasks at those positions: while `head` still
@@ -70,16 +68,6 @@ impl Item for Task {
 pub(crate) use crate::tuning::LOCAL_CAP;
 
 /// One worker's local run queue. See the module docs.
-#[cfg(not(loom))]
-pub struct Local<T: Item = Task> {
-    head: AtomicU64,
-    tail: AtomicU64,
-    buf: Box<[AtomicPtr<()>]>,
-    _items: std::marker::PhantomData<T>,
-}
-
-/// One worker's local run queue. See the module docs.
-#[cfg(loom)]
 pub struct Local<T: Item> {
     head: AtomicU64,
     tail: AtomicU64,
@@ -259,7 +247,7 @@ impl Injector {
     }
 
     /// Takes the oldest task and moves up to `batch` more into `dst`.
-    pub(crate) fn pop_into(&self, dst: &Local, batch: usize) -> Option<Task> {
+    pub(crate) fn pop_into(&self, dst: &Local<Task>, batch: usize) -> Option<Task> {
         if self.is_empty() {
             return None;
         }
@@ -283,11 +271,6 @@ impl Injector {
 /// A worker's LIFO slot: the process most recently woken by the running process. Only
 /// its owner fills it; the owner and a watchdog rescuing a stuck worker's process take
 /// from it (`scheduler/worker.rs`). Loom model: `tests/loom_run_queue.rs`.
-#[cfg(not(loom))]
-pub struct LifoSlot<T: Item = Task>(AtomicPtr<()>, std::marker::PhantomData<T>);
-
-/// A worker's LIFO slot. See the non-loom definition.
-#[cfg(loom)]
 pub struct LifoSlot<T: Item>(AtomicPtr<()>, std::marker::PhantomData<T>);
 
 // SAFETY: the slot moves an owned item from the owner to whichever thread takes it,

@@ -30,10 +30,11 @@
 //!
 //! Each turn of a process has a budget of [`BUDGET`] messages; a receive that finds the
 //! budget spent yields: the process goes to the back of the local queue. If that queue,
-//! the LIFO slot, the spawn stack and the injector are empty, the yield would only pop
-//! the process right back; the receive then starts a new turn in place instead ([`renew_turn`]), unless an
-//! exit signal waits for the process. So a turn is one poll, or one stretch of a poll
-//! between two budgets.
+//! the LIFO slot, the spawn stack and the injector are empty, and no call waits with a
+//! deadline this worker deferred (`timer/deferred.rs`), the yield would only pop the
+//! process right back; the receive then starts a new turn in place instead
+//! ([`renew_turn`]), unless an exit signal waits for the process or the runtime is a
+//! simulation's. So a turn is one poll, or one stretch of a poll between two budgets.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
@@ -67,16 +68,11 @@ pub(crate) fn flush_deferred(all: bool) -> bool {
 }
 
 /// A new turn in place for the running process, whose budget is spent, if this worker
-/// has nothing else to run: the shutdown has not begun, the LIFO slot, the local queue
-/// and the spawn stack are empty and so is the injector, and no call waits with a deadline deferred
-/// on this worker (`timer/deferred.rs`). A yield would then put the process at the
-/// back of an empty local queue and pop it right back (`next_task`); this skips the two
-/// state transitions and the queue round trip. What the worker does between two polls
-/// is done here too: the turn is counted (`ticks`, which the watchdog reads), the budget
-/// and the send count start over, and the stream cache gives its count back. Takes the
-/// unit of the budget of the receive that asks. False, and nothing done, if the caller
-/// must yield; always on a thread that is not one of `shared`'s workers.
-/// Why, and what it measured: docs/design/0011-turn-renewed-in-place.md.
+/// has nothing else to run (the module docs' last paragraph; docs/design/0011): what
+/// the worker does between two polls is done here too ([`begin_turn`], and the stream
+/// cache gives its count back). Takes the unit of the budget of the receive that asks.
+/// False, and nothing done, if the caller must yield; always on a thread that is not one
+/// of `shared`'s workers.
 pub(crate) fn renew_turn(shared: &Shared) -> bool {
     let Some(i) = context::current_index(shared) else {
         return false;
@@ -240,14 +236,9 @@ impl Worker {
         let mut rounds = 0u32;
         let mut now;
         let found = loop {
-            // Look first, then pause: a worker that nobody can feed (one worker, or
-            // every other one idle) looks once and goes to park without spinning (64
-            // pause hints were 5% of a one-worker echo server's CPU at 60k round
-            // trips/s: docs/design/0033).
+            // Look first, then pause (`park.rs`, "How long a worker searches"); every
+            // `YIELD_EVERY_ROUNDS`-th pause offers the core to the OS instead.
             if rounds > 0 {
-                // The first rounds pause; then each round offers the core to any other
-                // thread the OS has ready (a node of the cluster on the same machine, a
-                // load generator): a yield costs a syscall when there is none.
                 if rounds.is_multiple_of(YIELD_EVERY_ROUNDS) {
                     std::thread::yield_now();
                 } else {
@@ -326,13 +317,10 @@ impl Worker {
         any
     }
 
-    /// Runs `task`, then, while the LIFO slot holds a process (woken by the one that
-    /// just ran) and neither a queued process nor the injector's turn (rules 1 and 2 of
-    /// the module docs) says otherwise, that process: the ring's and ping-pong's path,
-    /// kept free of `next_task`'s other steps. A chain is at most [`MAX_LIFO_POLLS`] + 1
-    /// polls long, so the shutdown flag is still read every few polls; `next_task` then
-    /// starts the next chain with the same process if nothing else is queued here.
-    /// Measured: docs/design/0005-ring-hop-cost.md.
+    /// Runs `task`, then the LIFO slot's process while rules 1 and 2 of the module docs
+    /// allow: the ring's and ping-pong's path, kept free of `next_task`'s other steps
+    /// (docs/design/0005). At most [`MAX_LIFO_POLLS`] + 1 polls, so the shutdown flag
+    /// is read every few polls.
     #[inline]
     fn run_chain(&mut self, shared: &Shared, me: &Remote, mut task: Task) {
         loop {
@@ -453,12 +441,8 @@ impl Worker {
             crate::introspect::flush(&me.stats);
             // Calls that still wait since the flush before are woken to arm their timers.
             flush_deferred(false);
-            // Sockets are served while every worker is busy (`io.rs`). What the events
-            // wake lands in this worker's queues, so the worker polls while they have
-            // room for a poll's worth (`IO_EVENTS`): a queue fuller than
-            // that drains before new work joins it. Every `IO_POLLS_SKIPPED + 1`-th
-            // look polls anyway, for at most `IO_FEW_EVENTS` events, so that a queue kept
-            // full by processes that always have messages does not starve the sockets.
+            // Sockets are served while every worker is busy (`io.rs`), into this
+            // worker's queues while they have room (`IO_POLLS_SKIPPED`).
             if let Some(io) = shared.reactor_in_use() {
                 let room = LOCAL_CAP - me.local.len();
                 if room >= IO_EVENTS || self.io_skipped >= IO_POLLS_SKIPPED {
