@@ -38,7 +38,6 @@
 //!
 //! Which placement wakes an idle worker, and why a LIFO placement nearly never does, is
 //! `park.rs`'s rule ("The rule").
-//!
 
 pub(crate) mod doze;
 mod held;

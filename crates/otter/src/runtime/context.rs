@@ -3,7 +3,7 @@
 //! | state | set by | read by |
 //! |---|---|---|
 //! | the runtime and index of the worker this thread is | `worker::run` | `Shared::schedule` (where a wake-up goes), the stream cache (rule 1), `budget_spent` |
-//! | the worker's runtime, counted | `worker::run` | sockets opened by its processes (`net`) |
+//! | the worker's runtime, counted | `worker::run` | sockets opened by its processes (`net`: the reactor, created here with the first), blocking jobs (`blocking.rs`), `Context::handle` |
 //!
 //! The state a send or a receive reads is `const`-initialised and needs no destructor,
 //! so each access is one thread-local load, with no lazy initialisation. Per-thread
