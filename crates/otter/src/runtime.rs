@@ -170,7 +170,7 @@ impl Builder {
             None => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
         };
         let services = Services::new(
-            2 * n,
+            Shared::slots(n),
             &self.name,
             #[cfg(feature = "tokio")]
             self.tokio_context,

@@ -3,9 +3,10 @@
 //!
 //! M:N scheduling on one worker thread per core (by default). Each worker has a local
 //! run queue and a LIFO slot (`scheduler/queue.rs`) and a spawn stack
-//! (`scheduler/spawn_stack.rs`); a global injector takes work from outside the workers; idle workers steal half of a busy worker's queue and otherwise
-//! spin for a while, then park (`scheduler/park.rs`). The order in which a worker picks
-//! its next process is in `scheduler/worker.rs`.
+//! (`scheduler/spawn_stack.rs`); a global injector takes work from outside the workers;
+//! idle workers steal half of a busy worker's queue and otherwise spin for a while, then
+//! park (`scheduler/park.rs`). The order in which a worker picks its next process is in
+//! `scheduler/worker.rs`.
 //!
 //! # The one circle of modules
 //!
@@ -333,11 +334,11 @@ impl Shared {
     }
 
     /// The state of a runtime of `n` workers (at most `MAX_THREADS`) whose threads are
-    /// named after `name`, with its `services` (built for `2 * n` worker slots); no
+    /// named after `name`, with its `services` (built for [`Shared::slots`]`(n)`); no
     /// thread started yet.
     pub(crate) fn new(n: usize, name: &str, busy_wait: Duration, services: Services) -> Shared {
         Shared {
-            workers: (0..2 * n)
+            workers: (0..Shared::slots(n))
                 .map(|_| Remote {
                     local: Local::new(),
                     lifo: LifoSlot::new(),
@@ -367,6 +368,12 @@ impl Shared {
             busy_wait,
             services,
         }
+    }
+
+    /// The worker slots of a runtime of `n` workers: its own, then one spare slot for
+    /// each (`stand_in.rs`, rule 1). The timer keeps a lane per slot.
+    pub(crate) const fn slots(n: usize) -> usize {
+        2 * n
     }
 
     /// Starts worker `i`'s thread.

@@ -2,9 +2,11 @@
 //! registry, the table of servers reached by pid, introspection's counters, the
 //! blocking pool, the distribution's one node, tokio's context and a simulation's
 //! hooks. The scheduler's state (`scheduler.rs`, `Shared`) holds one [`Services`] for
-//! its processes to reach through their header; the scheduler itself reads only the
-//! timer's deferred deadlines (`timer/deferred.rs`), the coarse clock it ticks, and
-//! whether it runs a simulation.
+//! its processes to reach through their header. The scheduler's own uses of it: a
+//! worker enters the timer's lane for its slot and tokio's context when it starts, and
+//! checks the deferred deadlines there (`timer/deferred.rs`); workers and the watchdog
+//! tick the counters' coarse clock and count spawns from outside; and a simulation's
+//! runtime renews no turn in place.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -44,8 +46,8 @@ pub(crate) type SimulatedNode = (
 );
 
 impl Services {
-    /// The services of a runtime with `slots` worker slots (its workers and as many
-    /// spares) whose threads are named after `name`; no thread started yet.
+    /// The services of a runtime with `slots` worker slots (`Shared::slots`) whose
+    /// threads are named after `name`; no thread started yet.
     pub(crate) fn new(
         slots: usize,
         name: &str,

@@ -9,19 +9,21 @@
 //!
 //! * **Local queue, spawn stack and injector**: every push wakes an idle worker if none
 //!   is searching (the protocol below): the woken worker searches and steals it.
-//! * **LIFO slot**: its owner runs it after the current poll; if that poll runs long, an
-//!   idle worker takes it once it has stood [`STEAL_LIFO_AFTER`] while the owner's tick
-//!   did not move (Go's rule for its `runnext`), but for a poll that streams
-//!   (`STREAMING`'s rule, `scheduler.rs`). A searching worker looks every spin round; a worker about to park that has seen an
-//!   occupied LIFO slot in the last [`LIFO_WATCH`], while another worker runs, sleeps
-//!   short ([`LIFO_RECHECK`]) and looks again. A worker that parks until woken says so
-//!   first ([`Idle::begin_deep`]), and a LIFO placement that finds no idle worker
-//!   watching (none searches or sleeps short) and one parked until woken wakes it
-//!   ([`Idle::lifo_unwatched`], [`Idle::claim_deep`]): that worker then watches the
-//!   slots as above. So a placement pays one load while another worker watches, and a
-//!   wake-up only after the idle workers have all gone to a park until woken; a ring
-//!   or a ping-pong keeps its idle worker sleeping short, not waking it at every hop
-//!   (docs/design/0019-runnable-never-waits.md, 0031-a-lifo-placement-wakes-a-deep-park.md).
+//! * **LIFO slot**: its owner runs it after the current poll; if that poll runs long,
+//!   an idle worker takes it once it has stood [`STEAL_LIFO_AFTER`] while the owner's
+//!   tick did not move (Go's rule for its `runnext`), but for a poll that streams
+//!   (`STREAMING`'s rule, `scheduler.rs`). A searching worker looks every spin round; a
+//!   worker about to park that has seen an occupied LIFO slot in the last
+//!   [`LIFO_WATCH`], while another worker runs, sleeps short ([`LIFO_RECHECK`]) and
+//!   looks again. A worker that parks until woken says so first ([`Idle::begin_deep`]),
+//!   and a LIFO placement that finds no idle worker watching (none searches or sleeps
+//!   short) and one parked until woken wakes it ([`Idle::lifo_unwatched`],
+//!   [`Idle::claim_deep`]): that worker then watches the slots as above. So a placement
+//!   pays one load while another worker watches, and a wake-up only after the idle
+//!   workers have all gone to a park until woken; a ring or a ping-pong keeps its idle
+//!   worker sleeping short, not waking it at every hop
+//!   (docs/design/0019-runnable-never-waits.md,
+//!   0031-a-lifo-placement-wakes-a-deep-park.md).
 //!
 //! The placement reads the counts without a fence (a fence would cost every hop of a
 //! ring): a worker that begins its park at the very moment of the placement may be

@@ -211,7 +211,7 @@ impl Simulation {
     fn boot(&mut self, n: usize) {
         let name = format!("otter-sim-{}", self.nodes[n].name);
         let services = Services::new(
-            2,
+            Shared::slots(1),
             &name,
             #[cfg(feature = "tokio")]
             false,
