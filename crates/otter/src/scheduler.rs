@@ -11,31 +11,23 @@
 //! # The one circle of modules
 //!
 //! A runtime runs processes (`process/harness.rs`: `Task`), and a process schedules
-//! itself on its runtime (its header points to [`Shared`]; a send, a wake-up and a
-//! spawn push onto its queues). So `process/` and the scheduler import each other, as
-//! tokio's task and scheduler modules do; tokio's wake-up calls its scheduler through
-//! the task's vtable, which here cost every message 2–3% (docs/design/0047), so the
-//! process core names `Shared`. Everything else depends on them one way
-//! only; the modules below them (`signal.rs`, `mailbox/`, `timer/`, `io/`, `coop.rs`,
-//! `tuning.rs`, pids, exit reasons) import neither (ARCHITECTURE.md, "The tree").
+//! itself on its runtime (its header points to [`Shared`]): the process core and the
+//! scheduler import each other, as tokio's task and scheduler modules do. tokio's
+//! wake-up calls its scheduler through the task's vtable, which here cost every
+//! message 2–3% (docs/design/0047). Which modules are on each side, and the leaves
+//! that import neither: ARCHITECTURE.md, "The tree".
 //!
 //! # Where a woken process goes
 //!
 //! * Woken by a message (or any waker) on one of its own runtime's workers: that
 //!   worker's LIFO slot; a process displaced from the slot goes to the local queue.
-//! * Spawned on a worker: that worker's LIFO slot if it is empty (Go puts a new
-//!   goroutine in its `runnext` the same way), so that a chain of spawns stays on one
-//!   worker (docs/design/0022); else, for the turn's first spawn that finds the slot
-//!   taken, the top of its spawn stack (`spawn_stack.rs`: a fork-join tree walked
-//!   depth-first); else the back of the local queue. The BEAM runs every spawn first
-//!   in, first out with everything else.
+//! * Spawned on a worker: its LIFO slot if empty, else its spawn stack or local queue
+//!   (`spawn_stack.rs`, rule 1). The BEAM runs every spawn first in, first out.
 //! * Yielding: the back of that worker's local queue.
 //! * From any other thread: the injector, and a spinning or parked worker is woken.
 //!
-//! "The back of the local queue" is the back of the injector from the moment the local
-//! queue is full until the injector is empty: a worker runs its processes in the order
-//! they were queued, as a BEAM scheduler does, however many are runnable
-//! (`Shared::push_local`).
+//! "The back of the local queue" is the injector's once the local queue has overflowed,
+//! so that a worker runs its processes in the order queued (`Shared::push_local`).
 //!
 //! Which placement wakes an idle worker, and why a LIFO placement nearly never does, is
 //! `park.rs`'s rule ("The rule").
@@ -71,24 +63,20 @@ pub(crate) struct Remote {
     /// Processes this worker spawned while its LIFO slot was taken, run newest first
     /// (`spawn_stack.rs`).
     pub(crate) spawned: spawn_stack::SpawnStack,
-    /// Processes this worker has started polling, the watchdog's sign of progress; and
-    /// [`STREAMING`] while the current poll streams (only this worker writes it).
+    /// Turns this worker has started (`held.rs`), with [`STREAMING`]; only it writes.
     pub(crate) ticks: AtomicU64,
-    /// The pid (`RawPid::to_word`) of the process the worker polls now or polled last:
-    /// a store per poll beside `ticks`, on the line it writes anyway (`introspect`'s
-    /// "Stuck processes").
+    /// The pid (`RawPid::to_word`) of the process the worker polls now or polled last,
+    /// for `introspect`'s "Stuck processes": a store on the line `ticks` is on.
     pub(crate) polling: AtomicU64,
     /// Set while the worker parks in the reactor's OS poll rather than in
     /// `thread::park` (set before it registers as sleeping: `io.rs`).
     pub(crate) in_driver: AtomicBool,
-    /// Set when the local queue was found full, until the injector is empty: the
-    /// worker's pushes go to the injector meanwhile (`Shared::push_local`). Only this
-    /// worker reads or writes it.
+    /// Set from the local queue found full until the injector is empty
+    /// (`Shared::push_local`). Only this worker reads or writes it.
     overflowed: AtomicBool,
-    /// Set from the worker thread's start and while it runs processes; clear before
-    /// the thread starts and while it searches, parks or lies dormant. Only this worker
-    /// writes it; the watchdog reads it (`stand_in.rs`): a worker whose thread has not
-    /// started yet is not held.
+    /// Set while the worker's thread runs processes (and from its start); clear while it
+    /// searches, parks or lies dormant. Only this worker writes it; the watchdog reads
+    /// it: a worker whose thread has not started, or that is idle, is not held.
     pub(crate) busy: AtomicBool,
     /// Set while the worker parks until woken and no LIFO placement has woken it yet
     /// (`park.rs`, `Idle::begin_deep`).
@@ -103,11 +91,11 @@ pub(crate) struct Remote {
 }
 
 /// The bit of [`Remote::ticks`] set while the worker's current poll streams: it has
-/// spilled its LIFO process at least once (`spill_lifo`), so its sends hand that slot's
-/// process on every `SPILL_INTERVAL` sends, and no idle worker takes it earlier as
-/// stuck (`Worker::take_stuck_lifo`): taken at once, the receiver of a stream would run
-/// beside its sender one message at a time, each message's cache line crossing cores
-/// (the chase of docs/design/0012; 0022). The next turn clears it.
+/// spilled its LIFO process (`spill_lifo`) and hands that slot's process on every
+/// `SPILL_INTERVAL` sends, so no idle worker takes it earlier as stuck: taken at once,
+/// a stream's receiver would run beside its sender one message at a time, each
+/// message's cache line crossing cores (docs/design/0012, 0022). Nor does the poll get
+/// a spare (`stand_in.rs`, rule 2). The next turn clears it.
 pub(crate) const STREAMING: u64 = 1 << 63;
 
 /// State shared by a runtime's workers, handles and processes.
@@ -117,10 +105,11 @@ pub(crate) struct Shared {
     pub(crate) workers: Box<[Remote]>,
     /// How many of `workers` are the runtime's own ([`Builder::threads`]).
     pub(crate) threads: usize,
-    /// The spare threads started so far; their start and the shutdown take this lock.
+    /// The spare threads started so far. Their start, their wait while dormant and the
+    /// shutdown take this lock (`stand_in.rs`, rules 1 and 5).
     pub(crate) spares: Mutex<Vec<JoinHandle<()>>>,
-    /// Where dormant spares wait for their slot to be claimed or for the shutdown.
-    pub(crate) dormant: (Mutex<()>, Condvar),
+    /// Where dormant spares wait, under the `spares` lock.
+    pub(crate) dormant: Condvar,
     /// The thread that looks for workers held by one poll (`scheduler/watchdog.rs`).
     pub(crate) watchdog: watchdog::Watchdog,
     /// The workers' thread name, which the spares' names extend.
@@ -128,7 +117,7 @@ pub(crate) struct Shared {
     pub(crate) injector: Injector,
     pub(crate) idle: Idle,
     shutdown: AtomicBool,
-    /// Spawns from outside the workers in progress (shutdown waits for them).
+    /// Spawns from outside the workers in progress (the shutdown waits for them).
     pub(crate) outside_spawns: AtomicUsize,
     /// The reactor, created with the first socket (`runtime/context.rs`,
     /// `current_reactor`): where workers park while sockets are in use (`io.rs`).
@@ -162,10 +151,8 @@ impl Shared {
         }
     }
 
-    /// After a process went into this worker's empty LIFO slot: if no idle worker will
-    /// look at the slot should this poll run long (none searches or sleeps short) and
-    /// one is parked until woken, wakes that one (`park.rs`, "The rule"). One load on
-    /// the ring's and ping-pong's path while another worker watches.
+    /// After a process went into this worker's empty LIFO slot: wakes a worker parked
+    /// until woken if no idle worker watches the slots (`park.rs`, "The rule").
     #[inline]
     fn watch_lifo(&self) {
         if self.idle.lifo_unwatched() {
@@ -184,7 +171,7 @@ impl Shared {
     }
 
     /// Moves the current worker's LIFO process to its local queue and wakes a parked
-    /// worker to take it (see `worker::SPILL_AFTER_SENDS` and `worker::SPILL_INTERVAL`).
+    /// worker to take it (on the sends `process/send.rs`'s `spills_at` names).
     #[cold]
     pub(crate) fn spill_lifo(&self) {
         if let Some(i) = context::current_index(self) {
@@ -207,8 +194,8 @@ impl Shared {
                 self.watch_lifo();
             }
             Some(i) => {
-                let w = &self.workers[i];
                 crate::introspect::count_spawn();
+                let w = &self.workers[i];
                 let now = w.ticks.load(Ordering::Relaxed) & !STREAMING;
                 if w.spawned.newest_stamp() == Some(now) {
                     // This turn has pushed one already: a loop of spawns queues the
@@ -289,9 +276,8 @@ impl Shared {
     }
 
     /// Called by a spare that steps back (`io.rs`'s invariants): unless a worker parks
-    /// in the OS poll, unparks every other worker, since one that found the driver
-    /// taken by this spare parked in `thread::park` counting on it. An unpark that
-    /// finds its worker busy is a token its next park spends on one more look.
+    /// in the OS poll, unparks every other worker. An unpark that finds its worker busy
+    /// is a token its next park spends on one more look.
     pub(crate) fn hand_on_the_os(&self, me: usize) {
         if self.reactor_in_use().is_none()
             || self
@@ -308,19 +294,6 @@ impl Shared {
                 t.unpark();
             }
         }
-    }
-
-    /// Wakes every dormant spare thread to look at its slot and the shutdown flag
-    /// (`stand_in.rs`). The lock orders this after the change the caller made: a spare
-    /// looks at both under it before it waits.
-    pub(crate) fn wake_dormant(&self) {
-        drop(
-            self.dormant
-                .0
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner),
-        );
-        self.dormant.1.notify_all();
     }
 
     /// Whether any queue holds work (the parking protocol's last look; LIFO slots are
@@ -357,7 +330,7 @@ impl Shared {
                 .collect(),
             threads: n,
             spares: Mutex::new(Vec::new()),
-            dormant: (Mutex::new(()), Condvar::new()),
+            dormant: Condvar::new(),
             watchdog: Default::default(),
             thread_name: name.to_string(),
             injector: Injector::default(),
@@ -410,10 +383,12 @@ impl Shared {
             let _ = t.join();
         }
         // No spare starts once the flag is set (checked under this list's lock:
-        // `stand_in.rs`): these are all of them. The dormant ones see the flag.
-        let spares =
-            std::mem::take(&mut *self.spares.lock().unwrap_or_else(PoisonError::into_inner));
-        self.wake_dormant();
+        // `stand_in.rs`, rule 5): these are all of them. The dormant ones see the flag.
+        let spares = {
+            let mut list = self.spares.lock().unwrap_or_else(PoisonError::into_inner);
+            self.dormant.notify_all();
+            std::mem::take(&mut *list)
+        };
         for t in spares {
             let _ = t.join();
         }

@@ -58,7 +58,7 @@ use crate::process::state::TransitionToScheduled;
 use crate::process::table;
 use crate::remote::{Busy, RemoteSend};
 use crate::runtime::context;
-use crate::tuning::{STREAM_AFTER, STREAM_ENTRIES};
+use crate::tuning::{SPILL_AFTER_SENDS, SPILL_INTERVAL, STREAM_AFTER, STREAM_ENTRIES};
 
 impl<M> Pid<M> {
     /// Sends `message`. Never blocks; if the process has exited the message is dropped,
@@ -339,7 +339,7 @@ pub(crate) fn end_stream() {
 pub(crate) fn send<M: Send + 'static>(pid: Pid<M>, message: M) -> Result<(), M> {
     let sent = crate::coop::count_send();
     if sent > STREAM_AFTER {
-        let spill = crate::scheduler::worker::spills_at(sent);
+        let spill = spills_at(sent);
         let i = pid.raw.index as usize % STREAM_ENTRIES;
         let e = kept(i);
         if e.last == pid.raw.to_bits()
@@ -369,7 +369,7 @@ pub(crate) fn send_checked<M: Send + 'static>(
 ) -> Result<(), TrySendError<M>> {
     let sent = crate::coop::count_send();
     if sent > STREAM_AFTER {
-        let spill = crate::scheduler::worker::spills_at(sent);
+        let spill = spills_at(sent);
         let i = pid.raw.index as usize % STREAM_ENTRIES;
         let e = kept(i);
         if e.last == pid.raw.to_bits()
@@ -673,8 +673,16 @@ unsafe fn deliver<M: Send + 'static>(cell: NonNull<Header>, message: M, spill: b
     wake_by_message(prefix.header(), cell, spill);
 }
 
+/// Whether a poll's `sent`-th send spills its worker's LIFO slot
+/// (`Shared::spill_lifo`): the `SPILL_AFTER_SENDS`-th, and every `SPILL_INTERVAL`-th
+/// after it.
+#[inline(always)]
+fn spills_at(sent: u32) -> bool {
+    sent & (SPILL_INTERVAL - 1) == SPILL_AFTER_SENDS
+}
+
 /// The receiver's side of a delivery: schedules it if the message found it idle, and
-/// hands the LIFO slot to the local queue on the sends `worker::spills_at` names.
+/// hands the LIFO slot to the local queue on the sends [`spills_at`] names.
 /// `h` is `cell`'s header, and the caller holds a table count on `cell`.
 #[inline(always)]
 fn wake_by_message(h: &Header, cell: NonNull<Header>, spill: bool) {
@@ -716,4 +724,20 @@ fn wake_streamed(cell: NonNull<Header>, spill: bool) {
     // SAFETY: the caller's count keeps the cell allocated.
     let h = unsafe { cell.as_ref() };
     wake_by_message(h, cell, spill);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SPILL_AFTER_SENDS, SPILL_INTERVAL, spills_at};
+
+    #[test]
+    fn a_long_poll_spills_at_the_first_spill_and_every_interval_after() {
+        let spills: Vec<u32> = (1..=3 * SPILL_INTERVAL + SPILL_AFTER_SENDS)
+            .filter(|&n| spills_at(n))
+            .collect();
+        assert_eq!(
+            spills,
+            [0, 1, 2, 3].map(|k| k * SPILL_INTERVAL + SPILL_AFTER_SENDS)
+        );
+    }
 }

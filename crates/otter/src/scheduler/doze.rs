@@ -7,27 +7,21 @@
 //! every worker parked for a while, it dozes: it waits without a timeout until a worker
 //! leaves its park. Every way out of a park (woken by a pusher, by the OS poll, by a
 //! timeout, or the last look before parking finding work) leaves the sleepers (`Idle`)
-//! and then calls [`Doze::worker_woke`], which costs a fence and one load unless the
-//! thread dozes.
+//! and then calls [`Doze::worker_woke`]: a fence and one load unless the thread dozes.
 //!
 //! The two sides are a Dekker pair, each with a `SeqCst` fence between its write and
 //! its read (loom models a fence's order, not that of `SeqCst` accesses alone):
 //!
 //! * the thread, holding the lock, stores `asleep`, then reads the sleeper count
 //!   (`awake` in [`Doze::doze_unless`]) and waits only if every worker sleeps;
-//! * the sleeper count is lowered (by the waker that popped the worker, or by the
-//!   worker itself) before the worker reads `asleep`. The fence costs a worker that
-//!   leaves a park one `mfence`, next to the futex or `epoll_wait` it returns from.
+//! * the worker's sleeper count is lowered before it reads `asleep`.
 //!
 //! So either the thread sees a worker awake and does not wait, or that worker sees
-//! `asleep` and notifies. It takes the lock to notify, and the thread holds the lock
-//! from its read to its wait (which releases it), so the notification cannot fall in
-//! between. The loom model `tests/loom_doze.rs` runs both sides, for each way out of a
-//! park; without the fences, it finds the thread waiting for good beside a worker at
-//! work.
-//!
-//! The shutdown (`Doze::stop`) is a notification under the same lock after the flag
-//! is set, and the thread reads the flag under the lock before each wait.
+//! `asleep` and notifies, under the lock the thread holds from its read to its wait:
+//! the notification cannot fall in between. The loom model `tests/loom_doze.rs` runs
+//! both sides, for each way out of a park; without the fences, it finds the thread
+//! waiting for good beside a worker at work. The shutdown ([`Doze::stop`]) notifies
+//! under the same lock after setting the flag, which the thread reads before each wait.
 
 #![allow(unreachable_pub)] // `pub` items are for the loom model; the module is private.
 

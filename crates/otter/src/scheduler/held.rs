@@ -1,10 +1,10 @@
-//! How a worker held by one poll is told from one at work: its tick (the polls it has
+//! How a worker held by one poll is told from one at work: its tick (the turns it has
 //! started, `Remote::ticks`, written by that worker alone) stands still. The watchdog
 //! thread (`watchdog.rs`) and a searching worker looking for a stuck LIFO process
-//! (`worker.rs`, `take_stuck_lifo`) keep one [`Held`] each: each worker slot's tick as
+//! (`Worker::look_at_lifos`) keep one [`Held`] each: each worker slot's tick as
 //! last seen, and since when it has stood at that value.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Each worker slot's tick as last seen, and since when (module docs).
 #[derive(Debug)]
@@ -25,12 +25,6 @@ impl Held {
             return None;
         }
         Some(seen.1)
-    }
-
-    /// [`Held::since`] as a duration, zero if the tick moved.
-    pub(crate) fn for_how_long(&mut self, v: usize, ticks: u64, now: Instant) -> Duration {
-        self.since(v, ticks, now)
-            .map_or(Duration::ZERO, |s| now.duration_since(s))
     }
 
     /// Slot `v`'s tick counts as standing from `now` on, whatever it is (a look that

@@ -3,103 +3,87 @@
 //!
 //! # The rule: a runnable process never waits for a timer tick while a worker is idle
 //!
-//! A process is made runnable in one of four places: a worker's local queue, its spawn
-//! stack, its LIFO slot, or the injector. Whichever it is, a worker that is idle
-//! (searching or parked) takes it without waiting for the watchdog:
+//! A runnable process is in a worker's local queue, its spawn stack, its LIFO slot, or
+//! the injector. Whichever it is, an idle worker (searching or parked) takes it without
+//! waiting for the watchdog:
 //!
 //! * **Local queue, spawn stack and injector**: every push wakes an idle worker if none
-//!   is searching (the protocol below): the woken worker searches and steals it.
-//! * **LIFO slot**: its owner runs it after the current poll; if that poll runs long,
-//!   an idle worker takes it once it has stood [`STEAL_LIFO_AFTER`] while the owner's
-//!   tick did not move (Go's rule for its `runnext`), but for a poll that streams
-//!   (`STREAMING`'s rule, `scheduler.rs`). A searching worker looks every spin round; a
-//!   worker about to park that has seen an occupied LIFO slot in the last
-//!   [`LIFO_WATCH`], while another worker runs, sleeps short ([`LIFO_RECHECK`]) and
-//!   looks again. A worker that parks until woken says so first ([`Idle::begin_deep`]),
-//!   and a LIFO placement that finds no idle worker watching (none searches or sleeps
-//!   short) and one parked until woken wakes it ([`Idle::lifo_unwatched`],
-//!   [`Idle::claim_deep`]): that worker then watches the slots as above. So a placement
-//!   pays one load while another worker watches, and a wake-up only after the idle
-//!   workers have all gone to a park until woken; a ring or a ping-pong keeps its idle
-//!   worker sleeping short, not waking it at every hop
-//!   (docs/design/0019-runnable-never-waits.md,
-//!   0031-a-lifo-placement-wakes-a-deep-park.md).
+//!   is searching (the protocol below); the woken worker searches and steals it.
+//! * **LIFO slot**: its owner runs it after the current poll. If that poll runs long, an
+//!   idle worker takes it once it has stood [`STEAL_LIFO_AFTER`] while the owner's tick
+//!   did not move (Go's rule for its `runnext`), but for a poll that streams
+//!   (`STREAMING`). A searching worker looks every spin round. A worker about to park
+//!   that has seen an occupied LIFO slot in the last [`LIFO_WATCH`], while another
+//!   worker runs, sleeps short ([`LIFO_RECHECK`]) and looks again. One that parks until
+//!   woken says so first ([`Idle::begin_deep`]), and a LIFO placement that finds no
+//!   idle worker watching and one parked until woken wakes it ([`Idle::lifo_unwatched`],
+//!   [`Idle::claim_deep`]); that worker then watches. So a placement pays one load, and
+//!   a ring or a ping-pong keeps its idle worker sleeping short instead of waking it at
+//!   every hop (docs/design/0019, 0031).
 //!
 //! The placement reads the counts without a fence (a fence would cost every hop of a
 //! ring): a worker that begins its park at the very moment of the placement may be
-//! missed. The watchdog thread ([`WATCHDOG`], `watchdog.rs`) finds that process, and
-//! remains for the one case no idle worker can see: a process that computes without
-//! yielding while every other worker is busy.
+//! missed. The watchdog ([`WATCHDOG`]) finds that process, and remains for the one case
+//! no idle worker can see: a process that computes without yielding while every other
+//! worker is busy.
 //!
 //! # Protocol (no lost wake-up)
 //!
 //! A worker that found no work:
-//! 0. searches for a while (below): counted in `num_spinning`, it looks at the other
-//!    workers' queues, the injector, the OS and their LIFO slots every spin round, and
-//!    runs what it finds;
+//! 0. searches for a while (below): counted as searching, it looks at the other
+//!    workers' queues and LIFO slots, the injector and the OS every spin round;
 //! 1. stops counting itself as searching, then registers as sleeping (under the
-//!    `sleepers` lock; `num_sleeping` + 1, `SeqCst`);
+//!    `sleepers` lock, a `SeqCst` read-modify-write of the count);
 //! 2. issues a `SeqCst` fence and looks at every queue once more, its own LIFO slot
 //!    included (where the OS poll of a short sleep wakes what it found);
 //! 3. parks only if that look found nothing.
 //!
-//! A thread that made work available (pushed onto a queue) issues a `SeqCst` fence and
-//! reads `num_spinning`: if a worker searches, that worker will find the work (its last
-//! look, step 2, comes after it stops searching). Else it reads `num_sleeping`; if that
-//! is non-zero it pops a sleeper and unparks it. Either the pusher's read sees the
-//! registration (1), or the worker's look (2) sees the push: the two fences forbid both
-//! reads missing. `std::thread::unpark` before `park` is not lost (the thread's token),
-//! so unparking a worker between (2) and (3) is fine.
+//! A thread that made work available issues a `SeqCst` fence and reads the counts: if a
+//! worker searches, that worker will find the work (its last look, step 2, comes after
+//! it stops searching); else, if one sleeps, it pops a sleeper and unparks it. Either
+//! the pusher's read sees the registration (1), or the worker's look (2) sees the push:
+//! the two fences forbid both reads missing. An unpark before the park is not lost (the
+//! thread's token).
 //!
 //! # How long a worker searches
 //!
 //! At least [`Builder::busy_wait`] (default zero). Past it, a worker searches on only
-//! while another worker runs processes (one may hand it work: a push, a spill, a LIFO
-//! process that stands too long), and for no longer than it was busy since its
-//! previous search or park, unspent time carried over up to [`SPIN_BEFORE_PARK`]:
-//! searching at most doubles the CPU a program uses, and a worker that no other worker
-//! can feed sleeps at once (one look, no round of pause hints first: docs/design/0033),
-//! in the OS's poll if it holds the driver, as tokio's and Go's workers do: waiting for
-//! a socket is the OS poll's job. A search that finds work saves a parked worker's
-//! futex or `epoll_wait` wake-up (docs/design/0013 and 0025: what that costs here, and
-//! the one case, a single stream between two OS processes, that a busy wait buys back).
+//! while another worker runs processes (one may hand it work), and for no longer than
+//! it was busy since its previous search or park, unspent time carried over up to
+//! [`SPIN_BEFORE_PARK`]: searching at most doubles the CPU a program uses, and a worker
+//! that no other worker can feed sleeps after one look (docs/design/0033), in the OS's
+//! poll if it holds the driver, as tokio's and Go's workers do. A search that finds
+//! work saves a futex or `epoll_wait` wake-up (docs/design/0013, 0025).
 //!
-//! # Idle costs nothing, busy is watched
+//! # Idle costs nothing
 //!
-//! A worker parks without a timeout (but for the short sleeps beside an occupied LIFO
-//! slot, above): an idle runtime uses no CPU. A worker held by one poll is the watchdog
-//! thread's to find (`watchdog.rs`); a spare standing in for it counts as one more
-//! worker here (`Idle::activate`) until it goes dormant. A worker that wakes from its
-//! park tells the thread, which dozes while every worker sleeps (`doze.rs`).
+//! A worker parks without a timeout (but for the short sleeps above): an idle runtime
+//! uses no CPU. A worker that wakes from its park tells the watchdog thread, which dozes
+//! while every worker sleeps (`doze.rs`).
 //!
-//! The loom model `tests/loom_park.rs` runs steps (0)–(3) against a pusher with
-//! `thread::park` for real (a lost wake-up is a deadlock loom reports), and the OS
-//! poll's short sleep, the deep park's claim and a spare stepping back; ARCHITECTURE.md's
-//! loom table says what each model catches.
+//! Loom models: `tests/loom_park.rs`, with `thread::park` for real (a lost wake-up is a
+//! deadlock loom reports); ARCHITECTURE.md's loom table says what each catches.
 //!
 //! # The idle word
 //!
-//! The counts of idle workers live in one 64-bit word ([`Idle`]), five fields of
-//! [`FIELD_BITS`] bits each, as tokio's `idle.rs` packs its searching and unparked
-//! counts: workers searching (step 0), registered as sleeping (steps 1–3), in a short
-//! sleep, parked until woken and unclaimed (a subset of the sleeping), and active
-//! (the runtime's workers plus the spares standing in). Rules:
+//! The counts live in one 64-bit word ([`Idle`]), five fields of [`FIELD_BITS`] bits,
+//! as tokio's `idle.rs` packs its counts: searching (step 0), registered as sleeping
+//! (steps 1–3), in a short sleep, parked until woken and unclaimed (a subset of the
+//! sleeping), and active (the runtime's workers plus the spares standing in). Rules:
 //!
-//! 1. Each field counts workers in its state: a worker increments a field when it
-//!    enters the state and the same worker decrements it when it leaves, but for the
-//!    deep count, which is decremented exactly once per [`Idle::begin_deep`], by the
-//!    worker or by a placement that claims it (the flag's swap decides who). So no
+//! 1. A worker increments a field when it enters the state and decrements it when it
+//!    leaves, but for the deep count, decremented exactly once per [`Idle::begin_deep`],
+//!    by the worker or by a placement that claims it (the flag's swap decides). So no
 //!    field goes below zero, and no borrow reaches the field above it.
 //! 2. No field overflows: active is at most twice [`MAX_THREADS`] (one spare per held
-//!    worker, `stand_in.rs` rule 1), below `2^FIELD_BITS`; every other field is at
-//!    most active.
-//! 3. A read of the word is one snapshot of all five counts (docs/design/0036). With separate counters a
-//!    worker going from sleeping to searching could be counted in both by a reader
-//!    between the two loads, and `others_running` then answered "nobody runs" while
-//!    one did (the loom model `a_snapshot_counts_a_worker_once`).
+//!    worker), below `2^FIELD_BITS`; every other field is at most active.
+//! 3. A read of the word is one snapshot of all five counts (docs/design/0036): with
+//!    separate counters, a worker going from sleeping to searching could be counted in
+//!    both, and `others_running` answer "nobody runs" while one did (the loom model
+//!    `a_snapshot_counts_a_worker_once`).
 //!
-//! The sleepers' list itself stays under a lock: it is touched only on the way to a
-//! park and by a pusher that found a sleeper to wake.
+//! The sleepers' list stays under a lock: it is touched only on the way to a park and
+//! by a pusher that found a sleeper to wake.
 //!
 //! [`SPIN_BEFORE_PARK`]: crate::tuning::SPIN_BEFORE_PARK
 //! [`Builder::busy_wait`]: crate::Builder::busy_wait
@@ -117,9 +101,8 @@ use crate::loom::{AtomicBool, AtomicU64, Mutex, Ordering, fence};
 /// The width of each count in the idle word (module docs, "The idle word").
 pub const FIELD_BITS: u32 = 12;
 
-/// Worker threads of a runtime at most (`Builder::threads`): with one spare per held
-/// worker, the active threads (at most twice this) fit a count of the idle word (rule
-/// 2). More than any machine otter runs on has cores.
+/// Worker threads of a runtime at most (`Builder::threads`): twice this fits a count of
+/// the idle word (rule 2).
 pub(crate) const MAX_THREADS: usize = (1 << FIELD_BITS) / 2 - 1;
 
 /// One count of the idle word: its shift.
@@ -151,17 +134,11 @@ impl Field {
     }
 }
 
-/// The set of spinning and parked workers.
+/// The set of searching and parked workers.
 #[derive(Debug)]
 pub struct Idle {
     sleepers: Mutex<Vec<usize>>,
-    /// The counts (module docs, "The idle word"): searching (step 0); registered as
-    /// sleeping; in a short sleep beside another's occupied LIFO slot (each looks at
-    /// the slots again within `LIFO_RECHECK`); parked until woken and not yet woken by
-    /// a LIFO placement (each has its flag set, [`Idle::begin_deep`]); and active:
-    /// running, searching or parked, the runtime's own workers and the spare threads
-    /// standing in for workers held by a poll (`scheduler/stand_in.rs`), a dormant
-    /// spare not counted.
+    /// The counts (module docs, "The idle word").
     word: AtomicU64,
 }
 
@@ -191,8 +168,7 @@ impl Idle {
         self.word.fetch_sub(f.one(), Ordering::SeqCst);
     }
 
-    /// A spare thread begins to stand in for a held worker: one more active worker
-    /// (called by the watchdog thread while the held worker is awake).
+    /// A spare thread begins to stand in for a held worker (`stand_in.rs`, rule 3).
     pub fn activate(&self) {
         self.add(ACTIVE);
     }
@@ -262,8 +238,8 @@ impl Idle {
     }
 
     /// The worker whose flag is `deep` is about to park until woken (registered, its
-    /// last look found nothing). The read-modify-write orders the count before the
-    /// worker's look at the LIFO slots that follows it.
+    /// last look found nothing). The read-modify-write orders the count before its look
+    /// at the LIFO slots that follows.
     pub fn begin_deep(&self, deep: &AtomicBool) {
         deep.store(true, Ordering::Relaxed);
         self.add(DEEP);
@@ -282,8 +258,7 @@ impl Idle {
 
     /// Whether a process just put in a LIFO slot has nobody to see it should its
     /// worker's poll run long: no worker searches or sleeps short, and one is parked
-    /// until woken. A snapshot, without a fence: a worker parking at that very moment
-    /// may be missed, and the watchdog finds the process then (the module docs).
+    /// until woken. A snapshot, without a fence (module docs, "The rule").
     #[inline]
     pub fn lifo_unwatched(&self) -> bool {
         let w = self.word.load(Ordering::Relaxed);

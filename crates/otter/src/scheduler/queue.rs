@@ -25,8 +25,9 @@
 //! pointer taken out of a slot back into a [`Task`]: each pointer put in is taken out
 //! exactly once, by the CAS that moves `head` past it.
 //!
-//! The LIFO slot is one `AtomicPtr` per worker, taken by `swap`, so the owner and a
-//! thief rescuing the task from a stuck worker never both get it.
+//! The LIFO slot is one `AtomicPtr` per worker. Only its owner fills it; the owner, a
+//! thief rescuing the task from a stuck worker and the watchdog take it by `swap`, so
+//! no two get it.
 #![allow(unsafe_code)]
 #![allow(unreachable_pub)] // `pub` items are for the loom models; the module is private.
 
@@ -182,23 +183,12 @@ impl<T: Item> Local<T> {
         let mut first = None;
         self.take(want, |t| match first {
             None => first = Some(t),
-            Some(_) => {
-                if let Err(t) = dst.push(t) {
-                    // `dst` is the thief's queue and holds at most `LOCAL_CAP / 2` stolen
-                    // tasks plus its own; if full, keep order by running it later.
-                    dst_overflow(t);
-                }
-            }
+            // A thief steals only with its own queue empty, and takes at most half a
+            // queue: this push cannot fail, and a task dropped would be a process lost.
+            Some(_) => assert!(dst.push(t).is_ok(), "a thief's queue overflowed"),
         });
         first
     }
-}
-
-/// A thief's own queue is empty when it steals (it steals only when idle), so this is
-/// unreachable; dropping a task would lose a process, so fail loudly instead.
-#[cold]
-fn dst_overflow<T>(_t: T) {
-    unreachable!("a thief's queue overflowed while stealing");
 }
 
 impl<T: Item> Drop for Local<T> {
@@ -268,9 +258,8 @@ impl Injector {
     }
 }
 
-/// A worker's LIFO slot: the process most recently woken by the running process. Only
-/// its owner fills it; the owner and a watchdog rescuing a stuck worker's process take
-/// from it (`scheduler/worker.rs`). Loom model: `tests/loom_run_queue.rs`.
+/// A worker's LIFO slot: the process most recently woken by the running process (module
+/// docs). Loom model: `tests/loom_run_queue.rs`.
 pub struct LifoSlot<T: Item>(AtomicPtr<()>, std::marker::PhantomData<T>);
 
 // SAFETY: the slot moves an owned item from the owner to whichever thread takes it,

@@ -3,55 +3,42 @@
 //! # Why a stack
 //!
 //! A process that spawns children and waits for their replies (a fork-join tree, a
-//! parallel map) is walked in the order its new processes are taken. Taken first in,
-//! first out, as the local queue takes them, the walk is breadth-first: every process of
-//! a level is spawned, and alive, waiting for its children, before any of the next level
-//! replies, and most of the tree is alive at once (`forkjoin` in the bench crate;
-//! docs/design/0034). Taken newest first, the walk is depth-first:
-//! a subtree is finished, and its processes gone, before its older sibling starts, and a
-//! path's worth of processes is alive at once. Work-stealing runtimes built for such
-//! trees (Cilk, rayon, Go's `runnext` for the newest goroutine) run the newest spawn
-//! first for the same reason, and let idle workers steal the oldest, the largest
-//! subtree, from the other end.
+//! parallel map) is walked in the order its new processes are taken. First in, first
+//! out, the walk is breadth-first: a whole level is alive, waiting for its children,
+//! before any of the next level replies. Newest first, it is depth-first: a subtree is
+//! done, its processes gone, before its older sibling starts, and a path's worth of
+//! processes is alive at once (`forkjoin` in the bench crate; docs/design/0034). Cilk,
+//! rayon and Go's `runnext` run the newest spawn first for the same reason, and let
+//! idle workers steal the oldest, the largest subtree, from the other end.
 //!
 //! # Rules
 //!
-//! 1. **What goes on it.** Only the owner pushes, and at most one process a turn: the
-//!    first process a turn spawns takes the worker's LIFO slot if it is empty
-//!    (`Shared::schedule_spawned`), the next one goes on the stack, stamped with the
-//!    worker's tick count, and any further one of the same turn to the back of the local
-//!    queue, in spawn order, as before this stack. A binary fork-join is two spawns a
-//!    turn, so its whole walk goes through the slot and the stack; a loop that spawns
-//!    many (a supervisor's children, `mailbox`, `latency`'s background) queues them as
-//!    the BEAM does, and a woken process queued behind them waits once per process
-//!    ahead of it (0019). A push wakes an idle worker as a push onto the local queue
-//!    does (`park.rs`'s protocol: the stack's `len` is one of the queues its last look
-//!    reads).
-//! 2. **The newest, after the queue.** The owner takes the newest
-//!    ([`SpawnStack::pop_newest`]) once its LIFO slot and local queue are empty
-//!    (`worker.rs`, "Which process runs next"): a process woken by a message waits for
-//!    no spawned one but the one running.
+//! 1. **What goes on it.** The first process a turn spawns takes the worker's LIFO slot
+//!    if it is empty (`Shared::schedule_spawned`), so that a chain of spawns stays on
+//!    one worker (docs/design/0022); the next goes on the stack, stamped with the
+//!    worker's tick count; any further one of the same turn goes to the back of the
+//!    local queue, in spawn order. A binary fork-join is two spawns a turn, so its
+//!    whole walk goes through the slot and the stack; a loop that spawns many (a
+//!    supervisor's children) queues them as the BEAM does, and a woken process queued
+//!    behind them waits once per process ahead of it (0019). Only the owner pushes, and
+//!    a push wakes an idle worker as a push onto the local queue does (`park.rs`).
+//! 2. **The newest, after the queue**: step 4 of `worker.rs`, "Which process runs
+//!    next": a process woken by a message waits for no spawned one.
 //! 3. **Aging.** A newest that has waited [`SPAWN_WAIT_TICKS`] polls of other processes
 //!    moves to the back of the local queue at the owner's next pick: a LIFO chain that
-//!    spawns nothing (a ping-pong pair) with an empty local queue would otherwise keep it
-//!    waiting for ever. A fork-join's newest is younger (its walk pushes every turn or
-//!    two), and when it is not, after a long subtree, it is the next process of the
-//!    walk anyway. And once [`SPAWN_AGE`] has passed since the oldest was last taken,
-//!    an injector turn takes it (`Worker::stack_turn`, also every other injector turn
-//!    while the local queue holds processes), so that newer spawns cannot keep it
-//!    waiting without bound either.
-//! 4. **Thieves** (searching workers, spares, a worker whose own queues are empty) take
-//!    the oldest half ([`SpawnStack::steal_into`]): they run the oldest, a fork-join's
-//!    largest unstarted subtree, and keep the rest on their own stack, stamped with
-//!    their own tick count. The watchdog leaves a held worker's stack in place and wakes
-//!    a worker to steal from it: poured into the first-in, first-out injector, it would
-//!    turn the walk breadth-first.
+//!    spawns nothing, with an empty local queue, would otherwise keep it waiting for
+//!    ever. A fork-join's newest is younger (its walk pushes every turn or two). The
+//!    oldest is taken at some injector turns (`Worker::stack_turn`), so that newer
+//!    spawns cannot keep it waiting without bound either.
+//! 4. **Thieves** take the oldest half ([`SpawnStack::steal_into`]): they run the
+//!    oldest and keep the rest on their own stack, stamped with their own tick count.
+//!    The watchdog leaves a held worker's stack in place for them: poured into the
+//!    first-in, first-out injector, it would turn the walk breadth-first.
 //!
-//! A mutex-guarded deque: a push and a pop are an uncontended lock each, and a turn
-//! pushes at most once, next to a spawn's allocation; the owner is the only frequent user.
+//! A mutex-guarded deque: a turn pushes at most once, next to a spawn's allocation, and
+//! the owner is the only frequent user.
 //!
 //! [`SPAWN_WAIT_TICKS`]: crate::tuning::SPAWN_WAIT_TICKS
-//! [`SPAWN_AGE`]: crate::tuning::SPAWN_AGE
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -107,7 +94,7 @@ impl SpawnStack {
         t.map(|(t, _)| t)
     }
 
-    /// Takes the oldest (the owner's bounded-wait turn, thieves, the watchdog).
+    /// Takes the oldest (the owner's injector turn, a spare stepping back).
     #[inline]
     pub(crate) fn pop_oldest(&self) -> Option<Task> {
         if self.is_empty() {
@@ -120,10 +107,9 @@ impl SpawnStack {
     }
 
     /// Takes the oldest half (rounded up) for a thief whose own stack is `dst` and whose
-    /// tick count is `stamp`: returns
-    /// the oldest, to run, and pushes the others onto `dst` in their order, so that the
-    /// thief too runs the newest of them first. One lock at a time: two workers stealing
-    /// from each other cannot deadlock.
+    /// tick count is `stamp`: returns the oldest, to run, and pushes the others onto
+    /// `dst` in their order. One lock at a time: two workers stealing from each other
+    /// cannot deadlock.
     pub(crate) fn steal_into(&self, dst: &SpawnStack, stamp: u64) -> Option<Task> {
         if self.is_empty() {
             return None;

@@ -3,22 +3,16 @@
 //! otter cannot preempt a process: one that computes without awaiting, or blocks its
 //! thread in a system call, holds its worker for as long as it runs. Every
 //! [`WATCHDOG`], while some worker is awake, this thread looks at each worker's tick
-//! (the count of polls it has started; only the worker writes it). A worker whose tick
-//! has not moved for `WATCHDOG` is inside one long poll, and the look
+//! (`held.rs`). A worker whose tick has not moved for `WATCHDOG` is inside one long
+//! poll, and the look
 //!
-//! 1. starts a spare thread in its place, or wakes a dormant one, if it is busy and
-//!    not streaming (`stand_in.rs`), so the runtime keeps as many workers running
-//!    processes as it has;
+//! 1. starts or wakes a spare thread in its place (`stand_in.rs`);
 //! 2. hands its LIFO process and its local queue to the injector and wakes a worker,
 //!    so that nothing queued behind the long poll waits for it to end; its spawn stack
-//!    stays where it is, since any worker takes from it (oldest first:
-//!    `spawn_stack.rs`), and the look wakes a worker for it too;
-//! 3. wakes, once per poll, the calls whose deadlines it deferred (`timer/deferred.rs`): its
-//!    flushes wait for the poll to end, and each call arms its own timer when another
-//!    thread polls it;
-//! 4. records, for introspection, that the worker is held and since when (the look
-//!    that first saw its tick: at most a look late), so that
-//!    [`Handle::stuck`](crate::Handle::stuck) names the process in the long poll.
+//!    stays for that worker to steal (`spawn_stack.rs`, rule 4);
+//! 3. wakes, once per poll, the calls whose deadlines it deferred (`timer/deferred.rs`);
+//! 4. records, for introspection, that the worker is held and since when (at most a
+//!    look late), so that [`Handle::stuck`](crate::Handle::stuck) names the process.
 //!
 //! Go's runtime has the same thread (`sysmon`). Why a thread and not the workers' own
 //! looks, which missed a one-worker runtime and one whose workers are all held:
@@ -27,10 +21,9 @@
 //! # Rules
 //!
 //! 1. **Idle costs nothing.** After [`WATCHDOG_QUIET`] looks in a row that found every
-//!    worker parked and no tick moved since the look before, the thread dozes: it waits
-//!    without a timeout until a worker leaves its park (`doze.rs`, whose Dekker pair
-//!    makes sure that no worker runs unwatched). A runtime that runs a process at least
-//!    once per `WATCHDOG_QUIET` looks (100 ms) never pays for that wake-up.
+//!    worker parked and no tick moved since the look before, the thread dozes until a
+//!    worker leaves its park (`doze.rs`). A runtime that runs a process at least once
+//!    per `WATCHDOG_QUIET` looks never pays for that wake-up.
 //! 2. **It never runs a process.** It moves tasks between queues, claims spare slots
 //!    and starts threads; what it hands on goes through the injector.
 //! 3. **Shutdown.** The runtime's shutdown sets its flag, then wakes the thread
@@ -65,23 +58,16 @@ impl Watchdog {
         let h = std::thread::Builder::new()
             .name(name)
             .spawn(move || run(&s))?;
-        *shared
-            .watchdog
-            .thread
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(h);
+        let thread = &shared.watchdog.thread;
+        *thread.lock().unwrap_or_else(PoisonError::into_inner) = Some(h);
         Ok(())
     }
 
     /// Rule 3: stops the thread and joins it. The shutdown flag is set.
     pub(crate) fn stop(&self) {
         self.doze.stop();
-        let h = self
-            .thread
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(h) = h {
+        let mut thread = self.thread.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(h) = thread.take() {
             let _ = h.join();
         }
     }
@@ -169,9 +155,8 @@ impl Watch {
             {
                 // Its tick has not moved since it was dormant: it is held from now on
                 // at the earliest (its first poll may not even have begun).
-                let spare = &shared.workers[s];
-                self.seen
-                    .restart(s, spare.ticks.load(Ordering::Relaxed), now);
+                let ticks = shared.workers[s].ticks.load(Ordering::Relaxed);
+                self.seen.restart(s, ticks, now);
             }
             if self.woke_deferred[v] != ticks {
                 self.woke_deferred[v] = ticks;
@@ -195,9 +180,7 @@ impl Watch {
                 }
                 handed = true;
             }
-            // The spawn stack stays: any worker, the spare included, takes its oldest
-            // (`Worker::steal`), and a stack poured into the first-in, first-out
-            // injector would turn a fork-join's walk breadth-first (`spawn_stack.rs`).
+            // Item 2: the spawn stack stays, for the worker woken to steal it.
             handed |= !w.spawned.is_empty();
         }
         if handed {

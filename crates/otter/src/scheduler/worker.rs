@@ -8,16 +8,13 @@
 //! 2. The LIFO slot: the process most recently woken by a message from the process that
 //!    just ran. Running it next keeps the message hot in cache and makes a request/reply
 //!    pair cost two polls and no queue operation. Only while the local queue is empty:
-//!    otherwise the LIFO process goes to the back of the local queue, as a woken process
-//!    does on the BEAM, so that a process queued behind a chatty pair or a ring waits
-//!    once for each process ahead of it, not for each one's chain. With the local queue
-//!    empty no process waits behind it here, and it is never pushed: a push would offer
-//!    a ring's or a pair's next process to a searching worker's steal for the moment it
-//!    stood there, and each steal moves the chain, and every process it touches, to a
-//!    cold core (docs/design/0023).
+//!    otherwise it goes to the back of the local queue, as a woken process does on the
+//!    BEAM, so that a process queued behind a chatty pair waits once for each process
+//!    ahead of it, not for each one's chain. With the local queue empty it is never
+//!    pushed: a push would offer a ring's next process to a searching worker's steal,
+//!    which moves the chain to a cold core (docs/design/0023).
 //! 3. The local queue (FIFO).
-//! 4. The spawn stack, newest first (`spawn_stack.rs`, rules 2 and 3: a newest that
-//!    has waited [`SPAWN_WAIT_TICKS`] polls moves to the back of the local queue first).
+//! 4. The spawn stack, newest first (and its aging: `spawn_stack.rs`, rule 3).
 //! 5. The injector, taking a batch into the local queue.
 //! 6. Stealing half of another worker's local queue, from a random victim onwards, or
 //!    else the oldest half of its spawn stack.
@@ -29,12 +26,10 @@
 //! must drain as fast as it fills or what overflowed waits for ever.
 //!
 //! Each turn of a process has a budget of [`BUDGET`] messages; a receive that finds the
-//! budget spent yields: the process goes to the back of the local queue. If that queue,
-//! the LIFO slot, the spawn stack and the injector are empty, and no call waits with a
-//! deadline this worker deferred (`timer/deferred.rs`), the yield would only pop the
-//! process right back; the receive then starts a new turn in place instead
-//! ([`renew_turn`]), unless an exit signal waits for the process or the runtime is a
-//! simulation's. So a turn is one poll, or one stretch of a poll between two budgets.
+//! budget spent yields: the process goes to the back of the local queue. If this
+//! worker has nothing else to run, the yield would only pop the process right back; the
+//! receive then starts a new turn in place instead ([`renew_turn`]). So a turn is one
+//! poll, or one stretch of a poll between two budgets.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
@@ -47,16 +42,9 @@ use crate::scheduler::stand_in::DORMANT;
 use crate::scheduler::{Remote, STREAMING, Shared};
 use crate::tuning::{
     BUDGET, GLOBAL_INTERVAL, INJECTOR_BATCH, IO_EVENTS, IO_POLLS_SKIPPED, LIFO_RECHECK, LIFO_WATCH,
-    LOCAL_CAP, MAX_LIFO_POLLS, SPAWN_AGE, SPAWN_WAIT_TICKS, SPILL_AFTER_SENDS, SPILL_INTERVAL,
-    SPIN_BEFORE_PARK, SPIN_HINTS, STEAL_LIFO_AFTER, YIELD_EVERY_ROUNDS,
+    LOCAL_CAP, MAX_LIFO_POLLS, SPAWN_AGE, SPAWN_WAIT_TICKS, SPIN_BEFORE_PARK, SPIN_HINTS,
+    STEAL_LIFO_AFTER, YIELD_EVERY_ROUNDS,
 };
-
-/// Whether a poll's `sent`-th send spills the LIFO slot: the `SPILL_AFTER_SENDS`-th, and
-/// every `SPILL_INTERVAL`-th after it.
-#[inline(always)]
-pub(crate) fn spills_at(sent: u32) -> bool {
-    sent & (SPILL_INTERVAL - 1) == SPILL_AFTER_SENDS
-}
 
 /// Wakes the calls whose deadlines this worker deferred and that have lived through a
 /// flush (`all`: every one): each arms its own timer at its next poll
@@ -68,10 +56,9 @@ pub(crate) fn flush_deferred(all: bool) -> bool {
 }
 
 /// A new turn in place for the running process, whose budget is spent, if this worker
-/// has nothing else to run (the module docs' last paragraph; docs/design/0011): what
-/// the worker does between two polls is done here too ([`begin_turn`], and the stream
-/// cache gives its count back). Takes the unit of the budget of the receive that asks.
-/// False, and nothing done, if the caller must yield; always on a thread that is not one
+/// has nothing else to run (the module docs' last paragraph; docs/design/0011; the
+/// caller checks for exit signals): what the worker does between two polls is done here
+/// too. False, and nothing done, if the caller must yield, as on a thread that is none
 /// of `shared`'s workers.
 pub(crate) fn renew_turn(shared: &Shared) -> bool {
     let Some(i) = context::current_index(shared) else {
@@ -157,7 +144,7 @@ struct Worker {
     /// poll's worth of woken processes (at most `IO_POLLS_SKIPPED`).
     io_skipped: u32,
     /// How long, at least, each other worker has been inside one poll (its LIFO process
-    /// standing: `take_stuck_lifo`).
+    /// standing: `look_at_lifos`).
     seen: Held,
     /// When this worker last saw another's LIFO slot occupied (or took its process):
     /// it sleeps short for `LIFO_WATCH` after that while another runs (`park`).
@@ -175,10 +162,6 @@ struct Worker {
 }
 
 impl Worker {
-    fn shared(&self) -> &Shared {
-        &self.shared
-    }
-
     fn run(&mut self) {
         let shared = Arc::clone(&self.shared);
         let me = &shared.workers[self.index];
@@ -187,45 +170,38 @@ impl Worker {
                 break;
             }
             let task = match self.next_task(&shared, me) {
-                Some(task) => Some(task),
+                Some(task) => task,
                 // A spare whose worker has moved on steps back (top of the loop) rather
                 // than search or park: a sleeper may be woken for work, and a spare
                 // that took that wake-up would go dormant with it.
                 None if self.standing_in.is_some() && !self.still_needed() => continue,
                 None => {
                     self.set_busy(false);
-                    self.search(&shared)
+                    let found = match self.search(&shared) {
+                        Some(task) => Some(task),
+                        None if shared.is_shutdown() => None,
+                        // No flush may come for a long time: every call with a deferred
+                        // deadline that still waits is woken to arm its timer before
+                        // this worker parks (what it woke is in this worker's queues).
+                        None if flush_deferred(true) => None,
+                        None => {
+                            let found = self.park();
+                            self.busy_since = Instant::now();
+                            shared.services.stats.tick_clock(self.busy_since);
+                            found
+                        }
+                    };
+                    let Some(task) = found else { continue };
+                    task
                 }
             };
-            match task {
-                Some(task) => {
-                    self.set_busy(true);
-                    self.run_chain(&shared, me, task);
-                }
-                None if shared.is_shutdown() => {}
-                None => {
-                    // No flush may come for a long time: every call with a deferred
-                    // deadline that still waits is woken to arm its timer, here, before
-                    // this worker parks (what it woke is in this worker's queues).
-                    if flush_deferred(true) {
-                        continue;
-                    }
-                    let found = self.park();
-                    self.busy_since = Instant::now();
-                    shared.services.stats.tick_clock(self.busy_since);
-                    if let Some(task) = found {
-                        self.set_busy(true);
-                        self.run_chain(&shared, me, task);
-                    }
-                }
-            }
+            self.set_busy(true);
+            self.run_chain(&shared, me, task);
         }
     }
 
-    /// Step (0) of parking (`park.rs`): looks every spin round at the other workers'
-    /// queues, the injector, the OS, and the LIFO slots that stand too long, until it
-    /// finds a process or its spin ends (`park.rs`, "How long a worker searches"). The
-    /// process found, if any (`None` too once the shutdown began).
+    /// Step (0) of parking (`park.rs`, "How long a worker searches"): the process found,
+    /// if any (`None` too once the shutdown began).
     fn search(&mut self, shared: &Shared) -> Option<Task> {
         shared.idle.begin_spin();
         let start = Instant::now();
@@ -259,7 +235,7 @@ impl Worker {
                     break Some(t);
                 }
             }
-            if let Some(t) = self.steal().or_else(|| self.take_stuck_lifo(now)) {
+            if let Some(t) = self.steal().or_else(|| self.look_at_lifos(now).1) {
                 break Some(t);
             }
             let spun = now.duration_since(start);
@@ -270,51 +246,38 @@ impl Worker {
         shared.idle.end_spin();
         self.spin_credit = credit.saturating_sub(now.duration_since(start));
         self.busy_since = now;
-        if found.is_some() {
-            // If there is more, another idle worker may take it.
-            if shared.workers[self.index].local.len() > 0 {
-                shared.wake_one();
-            }
+        if found.is_some() && shared.workers[self.index].local.len() > 0 {
+            // There is more: another idle worker may take it.
+            shared.wake_one();
         }
         found
     }
 
-    /// The LIFO process of another worker that has stood there [`STEAL_LIFO_AFTER`]
-    /// while that worker's tick did not move: its worker is inside one long poll.
-    fn take_stuck_lifo(&mut self, now: Instant) -> Option<Task> {
-        let shared = &*self.shared;
-        for (v, w) in shared.workers.iter().enumerate() {
+    /// One look at the other workers' LIFO slots (`park.rs`, "The rule"): notes each
+    /// worker's tick (`held.rs`), and takes a process that has stood
+    /// [`STEAL_LIFO_AFTER`] while its worker's tick did not move, but for a stream's
+    /// receiver (`STREAMING`). Whether a slot was seen occupied, and the process taken.
+    fn look_at_lifos(&mut self, now: Instant) -> (bool, Option<Task>) {
+        let mut occupied = false;
+        for (v, w) in self.shared.workers.iter().enumerate() {
             if v == self.index {
                 continue;
             }
             let ticks = w.ticks.load(Ordering::Relaxed);
-            if ticks & STREAMING != 0 {
-                // A stream's receiver: its sender's spills hand it on.
+            let since = self.seen.since(v, ticks, now);
+            if w.lifo.is_empty() {
                 continue;
             }
-            if self.seen.for_how_long(v, ticks, now) >= STEAL_LIFO_AFTER
+            occupied = true;
+            if ticks & STREAMING == 0
+                && since.is_some_and(|t| now.duration_since(t) >= STEAL_LIFO_AFTER)
                 && let Some(t) = w.lifo.take()
             {
                 self.lifo_seen = Some(now);
-                return Some(t);
+                return (true, Some(t));
             }
         }
-        None
-    }
-
-    /// Whether another worker's LIFO slot holds a process (the last look before
-    /// parking); notes each one's tick, so that the next look can tell a stuck one.
-    fn lifo_occupied(&mut self, now: Instant) -> bool {
-        let shared = &*self.shared;
-        let mut any = false;
-        for (v, w) in shared.workers.iter().enumerate() {
-            if v == self.index || w.lifo.is_empty() {
-                continue;
-            }
-            self.seen.since(v, w.ticks.load(Ordering::Relaxed), now);
-            any = true;
-        }
-        any
+        (occupied, None)
     }
 
     /// Runs `task`, then the LIFO slot's process while rules 1 and 2 of the module docs
@@ -393,18 +356,14 @@ impl Worker {
         // a worker parked: that worker polls the OS again (`io.rs`'s invariants).
         shared.wake_one();
         shared.hand_on_the_os(self.index);
-        let (lock, wake) = &shared.dormant;
-        let mut guard = lock.lock().unwrap_or_else(PoisonError::into_inner);
-        let v = loop {
-            if shared.is_shutdown() {
-                return false;
-            }
-            match me.standing_in.load(Ordering::Acquire) {
-                DORMANT => guard = wake.wait(guard).unwrap_or_else(PoisonError::into_inner),
-                v => break v,
-            }
-        };
-        drop(guard);
+        let spares = shared.spares.lock().unwrap_or_else(PoisonError::into_inner);
+        let dormant =
+            |_: &mut _| !shared.is_shutdown() && me.standing_in.load(Ordering::Acquire) == DORMANT;
+        drop(shared.dormant.wait_while(spares, dormant));
+        if shared.is_shutdown() {
+            return false;
+        }
+        let v = me.standing_in.load(Ordering::Acquire);
         self.standing_in = Some((v, shared.workers[v].ticks.load(Ordering::Relaxed)));
         self.set_busy(true);
         self.busy_since = Instant::now();
@@ -474,27 +433,19 @@ impl Worker {
         }
         if let Some(t) = me.lifo.take() {
             if me.local.len() == 0 {
-                // Nothing waits behind it here (rule 2): a new chain, not a push.
-                self.lifo_polls = if self.lifo_polls < MAX_LIFO_POLLS {
-                    self.lifo_polls + 1
-                } else {
-                    1
-                };
+                // Nothing waits behind it here (rule 2): not pushed; the chain goes on,
+                // or a new one starts after `MAX_LIFO_POLLS`.
+                self.lifo_polls = self.lifo_polls % MAX_LIFO_POLLS + 1;
                 return Some(t);
             }
             shared.push_local(self.index, t);
         }
         self.lifo_polls = 0;
-        if let Some(t) = me.local.pop() {
-            return Some(t);
-        }
-        if let Some(t) = me.spawned.pop_newest() {
-            return Some(t);
-        }
-        if let Some(t) = shared.injector.pop_into(&me.local, INJECTOR_BATCH) {
-            return Some(t);
-        }
-        self.steal()
+        me.local
+            .pop()
+            .or_else(|| me.spawned.pop_newest())
+            .or_else(|| shared.injector.pop_into(&me.local, INJECTOR_BATCH))
+            .or_else(|| self.steal())
     }
 
     /// Whether this injector turn takes the spawn stack's oldest first (rule 3 of
@@ -524,7 +475,7 @@ impl Worker {
     /// Half of another worker's local queue, or else half of its spawn stack, or else a
     /// batch of the injector.
     fn steal(&mut self) -> Option<Task> {
-        let n = self.shared().workers.len();
+        let n = self.shared.workers.len();
         let start = self.next_rand() % n;
         let shared = &*self.shared;
         let me = &shared.workers[self.index];
@@ -563,9 +514,8 @@ impl Worker {
         let shared = self.shared.clone();
         let me = self.index;
         // With sockets in use, the worker that gets the driver parks in the OS poll
-        // (`io.rs`); it says so before it registers as sleeping, so that whoever pops
-        // it wakes it there. One that found it taken tries again at each look: the
-        // holder may have stepped back since (`io.rs`'s invariants).
+        // (`io.rs`, its first rule and its invariants); one that found it taken tries
+        // again at each look.
         let io = shared.reactor_in_use();
         let mut driver = None;
         let found = loop {
@@ -587,12 +537,13 @@ impl Worker {
                 break None;
             }
             let now = Instant::now();
-            if let Some(t) = self.take_stuck_lifo(now) {
+            let (occupied, found) = self.look_at_lifos(now);
+            if occupied {
+                self.lifo_seen = Some(now);
+            }
+            if let Some(t) = found {
                 shared.idle.unregister(me);
                 break Some(t);
-            }
-            if self.lifo_occupied(now) {
-                self.lifo_seen = Some(now);
             }
             let watching = self
                 .lifo_seen
@@ -613,11 +564,14 @@ impl Worker {
             // ("The rule"), which the watchdog covers.
             let deep = &shared.workers[me].deep;
             shared.idle.begin_deep(deep);
-            if self.lifo_occupied(Instant::now()) {
+            if let (true, found) = self.look_at_lifos(Instant::now()) {
                 let _ = shared.idle.end_deep(deep);
                 shared.idle.unregister(me);
                 self.lifo_seen = Some(now);
-                continue;
+                match found {
+                    Some(t) => break Some(t),
+                    None => continue,
+                }
             }
             self.sleep(driver.as_deref_mut(), io, None);
             if !shared.idle.end_deep(deep) {
@@ -659,21 +613,5 @@ impl Worker {
                 shared.idle.unregister(self.index);
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{SPILL_AFTER_SENDS, SPILL_INTERVAL, spills_at};
-
-    #[test]
-    fn a_long_poll_spills_at_the_first_spill_and_every_interval_after() {
-        let spills: Vec<u32> = (1..=3 * SPILL_INTERVAL + SPILL_AFTER_SENDS)
-            .filter(|&n| spills_at(n))
-            .collect();
-        assert_eq!(
-            spills,
-            [0, 1, 2, 3].map(|k| k * SPILL_INTERVAL + SPILL_AFTER_SENDS)
-        );
     }
 }
