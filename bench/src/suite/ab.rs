@@ -3,8 +3,9 @@
 //! Each round runs every case once on every binary, the binaries in rotated order (round r
 //! starts with binary r mod n), so that the machine's mood falls on all of them alike; the
 //! rounds are `--reps` (default 5). The cases are the suite's otter cases (`--only`, `--quick`,
-//! `--full` choose them as for the suite), or the `--case "bench k=v .."` given, run as
-//! `BIN bench k=v ..` (any binary that speaks WORKLOADS.md's contract, the Erlang twin too).
+//! `--full` choose them as for the suite), or the `--case "bench k=v .."` given: one that
+//! is a suite case's id runs as the suite runs it (echo, dist and http only so), any other
+//! as `BIN bench k=v ..` (any binary that speaks WORKLOADS.md's contract, the Erlang twin too).
 //! An echo case's server, a dist case's client and otter echo node, an http case's server
 //! and load are the binary under test; an echo case's load generator is this binary.
 //!
@@ -108,9 +109,10 @@ pub(super) fn run(o: &Options, ab: &Ab) -> Result<std::process::ExitCode, String
             .filter(ours)
             .collect()
     } else {
+        let suite = cases(&Sizes::for_options(o));
         ab.cases
             .iter()
-            .map(|s| adhoc(s))
+            .map(|s| named(s, &suite))
             .collect::<Result<_, _>>()?
     };
     let rounds = if ab.rounds == 0 { o.reps } else { ab.rounds };
@@ -234,12 +236,33 @@ fn run_one(
     measure(c, Impl::Otter, bin, echo_load, erlang, o.timeout)
 }
 
-/// A `--case "bench k=v .."`: its words as `args`, run as given (no `impls`: not a suite
-/// case).
-fn adhoc(s: &str) -> Result<Case, String> {
+/// A `--case "bench k=v .."`: one of the suite's otter cases of this size (`--quick`,
+/// `--full`) if it names one, run as the suite runs it; else its words as `args`, run as
+/// given (no `impls`: not a suite case). Echo, dist and http take two programs and run
+/// only as the suite's own cases.
+fn named(s: &str, suite: &[Case]) -> Result<Case, String> {
+    let id = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if let Some(c) = suite
+        .iter()
+        .find(|c| c.id == id && c.impls.contains(&Impl::Otter))
+    {
+        return Ok(c.clone());
+    }
     let args: Vec<(&'static str, String)> = s.split_whitespace().map(|w| ("", w.into())).collect();
-    if args.is_empty() {
+    let Some((_, bench)) = args.first() else {
         return Err("--case: empty".into());
+    };
+    let pairs = [super::echo::BENCH, super::dist::BENCH, super::http::BENCH];
+    if pairs.contains(&bench.as_str()) {
+        let known: Vec<&str> = suite
+            .iter()
+            .filter(|c| c.bench == bench)
+            .map(|c| c.id.as_str())
+            .collect();
+        return Err(format!(
+            "--case {id:?}: {bench} runs only as one of the suite's cases at this size: {}",
+            known.join("; ")
+        ));
     }
     let (id, otter_extra, impls) = (s.trim().to_string(), Vec::new(), Vec::new());
     Ok(Case {
@@ -266,5 +289,48 @@ fn binaries(list: &str) -> Result<Vec<PathBuf>, String> {
             b.display()
         )),
         None => Ok(bins),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn suite() -> Vec<Case> {
+        cases(&Sizes::for_options(
+            &super::super::parse_options(&[]).unwrap(),
+        ))
+    }
+
+    #[test]
+    fn a_case_that_names_a_suite_case_runs_as_the_suite_runs_it() {
+        let suite = suite();
+        let echo = suite.iter().find(|c| c.bench == super::super::echo::BENCH);
+        let echo = echo.expect("the suite has echo cases");
+        // Spaces as a shell line may leave them.
+        let given = echo.id.replace(' ', "  ");
+        let c = named(&given, &suite).unwrap();
+        assert_eq!((c.bench, &c.id), (echo.bench, &echo.id));
+        assert!(c.impls.contains(&Impl::Otter));
+    }
+
+    #[test]
+    fn a_pair_workload_that_is_no_suite_case_is_refused_with_the_cases_it_could_be() {
+        let suite = suite();
+        for bench in ["echo conns=7", "dist r=1", "http"] {
+            let e = named(bench, &suite).expect_err(bench);
+            assert!(e.contains("runs only as one of the suite's cases"), "{e}");
+        }
+        let e = named("echo conns=7", &suite).unwrap_err();
+        assert!(e.contains("echo conns="), "it lists the echo cases: {e}");
+    }
+
+    #[test]
+    fn any_other_case_runs_as_given() {
+        let c = named("ring n=10 m=5", &suite()).unwrap();
+        assert!(c.impls.is_empty());
+        let words: Vec<&str> = c.args.iter().map(|(_, w)| w.as_str()).collect();
+        assert_eq!(words, ["ring", "n=10", "m=5"]);
+        assert!(named("  ", &suite()).is_err());
     }
 }
