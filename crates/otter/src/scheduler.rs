@@ -24,7 +24,8 @@
 //! * Spawned on a worker: its LIFO slot if empty, else its spawn stack or local queue
 //!   (`spawn_stack.rs`, rule 1). The BEAM runs every spawn first in, first out.
 //! * Yielding: the back of that worker's local queue.
-//! * From any other thread: the injector, and a spinning or parked worker is woken.
+//! * From any other thread: the injector, and a parked worker is woken unless one
+//!   searches.
 //!
 //! "The back of the local queue" is the injector's once the local queue has overflowed,
 //! so that a worker runs its processes in the order queued (`Shared::push_local`).
@@ -60,8 +61,8 @@ use queue::{Injector, LifoSlot, Local};
 pub(crate) struct Remote {
     pub(crate) local: Local<Task>,
     pub(crate) lifo: LifoSlot<Task>,
-    /// Processes this worker spawned while its LIFO slot was taken, run newest first
-    /// (`spawn_stack.rs`).
+    /// Processes this worker spawned while its LIFO slot was taken, or stole from
+    /// another's stack, run newest first (`spawn_stack.rs`).
     pub(crate) spawned: spawn_stack::SpawnStack,
     /// Turns this worker has started (`held.rs`), with [`STREAMING`]; only it writes.
     pub(crate) ticks: AtomicU64,
@@ -255,7 +256,8 @@ impl Shared {
         self.wake_one();
     }
 
-    /// Wakes one spinning worker, or else unparks one parked worker, if any.
+    /// Unparks one parked worker, unless a worker searches (it will find the work) or
+    /// none is parked (`park.rs`'s protocol).
     #[inline]
     pub(crate) fn wake_one(&self) {
         if let Some(w) = self.idle.pop_sleeper() {
@@ -359,17 +361,16 @@ impl Shared {
         Ok(h)
     }
 
-    /// Sets the shutdown flag: every thread of the runtime stops at its next look (the
-    /// module docs' step 1, for a `Runtime` dropped on one of its own threads).
+    /// Sets the shutdown flag: every thread of the runtime stops at its next look
+    /// (`runtime.rs`, "Shutdown", step 1, for a `Runtime` dropped on one of its own
+    /// threads).
     pub(crate) fn begin_shutdown(&self) {
         self.shutdown.store(true, Ordering::SeqCst);
     }
 
-    /// Steps 1 and 2 of the runtime's shutdown (`runtime.rs`, "Shutdown"), on a thread
-    /// that is none of the runtime's: sets the flag, waits for spawns from outside in
-    /// progress, stops the watchdog, wakes and joins the workers (`threads`) and then
-    /// the spares. Each worker returns after its current poll, or after the LIFO chain
-    /// that poll is part of (at most `MAX_LIFO_POLLS` + 1 polls: `Worker::run_chain`).
+    /// Steps 1 and 2 of the runtime's shutdown (`runtime.rs`, "Shutdown") up to the
+    /// spares joined, on a thread that is none of the runtime's; `threads` are the
+    /// workers'. A LIFO chain is at most `MAX_LIFO_POLLS` + 1 polls (`Worker::run_chain`).
     pub(crate) fn stop_threads(&self, threads: Vec<JoinHandle<()>>) {
         self.shutdown.store(true, Ordering::SeqCst);
         while self.outside_spawns.load(Ordering::SeqCst) != 0 {

@@ -118,10 +118,10 @@ pub(crate) const SPIN_BEFORE_PARK: Duration = Duration::from_micros(200);
 /// See docs/design/0034-fork-join-walked-depth-first.md.
 pub(crate) const SPAWN_AGE: Duration = Duration::from_millis(5);
 
-/// Polls of other processes on its worker after which the newest process of a spawn
-/// stack moves to the back of the local queue (`spawn_stack.rs`, rule 3). A fork-join's
-/// newest spawn is younger (its walk pushes one every turn or two) and stays; a spawn
-/// beside a chain that spawns nothing waits about this many polls, as it would behind
+/// Turns of other processes on its worker (`Remote::ticks`) after which the newest
+/// process of a spawn stack moves to the back of the local queue (`spawn_stack.rs`, rule
+/// 3). A fork-join's newest spawn is younger (its walk pushes one every turn or two) and
+/// stays; a spawn beside a chain that spawns nothing waits about this many turns, as behind
 /// a local queue of that length. Measure with `forkjoin` and `latency threads=1` (its
 /// background is spawned beside the pair).
 pub(crate) const SPAWN_WAIT_TICKS: u64 = 64;

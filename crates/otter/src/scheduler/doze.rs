@@ -3,9 +3,9 @@
 //!
 //! # The rule: no worker runs unwatched, and an idle runtime wakes no thread
 //!
-//! The thread looks every `WATCHDOG` while some worker is awake. When it has found
-//! every worker parked for a while, it dozes: it waits without a timeout until a worker
-//! leaves its park. Every way out of a park (woken by a pusher, by the OS poll, by a
+//! The thread dozes once it has found every worker parked for a while (`watchdog.rs`,
+//! rule 1): it waits without a timeout until a worker leaves its park. Every way out
+//! of a park (woken by a pusher, by the OS poll, by a
 //! timeout, or the last look before parking finding work) leaves the sleepers (`Idle`)
 //! and then calls [`Doze::worker_woke`]: a fence and one load unless the thread dozes.
 //!
@@ -21,7 +21,8 @@
 //! the notification cannot fall in between. The loom model `tests/loom_doze.rs` runs
 //! both sides, for each way out of a park; without the fences, it finds the thread
 //! waiting for good beside a worker at work. The shutdown ([`Doze::stop`]) notifies
-//! under the same lock after setting the flag, which the thread reads before each wait.
+//! under the same lock after the flag is set, which the thread reads under it before
+//! each wait.
 
 #![allow(unreachable_pub)] // `pub` items are for the loom model; the module is private.
 

@@ -1,7 +1,8 @@
-//! How a worker held by one poll is told from one at work: its tick (the turns it has
-//! started, `Remote::ticks`, written by that worker alone) stands still. The watchdog
-//! thread (`watchdog.rs`) and a searching worker looking for a stuck LIFO process
-//! (`Worker::look_at_lifos`) keep one [`Held`] each: each worker slot's tick as
+//! How a worker held by one poll is told from one at work: it is busy (`Remote::busy`)
+//! and its tick (the turns it has started, `Remote::ticks`, written by that worker
+//! alone) stands still; a parked worker's tick stands still too. The watchdog thread
+//! (`watchdog.rs`) and each worker's looks for a stuck LIFO process when it searches or
+//! parks (`Worker::look_at_lifos`) keep one [`Held`] each: each worker slot's tick as
 //! last seen, and since when it has stood at that value.
 
 use std::time::Instant;

@@ -17,8 +17,8 @@
 //!    equalled the value read, the owner could not overwrite them, because it only
 //!    writes positions below `head + LOCAL_CAP`, and those positions are below `tail`.
 //!    If the CAS fails, the values are discarded and the operation retried.
-//! 3. A thief takes half of the victim's queue (rounded up) and pushes all but one onto
-//!    its own queue, running the last one: one CAS moves many tasks.
+//! 3. A thief takes half of the victim's queue (rounded up), runs the first (the
+//!    oldest) and pushes the rest onto its own queue: one CAS moves many tasks.
 //!
 //! Slots are `AtomicPtr`, so a racing read of a slot being overwritten is a stale value,
 //! not a data race; the CAS in (2) discards it. The one `unsafe` operation is turning a
@@ -258,8 +258,8 @@ impl Injector {
     }
 }
 
-/// A worker's LIFO slot: the process most recently woken by the running process (module
-/// docs). Loom model: `tests/loom_run_queue.rs`.
+/// A worker's LIFO slot: the process most recently woken or spawned by the running
+/// process (module docs). Loom model: `tests/loom_run_queue.rs`.
 pub struct LifoSlot<T: Item>(AtomicPtr<()>, std::marker::PhantomData<T>);
 
 // SAFETY: the slot moves an owned item from the owner to whichever thread takes it,

@@ -1,4 +1,4 @@
-//! A worker's spawn stack: the second process of a turn's spawns, run newest first.
+//! A worker's spawn stack: a turn's spawn that found the LIFO slot taken, newest first.
 //!
 //! # Why a stack
 //!
@@ -13,25 +13,27 @@
 //!
 //! # Rules
 //!
-//! 1. **What goes on it.** The first process a turn spawns takes the worker's LIFO slot
-//!    if it is empty (`Shared::schedule_spawned`), so that a chain of spawns stays on
-//!    one worker (docs/design/0022); the next goes on the stack, stamped with the
-//!    worker's tick count; any further one of the same turn goes to the back of the
-//!    local queue, in spawn order. A binary fork-join is two spawns a turn, so its
-//!    whole walk goes through the slot and the stack; a loop that spawns many (a
-//!    supervisor's children) queues them as the BEAM does, and a woken process queued
-//!    behind them waits once per process ahead of it (0019). Only the owner pushes, and
-//!    a push wakes an idle worker as a push onto the local queue does (`park.rs`).
-//! 2. **The newest, after the queue**: step 4 of `worker.rs`, "Which process runs
-//!    next": a process woken by a message waits for no spawned one.
-//! 3. **Aging.** A newest that has waited [`SPAWN_WAIT_TICKS`] polls of other processes
+//! 1. **What goes on it.** A spawn takes the worker's LIFO slot if it is empty
+//!    (`Shared::schedule_spawned`), so that a chain of spawns stays on one worker
+//!    (docs/design/0022); the turn's first spawn that finds it taken goes on the stack,
+//!    stamped with the worker's turn count (`Remote::ticks`); any further one of the
+//!    same turn goes to the back of the local queue, in spawn order. A binary fork-join
+//!    is two spawns a turn, so its whole walk goes through the slot and the stack; a
+//!    loop that spawns many (a supervisor's children) queues them as the BEAM does, and
+//!    a woken process queued behind them waits once per process ahead of it (0019).
+//!    Only the owner pushes, and a push wakes an idle worker as a push onto the local
+//!    queue does (`park.rs`).
+//! 2. **The newest, after the queue.** The owner takes the newest once its LIFO slot
+//!    and local queue are empty (step 4 of `worker.rs`, "Which process runs next"), but
+//!    for rule 3.
+//! 3. **Aging.** A newest that has waited [`SPAWN_WAIT_TICKS`] turns of other processes
 //!    moves to the back of the local queue at the owner's next pick: a LIFO chain that
 //!    spawns nothing, with an empty local queue, would otherwise keep it waiting for
 //!    ever. A fork-join's newest is younger (its walk pushes every turn or two). The
 //!    oldest is taken at some injector turns (`Worker::stack_turn`), so that newer
 //!    spawns cannot keep it waiting without bound either.
 //! 4. **Thieves** take the oldest half ([`SpawnStack::steal_into`]): they run the
-//!    oldest and keep the rest on their own stack, stamped with their own tick count.
+//!    oldest and keep the rest on their own stack, stamped with their own turn count.
 //!    The watchdog leaves a held worker's stack in place for them: poured into the
 //!    first-in, first-out injector, it would turn the walk breadth-first.
 //!

@@ -2,14 +2,15 @@
 //!
 //! otter cannot preempt a process: one that computes without awaiting, or blocks its
 //! thread in a system call, holds its worker for as long as it runs. Every
-//! [`WATCHDOG`], while some worker is awake, this thread looks at each worker's tick
-//! (`held.rs`). A worker whose tick has not moved for `WATCHDOG` is inside one long
-//! poll, and the look
+//! [`WATCHDOG`], while some worker is awake, this thread looks at each worker's tick.
+//! A worker whose tick has not moved for `WATCHDOG` is inside one long poll, or parked;
+//! if busy, it is held (`held.rs`). The look
 //!
-//! 1. starts or wakes a spare thread in its place (`stand_in.rs`);
+//! 1. starts or wakes a spare thread in place of a held worker that does not stream
+//!    (`stand_in.rs`, rules 1 and 2);
 //! 2. hands its LIFO process and its local queue to the injector and wakes a worker,
 //!    so that nothing queued behind the long poll waits for it to end; its spawn stack
-//!    stays for that worker to steal (`spawn_stack.rs`, rule 4);
+//!    stays for the woken worker to steal (`spawn_stack.rs`, rule 4);
 //! 3. wakes, once per poll, the calls whose deadlines it deferred (`timer/deferred.rs`);
 //! 4. records, for introspection, that the worker is held and since when (at most a
 //!    look late), so that [`Handle::stuck`](crate::Handle::stuck) names the process.
@@ -26,8 +27,8 @@
 //!    per `WATCHDOG_QUIET` looks never pays for that wake-up.
 //! 2. **It never runs a process.** It moves tasks between queues, claims spare slots
 //!    and starts threads; what it hands on goes through the injector.
-//! 3. **Shutdown.** The runtime's shutdown sets its flag, then wakes the thread
-//!    (`Doze::stop`) and joins it; the thread reads the flag before each wait.
+//! 3. **Shutdown.** The runtime's shutdown sets its flag, then stops the thread and
+//!    joins it ([`Watchdog::stop`]; how a dozing thread sees the flag: `doze.rs`).
 //!
 //! [`WATCHDOG`]: crate::tuning::WATCHDOG
 //! [`WATCHDOG_QUIET`]: crate::tuning::WATCHDOG_QUIET

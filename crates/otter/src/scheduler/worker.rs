@@ -2,17 +2,19 @@
 //!
 //! # Which process runs next
 //!
-//! 1. Every [`GLOBAL_INTERVAL`] ticks, the injector first, so spawns and wake-ups from
-//!    outside cannot starve behind a busy local queue; before it, at some of these
-//!    turns, the spawn stack's oldest (`stack_turn`: rule 3 of `spawn_stack.rs`).
+//! 1. Every [`GLOBAL_INTERVAL`] polls (`Worker::tick`), the injector first, so spawns
+//!    and wake-ups from outside cannot starve behind a busy local queue; before it, at
+//!    some of these turns, the spawn stack's oldest (`stack_turn`: rule 3 of
+//!    `spawn_stack.rs`).
 //! 2. The LIFO slot: the process most recently woken by a message from the process that
-//!    just ran. Running it next keeps the message hot in cache and makes a request/reply
-//!    pair cost two polls and no queue operation. Only while the local queue is empty:
-//!    otherwise it goes to the back of the local queue, as a woken process does on the
-//!    BEAM, so that a process queued behind a chatty pair waits once for each process
-//!    ahead of it, not for each one's chain. With the local queue empty it is never
-//!    pushed: a push would offer a ring's next process to a searching worker's steal,
-//!    which moves the chain to a cold core (docs/design/0023).
+//!    just ran (or spawned by it). Running it next keeps the message hot in cache and
+//!    makes a request/reply pair cost two polls and no queue operation. Only while the
+//!    local queue is empty: otherwise it goes to the back of the local queue, as a
+//!    woken process does on the BEAM, so that a process queued behind a chatty pair
+//!    waits once for each process ahead of it, not for each one's chain. With the local
+//!    queue empty it is never pushed: a push would offer a ring's next process to a
+//!    searching worker's steal, which moves the chain to a cold core
+//!    (docs/design/0023).
 //! 3. The local queue (FIFO).
 //! 4. The spawn stack, newest first (and its aging: `spawn_stack.rs`, rule 3).
 //! 5. The injector, taking a batch into the local queue.
@@ -21,9 +23,9 @@
 //! 7. Searching for a while (the steps above on the other workers, and their LIFO slots
 //!    if they stand too long), then parking (see `park.rs`).
 //!
-//! At step 1 a busy worker takes a batch from the injector, not one process: a local
-//! queue that overflows moves half of itself there, and under saturation the injector
-//! must drain as fast as it fills or what overflowed waits for ever.
+//! At step 1 a busy worker takes a batch from the injector, not one process: what
+//! overflows a local queue goes there (`Shared::push_local`), and under saturation the
+//! injector must drain as fast as it fills or what overflowed waits for ever.
 //!
 //! Each turn of a process has a budget of [`BUDGET`] messages; a receive that finds the
 //! budget spent yields: the process goes to the back of the local queue. If this
@@ -138,6 +140,8 @@ struct Worker {
     standing_in: Option<(usize, u64)>,
     /// What this worker last stored in its `Remote::busy`.
     busy: bool,
+    /// Polls started, moved on to the next injector turn after a spent turn
+    /// (`run_task`): what step 1 counts. Not `Remote::ticks`, the turns others read.
     tick: u32,
     lifo_polls: u32,
     /// Busy polls of the OS skipped in a row because the local queue had no room for a
@@ -146,8 +150,9 @@ struct Worker {
     /// How long, at least, each other worker has been inside one poll (its LIFO process
     /// standing: `look_at_lifos`).
     seen: Held,
-    /// When this worker last saw another's LIFO slot occupied (or took its process):
-    /// it sleeps short for `LIFO_WATCH` after that while another runs (`park`).
+    /// When this worker last saw another's LIFO slot occupied at a park's look, took a
+    /// LIFO process or was woken by a placement: it sleeps short for `LIFO_WATCH` after
+    /// that while another runs (`park`).
     lifo_seen: Option<Instant>,
     /// When this worker last came back from a search or a park: the time since is busy
     /// time, which earns spin credit (`search`).
@@ -172,8 +177,7 @@ impl Worker {
             let task = match self.next_task(&shared, me) {
                 Some(task) => task,
                 // A spare whose worker has moved on steps back (top of the loop) rather
-                // than search or park: a sleeper may be woken for work, and a spare
-                // that took that wake-up would go dormant with it.
+                // than search or park (`stand_in.rs`, rule 4).
                 None if self.standing_in.is_some() && !self.still_needed() => continue,
                 None => {
                     self.set_busy(false);
@@ -253,10 +257,9 @@ impl Worker {
         found
     }
 
-    /// One look at the other workers' LIFO slots (`park.rs`, "The rule"): notes each
-    /// worker's tick (`held.rs`), and takes a process that has stood
-    /// [`STEAL_LIFO_AFTER`] while its worker's tick did not move, but for a stream's
-    /// receiver (`STREAMING`). Whether a slot was seen occupied, and the process taken.
+    /// One look at the other workers' LIFO slots: notes each worker's tick (`held.rs`)
+    /// and takes a process that has stood there too long (`park.rs`, "The rule", its
+    /// LIFO slot). Whether a slot was seen occupied, and the process taken.
     fn look_at_lifos(&mut self, now: Instant) -> (bool, Option<Task>) {
         let mut occupied = false;
         for (v, w) in self.shared.workers.iter().enumerate() {
@@ -280,7 +283,7 @@ impl Worker {
         (occupied, None)
     }
 
-    /// Runs `task`, then the LIFO slot's process while rules 1 and 2 of the module docs
+    /// Runs `task`, then the LIFO slot's process while steps 1 and 2 of the module docs
     /// allow: the ring's and ping-pong's path, kept free of `next_task`'s other steps
     /// (docs/design/0005). At most [`MAX_LIFO_POLLS`] + 1 polls, so the shutdown flag
     /// is read every few polls.
@@ -351,9 +354,7 @@ impl Worker {
                 .stood_in_for
                 .store(false, Ordering::Release);
         }
-        // This thread may have taken a wake-up meant for work it did not run (a push
-        // that popped it as a sleeper): pass one on. It may have held the driver when
-        // a worker parked: that worker polls the OS again (`io.rs`'s invariants).
+        // Rule 4's hand-overs: a wake-up, and the OS poll (`io.rs`'s invariants).
         shared.wake_one();
         shared.hand_on_the_os(self.index);
         let spares = shared.spares.lock().unwrap_or_else(PoisonError::into_inner);
@@ -421,7 +422,7 @@ impl Worker {
                 return Some(t);
             }
         }
-        // A spawn that has waited `SPAWN_WAIT_TICKS` polls joins the back of the local
+        // A spawn that has waited `SPAWN_WAIT_TICKS` turns joins the back of the local
         // queue (`spawn_stack.rs`, rule 3): a chain that spawns nothing does not keep it
         // waiting.
         if let Some(stamp) = me.spawned.newest_stamp()
@@ -433,7 +434,7 @@ impl Worker {
         }
         if let Some(t) = me.lifo.take() {
             if me.local.len() == 0 {
-                // Nothing waits behind it here (rule 2): not pushed; the chain goes on,
+                // Nothing waits behind it here (step 2): not pushed; the chain goes on,
                 // or a new one starts after `MAX_LIFO_POLLS`.
                 self.lifo_polls = self.lifo_polls % MAX_LIFO_POLLS + 1;
                 return Some(t);
@@ -507,15 +508,13 @@ impl Worker {
 
     /// Steps (1)–(3) of parking (`park.rs`). What to run on waking, if the look found
     /// a stuck LIFO process; `None` to look for work again. However it ends, the worker
-    /// has left the sleepers and tells the watchdog thread so (`doze.rs`): at every
-    /// exit, the last look's included, since a worker that found work there may hold
-    /// its thread for long.
+    /// has left the sleepers and calls `Doze::worker_woke` (`doze.rs`, "The rule").
     fn park(&mut self) -> Option<Task> {
         let shared = self.shared.clone();
         let me = self.index;
         // With sockets in use, the worker that gets the driver parks in the OS poll
-        // (`io.rs`, its first rule and its invariants); one that found it taken tries
-        // again at each look.
+        // (`io.rs`: its design's first point, and its invariants); one that found it
+        // taken tries again at each look.
         let io = shared.reactor_in_use();
         let mut driver = None;
         let found = loop {
@@ -529,9 +528,7 @@ impl Worker {
                     .store(driver.is_some(), Ordering::SeqCst);
             }
             shared.idle.register(me);
-            // Step (2) of the parking protocol: one more look, at the queues and at
-            // this worker's own LIFO slot, where the OS poll of a short sleep below
-            // wakes what it finds (docs/design/0025).
+            // Step (2) of the parking protocol (`park.rs`; docs/design/0025).
             if shared.is_shutdown() || shared.has_work() || !shared.workers[me].lifo.is_empty() {
                 shared.idle.unregister(me);
                 break None;
